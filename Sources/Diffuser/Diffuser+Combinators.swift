@@ -1,0 +1,175 @@
+extension Diffuser {
+    // MARK: Effects
+
+    /// A diffuser that runs `effect` on every value, changed or not.
+    @inlinable
+    public static func intoAlways(_ effect: @escaping Effect<A>) -> Diffuser<A> {
+        Diffuser(node: EffectNode(effect))
+    }
+
+    /// A diffuser that runs `effect` on every value; `effect` may throw to abort the run.
+    @inlinable
+    public static func intoAlways(throwing effect: @escaping (A) throws -> Void) -> Diffuser<A> {
+        Diffuser(node: EffectNode(effect))
+    }
+
+    /// A diffuser that runs every child, in order, on every value.
+    ///
+    /// The children keep their own gating; only this node does not gate.
+    @inlinable
+    public static func intoAlways(_ children: [Diffuser<A>]) -> Diffuser<A> {
+        let nodes = ContiguousArray(children.lazy.map(\.node))
+        return Diffuser(node: FanOutNode(nodes))
+    }
+
+    /// A diffuser that runs every child, in order, on every value.
+    @inlinable
+    public static func intoAlways(_ children: Diffuser<A>...) -> Diffuser<A> {
+        intoAlways(children)
+    }
+
+    // MARK: Gates
+
+    /// A diffuser that runs `diffuser` on the first value, and afterwards only when
+    /// `didChange(old, new)` returns `true`.
+    ///
+    /// `didChange` is never called on the first run. The value is remembered after
+    /// every run, whether or not `diffuser` ran.
+    @inlinable
+    public static func intoWhen(_ didChange: @escaping DidChange<A>, _ diffuser: Diffuser<A>) -> Diffuser<A> {
+        Diffuser<A>(node: WhenNode(didChange, diffuser.node))
+    }
+
+    /// Like `intoWhen(_:_:)` with a diffuser, for a single effect.
+    @inlinable
+    public static func intoWhen(_ didChange: @escaping DidChange<A>, _ effect: @escaping Effect<A>) -> Diffuser<A> {
+        intoWhen(didChange, intoAlways(effect))
+    }
+
+    /// Like `intoWhen(_:_:)`, with a predicate that may throw to abort the run.
+    @inlinable
+    public static func intoWhen(
+        throwing didChange: @escaping (A, A) throws -> Bool,
+        _ diffuser: Diffuser<A>
+    ) -> Diffuser<A> {
+        Diffuser<A>(node: WhenNode(didChange, diffuser.node))
+    }
+
+    /// A diffuser that runs `effect` on the first value only.
+    ///
+    /// Equivalent to `intoWhen({ _, _ in false }, effect)`.
+    @inlinable
+    public static func intoOnce(_ effect: @escaping Effect<A>) -> Diffuser<A> {
+        let child = EffectNode(effect)
+        return Diffuser(node: OnceNode(child))
+    }
+
+    /// A diffuser that runs `diffuser` on the first value only.
+    @inlinable
+    public static func intoOnce(_ diffuser: Diffuser<A>) -> Diffuser<A> {
+        Diffuser<A>(node: OnceNode(diffuser.node))
+    }
+
+    // MARK: Focus
+
+    /// A diffuser that feeds `diffuser` the part of each value that `transform` selects.
+    ///
+    /// Also called contramap. `transform` runs on every value that reaches this node;
+    /// gating happens in `diffuser`.
+    @inlinable
+    public static func map<B>(_ transform: @escaping (A) -> B, _ diffuser: Diffuser<B>) -> Diffuser<A> {
+        Diffuser<A>(node: MapNode(transform, diffuser.node))
+    }
+
+    /// Like `map(_:_:)` with a transform that may throw to abort the run.
+    @inlinable
+    public static func map<B>(throwing transform: @escaping (A) throws -> B, _ diffuser: Diffuser<B>) -> Diffuser<A> {
+        Diffuser<A>(node: MapNode(transform, diffuser.node))
+    }
+
+    /// A diffuser that feeds `diffuser` the property of each value at `keyPath`.
+    @inlinable
+    public static func map<B>(_ keyPath: KeyPath<A, B>, _ diffuser: Diffuser<B>) -> Diffuser<A> {
+        map({ $0[keyPath: keyPath] }, diffuser)
+    }
+
+    // MARK: Key paths
+
+    /// A diffuser that assigns every value to the property at `keyPath` of each subject.
+    ///
+    /// Runs on every value; wrap it in `into`-style gating (`intoAll`, `intoWhen`) or
+    /// reach it through a gated parent to skip unchanged values.
+    @inlinable
+    public static func intoKeypath<Subject>(
+        _ keyPath: ReferenceWritableKeyPath<Subject, A>,
+        on subjects: Subject...
+    ) -> Diffuser<A> {
+        intoAlways { value in
+            for subject in subjects { subject[keyPath: keyPath] = value }
+        }
+    }
+
+    /// A diffuser that assigns every value to the optional property at `keyPath` of each
+    /// subject.
+    @inlinable
+    public static func intoKeypath<Subject>(
+        _ keyPath: ReferenceWritableKeyPath<Subject, A?>,
+        on subjects: Subject...
+    ) -> Diffuser<A> {
+        intoAlways { value in
+            for subject in subjects { subject[keyPath: keyPath] = value }
+        }
+    }
+}
+
+extension Diffuser where A: Equatable {
+    /// A diffuser that runs `children`, in order, whenever the value changed: the same
+    /// as `intoAll(children)`.
+    @inlinable
+    public init(_ children: [Diffuser<A>]) {
+        self = .intoAll(children)
+    }
+
+    /// A diffuser that runs `children`, in order, whenever the value changed: the same
+    /// as `intoAll(children...)`.
+    @inlinable
+    public init(_ children: Diffuser<A>...) {
+        self = .intoAll(children)
+    }
+
+    /// A diffuser that runs `effect` on the first value and whenever the value is not
+    /// equal (`!=`) to the previous one.
+    @inlinable
+    public static func into(_ effect: @escaping Effect<A>) -> Diffuser<A> {
+        Diffuser(node: EqualityEffectNode(effect))
+    }
+
+    /// Like `into(_:)` with an effect that may throw to abort the run.
+    @inlinable
+    public static func into(throwing effect: @escaping (A) throws -> Void) -> Diffuser<A> {
+        Diffuser(node: EqualityEffectNode(effect))
+    }
+
+    /// A diffuser that runs every child, in order, on the first value and whenever the
+    /// value is not equal to the previous one.
+    @inlinable
+    public static func intoAll(_ children: [Diffuser<A>]) -> Diffuser<A> {
+        let nodes = ContiguousArray(children.lazy.map(\.node))
+        return Diffuser(node: EqualityNode(FanOutNode(nodes)))
+    }
+
+    /// A diffuser that runs every child, in order, on the first value and whenever the
+    /// value is not equal to the previous one.
+    @inlinable
+    public static func intoAll(_ children: Diffuser<A>...) -> Diffuser<A> {
+        intoAll(children)
+    }
+}
+
+extension Diffuser where A == Bool {
+    /// A diffuser that feeds `diffuser` the negation of each value.
+    @inlinable
+    public static func invert(_ diffuser: Diffuser<Bool>) -> Diffuser<Bool> {
+        map({ !$0 }, diffuser)
+    }
+}

@@ -1,0 +1,72 @@
+/// A side effect that receives a value.
+public typealias Effect<A> = (A) -> Void
+
+/// Decides whether a change from the old value to the new one is worth reacting to.
+///
+/// Called with `(old, new)`; return `true` to run the effect.
+public typealias DidChange<A> = (A, A) -> Bool
+
+/// Spreads an immutable value into side effects, running each effect only when the part
+/// of the value it depends on changed.
+///
+/// Build a diffuser once from small pieces, then call `run(_:)` with every new model:
+///
+/// ```swift
+/// let diffuser = Diffuser<Model>(
+///     .map(\.title, .into { titleLabel.text = $0 }),
+///     .map(\.items, .into { list.reload($0) })
+/// )
+/// diffuser.run(model1)   // runs every effect
+/// diffuser.run(model2)   // runs only the effects whose part changed
+/// ```
+///
+/// A diffuser remembers the values it has seen: every gating node (`into`, `intoWhen`,
+/// `intoAll`, `intoOnce`) keeps a cache inside the node. Using one child in two places
+/// shares that cache.
+///
+/// ## Threads and reentrancy
+/// `run` may be called from any thread. Runs over one graph (a diffuser and every
+/// diffuser it was composed with) are serialized and none is lost. A `run` called from
+/// inside one of the graph's own effects on the same thread is queued and performed
+/// right after the current pass, before the outermost `run` returns, so an effect never
+/// sees caches half-updated and nothing deadlocks. Effects run on the calling thread.
+///
+/// ## Failures
+/// Effects, predicates and transforms built with the `throwing:` combinators may throw.
+/// A throw stops the pass; every gate on the way to the failing node keeps its previous
+/// cache, so the next run retries. `tryRun(_:)` reports the error; `run(_:)` discards it.
+public struct Diffuser<A> {
+    @usableFromInline
+    let node: Node<A>
+
+    @usableFromInline
+    init(node: Node<A>) {
+        self.node = node
+    }
+
+    /// Renders `newValue`: runs every effect whose input changed since the last run.
+    ///
+    /// Errors thrown by `throwing:` effects are discarded; use `tryRun(_:)` to see them.
+    public func run(_ newValue: A) {
+        try? tryRun(newValue)
+    }
+
+    /// Renders `newValue` like `run(_:)`, rethrowing the first error an effect,
+    /// predicate or transform threw.
+    ///
+    /// After an error the gates that led to the failing node keep their previous
+    /// values, so the next run retries the parts that did not complete. A call made from
+    /// inside one of this graph's effects is queued (see the type's documentation) and
+    /// returns without error; an error of such a queued pass reaches the outermost
+    /// caller if its own pass succeeded.
+    public func tryRun(_ newValue: A) throws {
+        let node = self.node
+        try Serializer.perform(
+            on: node,
+            { try node.run(newValue) },
+            queued: { { try node.run(newValue) } }
+        )
+    }
+}
+
+extension Diffuser: @unchecked Sendable {}

@@ -1,0 +1,165 @@
+/// Gathers events from many sources into one stream.
+///
+/// A fuser is a description: building one connects nothing. `connect(_:)` connects
+/// every source of the description to the given effect and returns a disposable that
+/// disconnects them all.
+///
+/// ```swift
+/// let fuser = Fuser<LoginEvent>(
+///     .extract({ .usernameChanged($0) }, .from(usernameField)),
+///     .extractConstant(.loginClicked, .from(loginButton))
+/// )
+/// let connection = fuser.connect { event in loop.dispatch(event) }
+/// // …
+/// connection.dispose()
+/// ```
+///
+/// ## Threads
+/// Sources may emit on any thread. Each connection delivers one event at a time, and
+/// once its `dispose()` has returned no event reaches its effect. `connect` and
+/// `dispose` may be called from any thread.
+///
+/// ## Failures
+/// Effects and transforms built with the `throwing:` variants may throw; the error
+/// goes back to the source that emitted the event (see `tryConnect(_:)`), and the
+/// connection stays usable.
+public class Fuser<A> {
+    /// What `connect` returns: dispose it to stop receiving events.
+    public typealias Disposable = _Disposable
+
+    /// Connects the description to a sink. The sink may throw (an error for the
+    /// emitter); connecting may throw (a source that refused to connect), in which case
+    /// every connection already made has been disposed.
+    @usableFromInline
+    let connector: (@escaping (A) throws -> Void) throws -> Disposable
+
+    /// A fuser whose connections are made by `connector`.
+    ///
+    /// The lowest-level initializer, for bindings: `connector` receives a sink that
+    /// throws the error of a failing downstream effect back to the emitter, and may
+    /// itself throw to refuse the connection (after disposing what it connected).
+    public init(tryConnector connector: @escaping (@escaping (A) throws -> Void) throws -> Disposable) {
+        self.connector = connector
+    }
+
+    /// A fuser with a single source.
+    public init(source: AnySource<A>) {
+        connector = { sink in source.connect { event in try? sink(event) } }
+    }
+
+    /// A fuser that merges the events of `children`.
+    public init(_ children: [Fuser<A>]) {
+        let connectors = children.map(\.connector)
+        connector = { sink in
+            var made: [Disposable] = []
+            made.reserveCapacity(connectors.count)
+            do {
+                for connect in connectors { made.append(try connect(sink)) }
+            } catch {
+                for part in made { part.dispose() }
+                throw error
+            }
+            return CompositeDisposable(made)
+        }
+    }
+
+    /// A fuser that merges the events of `children`.
+    public convenience init(_ children: Fuser<A>...) {
+        self.init(children)
+    }
+
+    /// Starts delivering the events of every source to `effect`.
+    ///
+    /// Dispose the result to disconnect every source; after `dispose()` returns,
+    /// `effect` receives nothing more.
+    public func connect(_ effect: @escaping Effect<A>) -> Disposable {
+        // A non-throwing effect cannot make the sink throw; only a throwing source
+        // connector could fail here, and such fusers are built with `tryConnector`.
+        (try? tryConnect(effect)) ?? AnonymousDisposable(disposeFn: {})
+    }
+
+    /// Starts delivering events to `effect`, which may throw: the error goes back to the
+    /// source that emitted the event. Throws if a source refused to connect; nothing
+    /// stays connected then.
+    public func tryConnect(_ effect: @escaping (A) throws -> Void) throws -> Disposable {
+        let connection = Connection(effect)
+        do {
+            let sources = try connector { event in try connection.deliver(event) }
+            connection.attach(sources)
+        } catch {
+            connection.dispose()
+            throw error
+        }
+        return connection
+    }
+}
+
+extension Fuser: @unchecked Sendable {}
+
+extension Fuser {
+    /// A fuser with the single source `source`.
+    public static func from<S: Source>(_ source: S) -> Fuser<A> where S.A == A {
+        Fuser(source: AnySource(source))
+    }
+
+    /// A fuser whose source is the closure `source`: it receives the effect to call
+    /// with each event and returns the disposable that stops it.
+    public static func from(_ source: @escaping (@escaping Effect<A>) -> Disposable) -> Fuser<A> {
+        Fuser(source: AnySource(source))
+    }
+
+    /// A fuser whose source is the `Output` of a `Fuseable`.
+    public static func fromFuseable<F: Fuseable>(_ fuseable: F) -> Fuser<A> where F.Event == A {
+        fuseable.output.fuser
+    }
+
+    /// A fuser that merges the events of `children`, in the order they arrive.
+    public static func fromAll(_ children: [Fuser<A>]) -> Fuser<A> {
+        Fuser(children)
+    }
+
+    /// A fuser that merges the events of `children`, in the order they arrive.
+    public static func fromAll(_ children: Fuser<A>...) -> Fuser<A> {
+        Fuser(children)
+    }
+
+    /// A fuser that turns each event of `fuser` into an event of this type.
+    public static func extract<B>(_ transformation: @escaping (B) -> A, _ fuser: Fuser<B>) -> Fuser<A> {
+        extract(throwing: transformation, fuser)
+    }
+
+    /// Like `extract(_:_:)` with a transformation that may throw: the error goes back
+    /// to the emitter and the event is dropped.
+    public static func extract<B>(throwing transformation: @escaping (B) throws -> A, _ fuser: Fuser<B>) -> Fuser<A> {
+        let inner = fuser.connector
+        return Fuser(tryConnector: { sink in
+            try inner { event in try sink(transformation(event)) }
+        })
+    }
+
+    /// A fuser that emits `constant` for each event of `fuser`: taps, for instance.
+    public static func extractConstant<B>(_ constant: A, _ fuser: Fuser<B>) -> Fuser<A> {
+        let inner = fuser.connector
+        return Fuser(tryConnector: { sink in
+            try inner { _ in try sink(constant) }
+        })
+    }
+
+    /// A fuser that transforms each event of `fuser` and drops those that become `nil`.
+    public static func extractUnlessNil<B>(_ transformation: @escaping (B) -> A?, _ fuser: Fuser<B>) -> Fuser<A> {
+        extractUnlessNil(throwing: transformation, fuser)
+    }
+
+    /// Like `extractUnlessNil(_:_:)` with a transformation that may throw.
+    public static func extractUnlessNil<B>(
+        throwing transformation: @escaping (B) throws -> A?,
+        _ fuser: Fuser<B>
+    ) -> Fuser<A> {
+        let inner = fuser.connector
+        return Fuser(tryConnector: { sink in
+            try inner { event in
+                if let value = try transformation(event) { try sink(value) }
+            }
+        })
+    }
+}

@@ -1,0 +1,164 @@
+// The node kinds. Each initializer passes its step as a closure that captures nothing
+// (the node comes in as an argument), so creating it allocates nothing.
+
+/// Runs an effect on every value: `intoAlways(effect)`.
+@usableFromInline
+final class EffectNode<A>: Node<A> {
+    @usableFromInline
+    let effect: (A) throws -> Void
+
+    @inlinable
+    init(_ effect: @escaping (A) throws -> Void) {
+        self.effect = effect
+        super.init(step: { node, value in
+            try unsafeDowncast(node, to: EffectNode<A>.self).effect(value)
+        })
+    }
+}
+
+/// Runs every child, in order, on every value: `intoAlways(children)`.
+@usableFromInline
+final class FanOutNode<A>: Node<A> {
+    @usableFromInline
+    let children: ContiguousArray<Node<A>>
+
+    @inlinable
+    init(_ children: ContiguousArray<Node<A>>) {
+        self.children = children
+        super.init(step: { node, value in
+            let me = unsafeDowncast(node, to: FanOutNode<A>.self)
+            try me.children.withUnsafeBufferPointer { children in
+                for child in children { try child.step(child, value) }
+            }
+        })
+    }
+
+    override func forEachChild(_ body: (AnyNode) -> Void) {
+        for child in children { body(child) }
+    }
+}
+
+/// Runs its child on the first value and afterwards whenever `didChange(old, new)`
+/// says so: `intoWhen(didChange, child)`.
+///
+/// The value is cached after every successful pass, whether or not the child ran, so a
+/// predicate such as "increased" always compares against the latest value.
+@usableFromInline
+final class WhenNode<A>: Node<A> {
+    @usableFromInline
+    let didChange: (A, A) throws -> Bool
+    @usableFromInline
+    let child: Node<A>
+    @usableFromInline @exclusivity(unchecked)
+    var cache: A?
+
+    @inlinable
+    init(_ didChange: @escaping (A, A) throws -> Bool, _ child: Node<A>) {
+        self.didChange = didChange
+        self.child = child
+        super.init(step: { node, value in
+            let me = unsafeDowncast(node, to: WhenNode<A>.self)
+            if let old = me.cache {
+                if try me.didChange(old, value) {
+                    try me.child.step(me.child, value)
+                }
+            } else {
+                try me.child.step(me.child, value)
+            }
+            me.cache = value
+        })
+    }
+
+    override func forEachChild(_ body: (AnyNode) -> Void) { body(child) }
+}
+
+/// Runs its child on the first value and afterwards whenever the value is not equal to
+/// the cached one: `intoAll`.
+///
+/// An equal value is not stored, so an unchanged pass writes nothing.
+@usableFromInline
+final class EqualityNode<A: Equatable>: Node<A> {
+    @usableFromInline
+    let child: Node<A>
+    @usableFromInline @exclusivity(unchecked)
+    var cache: A?
+
+    @inlinable
+    init(_ child: Node<A>) {
+        self.child = child
+        super.init(step: { node, value in
+            let me = unsafeDowncast(node, to: EqualityNode<A>.self)
+            if let old = me.cache, old == value { return }
+            try me.child.step(me.child, value)
+            me.cache = value
+        })
+    }
+
+    override func forEachChild(_ body: (AnyNode) -> Void) { body(child) }
+}
+
+/// Runs an effect on the first value and whenever the value is not equal to the cached
+/// one: `into(effect)`, the leaf of most trees, as one node instead of two.
+@usableFromInline
+final class EqualityEffectNode<A: Equatable>: Node<A> {
+    @usableFromInline
+    let effect: (A) throws -> Void
+    @usableFromInline @exclusivity(unchecked)
+    var cache: A?
+
+    @inlinable
+    init(_ effect: @escaping (A) throws -> Void) {
+        self.effect = effect
+        super.init(step: { node, value in
+            let me = unsafeDowncast(node, to: EqualityEffectNode<A>.self)
+            if let old = me.cache, old == value { return }
+            try me.effect(value)
+            me.cache = value
+        })
+    }
+}
+
+/// Runs its child on the first value only: `intoOnce`.
+///
+/// If that first pass fails, the next value is treated as the first.
+@usableFromInline
+final class OnceNode<A>: Node<A> {
+    @usableFromInline
+    let child: Node<A>
+    @usableFromInline @exclusivity(unchecked)
+    var done = false
+
+    @inlinable
+    init(_ child: Node<A>) {
+        self.child = child
+        super.init(step: { node, value in
+            let me = unsafeDowncast(node, to: OnceNode<A>.self)
+            if me.done { return }
+            try me.child.step(me.child, value)
+            me.done = true
+        })
+    }
+
+    override func forEachChild(_ body: (AnyNode) -> Void) { body(child) }
+}
+
+/// Feeds its child a part of the value: `map(transform, child)`.
+@usableFromInline
+final class MapNode<A, B>: Node<A> {
+    @usableFromInline
+    let transform: (A) throws -> B
+    @usableFromInline
+    let child: Node<B>
+
+    @inlinable
+    init(_ transform: @escaping (A) throws -> B, _ child: Node<B>) {
+        self.transform = transform
+        self.child = child
+        super.init(step: { node, value in
+            let me = unsafeDowncast(node, to: MapNode<A, B>.self)
+            try me.child.step(me.child, me.transform(value))
+        })
+    }
+
+    override func forEachChild(_ body: (AnyNode) -> Void) { body(child) }
+}

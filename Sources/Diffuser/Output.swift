@@ -1,0 +1,61 @@
+/// A type that exposes its events through an `Output`, so that a fuser can be made
+/// from it with `Fuser.fromFuseable(_:)`.
+public protocol Fuseable {
+    /// The type of event this value produces.
+    associatedtype Event
+
+    /// The hub through which the events are sent.
+    var output: Output<Event> { get }
+}
+
+/// A hub: every event passed to `send(_:)` reaches every effect connected through
+/// `fuser` at that moment.
+///
+/// Connecting and sending may happen on any thread. Effects are called in the order
+/// they connected.
+public final class Output<Event>: @unchecked Sendable {
+    private let lock = Lock()
+    private var sinks: [(id: UInt64, sink: (Event) throws -> Void)] = []
+    private var nextID: UInt64 = 0
+
+    /// Creates a hub with no connections.
+    public init() {}
+
+    /// Sends `event` to every connected effect.
+    ///
+    /// Errors of effects built with the `throwing:` variants are discarded; use
+    /// `trySend(_:)` to see the first one.
+    public func send(_ event: Event) {
+        try? trySend(event)
+    }
+
+    /// Sends `event` to every connected effect, then rethrows the first error one of
+    /// them threw. Every effect receives the event even if an earlier one failed.
+    public func trySend(_ event: Event) throws {
+        let snapshot = lock.withLock { sinks }
+        var failure: Error?
+        for entry in snapshot {
+            do {
+                try entry.sink(event)
+            } catch {
+                if failure == nil { failure = error }
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// A fuser whose connections receive the events sent to this hub.
+    public var fuser: Fuser<Event> {
+        Fuser(tryConnector: { [self] sink in
+            let id: UInt64 = lock.withLock {
+                nextID += 1
+                sinks.append((nextID, sink))
+                return nextID
+            }
+            return AnonymousDisposable { [weak self] in
+                guard let self else { return }
+                self.lock.withLock { self.sinks.removeAll { $0.id == id } }
+            }
+        })
+    }
+}

@@ -1,0 +1,190 @@
+import Synchronization
+
+/// The lock and run queue shared by every node of one connected diffuser graph.
+///
+/// Why one per graph: a node's cache is part of the node, and a node may be shared by
+/// several trees (`let title = .into(render); .intoAll(title, .map(f, title))`). Locking
+/// each root separately would let two threads update that shared cache at once; locking
+/// each node would cost a lock per node per run. Instead every graph connected through
+/// shared nodes runs under one serializer, and a run takes exactly one lock.
+///
+/// What it promises:
+/// - Runs of nodes of one graph from several threads are serialized; none is lost.
+/// - A run started on the thread that is already running the graph (an effect that
+///   feeds a new value back, as in any unidirectional loop) is not run nested: it is
+///   queued and runs, in order, right after the current pass and before the outermost
+///   `run` returns. Caches are therefore never observed half-updated and no lock is
+///   taken twice.
+///
+/// Serializers are created lazily, on a graph's first run, so building a tree costs
+/// nothing here. The first run of a root gives its whole tree one serializer, merging
+/// (union-find) those of subtrees that were already run on their own or through another
+/// tree.
+@usableFromInline
+final class Serializer: @unchecked Sendable {
+    /// Guards every `AnyNode.serializer` and every `Serializer.forward`. Held only for
+    /// pointer walks, never while user code runs.
+    static let graphLock = Lock()
+
+    /// Held for the whole of a pass over the graph.
+    let lock = Lock()
+    /// The thread holding `lock`, or 0. Written only by that thread, read by any.
+    let owner = Atomic<UInt>(0)
+    /// The serializer this one was merged into, if any. Guarded by `graphLock`.
+    var forward: Serializer?
+    /// Runs requested by the owner thread during a pass. Touched only by the owner.
+    var pending: [() throws -> Void] = []
+
+    init() {}
+
+    // MARK: Graph bookkeeping (with graphLock held)
+
+    /// The root of `start`'s merge chain, compressing the path on the way.
+    private static func root(_ start: Serializer) -> Serializer {
+        var top = start
+        while let next = top.forward { top = next }
+        var walk = start
+        while let next = walk.forward, next !== top {
+            walk.forward = top
+            walk = next
+        }
+        return top
+    }
+
+    /// Gives `serializer` to `node` and to every descendant reached through nodes that
+    /// have none yet. Each node is visited once in its life.
+    private static func adopt(_ node: AnyNode, into serializer: Serializer) {
+        guard node.serializer == nil else { return }
+        node.serializer = serializer
+        node.forEachChild { adopt($0, into: serializer) }
+    }
+
+    /// The distinct roots of the serializers met when walking down from `node` through
+    /// nodes that have none.
+    private static func collectFrontier(_ node: AnyNode, into roots: inout [Serializer]) {
+        if let own = node.serializer {
+            let top = root(own)
+            if !roots.contains(where: { $0 === top }) { roots.append(top) }
+            return
+        }
+        node.forEachChild { collectFrontier($0, into: &roots) }
+    }
+
+    /// The serializer of `node`'s graph, making one if needed; `nil` if serializers had
+    /// to be merged first (the caller then looks again). Called and returns with
+    /// `graphLock` held.
+    ///
+    /// A node without a serializer may sit above nodes that have one (a leaf already run
+    /// through another tree). Every serializer on the frontier of the region without
+    /// serializers is merged into one, which the whole region adopts, so a shared node
+    /// and all its parents end up under one lock.
+    private static func resolveLocked(_ node: AnyNode, me: UInt) -> Serializer? {
+        if let own = node.serializer {
+            let top = root(own)
+            if top !== own { node.serializer = top }
+            return top
+        }
+        var roots: [Serializer] = []
+        collectFrontier(node, into: &roots)
+        if roots.count <= 1 {
+            let target = roots.first ?? Serializer()
+            adopt(node, into: target)
+            return target
+        }
+        graphLock.unlock()
+        merge(roots, me: me)
+        graphLock.lock()
+        return nil
+    }
+
+    /// Merges `roots` into one serializer, waiting for passes in progress on other
+    /// threads. A serializer the calling thread is running (a new tree run from inside an
+    /// effect) is kept as the target, so the pass in progress keeps its lock.
+    ///
+    /// Two threads that each run a graph and, from inside an effect, run a new tree over
+    /// both graphs wait for each other, like any two locks taken in opposite orders.
+    private static func merge(_ roots: [Serializer], me: UInt) {
+        let toLock = roots
+            .filter { $0.owner.load(ordering: .acquiring) != me }
+            .sorted { ObjectIdentifier($0) < ObjectIdentifier($1) }
+        for serializer in toLock { serializer.lock.lock() }
+        graphLock.lock()
+        // Another thread may have merged some of them meanwhile; merge what is left.
+        var tops: [Serializer] = []
+        for serializer in roots {
+            let top = root(serializer)
+            if !tops.contains(where: { $0 === top }) { tops.append(top) }
+        }
+        if let target = tops.first(where: { $0.owner.load(ordering: .relaxed) == me }) ?? tops.first {
+            for other in tops where other !== target {
+                other.forward = target
+                if !other.pending.isEmpty {
+                    target.pending.append(contentsOf: other.pending)
+                    other.pending.removeAll()
+                }
+            }
+        }
+        graphLock.unlock()
+        for serializer in toLock.reversed() { serializer.lock.unlock() }
+    }
+
+    // MARK: Running
+
+    /// Runs `pass` over `node`'s graph with the graph's lock held, or queues the pass
+    /// that `queued` makes when the calling thread is already running that graph.
+    ///
+    /// Errors thrown by `pass` propagate. Queued passes run after the current one even if
+    /// it failed; when the outermost caller's own pass succeeded, the first error of a
+    /// queued pass is thrown to it, since nobody else can receive it.
+    @usableFromInline
+    static func perform(on node: AnyNode, _ pass: () throws -> Void, queued: () -> () throws -> Void) throws {
+        let me = currentThreadID()
+        graphLock.lock()
+        var found = resolveLocked(node, me: me)
+        while found == nil { found = resolveLocked(node, me: me) }
+        graphLock.unlock()
+        var serializer = found!
+        while true {
+            if serializer.owner.load(ordering: .acquiring) == me {
+                // Reentrant: the calling thread is inside a pass of this graph.
+                serializer.pending.append(queued())
+                return
+            }
+            serializer.lock.lock()
+            graphLock.lock()
+            let top = root(serializer)
+            graphLock.unlock()
+            if top === serializer { break }
+            // Merged into another serializer while we waited: follow it.
+            serializer.lock.unlock()
+            serializer = top
+        }
+        serializer.owner.store(me, ordering: .releasing)
+
+        var failure: Error?
+        do {
+            try pass()
+        } catch {
+            failure = error
+        }
+        serializer.drain(firstFailure: &failure)
+        serializer.owner.store(0, ordering: .releasing)
+        serializer.lock.unlock()
+        if let failure { throw failure }
+    }
+
+    /// Runs the queued passes in order, keeping the first failure.
+    private func drain(firstFailure: inout Error?) {
+        var index = 0
+        while index < pending.count {
+            let next = pending[index]
+            index += 1
+            do {
+                try next()
+            } catch {
+                if firstFailure == nil { firstFailure = error }
+            }
+        }
+        pending.removeAll(keepingCapacity: true)
+    }
+}

@@ -1,0 +1,96 @@
+import Dispatch
+import XCTest
+@testable import Diffuser
+
+/// These tests fail (lost updates, broken cache chains) when runs are not serialized.
+final class DiffuserConcurrencyTests: XCTestCase {
+    /// A counter that is deliberately not thread-safe and slow to update, so that two
+    /// effects running at once lose increments.
+    final class RacyCounter: @unchecked Sendable {
+        var value = 0
+        func increment() {
+            let read = value
+            for _ in 0..<50 { _ = UInt64.random(in: 0...1) }
+            value = read + 1
+        }
+    }
+
+    func testRunsFromManyThreadsAreSerializedAndNoneIsLost() {
+        let counter = RacyCounter()
+        let d = Diffuser<Int>.intoAlways { _ in counter.increment() }
+        let threads = 8, perThread = 2_000
+        DispatchQueue.concurrentPerform(iterations: threads) { t in
+            for i in 0..<perThread { d.run(t * perThread + i) }
+        }
+        XCTAssertEqual(counter.value, threads * perThread)
+    }
+
+    func testGateCacheChainsUnbrokenUnderContention() {
+        // Every (old, new) pair the predicate sees must continue the previous pair: the
+        // old value is exactly the last new value. Unserialized caches break the chain.
+        let pairs = Recorder<(Int, Int)>()
+        let d = Diffuser<Int>.intoWhen({ old, new in
+            pairs.append((old, new))
+            return true
+        }, .intoAlways { _ in })
+        DispatchQueue.concurrentPerform(iterations: 4) { t in
+            for i in 0..<2_000 { d.run(t * 100_000 + i) }
+        }
+        let seen = pairs.values
+        XCTAssertEqual(seen.count, 4 * 2_000 - 1)
+        for index in 1..<seen.count {
+            XCTAssertEqual(seen[index].0, seen[index - 1].1)
+            if seen[index].0 != seen[index - 1].1 { break }
+        }
+    }
+
+    func testSharedChildOfTwoTreesRunOnTwoThreads() {
+        let counter = RacyCounter()
+        let shared = Diffuser<Int>.intoAlways { _ in counter.increment() }
+        let first = Diffuser<Int>.intoAll(shared)
+        let second = Diffuser<Int>.map({ $0 + 1 }, shared)
+        DispatchQueue.concurrentPerform(iterations: 4) { t in
+            for i in 0..<2_000 {
+                if t % 2 == 0 { first.run(t * 10_000 + i) } else { second.run(t * 10_000 + i) }
+            }
+        }
+        XCTAssertEqual(counter.value, 4 * 2_000)
+    }
+
+    func testTreesJoinedWhileRunningStaySerialized() {
+        // One racy counter per leaf: a leaf is only ever run under its graph's lock.
+        let counters = (0..<8).map { _ in RacyCounter() }
+        let leaves = counters.map { counter in Diffuser<Int>.intoAlways { _ in counter.increment() } }
+        let group = DispatchGroup()
+        let runners = 4
+        for r in 0..<runners {
+            group.enter()
+            DispatchQueue.global().async {
+                for i in 0..<1_000 { leaves[(r + i) % leaves.count].run(i) }
+                group.leave()
+            }
+        }
+        // Join the leaves into bigger graphs while they are being run.
+        var joined: [Diffuser<Int>] = []
+        for i in 0..<leaves.count - 1 {
+            joined.append(.intoAlways(leaves[i], leaves[i + 1]))
+        }
+        group.wait()
+        XCTAssertEqual(counters.map(\.value).reduce(0, +), runners * 1_000)
+        joined.forEach { $0.run(0) }
+        XCTAssertEqual(counters.map(\.value).reduce(0, +), runners * 1_000 + 2 * joined.count)
+    }
+
+    func testReentrantRunsFromManyThreadsNeverDeadlock() {
+        let counter = RacyCounter()
+        var d: Diffuser<Int>!
+        d = Diffuser<Int>.intoAlways { v in
+            counter.increment()
+            if v % 2 == 0 { d.run(v + 1) }       // each even run queues one more pass
+        }
+        DispatchQueue.concurrentPerform(iterations: 4) { t in
+            for i in 0..<500 { d.run((t * 1_000 + i) * 2) }
+        }
+        XCTAssertEqual(counter.value, 4 * 500 * 2)
+    }
+}

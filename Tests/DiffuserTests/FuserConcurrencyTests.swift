@@ -1,0 +1,83 @@
+import Dispatch
+import Synchronization
+import XCTest
+@testable import Diffuser
+
+final class FuserConcurrencyTests: XCTestCase {
+    /// Four threads connect and dispose in a loop while another emits as fast as it can.
+    /// Each connection raises a flag when its `dispose()` returns; an event arriving
+    /// after that is a violation.
+    func testNoEventAfterDisposeReturned() {
+        let source = ManualSource<Int>()
+        let fuser = Fuser<Int>.fromAll(.from(source), .extract({ $0 + 1 }, .from(source)))
+        let violations = Atomic<Int>(0)
+        let delivered = Atomic<Int>(0)
+        let stop = Atomic<Bool>(false)
+        let group = DispatchGroup()
+
+        group.enter()
+        DispatchQueue.global().async {
+            var i = 0
+            while !stop.load(ordering: .relaxed) { source.emit(i); i += 1 }
+            group.leave()
+        }
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            for _ in 0..<2_000 {
+                final class Flag: @unchecked Sendable { let done = Atomic<Bool>(false) }
+                let flag = Flag()
+                let connection = fuser.connect { _ in
+                    delivered.add(1, ordering: .relaxed)
+                    // Widen the window in which a late delivery could slip through.
+                    for _ in 0..<20 { _ = UInt64.random(in: 0...1) }
+                    if flag.done.load(ordering: .acquiring) { violations.add(1, ordering: .relaxed) }
+                }
+                connection.dispose()
+                flag.done.store(true, ordering: .releasing)
+            }
+        }
+        stop.store(true, ordering: .relaxed)
+        group.wait()
+        XCTAssertEqual(violations.load(ordering: .relaxed), 0)
+        XCTAssertEqual(source.activeConnections, 0, "every source connection was disposed")
+        XCTAssertGreaterThan(delivered.load(ordering: .relaxed), 0, "the test exercised delivery")
+    }
+
+    /// Events from several emitting threads reach one connection one at a time.
+    func testOneConnectionDeliversOneEventAtATime() {
+        let source = ManualSource<Int>()
+        let inside = Atomic<Int>(0)
+        let overlaps = Atomic<Int>(0)
+        let count = Atomic<Int>(0)
+        let c = Fuser<Int>.from(source).connect { _ in
+            if inside.add(1, ordering: .acquiringAndReleasing).newValue > 1 { overlaps.add(1, ordering: .relaxed) }
+            for _ in 0..<20 { _ = UInt64.random(in: 0...1) }
+            count.add(1, ordering: .relaxed)
+            inside.subtract(1, ordering: .acquiringAndReleasing)
+        }
+        DispatchQueue.concurrentPerform(iterations: 4) { t in
+            for i in 0..<2_000 { source.emit(t * 10_000 + i) }
+        }
+        c.dispose()
+        XCTAssertEqual(overlaps.load(ordering: .relaxed), 0)
+        XCTAssertEqual(count.load(ordering: .relaxed), 8_000)
+    }
+
+    /// A unidirectional loop: fuser events produce models that a diffuser renders, from
+    /// several threads, while the render effect dispatches further events.
+    func testFuserFeedingDiffuserAcrossThreads() {
+        let output = Output<Int>()
+        let rendered = Recorder<Int>()
+        let model = Atomic<Int>(0)
+        let diffuser = Diffuser<Int>.intoAlways { rendered.append($0) }
+        let connection = output.fuser.connect { delta in
+            let next = model.add(delta, ordering: .relaxed).newValue
+            diffuser.run(next)
+        }
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            for _ in 0..<1_000 { output.send(1) }
+        }
+        connection.dispose()
+        XCTAssertEqual(rendered.count, 4_000)
+        XCTAssertEqual(Set(rendered.values).count, 4_000)
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import XCTest
+@testable import Diffuser
+
+/// A thread-safe log of what effects saw.
+final class Recorder<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var storage: [T] = []
+
+    func append(_ value: T) { lock.lock(); storage.append(value); lock.unlock() }
+    var values: [T] { lock.lock(); defer { lock.unlock() }; return storage }
+    var count: Int { values.count }
+    func clear() { lock.lock(); storage.removeAll(); lock.unlock() }
+}
+
+/// A deterministic pseudo-random generator (SplitMix64), so property tests replay.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+struct TestFailure: Error, Equatable {
+    let tag: String
+}
+
+/// A source whose emissions the test drives by hand; counts connections.
+final class ManualSource<T>: Source, @unchecked Sendable {
+    typealias A = T
+    private let lock = NSLock()
+    private var effects: [(UInt64, Effect<T>)] = []
+    private var next: UInt64 = 0
+    private(set) var connects = 0
+    private(set) var disposes = 0
+
+    func connect(_ effect: @escaping Effect<T>) -> Fuser<T>.Disposable {
+        lock.lock()
+        next += 1
+        let id = next
+        effects.append((id, effect))
+        connects += 1
+        lock.unlock()
+        return AnonymousDisposable { [weak self] in
+            guard let self else { return }
+            self.lock.lock()
+            self.effects.removeAll { $0.0 == id }
+            self.disposes += 1
+            self.lock.unlock()
+        }
+    }
+
+    func emit(_ value: T) {
+        lock.lock()
+        let snapshot = effects
+        lock.unlock()
+        for (_, effect) in snapshot { effect(value) }
+    }
+
+    var activeConnections: Int {
+        lock.lock(); defer { lock.unlock() }
+        return effects.count
+    }
+}
