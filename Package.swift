@@ -6,11 +6,24 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Diffuser", targets: ["Diffuser"]),
+        // The C ABI as a shared library (CMake builds the installable libdiffuser.so).
+        .library(name: "diffuser", type: .dynamic, targets: ["DiffuserC"]),
     ],
     targets: [
         // The single implementation of Diffuser and Fuser semantics. No Foundation.
         .target(
             name: "Diffuser",
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        // libffi closures and the C types of include/diffuser.h.
+        .target(
+            name: "CDiffuserFFI",
+            linkerSettings: [.linkedLibrary("ffi")]
+        ),
+        // The C ABI: @_cdecl exports over the core, declared in include/diffuser.h.
+        .target(
+            name: "DiffuserC",
+            dependencies: ["Diffuser", "CDiffuserFFI"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .testTarget(

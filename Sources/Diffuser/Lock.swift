@@ -11,11 +11,11 @@ import Darwin
 ///
 /// `Synchronization.Mutex` only offers scoped locking; the run serializer needs to
 /// hold a lock across a whole `run` and to take two locks at once when graphs merge.
-@usableFromInline
-final class Lock: @unchecked Sendable {
+@_spi(Bindings)
+public final class Lock: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    init() {
+    public init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -27,12 +27,12 @@ final class Lock: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func lock() { pthread_mutex_lock(mutex) }
+    public func lock() { pthread_mutex_lock(mutex) }
 
-    func unlock() { pthread_mutex_unlock(mutex) }
+    public func unlock() { pthread_mutex_unlock(mutex) }
 
     /// Runs `body` with the lock held.
-    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+    public func withLock<R>(_ body: () throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()
@@ -40,8 +40,8 @@ final class Lock: @unchecked Sendable {
 }
 
 /// A number that identifies the calling thread while it lives; never zero.
-@usableFromInline
-func currentThreadID() -> UInt {
+@_spi(Bindings)
+public func currentThreadID() -> UInt {
     #if canImport(Darwin)
     return UInt(bitPattern: pthread_self())
     #else

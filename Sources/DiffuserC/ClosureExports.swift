@@ -1,0 +1,46 @@
+import CDiffuserFFI
+#if !DIFFUSER_SINGLE_MODULE
+// SwiftPM builds the core and the C ABI as two modules; CMake compiles them as one.
+@_spi(Bindings) import Diffuser
+#endif
+
+/// Receives every call of a closure made by `dfs_closure_new`: finds the dispatch by
+/// handle (a disposed one is gone: the event is dropped) and emits the packed event.
+private let closureHandler: dfs_ffi_handler = { userdata, event in
+    guard let handle = OpaquePointer(bitPattern: userdata) else { return DFS_ERR_NULL.rawValue.asInt32 }
+    guard let dispatch = try? handles.lookup(handle, .dispatch, as: Dispatch.self, name: "dispatch") else {
+        return DFS_OK.rawValue.asInt32
+    }
+    return guarded { try dispatch.sink(CValue(UnsafeRawPointer(event))) }.rawValue.asInt32
+}
+
+extension UInt32 {
+    var asInt32: Int32 { Int32(bitPattern: self) }
+}
+
+@_cdecl("dfs_closure_new")
+public func dfs_closure_new(
+    _ dispatch: OpaquePointer?, _ ret: dfs_ffi_type, _ args: UnsafePointer<dfs_ffi_type>?, _ count: Int,
+    _ fn: UnsafeMutablePointer<(@convention(c) () -> Void)?>?
+) -> dfs_status {
+    fn?.pointee = nil
+    return guarded {
+        guard let fn else { throw CError.null("fn") }
+        let target = try handles.lookup(dispatch, .dispatch, as: Dispatch.self, name: "dispatch")
+        guard target.type === ValueType.ffiEvent else {
+            throw CError.type("the dispatch carries '\(target.type.name)' events, closures emit 'ffi_event'")
+        }
+        guard count >= 0 && count <= 32 else { throw CError.argument("a closure takes at most 32 arguments, not \(count)") }
+        var made: (@convention(c) () -> Void)?
+        var closure: UnsafeMutableRawPointer?
+        let status = dfs_ffi_closure_make(ret, args, count, UInt(bitPattern: dispatch), closureHandler, &made, &closure)
+        guard status == DFS_OK.rawValue.asInt32, let closure else {
+            throw CError(status: dfs_status(UInt32(bitPattern: status)),
+                         message: status == DFS_ERR_MEMORY.rawValue.asInt32
+                            ? "libffi could not allocate a closure"
+                            : "unsupported closure signature (return must be void or int; arguments integers, floats, pointers or strings)")
+        }
+        target.adopt(closure: closure)
+        fn.pointee = made
+    }
+}

@@ -1,0 +1,222 @@
+import CDiffuserFFI
+#if !DIFFUSER_SINGLE_MODULE
+// SwiftPM builds the core and the C ABI as two modules; CMake compiles them as one.
+@_spi(Bindings) import Diffuser
+#endif
+
+/// What a `dfs_diffuser` handle refers to: a core diffuser over C values and the type
+/// of the values it accepts.
+final class CDiffuser {
+    let diffuser: Diffuser<CValue>
+    let type: TypeReference
+
+    init(_ diffuser: Diffuser<CValue>, _ type: ValueType) throws {
+        self.diffuser = diffuser
+        self.type = try TypeReference(type)
+    }
+}
+
+func lookupDiffuser(_ handle: OpaquePointer?, _ name: String = "diffuser") throws -> CDiffuser {
+    try handles.lookup(handle, .diffuser, as: CDiffuser.self, name: name)
+}
+
+/// Registers a new diffuser and returns its handle.
+func publish(_ diffuser: Diffuser<CValue>, _ type: ValueType) throws -> OpaquePointer {
+    handles.insert(try CDiffuser(diffuser, type), kind: .diffuser)
+}
+
+// MARK: Callback adapters (no semantics: they only translate calls and errors)
+
+func effectClosure(_ fn: dfs_effect_fn?, _ context: CallbackContext) throws -> (CValue) throws -> Void {
+    guard let fn else { throw CError.null("effect") }
+    return { value in
+        let code = fn(value.pointer, context.ctx)
+        if code != 0 { throw CError.callback("effect", code: code) }
+    }
+}
+
+func didChangeClosure(_ fn: dfs_did_change_fn?, _ context: CallbackContext) throws -> (CValue, CValue) throws -> Bool {
+    guard let fn else { throw CError.null("did_change") }
+    return { old, new in
+        let answer = fn(old.pointer, new.pointer, context.ctx)
+        if answer < 0 { throw CError.callback("did_change", code: answer) }
+        return answer != 0
+    }
+}
+
+func transformClosure(_ fn: dfs_transform_fn?, _ context: CallbackContext, output: ValueType) throws -> (CValue) throws -> CValue {
+    guard let fn else { throw CError.null("transform") }
+    return { value in
+        var result: UnsafeRawPointer?
+        let code = fn(value.pointer, &result, context.ctx)
+        if code != 0 {
+            // A transform that failed after producing a value: do not leak it.
+            if let result { output.releaseFn?(result, output.context.ctx) }
+            throw CError.callback("transform", code: code)
+        }
+        return output.adopt(result)
+    }
+}
+
+/// The value type's "did change": not equal.
+func inequality(_ type: ValueType) -> (CValue, CValue) throws -> Bool {
+    { old, new in try !type.equal(old.pointer, new.pointer) }
+}
+
+/// The children of a composite, checked against the composite's type.
+func children(_ list: UnsafePointer<OpaquePointer?>?, _ count: Int, of type: ValueType) throws -> [Diffuser<CValue>] {
+    if count > 0 && list == nil { throw CError.null("children") }
+    guard count >= 0 && count < 1 << 24 else { throw CError.argument("count \(count) is out of range") }
+    return try (0..<count).map { i in
+        let child = try lookupDiffuser(list![i], "children[\(i)]")
+        guard child.type.type === type else {
+            throw CError.type("children[\(i)] has type '\(child.type.type.name)', expected '\(type.name)'")
+        }
+        return child.diffuser
+    }
+}
+
+// MARK: Exports
+
+@_cdecl("dfs_diffuser_into_always")
+public func dfs_diffuser_into_always(
+    _ type: OpaquePointer?, _ effect: dfs_effect_fn?, _ ctx: UnsafeMutableRawPointer?,
+    _ destroy: dfs_destroy_fn?, _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    let context = CallbackContext(ctx, destroy)
+    return produce(out) {
+        let valueType = try lookupType(type)
+        return try publish(.intoAlways(throwing: effectClosure(effect, context)), valueType)
+    }
+}
+
+@_cdecl("dfs_diffuser_into")
+public func dfs_diffuser_into(
+    _ type: OpaquePointer?, _ effect: dfs_effect_fn?, _ ctx: UnsafeMutableRawPointer?,
+    _ destroy: dfs_destroy_fn?, _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    let context = CallbackContext(ctx, destroy)
+    return produce(out) {
+        let valueType = try lookupType(type)
+        let leaf = Diffuser<CValue>.intoAlways(throwing: try effectClosure(effect, context))
+        return try publish(.intoWhen(throwing: inequality(valueType), leaf), valueType)
+    }
+}
+
+@_cdecl("dfs_diffuser_into_once")
+public func dfs_diffuser_into_once(
+    _ type: OpaquePointer?, _ effect: dfs_effect_fn?, _ ctx: UnsafeMutableRawPointer?,
+    _ destroy: dfs_destroy_fn?, _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    let context = CallbackContext(ctx, destroy)
+    return produce(out) {
+        let valueType = try lookupType(type)
+        return try publish(.intoOnce(.intoAlways(throwing: effectClosure(effect, context))), valueType)
+    }
+}
+
+@_cdecl("dfs_diffuser_into_when")
+public func dfs_diffuser_into_when(
+    _ didChange: dfs_did_change_fn?, _ ctx: UnsafeMutableRawPointer?, _ destroy: dfs_destroy_fn?,
+    _ child: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    let context = CallbackContext(ctx, destroy)
+    return produce(out) {
+        let predicate = try didChangeClosure(didChange, context)
+        let inner = try lookupDiffuser(child, "child")
+        return try publish(.intoWhen(throwing: predicate, inner.diffuser), inner.type.type)
+    }
+}
+
+@_cdecl("dfs_diffuser_into_when_effect")
+public func dfs_diffuser_into_when_effect(
+    _ type: OpaquePointer?,
+    _ didChange: dfs_did_change_fn?, _ didChangeCtx: UnsafeMutableRawPointer?, _ didChangeDestroy: dfs_destroy_fn?,
+    _ effect: dfs_effect_fn?, _ effectCtx: UnsafeMutableRawPointer?, _ effectDestroy: dfs_destroy_fn?,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    let predicateContext = CallbackContext(didChangeCtx, didChangeDestroy)
+    let effectContext = CallbackContext(effectCtx, effectDestroy)
+    return produce(out) {
+        let valueType = try lookupType(type)
+        let predicate = try didChangeClosure(didChange, predicateContext)
+        let leaf = Diffuser<CValue>.intoAlways(throwing: try effectClosure(effect, effectContext))
+        return try publish(.intoWhen(throwing: predicate, leaf), valueType)
+    }
+}
+
+@_cdecl("dfs_diffuser_into_all")
+public func dfs_diffuser_into_all(
+    _ type: OpaquePointer?, _ list: UnsafePointer<OpaquePointer?>?, _ count: Int,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    produce(out) {
+        let valueType = try lookupType(type)
+        let fanOut = Diffuser<CValue>.intoAlways(try children(list, count, of: valueType))
+        return try publish(.intoWhen(throwing: inequality(valueType), fanOut), valueType)
+    }
+}
+
+@_cdecl("dfs_diffuser_into_always_all")
+public func dfs_diffuser_into_always_all(
+    _ type: OpaquePointer?, _ list: UnsafePointer<OpaquePointer?>?, _ count: Int,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    produce(out) {
+        let valueType = try lookupType(type)
+        return try publish(.intoAlways(try children(list, count, of: valueType)), valueType)
+    }
+}
+
+@_cdecl("dfs_diffuser_map")
+public func dfs_diffuser_map(
+    _ type: OpaquePointer?, _ transform: dfs_transform_fn?, _ ctx: UnsafeMutableRawPointer?,
+    _ destroy: dfs_destroy_fn?, _ child: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    let context = CallbackContext(ctx, destroy)
+    return produce(out) {
+        let valueType = try lookupType(type)
+        let inner = try lookupDiffuser(child, "child")
+        let select = try transformClosure(transform, context, output: inner.type.type)
+        return try publish(.map(throwing: select, inner.diffuser), valueType)
+    }
+}
+
+private let truePointer = UnsafeRawPointer(bitPattern: 1)
+
+@_cdecl("dfs_diffuser_invert")
+public func dfs_diffuser_invert(_ child: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> dfs_status {
+    produce(out) {
+        let inner = try lookupDiffuser(child, "child")
+        guard inner.type.type === ValueType.pointer else {
+            throw CError.type("invert needs a child of type 'pointer' (truth values), not '\(inner.type.type.name)'")
+        }
+        let negate: (CValue) -> CValue = { CValue($0.pointer == nil ? truePointer : nil) }
+        return try publish(.map(negate, inner.diffuser), ValueType.pointer)
+    }
+}
+
+@_cdecl("dfs_diffuser_run")
+public func dfs_diffuser_run(_ diffuser: OpaquePointer?, _ value: UnsafeRawPointer?) -> dfs_status {
+    guarded {
+        let target = try lookupDiffuser(diffuser)
+        try target.diffuser.tryRun(target.type.type.keep(value))
+    }
+}
+
+@_cdecl("dfs_diffuser_type")
+public func dfs_diffuser_type(_ diffuser: OpaquePointer?) -> OpaquePointer? {
+    var result: OpaquePointer?
+    _ = guarded { result = try lookupDiffuser(diffuser).type.type.handle }
+    return result
+}
+
+@_cdecl("dfs_diffuser_retain")
+public func dfs_diffuser_retain(_ diffuser: OpaquePointer?) -> dfs_status {
+    guarded { try handles.retain(diffuser, .diffuser, name: "diffuser") }
+}
+
+@_cdecl("dfs_diffuser_release")
+public func dfs_diffuser_release(_ diffuser: OpaquePointer?) -> dfs_status {
+    guarded { try handles.release(diffuser, .diffuser, name: "diffuser") }
+}

@@ -1,0 +1,114 @@
+import CDiffuserFFI
+#if !DIFFUSER_SINGLE_MODULE
+// SwiftPM builds the core and the C ABI as two modules; CMake compiles them as one.
+@_spi(Bindings) import Diffuser
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An error of the C ABI: a status code and the message `dfs_last_error` will give.
+struct CError: Error {
+    let status: dfs_status
+    let message: String
+
+    static func null(_ what: String) -> CError {
+        CError(status: DFS_ERR_NULL, message: "\(what) is NULL")
+    }
+
+    static func argument(_ message: String) -> CError {
+        CError(status: DFS_ERR_ARGUMENT, message: message)
+    }
+
+    static func type(_ message: String) -> CError {
+        CError(status: DFS_ERR_TYPE, message: message)
+    }
+
+    /// A user callback returned `code`: the message it set with `dfs_set_error`, if it
+    /// set one while running, or a description of the callback.
+    static func callback(_ role: String, code: Int32) -> CError {
+        let message = ThreadError.takePending() ?? "\(role) returned \(code)"
+        return CError(status: DFS_ERR_CALLBACK, message: message)
+    }
+}
+
+/// Per-thread error state: the last error's message, and the message a callback set
+/// with `dfs_set_error` before failing.
+enum ThreadError {
+    private final class Slot {
+        var last: UnsafeMutablePointer<CChar>?
+        var pending: String?
+        deinit { free(last) }
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { raw in
+            #if canImport(Darwin)
+            Unmanaged<Slot>.fromOpaque(raw).release()
+            #else
+            if let raw { Unmanaged<Slot>.fromOpaque(raw).release() }
+            #endif
+        }
+        return key
+    }()
+
+    private static var slot: Slot {
+        if let raw = pthread_getspecific(key) {
+            return Unmanaged<Slot>.fromOpaque(raw).takeUnretainedValue()
+        }
+        let fresh = Slot()
+        pthread_setspecific(key, Unmanaged.passRetained(fresh).toOpaque())
+        return fresh
+    }
+
+    static func setLast(_ message: String) {
+        let s = slot
+        free(s.last)
+        s.last = strdup(message)
+    }
+
+    static var last: UnsafePointer<CChar>? {
+        UnsafePointer(slot.last)
+    }
+
+    static func setPending(_ message: String?) {
+        slot.pending = message
+        if let message { setLast(message) }
+    }
+
+    static func takePending() -> String? {
+        let s = slot
+        defer { s.pending = nil }
+        return s.pending
+    }
+}
+
+/// Runs the body of an exported function: turns a thrown `CError` into its status and
+/// records its message; any other error (which the core would only throw if a callback
+/// layer were missing) becomes DFS_ERR_CALLBACK.
+@inline(__always)
+func guarded(_ body: () throws -> Void) -> dfs_status {
+    do {
+        try body()
+        return DFS_OK
+    } catch let error as CError {
+        ThreadError.setLast(error.message)
+        return error.status
+    } catch {
+        ThreadError.setLast("unexpected error: \(error)")
+        return DFS_ERR_CALLBACK
+    }
+}
+
+/// Stores `value` through an out pointer after `body` succeeded; clears it on failure.
+@inline(__always)
+func produce(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ body: () throws -> OpaquePointer) -> dfs_status {
+    out?.pointee = nil
+    return guarded {
+        guard let out else { throw CError.null("out") }
+        out.pointee = try body()
+    }
+}

@@ -1,0 +1,203 @@
+import CDiffuserFFI
+#if !DIFFUSER_SINGLE_MODULE
+// SwiftPM builds the core and the C ABI as two modules; CMake compiles them as one.
+@_spi(Bindings) import Diffuser
+#endif
+
+/// What a `dfs_fuser` handle refers to: a core fuser over C values and its event type.
+final class CFuser {
+    let fuser: Fuser<CValue>
+    let type: TypeReference
+
+    init(_ fuser: Fuser<CValue>, _ type: ValueType) throws {
+        self.fuser = fuser
+        self.type = try TypeReference(type)
+    }
+}
+
+/// What a `dfs_dispatch` handle refers to: the sink of one source connection, and the
+/// closures made for it, which die with it.
+final class Dispatch: @unchecked Sendable {
+    let sink: (CValue) throws -> Void
+    let type: ValueType
+    private let lock = Lock()
+    private var closures: [UnsafeMutableRawPointer] = []
+
+    init(sink: @escaping (CValue) throws -> Void, type: ValueType) {
+        self.sink = sink
+        self.type = type
+    }
+
+    func adopt(closure: UnsafeMutableRawPointer) {
+        lock.withLock { closures.append(closure) }
+    }
+
+    /// Frees the closures: called once the source has disconnected.
+    func end() {
+        let dead = lock.withLock { () -> [UnsafeMutableRawPointer] in
+            defer { closures.removeAll() }
+            return closures
+        }
+        for closure in dead { dfs_ffi_closure_free(closure) }
+    }
+
+    deinit { end() }
+}
+
+/// What a `dfs_disposable` handle refers to.
+final class CDisposable {
+    let disposable: _Disposable
+
+    init(_ disposable: _Disposable) {
+        self.disposable = disposable
+    }
+}
+
+func lookupFuser(_ handle: OpaquePointer?, _ name: String = "fuser") throws -> CFuser {
+    try handles.lookup(handle, .fuser, as: CFuser.self, name: name)
+}
+
+func publish(_ fuser: Fuser<CValue>, _ type: ValueType) throws -> OpaquePointer {
+    handles.insert(try CFuser(fuser, type), kind: .fuser)
+}
+
+@_cdecl("dfs_dispatch_emit")
+public func dfs_dispatch_emit(_ dispatch: OpaquePointer?, _ event: UnsafeRawPointer?) -> dfs_status {
+    guarded {
+        let target = try handles.lookup(dispatch, .dispatch, as: Dispatch.self, name: "dispatch")
+        try target.sink(CValue(event))
+    }
+}
+
+@_cdecl("dfs_fuser_from")
+public func dfs_fuser_from(
+    _ type: OpaquePointer?, _ connect: dfs_source_connect_fn?, _ disconnect: dfs_source_disconnect_fn?,
+    _ ctx: UnsafeMutableRawPointer?, _ destroy: dfs_destroy_fn?, _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    let context = CallbackContext(ctx, destroy)
+    return produce(out) {
+        let valueType = try lookupType(type)
+        guard let connect else { throw CError.null("connect") }
+        let source = Fuser<CValue>(tryConnector: { sink in
+            let dispatch = Dispatch(sink: sink, type: valueType)
+            let handle = handles.insert(dispatch, kind: .dispatch)
+            var connection: UnsafeMutableRawPointer?
+            let code = connect(handle, context.ctx, &connection)
+            if code != 0 {
+                handles.invalidate(handle)
+                dispatch.end()
+                throw CError.callback("source connect", code: code)
+            }
+            let token = connection
+            return AnonymousDisposable {
+                disconnect?(token, context.ctx)
+                handles.invalidate(handle)
+                dispatch.end()
+            }
+        })
+        return try publish(source, valueType)
+    }
+}
+
+@_cdecl("dfs_fuser_from_all")
+public func dfs_fuser_from_all(
+    _ type: OpaquePointer?, _ list: UnsafePointer<OpaquePointer?>?, _ count: Int,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    produce(out) {
+        let valueType = try lookupType(type)
+        if count > 0 && list == nil { throw CError.null("children") }
+        guard count >= 0 && count < 1 << 24 else { throw CError.argument("count \(count) is out of range") }
+        let members = try (0..<count).map { i -> Fuser<CValue> in
+            let child = try lookupFuser(list![i], "children[\(i)]")
+            guard child.type.type === valueType else {
+                throw CError.type("children[\(i)] has type '\(child.type.type.name)', expected '\(valueType.name)'")
+            }
+            return child.fuser
+        }
+        return try publish(.fromAll(members), valueType)
+    }
+}
+
+@_cdecl("dfs_fuser_extract")
+public func dfs_fuser_extract(
+    _ type: OpaquePointer?, _ transform: dfs_transform_fn?, _ ctx: UnsafeMutableRawPointer?,
+    _ destroy: dfs_destroy_fn?, _ child: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    let context = CallbackContext(ctx, destroy)
+    return produce(out) {
+        let valueType = try lookupType(type)
+        let inner = try lookupFuser(child, "child")
+        let convert = try transformClosure(transform, context, output: valueType)
+        return try publish(.extract(throwing: convert, inner.fuser), valueType)
+    }
+}
+
+@_cdecl("dfs_fuser_extract_constant")
+public func dfs_fuser_extract_constant(
+    _ type: OpaquePointer?, _ constant: UnsafeRawPointer?, _ child: OpaquePointer?,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    produce(out) {
+        let valueType = try lookupType(type)
+        let inner = try lookupFuser(child, "child")
+        return try publish(.extractConstant(try valueType.keep(constant), inner.fuser), valueType)
+    }
+}
+
+@_cdecl("dfs_fuser_extract_unless_null")
+public func dfs_fuser_extract_unless_null(
+    _ type: OpaquePointer?, _ transform: dfs_transform_fn?, _ ctx: UnsafeMutableRawPointer?,
+    _ destroy: dfs_destroy_fn?, _ child: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    let context = CallbackContext(ctx, destroy)
+    return produce(out) {
+        let valueType = try lookupType(type)
+        let inner = try lookupFuser(child, "child")
+        let convert = try transformClosure(transform, context, output: valueType)
+        return try publish(.extractUnlessNil(throwing: { event in
+            let value = try convert(event)
+            return value.pointer == nil ? nil : value
+        }, inner.fuser), valueType)
+    }
+}
+
+@_cdecl("dfs_fuser_connect")
+public func dfs_fuser_connect(
+    _ fuser: OpaquePointer?, _ effect: dfs_effect_fn?, _ ctx: UnsafeMutableRawPointer?,
+    _ destroy: dfs_destroy_fn?, _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    let context = CallbackContext(ctx, destroy)
+    return produce(out) {
+        let target = try lookupFuser(fuser)
+        let connection = try target.fuser.tryConnect(effectClosure(effect, context))
+        return handles.insert(CDisposable(connection), kind: .disposable)
+    }
+}
+
+@_cdecl("dfs_fuser_type")
+public func dfs_fuser_type(_ fuser: OpaquePointer?) -> OpaquePointer? {
+    var result: OpaquePointer?
+    _ = guarded { result = try lookupFuser(fuser).type.type.handle }
+    return result
+}
+
+@_cdecl("dfs_fuser_retain")
+public func dfs_fuser_retain(_ fuser: OpaquePointer?) -> dfs_status {
+    guarded { try handles.retain(fuser, .fuser, name: "fuser") }
+}
+
+@_cdecl("dfs_fuser_release")
+public func dfs_fuser_release(_ fuser: OpaquePointer?) -> dfs_status {
+    guarded { try handles.release(fuser, .fuser, name: "fuser") }
+}
+
+@_cdecl("dfs_disposable_dispose")
+public func dfs_disposable_dispose(_ disposable: OpaquePointer?) -> dfs_status {
+    guarded { try handles.lookup(disposable, .disposable, as: CDisposable.self, name: "disposable").disposable.dispose() }
+}
+
+@_cdecl("dfs_disposable_release")
+public func dfs_disposable_release(_ disposable: OpaquePointer?) -> dfs_status {
+    guarded { try handles.release(disposable, .disposable, name: "disposable") }
+}

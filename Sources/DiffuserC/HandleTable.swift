@@ -1,0 +1,155 @@
+import CDiffuserFFI
+#if !DIFFUSER_SINGLE_MODULE
+// SwiftPM builds the core and the C ABI as two modules; CMake compiles them as one.
+@_spi(Bindings) import Diffuser
+#endif
+
+/// The kinds of objects handed to C.
+enum HandleKind: UInt8, CustomStringConvertible {
+    case type, diffuser, fuser, disposable, dispatch
+
+    var description: String {
+        switch self {
+        case .type: return "dfs_type"
+        case .diffuser: return "dfs_diffuser"
+        case .fuser: return "dfs_fuser"
+        case .disposable: return "dfs_disposable"
+        case .dispatch: return "dfs_dispatch"
+        }
+    }
+}
+
+/// Every object handed to C, addressed by handle.
+///
+/// A handle is not a pointer to the object but an index into this table plus the slot's
+/// generation, so a released or forged handle is detected (the generation does not
+/// match) instead of being dereferenced. The table holds one strong reference per slot
+/// and counts the C references to it.
+final class HandleTable: @unchecked Sendable {
+    private struct Slot {
+        var generation: UInt32 = 1
+        var kind: HandleKind = .type
+        var object: AnyObject?
+        var references = 0
+        var permanent = false
+    }
+
+    private let lock = Lock()
+    private var slots: [Slot] = []
+    private var free: [Int] = []
+
+    static let shared = HandleTable()
+
+    private static func encode(index: Int, generation: UInt32) -> OpaquePointer {
+        // Index + 1 in the low half so that no handle is NULL.
+        OpaquePointer(bitPattern: UInt(generation) << 32 | UInt(index + 1))!
+    }
+
+    private static func decode(_ handle: OpaquePointer) -> (index: Int, generation: UInt32) {
+        let bits = UInt(bitPattern: handle)
+        return (Int(bits & 0xFFFF_FFFF) - 1, UInt32(truncatingIfNeeded: bits >> 32))
+    }
+
+    /// Registers `object` with one C reference and returns its handle. A permanent
+    /// handle ignores retain and release (the built-in types).
+    func insert(_ object: AnyObject, kind: HandleKind, permanent: Bool = false) -> OpaquePointer {
+        lock.withLock {
+            let index: Int
+            if let reused = free.popLast() {
+                index = reused
+            } else {
+                slots.append(Slot())
+                index = slots.count - 1
+            }
+            slots[index].kind = kind
+            slots[index].object = object
+            slots[index].references = 1
+            slots[index].permanent = permanent
+            return Self.encode(index: index, generation: slots[index].generation)
+        }
+    }
+
+    /// The object behind `handle`, which must be a live handle of `kind`.
+    func lookup<T: AnyObject>(_ handle: OpaquePointer?, _ kind: HandleKind, as: T.Type, name: String) throws -> T {
+        guard let handle else { throw CError.null(name) }
+        let (index, generation) = Self.decode(handle)
+        let object: AnyObject? = lock.withLock {
+            guard index >= 0, index < slots.count, slots[index].generation == generation,
+                  slots[index].kind == kind else { return nil }
+            return slots[index].object
+        }
+        guard let object else { throw staleError(handle, kind, name: name) }
+        return unsafeDowncast(object, to: T.self)
+    }
+
+    func retain(_ handle: OpaquePointer?, _ kind: HandleKind, name: String) throws {
+        guard let handle else { throw CError.null(name) }
+        let (index, generation) = Self.decode(handle)
+        let ok: Bool = lock.withLock {
+            guard index >= 0, index < slots.count, slots[index].generation == generation,
+                  slots[index].kind == kind, slots[index].object != nil else { return false }
+            if !slots[index].permanent { slots[index].references += 1 }
+            return true
+        }
+        if !ok { throw staleError(handle, kind, name: name) }
+    }
+
+    /// Drops one C reference; on the last one the slot is freed and its object
+    /// returned, so the caller can finish it outside the lock. NULL is ignored.
+    @discardableResult
+    func release(_ handle: OpaquePointer?, _ kind: HandleKind, name: String) throws -> AnyObject? {
+        guard let handle else { return nil }
+        let (index, generation) = Self.decode(handle)
+        var released: AnyObject?
+        let ok: Bool = lock.withLock {
+            guard index >= 0, index < slots.count, slots[index].generation == generation,
+                  slots[index].kind == kind, slots[index].object != nil else { return false }
+            if slots[index].permanent { return true }
+            slots[index].references -= 1
+            if slots[index].references == 0 {
+                released = slots[index].object
+                slots[index].object = nil
+                slots[index].generation &+= 1
+                if slots[index].generation == 0 { slots[index].generation = 1 }
+                free.append(index)
+            }
+            return true
+        }
+        if !ok { throw staleError(handle, kind, name: name) }
+        return released
+    }
+
+    /// Frees the slot of `handle` whatever its reference count (a dispatch that ended).
+    func invalidate(_ handle: OpaquePointer) {
+        let (index, generation) = Self.decode(handle)
+        let dropped: AnyObject? = lock.withLock {
+            guard index >= 0, index < slots.count, slots[index].generation == generation,
+                  slots[index].object != nil else { return nil }
+            let object = slots[index].object
+            slots[index].object = nil
+            slots[index].generation &+= 1
+            if slots[index].generation == 0 { slots[index].generation = 1 }
+            free.append(index)
+            return object
+        }
+        _ = dropped
+    }
+
+    /// How many slots hold an object: for leak checks in tests.
+    var liveCount: Int {
+        lock.withLock { slots.reduce(0) { $0 + ($1.object == nil ? 0 : 1) } }
+    }
+
+    private func staleError(_ handle: OpaquePointer, _ kind: HandleKind, name: String) -> CError {
+        let (index, generation) = Self.decode(handle)
+        let actual: HandleKind? = lock.withLock {
+            guard index >= 0, index < slots.count, slots[index].generation == generation,
+                  slots[index].object != nil else { return nil }
+            return slots[index].kind
+        }
+        if let actual {
+            return CError(status: DFS_ERR_HANDLE, message: "\(name) is a \(actual), not a \(kind)")
+        }
+        return CError(status: DFS_ERR_HANDLE, message: "\(name) is not a live \(kind) handle (released or invalid)")
+    }
+}

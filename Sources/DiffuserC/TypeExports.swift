@@ -1,0 +1,71 @@
+import CDiffuserFFI
+#if !DIFFUSER_SINGLE_MODULE
+// SwiftPM builds the core and the C ABI as two modules; CMake compiles them as one.
+@_spi(Bindings) import Diffuser
+#endif
+
+let handles = HandleTable.shared
+
+/// Registers a type and records its handle in it.
+@discardableResult
+func register(_ type: ValueType, permanent: Bool = false) -> OpaquePointer {
+    let handle = handles.insert(type, kind: .type, permanent: permanent)
+    type.handle = handle
+    return handle
+}
+
+private let pointerTypeHandle = register(ValueType.pointer, permanent: true)
+private let cstringTypeHandle = register(ValueType.cstring, permanent: true)
+private let ffiEventTypeHandle = register(ValueType.ffiEvent, permanent: true)
+
+/// Keeps a type's handle alive while an object built on it lives, so that
+/// `dfs_diffuser_type` can return it.
+final class TypeReference {
+    let type: ValueType
+
+    init(_ type: ValueType) throws {
+        self.type = type
+        try handles.retain(type.handle, .type, name: "type")
+    }
+
+    deinit {
+        _ = try? handles.release(type.handle, .type, name: "type")
+    }
+}
+
+func lookupType(_ handle: OpaquePointer?, _ name: String = "type") throws -> ValueType {
+    try handles.lookup(handle, .type, as: ValueType.self, name: name)
+}
+
+@_cdecl("dfs_type_new")
+public func dfs_type_new(
+    _ name: UnsafePointer<CChar>?, _ equal: dfs_equal_fn?, _ retain: dfs_retain_fn?,
+    _ release: dfs_release_fn?, _ ctx: UnsafeMutableRawPointer?, _ destroy: dfs_destroy_fn?,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    let context = CallbackContext(ctx, destroy)
+    return produce(out) {
+        let type = ValueType(name: name.map { String(cString: $0) } ?? "unnamed",
+                             equal: equal, retain: retain, release: release, context: context)
+        return register(type)
+    }
+}
+
+@_cdecl("dfs_type_retain")
+public func dfs_type_retain(_ type: OpaquePointer?) -> dfs_status {
+    guarded { try handles.retain(type, .type, name: "type") }
+}
+
+@_cdecl("dfs_type_release")
+public func dfs_type_release(_ type: OpaquePointer?) -> dfs_status {
+    guarded { try handles.release(type, .type, name: "type") }
+}
+
+@_cdecl("dfs_type_pointer")
+public func dfs_type_pointer() -> OpaquePointer? { pointerTypeHandle }
+
+@_cdecl("dfs_type_cstring")
+public func dfs_type_cstring() -> OpaquePointer? { cstringTypeHandle }
+
+@_cdecl("dfs_type_ffi_event")
+public func dfs_type_ffi_event() -> OpaquePointer? { ffiEventTypeHandle }

@@ -1,0 +1,107 @@
+import CDiffuserFFI
+#if !DIFFUSER_SINGLE_MODULE
+// SwiftPM builds the core and the C ABI as two modules; CMake compiles them as one.
+@_spi(Bindings) import Diffuser
+#endif
+
+/// A user context with its destroy function: `destroy(ctx)` runs when the last
+/// closure holding this box goes away.
+final class CallbackContext: @unchecked Sendable {
+    let ctx: UnsafeMutableRawPointer?
+    private let destroy: dfs_destroy_fn?
+
+    init(_ ctx: UnsafeMutableRawPointer?, _ destroy: dfs_destroy_fn?) {
+        self.ctx = ctx
+        self.destroy = destroy
+    }
+
+    deinit {
+        destroy?(ctx)
+    }
+}
+
+/// A value type of the C ABI: how to compare values and how to keep them.
+final class ValueType: @unchecked Sendable {
+    let name: String
+    let equalFn: dfs_equal_fn?
+    let retainFn: dfs_retain_fn?
+    let releaseFn: dfs_release_fn?
+    let context: CallbackContext
+    /// This type's handle; set once, right after the type is registered.
+    var handle: OpaquePointer?
+
+    init(name: String, equal: dfs_equal_fn?, retain: dfs_retain_fn?, release: dfs_release_fn?,
+         context: CallbackContext) {
+        self.name = name
+        self.equalFn = equal
+        self.retainFn = retain
+        self.releaseFn = release
+        self.context = context
+    }
+
+    /// Whether two values are equal; throws if the equality callback reported an error.
+    @inline(__always)
+    func equal(_ a: UnsafeRawPointer?, _ b: UnsafeRawPointer?) throws -> Bool {
+        guard let equalFn else { return a == b }
+        let result = equalFn(a, b, context.ctx)
+        if result < 0 { throw CError.callback("equality of type '\(name)'", code: result) }
+        return result != 0
+    }
+
+    /// A value the core keeps beyond the current call: retained through the type.
+    /// NULL stays NULL without a call.
+    @inline(__always)
+    func keep(_ pointer: UnsafeRawPointer?) throws -> CValue {
+        guard let retainFn, let pointer else { return CValue(pointer) }
+        guard let kept = retainFn(pointer, context.ctx) else {
+            throw CError(status: DFS_ERR_MEMORY, message: "retain of type '\(name)' returned NULL")
+        }
+        return releaseFn == nil ? CValue(kept) : CValue(kept, owner: ValueOwner(kept, self))
+    }
+
+    /// A value the core received with a reference it must drop (a transform's output).
+    @inline(__always)
+    func adopt(_ pointer: UnsafeRawPointer?) -> CValue {
+        guard releaseFn != nil, let pointer else { return CValue(pointer) }
+        return CValue(pointer, owner: ValueOwner(pointer, self))
+    }
+}
+
+/// Drops a value through its type's release when the last copy of a `CValue` holding it
+/// goes away: after the run for a transient value, on replacement for a cached one.
+final class ValueOwner {
+    let pointer: UnsafeRawPointer
+    let type: ValueType
+
+    init(_ pointer: UnsafeRawPointer, _ type: ValueType) {
+        self.pointer = pointer
+        self.type = type
+    }
+
+    deinit {
+        type.releaseFn?(pointer, type.context.ctx)
+    }
+}
+
+/// A value crossing the C ABI: a pointer, and the owner that releases it if the core
+/// holds a reference to it. Borrowed values (types without release) have no owner and
+/// cost no allocation.
+struct CValue {
+    let pointer: UnsafeRawPointer?
+    let owner: ValueOwner?
+
+    @inline(__always)
+    init(_ pointer: UnsafeRawPointer?, owner: ValueOwner? = nil) {
+        self.pointer = pointer
+        self.owner = owner
+    }
+}
+
+extension ValueType {
+    static let pointer = ValueType(name: "pointer", equal: nil, retain: nil, release: nil,
+                                   context: CallbackContext(nil, nil))
+    static let cstring = ValueType(name: "cstring", equal: dfs_cstring_equal, retain: dfs_cstring_retain,
+                                   release: dfs_cstring_release, context: CallbackContext(nil, nil))
+    static let ffiEvent = ValueType(name: "ffi_event", equal: dfs_ffi_event_equal, retain: dfs_ffi_event_retain,
+                                    release: dfs_ffi_event_release, context: CallbackContext(nil, nil))
+}

@@ -1,0 +1,335 @@
+/*
+ * diffuser.h — the C API of Diffuser.
+ *
+ * A Diffuser spreads an immutable model into side effects, re-running only what
+ * changed; a Fuser gathers events from many sources into one stream. The behaviour is
+ * implemented once, in the Swift core; this header is a thin, stable door to it.
+ *
+ * Conventions
+ * -----------
+ * - Every symbol starts with dfs_ (types, functions) or DFS_ (macros, constants).
+ * - Objects are opaque handles (dfs_type, dfs_diffuser, dfs_fuser, dfs_disposable,
+ *   dfs_dispatch). A handle you receive through an `out` parameter is yours: release it
+ *   with the matching *_release function. Handles are reference counted (*_retain adds
+ *   a reference); the core also keeps what it needs, so you may release a child right
+ *   after composing it into a parent.
+ * - Handles are validated: a NULL, released or wrong-kind handle makes a call return
+ *   DFS_ERR_HANDLE (or DFS_ERR_NULL); it never crashes the process.
+ * - Every function that can fail returns a dfs_status. On failure, dfs_last_error()
+ *   gives a message for the calling thread, and `out` parameters are set to NULL.
+ * - Callbacks come as a (fn, ctx, destroy) triple: the core calls fn(..., ctx), and
+ *   calls destroy(ctx) once it drops its last reference to the callback. destroy may be
+ *   NULL. A constructor that fails still calls destroy(ctx) before it returns, so
+ *   ownership of ctx always passes to the call.
+ * - Callbacks return 0 for success. Any other value aborts the run (or the emission):
+ *   the caller gets DFS_ERR_CALLBACK and the node that failed keeps its old cache, so the
+ *   next run retries it. A callback may call dfs_set_error() first to give the message.
+ * - Values are `const void *`, described by a dfs_type (equality, retain, release). The
+ *   core never looks inside a value except through its type.
+ *
+ * Threads
+ * -------
+ * Every function may be called from any thread. dfs_diffuser_run on one graph (a
+ * diffuser and everything composed with it) is serialized. A run called from inside one
+ * of the graph's own effects, on the same thread, is queued and performed right after
+ * the current pass, before the outermost run returns: no deadlock, no half-updated
+ * caches. Each fuser connection delivers one event at a time, and once
+ * dfs_disposable_dispose has returned its effect receives nothing more.
+ */
+#ifndef DIFFUSER_H
+#define DIFFUSER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The version of the ABI this header describes. dfs_abi_version() returns the
+ *  library's; they must be equal. */
+#define DFS_ABI_VERSION 1
+
+/** Status codes. 0 is success; every error is positive. */
+typedef enum dfs_status {
+    DFS_OK = 0,
+    /** A required pointer argument was NULL. */
+    DFS_ERR_NULL = 1,
+    /** A handle is not valid: released, never issued, or of another kind. */
+    DFS_ERR_HANDLE = 2,
+    /** An argument is out of range or inconsistent (e.g. an unknown ffi type). */
+    DFS_ERR_ARGUMENT = 3,
+    /** The value types of composed objects do not match. */
+    DFS_ERR_TYPE = 4,
+    /** A user callback returned non-zero; the run or emission was aborted. */
+    DFS_ERR_CALLBACK = 5,
+    /** Out of memory, or libffi could not make a closure. */
+    DFS_ERR_MEMORY = 6,
+} dfs_status;
+
+/** Frees a callback context. */
+typedef void (*dfs_destroy_fn)(void *ctx);
+
+/** The library's version as "major.minor.patch". Static storage; never NULL. */
+const char *dfs_version(void);
+
+/** The library's ABI version; compare with DFS_ABI_VERSION. */
+int dfs_abi_version(void);
+
+/** The message of the last error on the calling thread, or "" if none. The string
+ *  belongs to the library and stays valid until the next dfs_ call on this thread. */
+const char *dfs_last_error(void);
+
+/** A short constant name for a status ("DFS_ERR_HANDLE"); "DFS_UNKNOWN" for others. */
+const char *dfs_status_name(int status);
+
+/** Sets the calling thread's error message. Meant for callbacks that are about to
+ *  return non-zero: the message then reaches the caller of the run or emission.
+ *  `message` is copied; NULL clears it. */
+void dfs_set_error(const char *message);
+
+/* ------------------------------------------------------------------------------------
+ * Value types
+ * ------------------------------------------------------------------------------------ */
+
+/** Describes values: how to compare them and how to keep them.
+ *
+ *  equal:   returns 1 if a and b are equal, 0 if not, negative to report an error
+ *           (aborts the run with DFS_ERR_CALLBACK). NULL: pointer identity.
+ *  retain:  called when the core keeps a value beyond the call that passed it (in a
+ *           cache, for a queued run). Returns the pointer to keep: the same one after
+ *           incrementing a reference count, or a copy. NULL: the value is borrowed and
+ *           must stay valid while the core may use it (until it is replaced in every
+ *           cache that holds it, or the diffuser is released).
+ *  release: drops a value the core kept, or a value a transform returned. NULL: no-op. */
+typedef struct dfs_type dfs_type;
+
+typedef int (*dfs_equal_fn)(const void *a, const void *b, void *ctx);
+typedef const void *(*dfs_retain_fn)(const void *value, void *ctx);
+typedef void (*dfs_release_fn)(const void *value, void *ctx);
+
+/** Makes a value type. `name` (copied; may be NULL) appears in error messages.
+ *  On success *out is a new handle; release it with dfs_type_release. */
+dfs_status dfs_type_new(const char *name, dfs_equal_fn equal, dfs_retain_fn retain,
+                        dfs_release_fn release, void *ctx, dfs_destroy_fn destroy,
+                        dfs_type **out);
+
+/** Adds a reference to a type handle. */
+dfs_status dfs_type_retain(dfs_type *type);
+
+/** Drops a reference to a type handle. NULL is accepted and ignored. */
+dfs_status dfs_type_release(dfs_type *type);
+
+/** A built-in type: pointer identity, borrowed values. Also the type of integers and
+ *  booleans encoded in pointers ((const void *)(intptr_t)x; NULL is false). The handle
+ *  is static: releasing it is allowed and does nothing. */
+dfs_type *dfs_type_pointer(void);
+
+/** A built-in type: NUL-terminated strings compared with strcmp (NULL equals only
+ *  NULL); retain copies the string, release frees the copy. Static handle. */
+dfs_type *dfs_type_cstring(void);
+
+/* ------------------------------------------------------------------------------------
+ * Diffuser
+ * ------------------------------------------------------------------------------------ */
+
+typedef struct dfs_diffuser dfs_diffuser;
+
+/** An effect: receives a value (borrowed for the duration of the call). Return 0, or
+ *  non-zero to abort the run. */
+typedef int (*dfs_effect_fn)(const void *value, void *ctx);
+
+/** A change predicate: return 1 to run, 0 to skip, negative to abort the run. */
+typedef int (*dfs_did_change_fn)(const void *old_value, const void *new_value, void *ctx);
+
+/** A transform: store the part of `value` the child needs in *out and return 0, or
+ *  return non-zero to abort. *out is owned by the core, which passes it to the output
+ *  type's release when done: return a new reference (or a copy) if that type has a
+ *  release function, or a pointer that stays valid (e.g. into `value`) if it has none. */
+typedef int (*dfs_transform_fn)(const void *value, const void **out, void *ctx);
+
+/** intoAlways(effect): runs the effect on every value of `type`. */
+dfs_status dfs_diffuser_into_always(dfs_type *type, dfs_effect_fn effect, void *ctx,
+                                    dfs_destroy_fn destroy, dfs_diffuser **out);
+
+/** into(effect): runs the effect on the first value and whenever the value is not
+ *  equal (by `type`'s equality) to the previous one. */
+dfs_status dfs_diffuser_into(dfs_type *type, dfs_effect_fn effect, void *ctx,
+                             dfs_destroy_fn destroy, dfs_diffuser **out);
+
+/** intoOnce(effect): runs the effect on the first value only. */
+dfs_status dfs_diffuser_into_once(dfs_type *type, dfs_effect_fn effect, void *ctx,
+                                  dfs_destroy_fn destroy, dfs_diffuser **out);
+
+/** intoWhen(didChange, child): runs `child` on the first value, later only when
+ *  did_change(old, new) returns 1. The value is cached after every successful run.
+ *  The new diffuser has the child's type. */
+dfs_status dfs_diffuser_into_when(dfs_did_change_fn did_change, void *ctx,
+                                  dfs_destroy_fn destroy, dfs_diffuser *child,
+                                  dfs_diffuser **out);
+
+/** intoWhen(didChange, effect): the same with an effect instead of a child. */
+dfs_status dfs_diffuser_into_when_effect(dfs_type *type, dfs_did_change_fn did_change,
+                                         void *did_change_ctx, dfs_destroy_fn did_change_destroy,
+                                         dfs_effect_fn effect, void *effect_ctx,
+                                         dfs_destroy_fn effect_destroy, dfs_diffuser **out);
+
+/** intoAll(children): runs every child, in order, on the first value and whenever the
+ *  value is not equal to the previous one. Every child must have type `type`.
+ *  `children` may be NULL when count is 0; the array is copied. */
+dfs_status dfs_diffuser_into_all(dfs_type *type, dfs_diffuser *const *children, size_t count,
+                                 dfs_diffuser **out);
+
+/** intoAlways(children): runs every child, in order, on every value. */
+dfs_status dfs_diffuser_into_always_all(dfs_type *type, dfs_diffuser *const *children,
+                                        size_t count, dfs_diffuser **out);
+
+/** map(transform, child): feeds `child` the part of each value of `type` that
+ *  `transform` selects. The transform's output has the child's type. */
+dfs_status dfs_diffuser_map(dfs_type *type, dfs_transform_fn transform, void *ctx,
+                            dfs_destroy_fn destroy, dfs_diffuser *child, dfs_diffuser **out);
+
+/** invert(child): for truth values encoded as pointers (dfs_type_pointer: NULL is false,
+ *  anything else true), feeds `child` the negation: (const void *)1 or NULL. */
+dfs_status dfs_diffuser_invert(dfs_diffuser *child, dfs_diffuser **out);
+
+/** Runs the diffuser on `value` (borrowed for the call; retained by the core if cached
+ *  or queued). Returns DFS_ERR_CALLBACK if a callback aborted the run. A run called from
+ *  inside the graph's own effect is queued and returns DFS_OK at once. */
+dfs_status dfs_diffuser_run(dfs_diffuser *diffuser, const void *value);
+
+/** The value type a diffuser accepts (borrowed: do not release). NULL if invalid. */
+dfs_type *dfs_diffuser_type(dfs_diffuser *diffuser);
+
+/** Adds a reference to a diffuser handle. */
+dfs_status dfs_diffuser_retain(dfs_diffuser *diffuser);
+
+/** Drops a reference; the tree lives on inside parents that were composed from it.
+ *  NULL is accepted and ignored. */
+dfs_status dfs_diffuser_release(dfs_diffuser *diffuser);
+
+/* ------------------------------------------------------------------------------------
+ * Fuser
+ * ------------------------------------------------------------------------------------ */
+
+typedef struct dfs_fuser dfs_fuser;
+typedef struct dfs_disposable dfs_disposable;
+
+/** Where a source sends its events: valid from the source's connect call until its
+ *  disconnect call returns. Emitting through it later returns DFS_ERR_HANDLE. */
+typedef struct dfs_dispatch dfs_dispatch;
+
+/** Sends `event` (borrowed for the call) to the connection. Returns DFS_ERR_CALLBACK if
+ *  a downstream effect or transform failed. Events sent after the connection was
+ *  disposed are dropped (DFS_OK). */
+dfs_status dfs_dispatch_emit(dfs_dispatch *dispatch, const void *event);
+
+/** Starts a source connection: keep `dispatch` and emit through it. Store anything you
+ *  need to stop it in *connection. Return 0, or non-zero to refuse (connect fails). */
+typedef int (*dfs_source_connect_fn)(dfs_dispatch *dispatch, void *ctx, void **connection);
+
+/** Stops a source connection made by connect. After it returns, `dispatch` is invalid. */
+typedef void (*dfs_source_disconnect_fn)(void *connection, void *ctx);
+
+/** from(source): a fuser whose events of `type` come from a source written in C. The
+ *  source is connected once per dfs_fuser_connect and disconnected on dispose. */
+dfs_status dfs_fuser_from(dfs_type *type, dfs_source_connect_fn connect,
+                          dfs_source_disconnect_fn disconnect, void *ctx,
+                          dfs_destroy_fn destroy, dfs_fuser **out);
+
+/** fromAll(children): merges the events of children of type `type`. */
+dfs_status dfs_fuser_from_all(dfs_type *type, dfs_fuser *const *children, size_t count,
+                              dfs_fuser **out);
+
+/** extract(transform, child): turns each event of `child` into an event of `type`
+ *  (ownership of *out as for dfs_transform_fn, with `type`'s release). */
+dfs_status dfs_fuser_extract(dfs_type *type, dfs_transform_fn transform, void *ctx,
+                             dfs_destroy_fn destroy, dfs_fuser *child, dfs_fuser **out);
+
+/** extractConstant(constant, child): emits `constant` (retained by `type`) for every
+ *  event of `child`. */
+dfs_status dfs_fuser_extract_constant(dfs_type *type, const void *constant, dfs_fuser *child,
+                                      dfs_fuser **out);
+
+/** extractUnlessNull(transform, child): like extract, dropping events whose transformed
+ *  value is NULL. */
+dfs_status dfs_fuser_extract_unless_null(dfs_type *type, dfs_transform_fn transform, void *ctx,
+                                         dfs_destroy_fn destroy, dfs_fuser *child,
+                                         dfs_fuser **out);
+
+/** Connects every source to `effect` (events borrowed for the call). On success *out is
+ *  the connection: dispose it to stop, release it to free the handle. If a source
+ *  refuses, the sources already connected are disconnected and DFS_ERR_CALLBACK is
+ *  returned. */
+dfs_status dfs_fuser_connect(dfs_fuser *fuser, dfs_effect_fn effect, void *ctx,
+                             dfs_destroy_fn destroy, dfs_disposable **out);
+
+/** The event type of a fuser (borrowed). NULL if invalid. */
+dfs_type *dfs_fuser_type(dfs_fuser *fuser);
+
+dfs_status dfs_fuser_retain(dfs_fuser *fuser);
+/** NULL is accepted and ignored. */
+dfs_status dfs_fuser_release(dfs_fuser *fuser);
+
+/** Stops a connection: disconnects every source it made. Idempotent. Once it returns,
+ *  the effect receives nothing more, even from sources emitting on other threads. */
+dfs_status dfs_disposable_dispose(dfs_disposable *disposable);
+
+/** Drops the handle. A connection released without dispose stays connected: keep the
+ *  handle as long as you want events, or dispose first. NULL is accepted. */
+dfs_status dfs_disposable_release(dfs_disposable *disposable);
+
+/* ------------------------------------------------------------------------------------
+ * C closures (libffi)
+ * ------------------------------------------------------------------------------------ */
+
+/** The C types a closure may take or return. */
+typedef enum dfs_ffi_type {
+    DFS_FFI_VOID = 0,   /* return type only */
+    DFS_FFI_INT8, DFS_FFI_UINT8, DFS_FFI_INT16, DFS_FFI_UINT16,
+    DFS_FFI_INT32, DFS_FFI_UINT32, DFS_FFI_INT64, DFS_FFI_UINT64,
+    DFS_FFI_FLOAT, DFS_FFI_DOUBLE,
+    DFS_FFI_POINTER,    /* void * */
+    DFS_FFI_STRING,     /* const char *: borrowed during the emission, copied by retain */
+    DFS_FFI_INT = DFS_FFI_INT32 /* return type: int */
+} dfs_ffi_type;
+
+/** One argument of a closure call. */
+typedef struct dfs_ffi_value {
+    dfs_ffi_type type;
+    union {
+        int64_t i;      /* signed integers */
+        uint64_t u;     /* unsigned integers */
+        double d;       /* float and double */
+        const void *p;  /* pointers */
+        const char *s;  /* strings (NULL stays NULL) */
+    } as;
+} dfs_ffi_value;
+
+/** The event a closure emits: its arguments, in order. */
+typedef struct dfs_ffi_event {
+    size_t count;
+    const dfs_ffi_value *args;
+} dfs_ffi_event;
+
+/** The type of ffi events (const dfs_ffi_event *): equal when arguments are equal
+ *  (strings by content); retain makes a deep copy. Static handle. */
+dfs_type *dfs_type_ffi_event(void);
+
+/** Makes a function pointer with the signature `ret (*)(args[0], ..., args[count-1])`
+ *  that, when called, packs its arguments into a dfs_ffi_event and emits it through
+ *  `dispatch` (which must carry events of dfs_type_ffi_event()). `ret` is DFS_FFI_VOID
+ *  or DFS_FFI_INT; an int function returns the dfs_status of the emission.
+ *  *fn receives the function pointer: cast it to the real signature. The closure is
+ *  freed when the connection of `dispatch` is disposed (after the source's disconnect
+ *  returns, so unregister it there); calling it afterwards is undefined. A closure whose
+ *  dispatch was disposed but is called before being freed drops the event.
+ *  At most 32 arguments. */
+dfs_status dfs_closure_new(dfs_dispatch *dispatch, dfs_ffi_type ret,
+                           const dfs_ffi_type *args, size_t count, void (**fn)(void));
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DIFFUSER_H */
