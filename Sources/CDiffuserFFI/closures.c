@@ -15,7 +15,7 @@ typedef struct binding {
     size_t count;
     dfs_ffi_type ret;
     uintptr_t userdata;
-    dfs_ffi_handler handler;
+    dfsi_ffi_handler handler;
 } binding;
 
 static ffi_type *ffi_type_of(dfs_ffi_type t) {
@@ -69,8 +69,8 @@ static void trampoline(ffi_cif *cif, void *ret, void **args, void *user) {
     }
 }
 
-int dfs_ffi_closure_make(dfs_ffi_type ret, const dfs_ffi_type *args, size_t count,
-                         uintptr_t userdata, dfs_ffi_handler handler,
+int dfsi_ffi_closure_make(dfs_ffi_type ret, const dfs_ffi_type *args, size_t count,
+                         uintptr_t userdata, dfsi_ffi_handler handler,
                          void (**fn_out)(void), void **closure_out) {
     if (count > MAX_ARGS || (count > 0 && args == NULL)) return DFS_ERR_ARGUMENT;
     if (ret != DFS_FFI_VOID && ret != DFS_FFI_INT) return DFS_ERR_ARGUMENT;
@@ -108,7 +108,7 @@ int dfs_ffi_closure_make(dfs_ffi_type ret, const dfs_ffi_type *args, size_t coun
     return DFS_OK;
 }
 
-void dfs_ffi_closure_free(void *closure) {
+void dfsi_ffi_closure_free(void *closure) {
     binding *b = closure;
     if (b == NULL) return;
     ffi_closure_free(b->closure);

@@ -4,19 +4,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-int dfs_cstring_equal(const void *a, const void *b, void *ctx) {
+int dfsi_cstring_equal(const void *a, const void *b, void *ctx) {
     (void)ctx;
     if (a == b) return 1;
     if (a == NULL || b == NULL) return 0;
     return strcmp(a, b) == 0;
 }
 
-const void *dfs_cstring_retain(const void *value, void *ctx) {
+const void *dfsi_cstring_retain(const void *value, void *ctx) {
     (void)ctx;
     return value == NULL ? NULL : strdup(value);
 }
 
-void dfs_cstring_release(const void *value, void *ctx) {
+void dfsi_cstring_release(const void *value, void *ctx) {
     (void)ctx;
     free((void *)value);
 }
@@ -26,13 +26,13 @@ static int value_equal(const dfs_ffi_value *a, const dfs_ffi_value *b) {
     switch (a->type) {
     case DFS_FFI_FLOAT:
     case DFS_FFI_DOUBLE: return a->as.d == b->as.d;
-    case DFS_FFI_STRING: return dfs_cstring_equal(a->as.s, b->as.s, NULL);
+    case DFS_FFI_STRING: return dfsi_cstring_equal(a->as.s, b->as.s, NULL);
     case DFS_FFI_POINTER: return a->as.p == b->as.p;
     default: return a->as.u == b->as.u;
     }
 }
 
-int dfs_ffi_event_equal(const void *a, const void *b, void *ctx) {
+int dfsi_ffi_event_equal(const void *a, const void *b, void *ctx) {
     (void)ctx;
     const dfs_ffi_event *x = a, *y = b;
     if (x == y) return 1;
@@ -44,7 +44,7 @@ int dfs_ffi_event_equal(const void *a, const void *b, void *ctx) {
 }
 
 /* One allocation: the event, then its arguments, then the bytes of its strings. */
-const void *dfs_ffi_event_retain(const void *value, void *ctx) {
+const void *dfsi_ffi_event_retain(const void *value, void *ctx) {
     (void)ctx;
     const dfs_ffi_event *e = value;
     if (e == NULL) return NULL;
@@ -71,7 +71,7 @@ const void *dfs_ffi_event_retain(const void *value, void *ctx) {
     return copy;
 }
 
-void dfs_ffi_event_release(const void *value, void *ctx) {
+void dfsi_ffi_event_release(const void *value, void *ctx) {
     (void)ctx;
     free((void *)value);
 }

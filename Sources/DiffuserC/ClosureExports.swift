@@ -6,7 +6,7 @@ import CDiffuserFFI
 
 /// Receives every call of a closure made by `dfs_closure_new`: finds the dispatch by
 /// handle (a disposed one is gone: the event is dropped) and emits the packed event.
-private let closureHandler: dfs_ffi_handler = { userdata, event in
+private let closureHandler: dfsi_ffi_handler = { userdata, event in
     guard let handle = OpaquePointer(bitPattern: userdata) else { return DFS_ERR_NULL.rawValue.asInt32 }
     guard let dispatch = try? handles.lookup(handle, .dispatch, as: Dispatch.self, name: "dispatch") else {
         return DFS_OK.rawValue.asInt32
@@ -33,7 +33,7 @@ public func dfs_closure_new(
         guard count >= 0 && count <= 32 else { throw CError.argument("a closure takes at most 32 arguments, not \(count)") }
         var made: (@convention(c) () -> Void)?
         var closure: UnsafeMutableRawPointer?
-        let status = dfs_ffi_closure_make(ret, args, count, UInt(bitPattern: dispatch), closureHandler, &made, &closure)
+        let status = dfsi_ffi_closure_make(ret, args, count, UInt(bitPattern: dispatch), closureHandler, &made, &closure)
         guard status == DFS_OK.rawValue.asInt32, let closure else {
             throw CError(status: dfs_status(UInt32(bitPattern: status)),
                          message: status == DFS_ERR_MEMORY.rawValue.asInt32

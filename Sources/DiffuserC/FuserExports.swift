@@ -38,7 +38,7 @@ final class Dispatch: @unchecked Sendable {
             defer { closures.removeAll() }
             return closures
         }
-        for closure in dead { dfs_ffi_closure_free(closure) }
+        for closure in dead { dfsi_ffi_closure_free(closure) }
     }
 
     deinit { end() }

@@ -100,8 +100,8 @@ struct CValue {
 extension ValueType {
     static let pointer = ValueType(name: "pointer", equal: nil, retain: nil, release: nil,
                                    context: CallbackContext(nil, nil))
-    static let cstring = ValueType(name: "cstring", equal: dfs_cstring_equal, retain: dfs_cstring_retain,
-                                   release: dfs_cstring_release, context: CallbackContext(nil, nil))
-    static let ffiEvent = ValueType(name: "ffi_event", equal: dfs_ffi_event_equal, retain: dfs_ffi_event_retain,
-                                    release: dfs_ffi_event_release, context: CallbackContext(nil, nil))
+    static let cstring = ValueType(name: "cstring", equal: dfsi_cstring_equal, retain: dfsi_cstring_retain,
+                                   release: dfsi_cstring_release, context: CallbackContext(nil, nil))
+    static let ffiEvent = ValueType(name: "ffi_event", equal: dfsi_ffi_event_equal, retain: dfsi_ffi_event_retain,
+                                    release: dfsi_ffi_event_release, context: CallbackContext(nil, nil))
 }

@@ -9,25 +9,25 @@
 #include "../../../include/diffuser.h"
 
 /** Receives one call of a closure. Returns the dfs_status of the emission. */
-typedef int (*dfs_ffi_handler)(uintptr_t userdata, const dfs_ffi_event *event);
+typedef int (*dfsi_ffi_handler)(uintptr_t userdata, const dfs_ffi_event *event);
 
-/** Makes a closure; *closure_out is what dfs_ffi_closure_free takes. Returns 0 or a
+/** Makes a closure; *closure_out is what dfsi_ffi_closure_free takes. Returns 0 or a
  *  dfs_status (DFS_ERR_ARGUMENT for bad types, DFS_ERR_MEMORY). */
-int dfs_ffi_closure_make(dfs_ffi_type ret, const dfs_ffi_type *args, size_t count,
-                         uintptr_t userdata, dfs_ffi_handler handler,
+int dfsi_ffi_closure_make(dfs_ffi_type ret, const dfs_ffi_type *args, size_t count,
+                         uintptr_t userdata, dfsi_ffi_handler handler,
                          void (**fn_out)(void), void **closure_out);
 
-/** Frees a closure made by dfs_ffi_closure_make. NULL is ignored. */
-void dfs_ffi_closure_free(void *closure);
+/** Frees a closure made by dfsi_ffi_closure_make. NULL is ignored. */
+void dfsi_ffi_closure_free(void *closure);
 
 /** The value-type callbacks of dfs_ffi_event values. */
-int dfs_ffi_event_equal(const void *a, const void *b, void *ctx);
-const void *dfs_ffi_event_retain(const void *value, void *ctx);
-void dfs_ffi_event_release(const void *value, void *ctx);
+int dfsi_ffi_event_equal(const void *a, const void *b, void *ctx);
+const void *dfsi_ffi_event_retain(const void *value, void *ctx);
+void dfsi_ffi_event_release(const void *value, void *ctx);
 
 /** The value-type callbacks of C strings. */
-int dfs_cstring_equal(const void *a, const void *b, void *ctx);
-const void *dfs_cstring_retain(const void *value, void *ctx);
-void dfs_cstring_release(const void *value, void *ctx);
+int dfsi_cstring_equal(const void *a, const void *b, void *ctx);
+const void *dfsi_cstring_retain(const void *value, void *ctx);
+void dfsi_cstring_release(const void *value, void *ctx);
 
 #endif
