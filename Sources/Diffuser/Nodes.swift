@@ -21,14 +21,20 @@ final class EffectNode<A>: Node<A> {
 final class FanOutNode<A>: Node<A> {
     @usableFromInline
     let children: ContiguousArray<Node<A>>
+    /// The same children, called without retaining them: `children` keeps them alive.
+    @usableFromInline
+    let fastChildren: ContiguousArray<Unmanaged<Node<A>>>
 
     @inlinable
     init(_ children: ContiguousArray<Node<A>>) {
         self.children = children
+        self.fastChildren = ContiguousArray(children.lazy.map { Unmanaged.passUnretained($0) })
         super.init(step: { node, value in
             let me = unsafeDowncast(node, to: FanOutNode<A>.self)
-            try me.children.withUnsafeBufferPointer { children in
-                for child in children { try child.step(child, value) }
+            try me.fastChildren.withUnsafeBufferPointer { children in
+                for child in children {
+                    try child._withUnsafeGuaranteedRef { try $0.step($0, value) }
+                }
             }
         })
     }
@@ -49,6 +55,9 @@ final class WhenNode<A>: Node<A> {
     let didChange: (A, A) throws -> Bool
     @usableFromInline
     let child: Node<A>
+    /// The same child, called without a retain: `child` keeps it alive.
+    @usableFromInline
+    unowned(unsafe) let fastChild: Node<A>
     @usableFromInline @exclusivity(unchecked)
     var cache: A?
 
@@ -56,14 +65,15 @@ final class WhenNode<A>: Node<A> {
     init(_ didChange: @escaping (A, A) throws -> Bool, _ child: Node<A>) {
         self.didChange = didChange
         self.child = child
+        self.fastChild = child
         super.init(step: { node, value in
             let me = unsafeDowncast(node, to: WhenNode<A>.self)
             if let old = me.cache {
                 if try me.didChange(old, value) {
-                    try me.child.step(me.child, value)
+                    try me.fastChild.step(me.fastChild, value)
                 }
             } else {
-                try me.child.step(me.child, value)
+                try me.fastChild.step(me.fastChild, value)
             }
             me.cache = value
         })
@@ -80,16 +90,20 @@ final class WhenNode<A>: Node<A> {
 final class EqualityNode<A: Equatable>: Node<A> {
     @usableFromInline
     let child: Node<A>
+    /// The same child, called without a retain: `child` keeps it alive.
+    @usableFromInline
+    unowned(unsafe) let fastChild: Node<A>
     @usableFromInline @exclusivity(unchecked)
     var cache: A?
 
     @inlinable
     init(_ child: Node<A>) {
         self.child = child
+        self.fastChild = child
         super.init(step: { node, value in
             let me = unsafeDowncast(node, to: EqualityNode<A>.self)
             if let old = me.cache, old == value { return }
-            try me.child.step(me.child, value)
+            try me.fastChild.step(me.fastChild, value)
             me.cache = value
         })
     }
@@ -125,16 +139,20 @@ final class EqualityEffectNode<A: Equatable>: Node<A> {
 final class OnceNode<A>: Node<A> {
     @usableFromInline
     let child: Node<A>
+    /// The same child, called without a retain: `child` keeps it alive.
+    @usableFromInline
+    unowned(unsafe) let fastChild: Node<A>
     @usableFromInline @exclusivity(unchecked)
     var done = false
 
     @inlinable
     init(_ child: Node<A>) {
         self.child = child
+        self.fastChild = child
         super.init(step: { node, value in
             let me = unsafeDowncast(node, to: OnceNode<A>.self)
             if me.done { return }
-            try me.child.step(me.child, value)
+            try me.fastChild.step(me.fastChild, value)
             me.done = true
         })
     }
@@ -149,14 +167,18 @@ final class MapNode<A, B>: Node<A> {
     let transform: (A) throws -> B
     @usableFromInline
     let child: Node<B>
+    /// The same child, called without a retain: `child` keeps it alive.
+    @usableFromInline
+    unowned(unsafe) let fastChild: Node<B>
 
     @inlinable
     init(_ transform: @escaping (A) throws -> B, _ child: Node<B>) {
         self.transform = transform
         self.child = child
+        self.fastChild = child
         super.init(step: { node, value in
             let me = unsafeDowncast(node, to: MapNode<A, B>.self)
-            try me.child.step(me.child, me.transform(value))
+            try me.fastChild.step(me.fastChild, me.transform(value))
         })
     }
 

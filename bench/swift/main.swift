@@ -70,18 +70,20 @@ func median(_ xs: [Double]) -> Double {
 
 var rounds = 15
 var tsv = false
+var only: String?
 var args = CommandLine.arguments.dropFirst().makeIterator()
 while let arg = args.next() {
     switch arg {
     case "--rounds": rounds = Int(args.next() ?? "") ?? rounds
     case "--tsv": tsv = true
+    case "--only": only = args.next()
     default:
-        print("usage: DiffuserBench [--rounds N] [--tsv]")
+        print("usage: DiffuserBench [--rounds N] [--tsv] [--only SCENARIO]")
         exit(2)
     }
 }
 
-let scenarios = makeScenarios()
+let scenarios = makeScenarios().filter { only == nil || $0.name == only }
 var results: [(String, [Double], [Double], [Double])] = []
 for scenario in scenarios {
     var lib: [Double] = [], hand: [Double] = [], tree: [Double] = []
@@ -92,7 +94,7 @@ for scenario in scenarios {
     }
     results.append((scenario.name, lib, hand, tree))
 }
-do {
+if only == nil || only == "build" {
     var lib: [Double] = [], hand: [Double] = [], tree: [Double] = []
     for _ in 0..<rounds {
         lib.append(measureBuild(LibraryRenderer.init, iterations: 40))
