@@ -31,6 +31,13 @@ let package = Package(
             dependencies: ["Diffuser"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
+        // The login demo (README): run with `swift run LoginDemo`.
+        .executableTarget(
+            name: "LoginDemo",
+            dependencies: ["Diffuser"],
+            path: "examples/swift/LoginDemo",
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
         // Prints ns per run against hand-written caching code. Not a test.
         .executableTarget(
             name: "DiffuserBench",
