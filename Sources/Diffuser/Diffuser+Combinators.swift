@@ -18,7 +18,7 @@ extension Diffuser {
     /// The children keep their own gating; only this node does not gate.
     @inlinable
     public static func intoAlways(_ children: [Diffuser<A>]) -> Diffuser<A> {
-        let nodes = ContiguousArray(children.lazy.map(\.node))
+        let nodes = ContiguousArray(children.lazy.map { $0.node })
         return Diffuser(node: FanOutNode(nodes))
     }
 
@@ -154,7 +154,7 @@ extension Diffuser where A: Equatable {
     /// value is not equal to the previous one.
     @inlinable
     public static func intoAll(_ children: [Diffuser<A>]) -> Diffuser<A> {
-        let nodes = ContiguousArray(children.lazy.map(\.node))
+        let nodes = ContiguousArray(children.lazy.map { $0.node })
         return Diffuser(node: EqualityNode(FanOutNode(nodes)))
     }
 
