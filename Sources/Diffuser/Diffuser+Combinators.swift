@@ -46,6 +46,12 @@ extension Diffuser {
         intoWhen(didChange, intoAlways(effect))
     }
 
+    /// Like `intoWhen(_:_:)` for a single effect that may throw to abort the run.
+    @inlinable
+    public static func intoWhen(_ didChange: @escaping DidChange<A>, throwing effect: @escaping (A) throws -> Void) -> Diffuser<A> {
+        intoWhen(didChange, intoAlways(throwing: effect))
+    }
+
     /// Like `intoWhen(_:_:)`, with a predicate that may throw to abort the run.
     @inlinable
     public static func intoWhen(
@@ -62,6 +68,13 @@ extension Diffuser {
     public static func intoOnce(_ effect: @escaping Effect<A>) -> Diffuser<A> {
         let child = EffectNode(effect)
         return Diffuser(node: OnceNode(child))
+    }
+
+    /// Like `intoOnce(_:)` with an effect that may throw: a failed first run is retried
+    /// on the next value.
+    @inlinable
+    public static func intoOnce(throwing effect: @escaping (A) throws -> Void) -> Diffuser<A> {
+        Diffuser(node: OnceNode(EffectNode(effect)))
     }
 
     /// A diffuser that runs `diffuser` on the first value only.
