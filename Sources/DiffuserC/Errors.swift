@@ -75,8 +75,15 @@ enum ThreadError {
     }
 
     static func setPending(_ message: String?) {
-        slot.pending = message
-        if let message { setLast(message) }
+        let s = slot
+        s.pending = message
+        if let message {
+            setLast(message)
+        } else {
+            // dfs_set_error(NULL) clears the message (include/diffuser.h).
+            free(s.last)
+            s.last = nil
+        }
     }
 
     static func takePending() -> String? {

@@ -1,0 +1,293 @@
+/*
+ * test_callbacks.c — a callback that fails aborts the run with DFS_ERR_CALLBACK:
+ * effects, transforms, change predicates and equality. The message set with
+ * dfs_set_error reaches dfs_last_error; the failing node keeps its old cache (the next
+ * run with the same value retries it); nodes after it do not run.
+ */
+#include "check.h"
+
+static void test_failing_effect(void) {
+    check_section("a failing effect");
+    test_log log;
+    log_clear(&log);
+    recorder a = rec_make("a", &log, REC_INT);
+    dfs_diffuser *d = NULL;
+    CHECK_OK(dfs_diffuser_into(dfs_type_pointer(), rec_effect, &a, rec_destroy, &d), "into");
+    a.fail_times = 1;
+    a.fail_on_int = 2;
+    a.fail_code = 7;
+    CHECK_OK(dfs_diffuser_run(d, IV(1)), "run 1");
+    CHECK_STATUS(dfs_diffuser_run(d, IV(2)), DFS_ERR_CALLBACK, "run 2: the effect returns 7");
+    CHECK_ERROR_HAS("effect", "without dfs_set_error the message names the effect (\"%s\")", dfs_last_error());
+    CHECK_ERROR_HAS("7", "and its return code");
+    CHECK_OK(dfs_diffuser_run(d, IV(2)), "run 2 again: retried, succeeds");
+    CHECK_OK(dfs_diffuser_run(d, IV(2)), "run 2 once more");
+    CHECK_LOG(&log, "a:1 a:2! a:2", "the failing node kept its old cache, retried once, then cached");
+
+    a.fail_times = 1;
+    a.fail_on_int = 3;
+    a.fail_message = "the printer is on fire";
+    CHECK_STATUS(dfs_diffuser_run(d, IV(3)), DFS_ERR_CALLBACK, "run 3 fails with a message");
+    CHECK_STR(dfs_last_error(), "the printer is on fire", "dfs_set_error's message reaches dfs_last_error");
+    CHECK_OK(dfs_diffuser_run(d, IV(2)), "run 2: the cache is still 2, nothing runs");
+    CHECK_LOG(&log, "a:3!", "after a failure the cache is the last successful value");
+    dfs_diffuser_release(d);
+    CHECK_INT(a.destroyed, 1, "destroy once");
+
+    /* into_always_all: nodes after the failing one do not run. */
+    recorder x = rec_make("x", &log, REC_STR), y = rec_make("y", &log, REC_STR), z = rec_make("z", &log, REC_STR);
+    dfs_diffuser *kids[3] = {NULL, NULL, NULL}, *all = NULL;
+    dfs_diffuser_into(dfs_type_cstring(), rec_effect, &x, rec_destroy, &kids[0]);
+    dfs_diffuser_into(dfs_type_cstring(), rec_effect, &y, rec_destroy, &kids[1]);
+    dfs_diffuser_into(dfs_type_cstring(), rec_effect, &z, rec_destroy, &kids[2]);
+    CHECK_OK(dfs_diffuser_into_all(dfs_type_cstring(), kids, 3, &all), "into_all(x, y, z)");
+    for (int i = 0; i < 3; i++) dfs_diffuser_release(kids[i]);
+    y.fail_times = 1;
+    y.fail_on_str = "new";
+    y.fail_message = "y failed";
+    CHECK_OK(dfs_diffuser_run(all, "old"), "run \"old\"");
+    CHECK_LOG(&log, "x:old y:old z:old", "first run: all three");
+    CHECK_STATUS(dfs_diffuser_run(all, "new"), DFS_ERR_CALLBACK, "run \"new\": y fails");
+    CHECK_STR(dfs_last_error(), "y failed", "y's message");
+    CHECK_LOG(&log, "x:new y:new!", "x ran, y failed, z did not run");
+    CHECK_OK(dfs_diffuser_run(all, "new"), "run \"new\" again");
+    CHECK_LOG(&log, "y:new z:new", "the parent kept its cache and re-ran; x was cached, y retried, z ran");
+    CHECK_OK(dfs_diffuser_run(all, "new"), "run \"new\" once more");
+    CHECK_LOG(&log, "", "now everything is cached");
+    dfs_diffuser_release(all);
+    CHECK_INT(x.destroyed + y.destroyed + z.destroyed, 3, "destroyed once each");
+
+    /* into_always and into_once. */
+    recorder o = rec_make("o", &log, REC_INT);
+    CHECK_OK(dfs_diffuser_into_once(dfs_type_pointer(), rec_effect, &o, rec_destroy, &d), "into_once");
+    o.fail_times = 1;
+    o.fail_any = 1;
+    CHECK_STATUS(dfs_diffuser_run(d, IV(1)), DFS_ERR_CALLBACK, "the first run fails");
+    CHECK_OK(dfs_diffuser_run(d, IV(2)), "the next value counts as the first");
+    CHECK_OK(dfs_diffuser_run(d, IV(3)), "and then never again");
+    CHECK_LOG(&log, "o:1! o:2", "into_once retries after a failed first run");
+    dfs_diffuser_release(d);
+    CHECK_INT(o.destroyed, 1, "destroy once");
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+typedef struct select_ctx {
+    test_log *log;
+    long fail_on;
+    int produce_box_then_fail; /* make a box, store it in *out, then fail */
+} select_ctx;
+
+static int select_value(const void *value, const void **out, void *ctx) {
+    select_ctx *s = ctx;
+    long v = (long)(intptr_t)value;
+    log_add(s->log, "t:%ld", v);
+    if (v == s->fail_on) {
+        if (s->produce_box_then_fail) *out = box_new(v);
+        dfs_set_error("transform refused");
+        return 3;
+    }
+    *out = IV(v * 10);
+    return 0;
+}
+
+static int select_box(const void *value, const void **out, void *ctx) {
+    select_ctx *s = ctx;
+    long v = (long)(intptr_t)value;
+    *out = box_new(v);
+    if (v == s->fail_on) return 3; /* fails after producing a value: the core must release it */
+    return 0;
+}
+
+static void test_failing_transform(void) {
+    check_section("a failing transform");
+    test_log log;
+    log_clear(&log);
+    recorder a = rec_make("a", &log, REC_INT);
+    select_ctx s = {&log, 3, 0};
+    dfs_diffuser *leaf = NULL, *d = NULL;
+    dfs_diffuser_into(dfs_type_pointer(), rec_effect, &a, rec_destroy, &leaf);
+    CHECK_OK(dfs_diffuser_map(dfs_type_pointer(), select_value, &s, NULL, leaf, &d), "map");
+    dfs_diffuser_release(leaf);
+    CHECK_OK(dfs_diffuser_run(d, IV(1)), "run 1");
+    CHECK_STATUS(dfs_diffuser_run(d, IV(3)), DFS_ERR_CALLBACK, "run 3: the transform fails");
+    CHECK_STR(dfs_last_error(), "transform refused", "its message");
+    CHECK_OK(dfs_diffuser_run(d, IV(1)), "run 1: the child's cache is still 10");
+    CHECK_OK(dfs_diffuser_run(d, IV(2)), "run 2");
+    CHECK_LOG(&log, "t:1 a:10 t:3 t:1 t:2 a:20", "the child does not run after a failed transform");
+    dfs_diffuser_release(d);
+    CHECK_INT(a.destroyed, 1, "destroy once");
+
+    /* A transform that stores a value and then fails: the value is released. */
+    box_type_ctx tc;
+    memset(&tc, 0, sizeof tc);
+    dfs_type *bt = box_type_new("box", &tc);
+    recorder b = rec_make("b", &log, REC_BOX);
+    int live = box_live;
+    dfs_diffuser_into(bt, rec_effect, &b, rec_destroy, &leaf);
+    CHECK_OK(dfs_diffuser_map(dfs_type_pointer(), select_box, &s, NULL, leaf, &d), "map into boxes");
+    dfs_diffuser_release(leaf);
+    dfs_type_release(bt);
+    dfs_diffuser_run(d, IV(1));
+    CHECK_STATUS(dfs_diffuser_run(d, IV(3)), DFS_ERR_CALLBACK, "run 3: fails after producing a box");
+    CHECK_ERROR_HAS("transform", "message names the transform (\"%s\")", dfs_last_error());
+    dfs_diffuser_run(d, IV(4));
+    CHECK_LOG(&log, "b:1 b:4", "the failed value never reached the child");
+    CHECK_INT(box_live - live, 1, "only the cached box is alive: the failed one was released");
+    dfs_diffuser_release(d);
+    CHECK_INT(box_live, live, "no box outstanding");
+    CHECK_INT(b.destroyed + tc.destroyed, 2, "contexts destroyed once");
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+typedef struct dc_ctx {
+    test_log *log;
+    long fail_on;
+} dc_ctx;
+
+/* "increased", failing (-1) when the new value is fail_on. */
+static int increased_or_fail(const void *old_value, const void *new_value, void *ctx) {
+    dc_ctx *c = ctx;
+    long a = (long)(intptr_t)old_value, b = (long)(intptr_t)new_value;
+    log_add(c->log, "dc:%ld>%ld", a, b);
+    if (b == c->fail_on) return -1;
+    return b > a;
+}
+
+static void test_failing_did_change(void) {
+    check_section("a failing did_change");
+    test_log log;
+    log_clear(&log);
+    recorder a = rec_make("a", &log, REC_INT);
+    dc_ctx c = {&log, 99};
+    dfs_diffuser *d = NULL;
+    CHECK_OK(dfs_diffuser_into_when_effect(dfs_type_pointer(), increased_or_fail, &c, NULL, rec_effect, &a, rec_destroy, &d),
+             "into_when_effect");
+    CHECK_OK(dfs_diffuser_run(d, IV(5)), "run 5");
+    CHECK_STATUS(dfs_diffuser_run(d, IV(99)), DFS_ERR_CALLBACK, "run 99: did_change returns -1");
+    CHECK_ERROR_HAS("did_change", "message names did_change (\"%s\")", dfs_last_error());
+    CHECK_OK(dfs_diffuser_run(d, IV(3)), "run 3: compared with 5, the cache before the failure");
+    CHECK_OK(dfs_diffuser_run(d, IV(4)), "run 4");
+    CHECK_LOG(&log, "a:5 dc:5>99 dc:5>3 dc:3>4 a:4", "the failed run did not update the cache");
+    dfs_diffuser_release(d);
+    CHECK_INT(a.destroyed, 1, "destroy once");
+
+    /* into_when with a child diffuser. */
+    recorder k = rec_make("k", &log, REC_INT);
+    dfs_diffuser *child = NULL;
+    dfs_diffuser_into_always(dfs_type_pointer(), rec_effect, &k, rec_destroy, &child);
+    c.fail_on = 7;
+    CHECK_OK(dfs_diffuser_into_when(increased_or_fail, &c, NULL, child, &d), "into_when(child)");
+    dfs_diffuser_release(child);
+    dfs_diffuser_run(d, IV(1));
+    CHECK_STATUS(dfs_diffuser_run(d, IV(7)), DFS_ERR_CALLBACK, "run 7 fails");
+    dfs_diffuser_run(d, IV(2));
+    CHECK_LOG(&log, "k:1 dc:1>7 dc:1>2 k:2", "into_when(child) keeps its cache on failure");
+    dfs_diffuser_release(d);
+    CHECK_INT(k.destroyed, 1, "destroy once");
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+static void test_failing_equality(void) {
+    check_section("a failing equality (equal returns -1)");
+    test_log log;
+    log_clear(&log);
+    box_type_ctx tc;
+    memset(&tc, 0, sizeof tc);
+    tc.log = &log;
+    tc.fail_enabled = 1;
+    tc.fail_on = 13;
+    dfs_type *fragile = box_type_new("fragile", &tc);
+    recorder a = rec_make("a", &log, REC_BOX);
+    dfs_diffuser *d = NULL;
+    int live = box_live;
+    CHECK_OK(dfs_diffuser_into(fragile, rec_effect, &a, rec_destroy, &d), "into(fragile)");
+    box *one = box_new(1), *bad = box_new(13), *two = box_new(2);
+    CHECK_OK(dfs_diffuser_run(d, one), "run 1");
+    CHECK_STATUS(dfs_diffuser_run(d, bad), DFS_ERR_CALLBACK, "run 13: equality fails");
+    CHECK_ERROR_HAS("fragile", "message names the type (\"%s\")", dfs_last_error());
+    CHECK_ERROR_HAS("equal", "message mentions equality");
+    CHECK_OK(dfs_diffuser_run(d, two), "run 2: compared with 1, the old cache");
+    CHECK_LOG(&log, "a:1 eq:1,13 eq:1,2 a:2", "the effect never saw 13; the cache stayed 1");
+
+    tc.fail_message = "cannot compare 13";
+    CHECK_STATUS(dfs_diffuser_run(d, bad), DFS_ERR_CALLBACK, "run 13 again");
+    CHECK_STR(dfs_last_error(), "cannot compare 13", "equality's dfs_set_error message");
+    log_clear(&log);
+
+    /* into_all over the fragile type: the gate itself fails. */
+    dfs_diffuser *kid = NULL, *all = NULL;
+    recorder k = rec_make("k", &log, REC_BOX);
+    dfs_diffuser_into_always(fragile, rec_effect, &k, rec_destroy, &kid);
+    CHECK_OK(dfs_diffuser_into_all(fragile, &kid, 1, &all), "into_all(fragile)");
+    dfs_diffuser_release(kid);
+    dfs_diffuser_run(all, two);
+    CHECK_STATUS(dfs_diffuser_run(all, bad), DFS_ERR_CALLBACK, "into_all: equality fails");
+    dfs_diffuser_run(all, one);
+    CHECK_LOG(&log, "k:2 eq:2,13 eq:2,1 k:1", "into_all's children did not run on the failed value");
+
+    box_unref(one);
+    box_unref(bad);
+    box_unref(two);
+    dfs_diffuser_release(all);
+    dfs_diffuser_release(d);
+    dfs_type_release(fragile);
+    CHECK_INT(box_live, live, "no box outstanding");
+    CHECK_INT(a.destroyed + k.destroyed + tc.destroyed, 3, "contexts destroyed once");
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+/* An effect deep in a map/into_all tree fails: the whole path keeps its caches. */
+static int select_first(const void *value, const void **out, void *ctx) {
+    (void)ctx;
+    *out = IV(((const long *)value)[0]);
+    return 0;
+}
+
+static int select_second(const void *value, const void **out, void *ctx) {
+    (void)ctx;
+    *out = IV(((const long *)value)[1]);
+    return 0;
+}
+
+static void test_failing_deep(void) {
+    check_section("a failure deep in a tree");
+    test_log log;
+    log_clear(&log);
+    recorder first = rec_make("first", &log, REC_INT), second = rec_make("second", &log, REC_INT);
+    dfs_diffuser *l1 = NULL, *l2 = NULL, *parts[2] = {NULL, NULL}, *root = NULL;
+    dfs_diffuser_into(dfs_type_pointer(), rec_effect, &first, rec_destroy, &l1);
+    dfs_diffuser_into(dfs_type_pointer(), rec_effect, &second, rec_destroy, &l2);
+    dfs_diffuser_map(dfs_type_pointer(), select_first, NULL, NULL, l1, &parts[0]);
+    dfs_diffuser_map(dfs_type_pointer(), select_second, NULL, NULL, l2, &parts[1]);
+    /* The model is a long[2] compared by identity: had the root cached m2 on failure, the retry would skip. */
+    CHECK_OK(dfs_diffuser_into_all(dfs_type_pointer(), parts, 2, &root), "root");
+    dfs_diffuser_release(l1);
+    dfs_diffuser_release(l2);
+    dfs_diffuser_release(parts[0]);
+    dfs_diffuser_release(parts[1]);
+
+    long m1[2] = {1, 1}, m2[2] = {2, 2};
+    first.fail_times = 1;
+    first.fail_on_int = 2;
+    CHECK_OK(dfs_diffuser_run(root, m1), "run {1,1}");
+    CHECK_STATUS(dfs_diffuser_run(root, m2), DFS_ERR_CALLBACK, "run {2,2}: the first leaf fails");
+    CHECK_OK(dfs_diffuser_run(root, m2), "run {2,2} again: the root gate kept {1,1}");
+    CHECK_LOG(&log, "first:1 second:1 first:2! first:2 second:2", "second did not run on the failed pass; both ran on the retry");
+    dfs_diffuser_release(root);
+    CHECK_INT(first.destroyed + second.destroyed, 2, "destroyed once");
+}
+
+int main(int argc, char **argv) {
+    check_init(argc, argv);
+    test_failing_effect();
+    test_failing_transform();
+    test_failing_did_change();
+    test_failing_equality();
+    test_failing_deep();
+    CHECK_INT(box_live, 0, "no box outstanding at exit");
+    return check_finish();
+}

@@ -1,0 +1,480 @@
+/*
+ * bench.c — Diffuser C benchmark: the library through its C API against hand-written
+ * caching code, on the scenarios of the Swift benchmark (bench/swift).
+ *
+ *   diffuser_bench_c [--rounds N] [--tsv]
+ *
+ * Model: a screen of 100 sections x 10 fields (5 strings longer than 15 bytes, 5 ints).
+ * A screen is an array of pointers to sections, so an edited screen can share every
+ * unchanged section with the base model (what copy-on-write gives in Swift).
+ *
+ * Library: into_all(sections: map(section_i, into_all(fields: map(field_j, into(sink)))))
+ * built through the C API. Screen, section and string types are made with dfs_type_new
+ * (equality comparing contents, with an identity fast path); values are borrowed (no
+ * retain/release) because the models outlive the runs. Ints travel in the pointer
+ * (dfs_type_pointer).
+ *
+ * Baselines by hand: `hand` keeps flat arrays of the previous leaf values and compares
+ * every leaf on every run; `hand-tree` prunes like the diffuser: screen, then section,
+ * then leaf.
+ *
+ * Prints ns per run (median of interleaved rounds in one process) and the native memory
+ * per leaf node of a built tree (mallinfo2 before and after building many trees).
+ */
+#include <diffuser.h>
+
+#include <malloc.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define SECTIONS 100
+#define FIELDS 10
+#define STRINGS 5
+#define LEAVES (SECTIONS * FIELDS)
+
+typedef struct section {
+    const char *s[STRINGS];
+    long i[FIELDS - STRINGS];
+} section;
+
+typedef struct screen {
+    const section *sections[SECTIONS];
+} screen;
+
+/* ------------------------------------------------------------------------------------
+ * Allocations of the models, freed at exit.
+ * ------------------------------------------------------------------------------------ */
+
+static void **owned;
+static size_t owned_count, owned_capacity;
+
+static void *own(void *p) {
+    if (p == NULL) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    if (owned_count == owned_capacity) {
+        owned_capacity = owned_capacity ? owned_capacity * 2 : 1024;
+        owned = realloc(owned, owned_capacity * sizeof *owned);
+    }
+    owned[owned_count++] = p;
+    return p;
+}
+
+__attribute__((format(printf, 1, 2))) static char *own_string(const char *fmt, ...) {
+    char buffer[96];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buffer, sizeof buffer, fmt, ap);
+    va_end(ap);
+    return own(strdup(buffer));
+}
+
+static screen *make_screen(int seed) {
+    screen *sc = own(malloc(sizeof *sc));
+    for (int i = 0; i < SECTIONS; i++) {
+        section *s = own(malloc(sizeof *s));
+        for (int j = 0; j < STRINGS; j++) s->s[j] = own_string("section-%d-field-%d-value-%d", i, j, seed);
+        for (int j = 0; j < FIELDS - STRINGS; j++) s->i[j] = i * 10 + j;
+        sc->sections[i] = s;
+    }
+    return sc;
+}
+
+/* An equal screen sharing no storage: new sections, copies of every string. */
+static screen *deep_copy(const screen *base) {
+    screen *sc = own(malloc(sizeof *sc));
+    for (int i = 0; i < SECTIONS; i++) {
+        section *s = own(malloc(sizeof *s));
+        *s = *base->sections[i];
+        for (int j = 0; j < STRINGS; j++) s->s[j] = own(strdup(base->sections[i]->s[j]));
+        sc->sections[i] = s;
+    }
+    return sc;
+}
+
+/* A new screen sharing every section with `base`. */
+static screen *shallow_copy(const screen *base) {
+    screen *sc = own(malloc(sizeof *sc));
+    *sc = *base;
+    return sc;
+}
+
+/* Changes leaf `leaf`. With copy_section, the section is copied first (the others stay
+ * shared, as with copy-on-write); without, it is edited in place (a uniquely owned copy). */
+static void edit(screen *sc, int leaf, int generation, int copy_section) {
+    int i = leaf / FIELDS, j = leaf % FIELDS;
+    section *s;
+    if (copy_section) {
+        s = own(malloc(sizeof *s));
+        *s = *sc->sections[i];
+        sc->sections[i] = s;
+    } else {
+        s = (section *)sc->sections[i];
+    }
+    if (j < STRINGS) s->s[j] = own_string("changed-leaf-%d-generation-%d", leaf, generation);
+    else s->i[j - STRINGS] = -generation - leaf;
+}
+
+/* ------------------------------------------------------------------------------------
+ * Equality (shared by the library's types and the hand-written baselines) and the sink
+ * ------------------------------------------------------------------------------------ */
+
+static inline int str_eq(const char *a, const char *b) { return a == b || strcmp(a, b) == 0; }
+
+static inline int section_eq(const section *a, const section *b) {
+    if (a == b) return 1;
+    for (int j = 0; j < STRINGS; j++)
+        if (!str_eq(a->s[j], b->s[j])) return 0;
+    for (int j = 0; j < FIELDS - STRINGS; j++)
+        if (a->i[j] != b->i[j]) return 0;
+    return 1;
+}
+
+static inline int screen_eq(const screen *a, const screen *b) {
+    if (a == b) return 1;
+    for (int i = 0; i < SECTIONS; i++)
+        if (!section_eq(a->sections[i], b->sections[i])) return 0;
+    return 1;
+}
+
+/* Cheap but not removable: folds a value into a global printed at the end. */
+static uint64_t sink_accumulator;
+
+__attribute__((noinline)) static void sink(uint64_t value) { sink_accumulator = sink_accumulator * 31 + value; }
+
+static inline uint64_t string_hash(const char *s) { return (uint64_t)strlen(s) + (uint8_t)s[0]; }
+
+static inline uint64_t field_hash(const section *s, int j) {
+    return j < STRINGS ? string_hash(s->s[j]) : (uint64_t)(int64_t)s->i[j - STRINGS];
+}
+
+/* ------------------------------------------------------------------------------------
+ * The library
+ * ------------------------------------------------------------------------------------ */
+
+static dfs_type *screen_type, *section_type, *string_type;
+
+static int screen_equal(const void *a, const void *b, void *ctx) {
+    (void)ctx;
+    return screen_eq(a, b);
+}
+
+static int section_equal(const void *a, const void *b, void *ctx) {
+    (void)ctx;
+    return section_eq(a, b);
+}
+
+static int string_equal(const void *a, const void *b, void *ctx) {
+    (void)ctx;
+    return str_eq(a, b);
+}
+
+static int select_section(const void *value, const void **out, void *ctx) {
+    *out = ((const screen *)value)->sections[(intptr_t)ctx];
+    return 0;
+}
+
+static int select_string(const void *value, const void **out, void *ctx) {
+    *out = ((const section *)value)->s[(intptr_t)ctx];
+    return 0;
+}
+
+static int select_int(const void *value, const void **out, void *ctx) {
+    *out = (const void *)(intptr_t)((const section *)value)->i[(intptr_t)ctx];
+    return 0;
+}
+
+static int sink_string(const void *value, void *ctx) {
+    (void)ctx;
+    sink(string_hash(value));
+    return 0;
+}
+
+static int sink_int(const void *value, void *ctx) {
+    (void)ctx;
+    sink((uint64_t)(int64_t)(intptr_t)value);
+    return 0;
+}
+
+static void must(dfs_status status, const char *what) {
+    if (status != DFS_OK) {
+        fprintf(stderr, "%s: %s (%s)\n", what, dfs_status_name(status), dfs_last_error());
+        exit(1);
+    }
+}
+
+static void make_types(void) {
+    must(dfs_type_new("screen", screen_equal, NULL, NULL, NULL, NULL, &screen_type), "type screen");
+    must(dfs_type_new("section", section_equal, NULL, NULL, NULL, NULL, &section_type), "type section");
+    must(dfs_type_new("string", string_equal, NULL, NULL, NULL, NULL, &string_type), "type string");
+}
+
+/* The diffuser of one section: one gated leaf per field. */
+static dfs_diffuser *build_section(void) {
+    dfs_diffuser *fields[FIELDS];
+    for (int j = 0; j < FIELDS; j++) {
+        dfs_diffuser *leaf = NULL;
+        if (j < STRINGS) {
+            must(dfs_diffuser_into(string_type, sink_string, NULL, NULL, &leaf), "into");
+            must(dfs_diffuser_map(section_type, select_string, (void *)(intptr_t)j, NULL, leaf, &fields[j]), "map");
+        } else {
+            must(dfs_diffuser_into(dfs_type_pointer(), sink_int, NULL, NULL, &leaf), "into");
+            must(dfs_diffuser_map(section_type, select_int, (void *)(intptr_t)(j - STRINGS), NULL, leaf, &fields[j]), "map");
+        }
+        dfs_diffuser_release(leaf);
+    }
+    dfs_diffuser *all = NULL;
+    must(dfs_diffuser_into_all(section_type, fields, FIELDS, &all), "into_all");
+    for (int j = 0; j < FIELDS; j++) dfs_diffuser_release(fields[j]);
+    return all;
+}
+
+static dfs_diffuser *build_library(void) {
+    dfs_diffuser *sections[SECTIONS];
+    for (int i = 0; i < SECTIONS; i++) {
+        dfs_diffuser *child = build_section();
+        must(dfs_diffuser_map(screen_type, select_section, (void *)(intptr_t)i, NULL, child, &sections[i]), "map");
+        dfs_diffuser_release(child);
+    }
+    dfs_diffuser *root = NULL;
+    must(dfs_diffuser_into_all(screen_type, sections, SECTIONS, &root), "into_all");
+    for (int i = 0; i < SECTIONS; i++) dfs_diffuser_release(sections[i]);
+    return root;
+}
+
+/* ------------------------------------------------------------------------------------
+ * Renderers: the library and the two baselines behind one interface
+ * ------------------------------------------------------------------------------------ */
+
+typedef struct renderer {
+    const char *name;
+    void *(*make)(void);
+    void (*render)(void *self, const screen *sc);
+    void (*destroy)(void *self);
+} renderer;
+
+static void *library_make(void) { return build_library(); }
+
+static void library_render(void *self, const screen *sc) {
+    if (dfs_diffuser_run(self, sc) != DFS_OK) {
+        fprintf(stderr, "run failed: %s\n", dfs_last_error());
+        exit(1);
+    }
+}
+
+static void library_destroy(void *self) { dfs_diffuser_release(self); }
+
+/* hand: flat arrays of previous leaf values, every leaf compared each run. */
+typedef struct hand {
+    const char *strings[SECTIONS * STRINGS]; /* NULL: never rendered */
+    long ints[SECTIONS * (FIELDS - STRINGS)];
+    unsigned char has_int[SECTIONS * (FIELDS - STRINGS)];
+} hand;
+
+static void *hand_make(void) { return calloc(1, sizeof(hand)); }
+
+static void hand_render(void *self, const screen *sc) {
+    hand *h = self;
+    for (int i = 0; i < SECTIONS; i++) {
+        const section *s = sc->sections[i];
+        for (int k = 0; k < STRINGS; k++) {
+            const char **old = &h->strings[i * STRINGS + k];
+            if (*old == NULL || !str_eq(*old, s->s[k])) {
+                sink(string_hash(s->s[k]));
+                *old = s->s[k];
+            }
+        }
+        for (int k = 0; k < FIELDS - STRINGS; k++) {
+            int at = i * (FIELDS - STRINGS) + k;
+            if (!h->has_int[at] || h->ints[at] != s->i[k]) {
+                sink((uint64_t)(int64_t)s->i[k]);
+                h->ints[at] = s->i[k];
+                h->has_int[at] = 1;
+            }
+        }
+    }
+}
+
+/* hand-tree: compare the screen, then each section, then each leaf of a changed one. */
+typedef struct hand_tree {
+    const screen *screen;
+    const section *sections[SECTIONS];
+} hand_tree;
+
+static void *hand_tree_make(void) { return calloc(1, sizeof(hand_tree)); }
+
+static void hand_tree_render(void *self, const screen *sc) {
+    hand_tree *t = self;
+    if (t->screen != NULL && screen_eq(t->screen, sc)) return;
+    for (int i = 0; i < SECTIONS; i++) {
+        const section *s = sc->sections[i], *old = t->sections[i];
+        if (old == NULL) {
+            for (int j = 0; j < FIELDS; j++) sink(field_hash(s, j));
+            t->sections[i] = s;
+            continue;
+        }
+        if (section_eq(old, s)) continue;
+        for (int k = 0; k < STRINGS; k++)
+            if (!str_eq(old->s[k], s->s[k])) sink(string_hash(s->s[k]));
+        for (int k = 0; k < FIELDS - STRINGS; k++)
+            if (old->i[k] != s->i[k]) sink((uint64_t)(int64_t)s->i[k]);
+        t->sections[i] = s;
+    }
+    t->screen = sc;
+}
+
+static const renderer renderers[3] = {
+    {"library", library_make, library_render, library_destroy},
+    {"hand", hand_make, hand_render, free},
+    {"hand-tree", hand_tree_make, hand_tree_render, free},
+};
+
+/* ------------------------------------------------------------------------------------
+ * Measuring
+ * ------------------------------------------------------------------------------------ */
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+typedef struct scenario {
+    const char *name;
+    const screen *a, *b; /* the runs alternate between them, after a first run on each */
+} scenario;
+
+/* Untimed, after each measurement: consolidates what the measured renderer freed, so
+ * that glibc does not charge that work to the next renderer's first allocation. */
+static void settle_heap(void) { malloc_trim(0); }
+
+static double measure_runs(const renderer *r, const scenario *s, int iterations) {
+    void *self = r->make();
+    r->render(self, s->a);
+    r->render(self, s->b);
+    uint64_t start = now_ns();
+    for (int i = 0; i < iterations; i++) r->render(self, (i & 1) == 0 ? s->a : s->b);
+    uint64_t elapsed = now_ns() - start;
+    r->destroy(self);
+    settle_heap();
+    return (double)elapsed / iterations;
+}
+
+static double measure_build(const renderer *r, int iterations) {
+    void *built[64];
+    if (iterations > 64) iterations = 64;
+    uint64_t start = now_ns();
+    for (int i = 0; i < iterations; i++) built[i] = r->make();
+    uint64_t elapsed = now_ns() - start;
+    for (int i = 0; i < iterations; i++) r->destroy(built[i]);
+    settle_heap();
+    return (double)elapsed / iterations;
+}
+
+static int compare_doubles(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *xs, int n) {
+    qsort(xs, (size_t)n, sizeof *xs, compare_doubles);
+    return n % 2 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
+}
+
+/* Native bytes per leaf of a built tree (and after its first run, which gives the
+ * graph its serializer and fills the caches). */
+static void memory_per_leaf(const screen *base, double *built, double *after_run) {
+    enum { TREES = 20 };
+    dfs_diffuser *trees[TREES];
+    malloc_trim(0);
+    size_t before = mallinfo2().uordblks;
+    for (int t = 0; t < TREES; t++) trees[t] = build_library();
+    size_t mid = mallinfo2().uordblks;
+    for (int t = 0; t < TREES; t++) library_render(trees[t], base);
+    size_t after = mallinfo2().uordblks;
+    for (int t = 0; t < TREES; t++) dfs_diffuser_release(trees[t]);
+    *built = (double)(mid - before) / (TREES * LEAVES);
+    *after_run = (double)(after - before) / (TREES * LEAVES);
+}
+
+int main(int argc, char **argv) {
+    int rounds = 15, tsv = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
+            rounds = atoi(argv[++i]);
+            if (rounds < 1) rounds = 1;
+        } else if (strcmp(argv[i], "--tsv") == 0) {
+            tsv = 1;
+        } else {
+            fprintf(stderr, "usage: %s [--rounds N] [--tsv]\n", argv[0]);
+            return 2;
+        }
+    }
+    make_types();
+
+    screen *base = make_screen(1);
+    screen *one_leaf = shallow_copy(base);
+    edit(one_leaf, 537, 1, 1);
+    screen *one_leaf_deep = deep_copy(base);
+    edit(one_leaf_deep, 537, 1, 0);
+    screen *ten_pct = shallow_copy(base);
+    for (int leaf = 3; leaf < LEAVES; leaf += 10) edit(ten_pct, leaf, 1, 1);
+
+    scenario scenarios[] = {
+        {"unchanged-same", base, base},
+        {"unchanged-equal", base, deep_copy(base)},
+        {"one-leaf", base, one_leaf},
+        {"one-leaf-deep", deep_copy(base), one_leaf_deep},
+        {"ten-pct", base, ten_pct},
+    };
+    enum { SCENARIOS = sizeof scenarios / sizeof scenarios[0] };
+    const char *names[SCENARIOS + 1];
+    double results[SCENARIOS + 1][3];
+    double *samples = malloc(sizeof(double) * (size_t)rounds * 3);
+
+    for (int s = 0; s < SCENARIOS; s++) {
+        for (int round = 0; round < rounds; round++)
+            for (int r = 0; r < 3; r++) samples[r * rounds + round] = measure_runs(&renderers[r], &scenarios[s], 400);
+        names[s] = scenarios[s].name;
+        for (int r = 0; r < 3; r++) results[s][r] = median(samples + r * rounds, rounds);
+    }
+    for (int round = 0; round < rounds; round++)
+        for (int r = 0; r < 3; r++) samples[r * rounds + round] = measure_build(&renderers[r], 40);
+    names[SCENARIOS] = "build";
+    for (int r = 0; r < 3; r++) results[SCENARIOS][r] = median(samples + r * rounds, rounds);
+
+    double built = 0, after_run = 0;
+    memory_per_leaf(base, &built, &after_run);
+
+    if (tsv) {
+        for (int s = 0; s <= SCENARIOS; s++)
+            printf("c\t%s\t%.1f\t%.1f\t%.1f\n", names[s], results[s][0], results[s][1], results[s][2]);
+        printf("# memory per leaf (bytes): library %.1f built, %.1f after a run; hand %.1f; hand-tree %.1f\n", built,
+               after_run, (double)sizeof(hand) / LEAVES, (double)sizeof(hand_tree) / LEAVES);
+    } else {
+        printf("Diffuser C benchmark: 100 sections x 10 fields, median of %d interleaved rounds\n", rounds);
+        printf("scenario          library ns    hand ns  hand-tree ns   x hand  x hand-tree\n");
+        for (int s = 0; s <= SCENARIOS; s++) {
+            double l = results[s][0], h = results[s][1], t = results[s][2];
+            printf("%-16s%12.0f%11.0f%14.0f%9.2f%13.2f\n", names[s], l, h, t, l / h, l / t);
+        }
+        printf("\nnative memory per leaf node (mallinfo2, %d leaves per tree):\n", LEAVES);
+        printf("  library   %7.1f bytes built, %7.1f bytes after the first run\n", built, after_run);
+        printf("  hand      %7.1f bytes   hand-tree %5.1f bytes\n", (double)sizeof(hand) / LEAVES,
+               (double)sizeof(hand_tree) / LEAVES);
+    }
+    printf("(sink %llu)\n", (unsigned long long)(sink_accumulator % 1000));
+
+    free(samples);
+    dfs_type_release(screen_type);
+    dfs_type_release(section_type);
+    dfs_type_release(string_type);
+    for (size_t i = 0; i < owned_count; i++) free(owned[i]);
+    free(owned);
+    return 0;
+}
