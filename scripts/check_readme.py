@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Compiles and runs every snippet of README.md that is tagged `<!-- check: KIND -->`.
+
+Kinds: swiftpm + swift (a package depending on this checkout, run), c (compiled with
+pkg-config against an installed libdiffuser, run), cmake (the same program built through
+find_package), gradle + java (a Gradle project depending on the jar, run). Each program's
+output must contain the lines listed in EXPECT. Fails on any untested tag.
+
+usage: check_readme.py --prefix INSTALL_PREFIX --jar DIFFUSER_JAR
+"""
+import argparse, os, re, shutil, subprocess, sys, tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXPECT = {
+    "swift": ["title: Inbox", "subtitle: 3 unread", "count: 3", "subtitle: 2 unread", "count: 2",
+              'event: typed("hello")', "event: tapped"],
+    "c": ["title: Inbox", "title: Archive", "DFS_ERR_HANDLE: diffuser is not a live dfs_diffuser handle (released or invalid)"],
+    "java": ["title: Inbox", "title: Archive", "event: clicked", "source disconnected"],
+}
+
+
+def snippets():
+    text = open(os.path.join(ROOT, "README.md")).read()
+    found = {}
+    for kind, body in re.findall(r"<!-- check: (\w+) -->\s*```\w*\n(.*?)```", text, re.S):
+        if kind in found:
+            sys.exit(f"README: two snippets tagged {kind}")
+        found[kind] = body
+    return found
+
+
+def run(cmd, cwd, env=None, label=""):
+    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"README {label}: {' '.join(cmd)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+    return result.stdout
+
+
+def expect(kind, output):
+    lines = output.splitlines()
+    missing = [want for want in EXPECT[kind] if want not in lines]
+    if missing:
+        sys.exit(f"README {kind} snippet: output lacks {missing}:\n{output}")
+    print(f"README {kind} snippet: ran, {len(EXPECT[kind])} expected lines seen")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--prefix", required=True)
+    parser.add_argument("--jar", required=True)
+    parser.add_argument("--skip-swift", action="store_true", help="for quick local runs")
+    args = parser.parse_args()
+    found = snippets()
+    known = {"swiftpm", "swift", "c", "cmake", "gradle", "java"}
+    if set(found) != known:
+        sys.exit(f"README: tagged snippets {sorted(found)}, expected {sorted(known)}")
+    prefix = os.path.abspath(args.prefix)
+    libdir = os.path.join(prefix, "lib")
+    env = dict(os.environ)
+    env["PKG_CONFIG_PATH"] = os.path.join(libdir, "pkgconfig")
+    env["LD_LIBRARY_PATH"] = libdir
+    work = tempfile.mkdtemp(prefix="diffuser-readme-")
+    try:
+        # C with pkg-config.
+        cdir = os.path.join(work, "c")
+        os.makedirs(cdir)
+        open(os.path.join(cdir, "hello.c"), "w").write(found["c"])
+        flags = run(["pkg-config", "--cflags", "--libs", "diffuser"], cdir, env, "c").split()
+        run(["cc", "-Wall", "-Werror", "hello.c", *flags, "-o", "hello"], cdir, env, "c")
+        expect("c", run(["./hello"], cdir, env, "c"))
+
+        # The same program through find_package.
+        open(os.path.join(cdir, "CMakeLists.txt"), "w").write(found["cmake"])
+        run(["cmake", "-S", ".", "-B", "build", "-G", "Ninja", f"-DCMAKE_PREFIX_PATH={prefix}"], cdir, env, "cmake")
+        run(["cmake", "--build", "build"], cdir, env, "cmake")
+        expect("c", run(["./build/hello"], cdir, env, "cmake"))
+        print("README cmake snippet: find_package(Diffuser) built and ran the C program")
+
+        # Java through the jar, in a Gradle project; no LD_LIBRARY_PATH: the jar loads its own.
+        jdir = os.path.join(work, "java")
+        os.makedirs(os.path.join(jdir, "src", "main", "java"))
+        os.makedirs(os.path.join(jdir, "libs"))
+        shutil.copy(args.jar, os.path.join(jdir, "libs", "diffuser.jar"))
+        open(os.path.join(jdir, "build.gradle"), "w").write(found["gradle"])
+        open(os.path.join(jdir, "settings.gradle"), "w").write("rootProject.name = 'hello'\n")
+        open(os.path.join(jdir, "src", "main", "java", "Hello.java"), "w").write(found["java"])
+        jenv = dict(os.environ)
+        jenv.pop("LD_LIBRARY_PATH", None)
+        out = run(["gradle", "--offline", "--no-daemon", "-q", "run"], jdir, jenv, "gradle")
+        expect("java", out)
+        print("README gradle snippet: the jar dependency compiled and ran")
+
+        # Swift: a package that depends on this checkout.
+        if not args.skip_swift:
+            sdir = os.path.join(work, "swift")
+            os.makedirs(os.path.join(sdir, "MyApp", "Sources", "MyApp"))
+            os.symlink(ROOT, os.path.join(sdir, "diffuser"))
+            open(os.path.join(sdir, "MyApp", "Package.swift"), "w").write(found["swiftpm"])
+            open(os.path.join(sdir, "MyApp", "Sources", "MyApp", "main.swift"), "w").write(found["swift"])
+            out = run(["swift", "run", "--scratch-path", os.path.join(work, "swift-build"), "MyApp"],
+                      os.path.join(sdir, "MyApp"), None, "swift")
+            expect("swift", out)
+            print("README swiftpm snippet: the package dependency resolved and built")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("README snippets: all checked")
+
+
+if __name__ == "__main__":
+    main()
