@@ -32,7 +32,7 @@ if [ "$mode" = all ]; then
     "$tmp/login_demo_c" --script examples/login.script | tee "$tmp/c.full" | tail -n +2 > "$tmp/c.out"
     head -n 1 "$tmp/c.full"; echo "   ... (same steps)"
     echo; echo "== Java (through the jar)"
-    java -jar "$tmp/diffuser.jar" --script examples/login.script | tee "$tmp/java.full" | tail -n +2 > "$tmp/java.out"
+    java -cp "$tmp/diffuser.jar:$tmp/diffuser-examples.jar" io.diffuser.examples.LoginDemo --script examples/login.script | tee "$tmp/java.full" | tail -n +2 > "$tmp/java.out"
     head -n 1 "$tmp/java.full"; echo "   ... (same steps)"
     if diff -q "$tmp/swift.out" "$tmp/c.out" > /dev/null && diff -q "$tmp/swift.out" "$tmp/java.out" > /dev/null; then
         echo; echo "Swift, C and Java printed the same $(wc -l < "$tmp/swift.out") lines after their banner."
