@@ -43,13 +43,23 @@ extension Diffuser {
     /// Like `intoWhen(_:_:)` with a diffuser, for a single effect.
     @inlinable
     public static func intoWhen(_ didChange: @escaping DidChange<A>, _ effect: @escaping Effect<A>) -> Diffuser<A> {
-        intoWhen(didChange, intoAlways(effect))
+        Diffuser(node: WhenEffectNode(didChange, effect))
     }
 
     /// Like `intoWhen(_:_:)` for a single effect that may throw to abort the run.
     @inlinable
     public static func intoWhen(_ didChange: @escaping DidChange<A>, throwing effect: @escaping (A) throws -> Void) -> Diffuser<A> {
-        intoWhen(didChange, intoAlways(throwing: effect))
+        Diffuser(node: WhenEffectNode(didChange, effect))
+    }
+
+    /// Like `intoWhen(_:_:)` for a single effect, where both the predicate and the effect
+    /// may throw to abort the run. The building block of bindings whose equality can fail.
+    @inlinable
+    public static func intoWhen(
+        throwing didChange: @escaping (A, A) throws -> Bool,
+        effect: @escaping (A) throws -> Void
+    ) -> Diffuser<A> {
+        Diffuser(node: WhenEffectNode(didChange, effect))
     }
 
     /// Like `intoWhen(_:_:)`, with a predicate that may throw to abort the run.

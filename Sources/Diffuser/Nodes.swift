@@ -82,6 +82,36 @@ final class WhenNode<A>: Node<A> {
     override func forEachChild(_ body: (AnyNode) -> Void) { body(child) }
 }
 
+/// Runs an effect on the first value and afterwards whenever `didChange(old, new)` says
+/// so: `intoWhen(didChange, effect)` (and `into` for values compared by a predicate), as
+/// one node instead of a gate over an effect node.
+@usableFromInline
+final class WhenEffectNode<A>: Node<A> {
+    @usableFromInline
+    let didChange: (A, A) throws -> Bool
+    @usableFromInline
+    let effect: (A) throws -> Void
+    @usableFromInline @exclusivity(unchecked)
+    var cache: A?
+
+    @inlinable
+    init(_ didChange: @escaping (A, A) throws -> Bool, _ effect: @escaping (A) throws -> Void) {
+        self.didChange = didChange
+        self.effect = effect
+        super.init(step: { node, value in
+            let me = unsafeDowncast(node, to: WhenEffectNode<A>.self)
+            if let old = me.cache {
+                if try me.didChange(old, value) {
+                    try me.effect(value)
+                }
+            } else {
+                try me.effect(value)
+            }
+            me.cache = value
+        })
+    }
+}
+
 /// Runs its child on the first value and afterwards whenever the value is not equal to
 /// the cached one: `intoAll`.
 ///

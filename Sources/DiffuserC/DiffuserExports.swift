@@ -27,28 +27,51 @@ func publish(_ diffuser: Diffuser<CValue>, _ type: ValueType) throws -> OpaquePo
 
 // MARK: Callback adapters (no semantics: they only translate calls and errors)
 
-func effectClosure(_ fn: dfs_effect_fn?, _ context: CallbackContext) throws -> (CValue) throws -> Void {
-    guard let fn else { throw CError.null("effect") }
+/// A C callback: its function and context, and the destroy that runs when the core drops
+/// its last reference. The closures below capture this one object and nothing else, so
+/// the object itself is their context: one allocation per callback.
+final class CCallback<Fn>: @unchecked Sendable {
+    let fn: Fn?
+    let ctx: UnsafeMutableRawPointer?
+    private let destroy: dfs_destroy_fn?
+    /// For transforms: the type of the values the function returns.
+    var output: ValueType?
+
+    init(_ fn: Fn?, _ ctx: UnsafeMutableRawPointer?, _ destroy: dfs_destroy_fn?) {
+        self.fn = fn
+        self.ctx = ctx
+        self.destroy = destroy
+    }
+
+    deinit {
+        destroy?(ctx)
+    }
+}
+
+func effectClosure(_ callback: CCallback<dfs_effect_fn>) throws -> (CValue) throws -> Void {
+    guard callback.fn != nil else { throw CError.null("effect") }
     return { value in
-        let code = fn(value.pointer, context.ctx)
+        let code = callback.fn.unsafelyUnwrapped(value.pointer, callback.ctx)
         if code != 0 { throw CError.callback("effect", code: code) }
     }
 }
 
-func didChangeClosure(_ fn: dfs_did_change_fn?, _ context: CallbackContext) throws -> (CValue, CValue) throws -> Bool {
-    guard let fn else { throw CError.null("did_change") }
+func didChangeClosure(_ callback: CCallback<dfs_did_change_fn>) throws -> (CValue, CValue) throws -> Bool {
+    guard callback.fn != nil else { throw CError.null("did_change") }
     return { old, new in
-        let answer = fn(old.pointer, new.pointer, context.ctx)
+        let answer = callback.fn.unsafelyUnwrapped(old.pointer, new.pointer, callback.ctx)
         if answer < 0 { throw CError.callback("did_change", code: answer) }
         return answer != 0
     }
 }
 
-func transformClosure(_ fn: dfs_transform_fn?, _ context: CallbackContext, output: ValueType) throws -> (CValue) throws -> CValue {
-    guard let fn else { throw CError.null("transform") }
+func transformClosure(_ callback: CCallback<dfs_transform_fn>, output: ValueType) throws -> (CValue) throws -> CValue {
+    guard callback.fn != nil else { throw CError.null("transform") }
+    callback.output = output
     return { value in
         var result: UnsafeRawPointer?
-        let code = fn(value.pointer, &result, context.ctx)
+        let code = callback.fn.unsafelyUnwrapped(value.pointer, &result, callback.ctx)
+        let output = callback.output.unsafelyUnwrapped
         if code != 0 {
             // A transform that failed after producing a value: do not leak it.
             if let result { output.releaseFn?(result, output.context.ctx) }
@@ -83,10 +106,10 @@ public func dfs_diffuser_into_always(
     _ type: OpaquePointer?, _ effect: dfs_effect_fn?, _ ctx: UnsafeMutableRawPointer?,
     _ destroy: dfs_destroy_fn?, _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> dfs_status {
-    let context = CallbackContext(ctx, destroy)
+    let callback = CCallback(effect, ctx, destroy)
     return produce(out) {
         let valueType = try lookupType(type)
-        return try publish(.intoAlways(throwing: effectClosure(effect, context)), valueType)
+        return try publish(.intoAlways(throwing: effectClosure(callback)), valueType)
     }
 }
 
@@ -95,11 +118,10 @@ public func dfs_diffuser_into(
     _ type: OpaquePointer?, _ effect: dfs_effect_fn?, _ ctx: UnsafeMutableRawPointer?,
     _ destroy: dfs_destroy_fn?, _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> dfs_status {
-    let context = CallbackContext(ctx, destroy)
+    let callback = CCallback(effect, ctx, destroy)
     return produce(out) {
         let valueType = try lookupType(type)
-        let leaf = Diffuser<CValue>.intoAlways(throwing: try effectClosure(effect, context))
-        return try publish(.intoWhen(throwing: inequality(valueType), leaf), valueType)
+        return try publish(.intoWhen(throwing: inequality(valueType), effect: effectClosure(callback)), valueType)
     }
 }
 
@@ -108,10 +130,10 @@ public func dfs_diffuser_into_once(
     _ type: OpaquePointer?, _ effect: dfs_effect_fn?, _ ctx: UnsafeMutableRawPointer?,
     _ destroy: dfs_destroy_fn?, _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> dfs_status {
-    let context = CallbackContext(ctx, destroy)
+    let callback = CCallback(effect, ctx, destroy)
     return produce(out) {
         let valueType = try lookupType(type)
-        return try publish(.intoOnce(.intoAlways(throwing: effectClosure(effect, context))), valueType)
+        return try publish(.intoOnce(throwing: effectClosure(callback)), valueType)
     }
 }
 
@@ -120,9 +142,9 @@ public func dfs_diffuser_into_when(
     _ didChange: dfs_did_change_fn?, _ ctx: UnsafeMutableRawPointer?, _ destroy: dfs_destroy_fn?,
     _ child: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> dfs_status {
-    let context = CallbackContext(ctx, destroy)
+    let callback = CCallback(didChange, ctx, destroy)
     return produce(out) {
-        let predicate = try didChangeClosure(didChange, context)
+        let predicate = try didChangeClosure(callback)
         let inner = try lookupDiffuser(child, "child")
         return try publish(.intoWhen(throwing: predicate, inner.diffuser), inner.type.type)
     }
@@ -135,13 +157,12 @@ public func dfs_diffuser_into_when_effect(
     _ effect: dfs_effect_fn?, _ effectCtx: UnsafeMutableRawPointer?, _ effectDestroy: dfs_destroy_fn?,
     _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> dfs_status {
-    let predicateContext = CallbackContext(didChangeCtx, didChangeDestroy)
-    let effectContext = CallbackContext(effectCtx, effectDestroy)
+    let predicateCallback = CCallback(didChange, didChangeCtx, didChangeDestroy)
+    let effectCallback = CCallback(effect, effectCtx, effectDestroy)
     return produce(out) {
         let valueType = try lookupType(type)
-        let predicate = try didChangeClosure(didChange, predicateContext)
-        let leaf = Diffuser<CValue>.intoAlways(throwing: try effectClosure(effect, effectContext))
-        return try publish(.intoWhen(throwing: predicate, leaf), valueType)
+        let predicate = try didChangeClosure(predicateCallback)
+        return try publish(.intoWhen(throwing: predicate, effect: effectClosure(effectCallback)), valueType)
     }
 }
 
@@ -173,11 +194,11 @@ public func dfs_diffuser_map(
     _ type: OpaquePointer?, _ transform: dfs_transform_fn?, _ ctx: UnsafeMutableRawPointer?,
     _ destroy: dfs_destroy_fn?, _ child: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> dfs_status {
-    let context = CallbackContext(ctx, destroy)
+    let callback = CCallback(transform, ctx, destroy)
     return produce(out) {
         let valueType = try lookupType(type)
         let inner = try lookupDiffuser(child, "child")
-        let select = try transformClosure(transform, context, output: inner.type.type)
+        let select = try transformClosure(callback, output: inner.type.type)
         return try publish(.map(throwing: select, inner.diffuser), valueType)
     }
 }

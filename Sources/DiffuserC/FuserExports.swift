@@ -124,11 +124,11 @@ public func dfs_fuser_extract(
     _ type: OpaquePointer?, _ transform: dfs_transform_fn?, _ ctx: UnsafeMutableRawPointer?,
     _ destroy: dfs_destroy_fn?, _ child: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> dfs_status {
-    let context = CallbackContext(ctx, destroy)
+    let callback = CCallback(transform, ctx, destroy)
     return produce(out) {
         let valueType = try lookupType(type)
         let inner = try lookupFuser(child, "child")
-        let convert = try transformClosure(transform, context, output: valueType)
+        let convert = try transformClosure(callback, output: valueType)
         return try publish(.extract(throwing: convert, inner.fuser), valueType)
     }
 }
@@ -150,11 +150,11 @@ public func dfs_fuser_extract_unless_null(
     _ type: OpaquePointer?, _ transform: dfs_transform_fn?, _ ctx: UnsafeMutableRawPointer?,
     _ destroy: dfs_destroy_fn?, _ child: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> dfs_status {
-    let context = CallbackContext(ctx, destroy)
+    let callback = CCallback(transform, ctx, destroy)
     return produce(out) {
         let valueType = try lookupType(type)
         let inner = try lookupFuser(child, "child")
-        let convert = try transformClosure(transform, context, output: valueType)
+        let convert = try transformClosure(callback, output: valueType)
         return try publish(.extractUnlessNil(throwing: { event in
             let value = try convert(event)
             return value.pointer == nil ? nil : value
@@ -167,10 +167,10 @@ public func dfs_fuser_connect(
     _ fuser: OpaquePointer?, _ effect: dfs_effect_fn?, _ ctx: UnsafeMutableRawPointer?,
     _ destroy: dfs_destroy_fn?, _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> dfs_status {
-    let context = CallbackContext(ctx, destroy)
+    let callback = CCallback(effect, ctx, destroy)
     return produce(out) {
         let target = try lookupFuser(fuser)
-        let connection = try target.fuser.tryConnect(effectClosure(effect, context))
+        let connection = try target.fuser.tryConnect(effectClosure(callback))
         return handles.insert(CDisposable(connection), kind: .disposable)
     }
 }

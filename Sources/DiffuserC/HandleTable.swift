@@ -35,8 +35,9 @@ final class HandleTable: @unchecked Sendable {
     }
 
     private let lock = Lock()
-    private var slots: [Slot] = []
-    private var free: [Int] = []
+    // Guarded by `lock`, so the runtime's exclusivity checks would only add cost.
+    @exclusivity(unchecked) private var slots: [Slot] = []
+    @exclusivity(unchecked) private var free: [Int] = []
 
     static let shared = HandleTable()
 
