@@ -1,0 +1,422 @@
+package io.diffuser.bench;
+
+import io.diffuser.Effect;
+import io.diffuser.diffuser.Diffuser;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.Supplier;
+
+/**
+ * The Java binding against hand-written caching code on the 1,000-leaf model of
+ * bench/swift: a screen of 100 sections of 10 fields (5 Strings, 5 ints).
+ *
+ * <ul>
+ *   <li>{@code library}: {@code intoAll(sections: map(section_i, intoAll(fields: map(field_j,
+ *       into(sink)))))} through the binding;
+ *   <li>{@code hand}: flat arrays of previous leaf values, every leaf compared with equals;
+ *   <li>{@code hand-tree}: compare the screen, then each section, then each leaf of a
+ *       changed section.
+ * </ul>
+ *
+ * <p>Scenarios: unchanged-same, unchanged-equal, one-leaf, one-leaf-deep, ten-pct (runs
+ * alternate between two models), and build (constructing the renderer). ns per run (or
+ * per build); medians of interleaved rounds in one JVM, after warm-up rounds.
+ *
+ * <pre>
+ *   gradle bench [-PbenchArgs='--rounds 15 --tsv']
+ *   java -cp build/libs/diffuser-0.1.0.jar:build/classes/java/bench io.diffuser.bench.Bench [--rounds N] [--tsv]
+ * </pre>
+ */
+public final class Bench {
+  private Bench() {}
+
+  static final int SECTIONS = 100;
+  static final int FIELDS = 10;
+  static final int LEAVES = SECTIONS * FIELDS;
+
+  // ---------------------------------------------------------------------------------
+  // Model
+
+  /** One section: five Strings and five ints. */
+  static final class Section {
+    final String s0, s1, s2, s3, s4;
+    final int i0, i1, i2, i3, i4;
+
+    Section(String s0, String s1, String s2, String s3, String s4, int i0, int i1, int i2, int i3, int i4) {
+      this.s0 = s0;
+      this.s1 = s1;
+      this.s2 = s2;
+      this.s3 = s3;
+      this.s4 = s4;
+      this.i0 = i0;
+      this.i1 = i1;
+      this.i2 = i2;
+      this.i3 = i3;
+      this.i4 = i4;
+    }
+
+    String s(int k) {
+      switch (k) {
+        case 0: return s0;
+        case 1: return s1;
+        case 2: return s2;
+        case 3: return s3;
+        default: return s4;
+      }
+    }
+
+    int i(int k) {
+      switch (k) {
+        case 0: return i0;
+        case 1: return i1;
+        case 2: return i2;
+        case 3: return i3;
+        default: return i4;
+      }
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      if (this == o) return true;
+      if (!(o instanceof Section)) return false;
+      Section x = (Section) o;
+      return i0 == x.i0 && i1 == x.i1 && i2 == x.i2 && i3 == x.i3 && i4 == x.i4
+          && s0.equals(x.s0) && s1.equals(x.s1) && s2.equals(x.s2) && s3.equals(x.s3) && s4.equals(x.s4);
+    }
+
+    @Override
+    public int hashCode() {
+      return ((s0.hashCode() * 31 + s1.hashCode()) * 31 + i0) * 31 + i4;
+    }
+  }
+
+  /** The screen: 100 sections. */
+  static final class Screen {
+    final Section[] sections;
+
+    Screen(Section[] sections) {
+      this.sections = sections;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      if (this == o) return true;
+      return o instanceof Screen && Arrays.equals(sections, ((Screen) o).sections);
+    }
+
+    @Override
+    public int hashCode() {
+      return Arrays.hashCode(sections);
+    }
+  }
+
+  static long sinkAccumulator;
+
+  static void sink(long value) {
+    sinkAccumulator = sinkAccumulator * 31 + value;
+  }
+
+  static long stringHash(String s) {
+    return s.length() + (s.isEmpty() ? 0 : s.charAt(0));
+  }
+
+  static long fieldHash(Section section, int j) {
+    return j < 5 ? stringHash(section.s(j)) : section.i(j - 5);
+  }
+
+  /** A string equal to {@code s} with its own character storage. */
+  static String deepCopy(String s) {
+    return new String(s.toCharArray());
+  }
+
+  static Section deepCopy(Section x) {
+    return new Section(deepCopy(x.s0), deepCopy(x.s1), deepCopy(x.s2), deepCopy(x.s3), deepCopy(x.s4),
+        x.i0, x.i1, x.i2, x.i3, x.i4);
+  }
+
+  static Screen deepCopy(Screen screen) {
+    Section[] sections = new Section[SECTIONS];
+    for (int i = 0; i < SECTIONS; i++) sections[i] = deepCopy(screen.sections[i]);
+    return new Screen(sections);
+  }
+
+  static Screen makeScreen(int seed) {
+    Section[] sections = new Section[SECTIONS];
+    for (int i = 0; i < SECTIONS; i++) {
+      String[] t = new String[5];
+      for (int j = 0; j < 5; j++) t[j] = "section-" + i + "-field-" + j + "-value-" + seed;
+      sections[i] = new Section(t[0], t[1], t[2], t[3], t[4], i * 10, i * 10 + 1, i * 10 + 2, i * 10 + 3, i * 10 + 4);
+    }
+    return new Screen(sections);
+  }
+
+  /** A copy of {@code screen} with leaf {@code leaf} changed; other sections are shared. */
+  static Screen edit(Screen screen, int leaf, int generation) {
+    int i = leaf / FIELDS;
+    int j = leaf % FIELDS;
+    Section x = screen.sections[i];
+    String marker = "changed-leaf-" + leaf + "-generation-" + generation;
+    int number = -generation - leaf;
+    String[] s = {x.s0, x.s1, x.s2, x.s3, x.s4};
+    int[] n = {x.i0, x.i1, x.i2, x.i3, x.i4};
+    if (j < 5) s[j] = marker;
+    else n[j - 5] = number;
+    Section[] sections = screen.sections.clone();
+    sections[i] = new Section(s[0], s[1], s[2], s[3], s[4], n[0], n[1], n[2], n[3], n[4]);
+    return new Screen(sections);
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Renderers
+
+  interface Renderer {
+    void render(Screen screen);
+  }
+
+  /** The library. */
+  static final class LibraryRenderer implements Renderer {
+    final Diffuser<Screen> diffuser;
+
+    LibraryRenderer() {
+      List<Diffuser<Screen>> sections = new ArrayList<>(SECTIONS);
+      for (int i = 0; i < SECTIONS; i++) {
+        final int index = i;
+        sections.add(Diffuser.map((Screen screen) -> screen.sections[index], section()));
+      }
+      diffuser = Diffuser.intoAll(sections);
+    }
+
+    static Diffuser<Section> section() {
+      Effect<String> text = s -> sink(stringHash(s));
+      Effect<Integer> number = n -> sink(n);
+      List<Diffuser<Section>> leaves = new ArrayList<>(FIELDS);
+      leaves.add(Diffuser.map((Section x) -> x.s0, Diffuser.into(text)));
+      leaves.add(Diffuser.map((Section x) -> x.s1, Diffuser.into(text)));
+      leaves.add(Diffuser.map((Section x) -> x.s2, Diffuser.into(text)));
+      leaves.add(Diffuser.map((Section x) -> x.s3, Diffuser.into(text)));
+      leaves.add(Diffuser.map((Section x) -> x.s4, Diffuser.into(text)));
+      leaves.add(Diffuser.map((Section x) -> x.i0, Diffuser.into(number)));
+      leaves.add(Diffuser.map((Section x) -> x.i1, Diffuser.into(number)));
+      leaves.add(Diffuser.map((Section x) -> x.i2, Diffuser.into(number)));
+      leaves.add(Diffuser.map((Section x) -> x.i3, Diffuser.into(number)));
+      leaves.add(Diffuser.map((Section x) -> x.i4, Diffuser.into(number)));
+      return Diffuser.intoAll(leaves);
+    }
+
+    @Override
+    public void render(Screen screen) {
+      diffuser.run(screen);
+    }
+  }
+
+  /** Flat arrays of previous leaf values, every leaf compared each run. */
+  static final class HandRenderer implements Renderer {
+    final String[] strings = new String[SECTIONS * 5];
+    final int[] ints = new int[SECTIONS * 5];
+    final boolean[] seen = new boolean[SECTIONS * 5];
+
+    @Override
+    public void render(Screen screen) {
+      for (int i = 0; i < SECTIONS; i++) {
+        Section x = screen.sections[i];
+        int base = i * 5;
+        string(base, x.s0);
+        string(base + 1, x.s1);
+        string(base + 2, x.s2);
+        string(base + 3, x.s3);
+        string(base + 4, x.s4);
+        number(base, x.i0);
+        number(base + 1, x.i1);
+        number(base + 2, x.i2);
+        number(base + 3, x.i3);
+        number(base + 4, x.i4);
+      }
+    }
+
+    private void string(int k, String v) {
+      if (!v.equals(strings[k])) {
+        sink(stringHash(v));
+        strings[k] = v;
+      }
+    }
+
+    private void number(int k, int v) {
+      if (!seen[k] || ints[k] != v) {
+        sink(v);
+        ints[k] = v;
+        seen[k] = true;
+      }
+    }
+  }
+
+  /** The diffuser's pruning by hand: screen, then section, then leaf. */
+  static final class HandTreeRenderer implements Renderer {
+    Screen screen;
+    final Section[] sections = new Section[SECTIONS];
+
+    @Override
+    public void render(Screen next) {
+      if (screen != null && screen.equals(next)) return;
+      for (int i = 0; i < SECTIONS; i++) {
+        Section x = next.sections[i];
+        Section old = sections[i];
+        if (old == null) {
+          for (int j = 0; j < FIELDS; j++) sink(fieldHash(x, j));
+          sections[i] = x;
+          continue;
+        }
+        if (old.equals(x)) continue;
+        if (!old.s0.equals(x.s0)) sink(stringHash(x.s0));
+        if (!old.s1.equals(x.s1)) sink(stringHash(x.s1));
+        if (!old.s2.equals(x.s2)) sink(stringHash(x.s2));
+        if (!old.s3.equals(x.s3)) sink(stringHash(x.s3));
+        if (!old.s4.equals(x.s4)) sink(stringHash(x.s4));
+        if (old.i0 != x.i0) sink(x.i0);
+        if (old.i1 != x.i1) sink(x.i1);
+        if (old.i2 != x.i2) sink(x.i2);
+        if (old.i3 != x.i3) sink(x.i3);
+        if (old.i4 != x.i4) sink(x.i4);
+        sections[i] = x;
+      }
+      screen = next;
+    }
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Measuring
+
+  static final class Scenario {
+    final String name;
+    final Screen first;
+    final Screen second;
+
+    Scenario(String name, Screen first, Screen second) {
+      this.name = name;
+      this.first = first;
+      this.second = second;
+    }
+  }
+
+  static List<Scenario> scenarios() {
+    Screen base = makeScreen(1);
+    Screen oneLeaf = edit(base, 537, 1);
+    Screen deepBase = deepCopy(base);
+    Screen oneLeafDeep = edit(deepCopy(base), 537, 1);
+    Screen tenPct = base;
+    for (int leaf = 3; leaf < LEAVES; leaf += 10) tenPct = edit(tenPct, leaf, 1);
+    return Arrays.asList(
+        new Scenario("unchanged-same", base, base),
+        new Scenario("unchanged-equal", base, deepCopy(base)),
+        new Scenario("one-leaf", base, oneLeaf),
+        new Scenario("one-leaf-deep", deepBase, oneLeafDeep),
+        new Scenario("ten-pct", base, tenPct));
+  }
+
+  /** ns per run of a new renderer alternating between the scenario's two models. */
+  static double measureRuns(Supplier<Renderer> make, Scenario scenario, int iterations) {
+    Renderer renderer = make.get();
+    renderer.render(scenario.first);
+    renderer.render(scenario.second);
+    long start = System.nanoTime();
+    for (int i = 0; i < iterations; i++) {
+      renderer.render((i & 1) == 0 ? scenario.first : scenario.second);
+    }
+    return (double) (System.nanoTime() - start) / iterations;
+  }
+
+  static Object keepAlive;
+
+  /** ns to construct a renderer. */
+  static double measureBuild(Supplier<Renderer> make, int iterations) {
+    List<Renderer> built = new ArrayList<>(iterations);
+    long start = System.nanoTime();
+    for (int i = 0; i < iterations; i++) built.add(make.get());
+    long elapsed = System.nanoTime() - start;
+    keepAlive = built;
+    return (double) elapsed / iterations;
+  }
+
+  static double median(List<Double> xs) {
+    List<Double> s = new ArrayList<>(xs);
+    s.sort(null);
+    int n = s.size();
+    return n % 2 == 1 ? s.get(n / 2) : (s.get(n / 2 - 1) + s.get(n / 2)) / 2;
+  }
+
+  /**
+   * Runs the benchmark.
+   *
+   * @param args {@code [--rounds N] [--warmup N] [--tsv]}
+   */
+  public static void main(String[] args) {
+    int rounds = 15;
+    int warmup = 5;
+    boolean tsv = false;
+    for (int k = 0; k < args.length; k++) {
+      switch (args[k]) {
+        case "--rounds": rounds = Integer.parseInt(args[++k]); break;
+        case "--warmup": warmup = Integer.parseInt(args[++k]); break;
+        case "--tsv": tsv = true; break;
+        case "": break;
+        default:
+          System.err.println("usage: Bench [--rounds N] [--warmup N] [--tsv]");
+          System.exit(2);
+      }
+    }
+    Supplier<Renderer> lib = LibraryRenderer::new;
+    Supplier<Renderer> hand = HandRenderer::new;
+    Supplier<Renderer> tree = HandTreeRenderer::new;
+
+    List<String> names = new ArrayList<>();
+    List<double[]> medians = new ArrayList<>();
+    for (Scenario scenario : scenarios()) {
+      List<Double> l = new ArrayList<>(), h = new ArrayList<>(), t = new ArrayList<>();
+      for (int r = 0; r < warmup + rounds; r++) {
+        double a = measureRuns(lib, scenario, 400);
+        double b = measureRuns(hand, scenario, 400);
+        double c = measureRuns(tree, scenario, 400);
+        if (r >= warmup) {
+          l.add(a);
+          h.add(b);
+          t.add(c);
+        }
+      }
+      names.add(scenario.name);
+      medians.add(new double[] {median(l), median(h), median(t)});
+    }
+    {
+      List<Double> l = new ArrayList<>(), h = new ArrayList<>(), t = new ArrayList<>();
+      for (int r = 0; r < warmup + rounds; r++) {
+        double a = measureBuild(lib, 40);
+        double b = measureBuild(hand, 40);
+        double c = measureBuild(tree, 40);
+        if (r >= warmup) {
+          l.add(a);
+          h.add(b);
+          t.add(c);
+        }
+      }
+      names.add("build");
+      medians.add(new double[] {median(l), median(h), median(t)});
+    }
+
+    if (tsv) {
+      for (int k = 0; k < names.size(); k++) {
+        double[] m = medians.get(k);
+        System.out.println("java\t" + names.get(k) + "\t" + m[0] + "\t" + m[1] + "\t" + m[2]);
+      }
+    } else {
+      System.out.println("Diffuser Java benchmark: 100 sections x 10 fields, median of " + rounds
+          + " interleaved rounds (after " + warmup + " warm-up rounds)");
+      System.out.println("scenario          library ns    hand ns  hand-tree ns   x hand  x hand-tree");
+      for (int k = 0; k < names.size(); k++) {
+        double[] m = medians.get(k);
+        System.out.println(String.format(Locale.ROOT, "%-16s%12.0f%11.0f%14.0f%9.2f%13.2f",
+            names.get(k), m[0], m[1], m[2], m[0] / m[1], m[0] / m[2]));
+      }
+    }
+    System.out.println("(sink " + Math.floorMod(sinkAccumulator, 1000L) + ")");
+  }
+}

@@ -1,0 +1,684 @@
+/*
+ * diffuser_jni.c — the JNI glue of the Java binding (package io.diffuser).
+ *
+ * It turns Java objects into C ABI values and callbacks, and C ABI statuses back into
+ * Java exceptions. It has no behaviour of its own: caching, gating, ordering, locking
+ * and dispatch all happen in libdiffuser.so, reached only through diffuser.h.
+ *
+ * Values. Java objects travel as jobject pointers described by one dfs_type, created in
+ * JNI_OnLoad: equal calls java.util.Objects.equals, retain makes a global reference,
+ * release deletes it. Java null is the NULL pointer. A value passed to a run or an
+ * emission is the caller's local reference, borrowed for the call; the core retains
+ * (as a global reference) whatever it keeps longer.
+ *
+ * Callbacks. Every user object given to the core (Effect, Function, DidChange, Source)
+ * is held by a global reference that the callback's destroy function deletes.
+ * Callbacks may run on any thread: one the JVM does not know is attached for the
+ * duration of the callback and detached again before it returns.
+ *
+ * Exceptions. After every upcall the glue checks for an exception. If there is one, it
+ * clears it and returns an error to the core. When a Java caller (a native method of
+ * io.diffuser.internal.Native) is waiting on the same thread, the Throwable is kept in a
+ * thread-local slot (the first one of the call wins, matching the core, which reports
+ * the first failure); when the core call returns DFS_ERR_CALLBACK, that same Throwable
+ * is thrown to the Java caller. Other statuses become IllegalStateException,
+ * NullPointerException, IllegalArgumentException or OutOfMemoryError carrying
+ * dfs_last_error(). A callback reached from C code with no Java caller below it (a C
+ * source emitting on its own thread) only sets dfs_set_error() to the exception's text.
+ */
+#include <jni.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diffuser.h"
+
+#define DFSJ_JNI_VERSION JNI_VERSION_1_8
+#define NATIVE_CLASS "io/diffuser/internal/Native"
+
+static JavaVM *g_vm;
+/* The value type of Java objects. */
+static dfs_type *g_type;
+
+/* Classes and methods, resolved once in JNI_OnLoad. */
+static jclass c_objects, c_effect, c_function, c_did_change, c_source, c_disposable,
+    c_dispatch_effect, c_npe, c_ise, c_iae, c_oome;
+static jmethodID m_objects_equals, m_effect_run, m_function_apply, m_did_change_test,
+    m_source_connect, m_disposable_dispose, m_dispatch_effect_init, m_object_to_string;
+
+/* Per thread: the Throwable of a failed upcall waiting for its Java caller, and how many
+ * native methods of this glue are running on the thread (callbacks keep a Throwable
+ * only if one is, since only it can rethrow it). */
+static __thread jthrowable t_pending;
+static __thread int t_depth;
+
+/* ------------------------------------------------------------------------------------
+ * Threads: the JNIEnv of the calling thread, attaching it if the JVM does not know it
+ * ------------------------------------------------------------------------------------ */
+
+typedef struct {
+    JNIEnv *env;
+    int attached;
+} upcall_env;
+
+static int env_enter(upcall_env *u) {
+    u->env = NULL;
+    u->attached = 0;
+    jint r = (*g_vm)->GetEnv(g_vm, (void **)&u->env, DFSJ_JNI_VERSION);
+    if (r == JNI_OK) return 0;
+    if (r == JNI_EDETACHED) {
+        JavaVMAttachArgs args = {DFSJ_JNI_VERSION, (char *)"diffuser-native-callback", NULL};
+        if ((*g_vm)->AttachCurrentThreadAsDaemon(g_vm, (void **)&u->env, &args) == JNI_OK) {
+            u->attached = 1;
+            return 0;
+        }
+    }
+    dfs_set_error("diffuser JNI: cannot attach the calling thread to the JVM");
+    return -1;
+}
+
+static void env_leave(upcall_env *u) {
+    if (u->attached) (*g_vm)->DetachCurrentThread(g_vm);
+}
+
+/* ------------------------------------------------------------------------------------
+ * Exceptions
+ * ------------------------------------------------------------------------------------ */
+
+/* Sets dfs_set_error() to the Throwable's toString(), best effort. */
+static void describe(JNIEnv *env, jthrowable ex) {
+    jstring text = (jstring)(*env)->CallObjectMethod(env, ex, m_object_to_string);
+    if ((*env)->ExceptionCheck(env)) {
+        (*env)->ExceptionClear(env);
+        dfs_set_error("a Java callback threw (toString() failed too)");
+        return;
+    }
+    if (text == NULL) {
+        dfs_set_error("a Java callback threw");
+        return;
+    }
+    const char *chars = (*env)->GetStringUTFChars(env, text, NULL);
+    if (chars != NULL) {
+        dfs_set_error(chars);
+        (*env)->ReleaseStringUTFChars(env, text, chars);
+    } else {
+        (*env)->ExceptionClear(env);
+        dfs_set_error("a Java callback threw");
+    }
+    (*env)->DeleteLocalRef(env, text);
+}
+
+/* After an upcall: 0 if it returned normally. Otherwise clears the exception, keeps it
+ * for the Java caller (if any, and if none is kept already) and returns 1. */
+static int upcall_failed(JNIEnv *env) {
+    if (!(*env)->ExceptionCheck(env)) return 0;
+    jthrowable ex = (*env)->ExceptionOccurred(env);
+    (*env)->ExceptionClear(env);
+    describe(env, ex);
+    if (t_depth > 0 && t_pending == NULL) t_pending = (jthrowable)(*env)->NewGlobalRef(env, ex);
+    (*env)->DeleteLocalRef(env, ex);
+    return 1;
+}
+
+/* Makes a Throwable of class `cls` the pending upcall failure, as if a callback threw it. */
+static void fail_with(JNIEnv *env, jclass cls, const char *message) {
+    (*env)->ThrowNew(env, cls, message);
+    upcall_failed(env);
+}
+
+/* A native method's bracket around core calls: it gets the Throwables of the callbacks
+ * it causes, and leaves an outer call's Throwable (this is a nested call from inside an
+ * upcall) untouched. */
+typedef struct {
+    jthrowable saved;
+} entry;
+
+static inline void enter(entry *e) {
+    e->saved = t_pending;
+    t_pending = NULL;
+    t_depth++;
+}
+
+static inline jthrowable leave(entry *e) {
+    jthrowable mine = t_pending;
+    t_pending = e->saved;
+    t_depth--;
+    return mine;
+}
+
+static void throw_status(JNIEnv *env, dfs_status status) {
+    jclass cls;
+    switch (status) {
+    case DFS_ERR_NULL: cls = c_npe; break;
+    case DFS_ERR_ARGUMENT:
+    case DFS_ERR_TYPE: cls = c_iae; break;
+    case DFS_ERR_MEMORY: cls = c_oome; break;
+    default: cls = c_ise; break;
+    }
+    char message[1024];
+    snprintf(message, sizeof message, "%s: %s", dfs_status_name(status), dfs_last_error());
+    (*env)->ThrowNew(env, cls, message);
+}
+
+/* Turns the outcome of a core call into the Java outcome of the native method: nothing,
+ * the callback's own Throwable, or an exception for the status. `thrown` is what
+ * leave() returned. With rethrow_on_ok, a Throwable kept although the core call
+ * succeeded is thrown too (a Disposable.dispose() that failed during a dispose, which
+ * the core cannot report). */
+static void finish(JNIEnv *env, dfs_status status, jthrowable thrown, int rethrow_on_ok) {
+    if (thrown != NULL && (status == DFS_ERR_CALLBACK || (status == DFS_OK && rethrow_on_ok))) {
+        (*env)->Throw(env, thrown);
+        (*env)->DeleteGlobalRef(env, thrown);
+        return;
+    }
+    if (thrown != NULL) (*env)->DeleteGlobalRef(env, thrown);
+    if (status != DFS_OK) throw_status(env, status);
+}
+
+/* ------------------------------------------------------------------------------------
+ * The value type of Java objects
+ * ------------------------------------------------------------------------------------ */
+
+static int value_equal(const void *a, const void *b, void *ctx) {
+    (void)ctx;
+    if (a == b) return 1;
+    if (a == NULL || b == NULL) return 0;
+    upcall_env u;
+    if (env_enter(&u)) return -1;
+    jboolean same = (*u.env)->CallStaticBooleanMethod(u.env, c_objects, m_objects_equals,
+                                                      (jobject)a, (jobject)b);
+    int result = upcall_failed(u.env) ? -1 : (same ? 1 : 0);
+    env_leave(&u);
+    return result;
+}
+
+static const void *value_retain(const void *value, void *ctx) {
+    (void)ctx;
+    upcall_env u;
+    if (env_enter(&u)) return NULL;
+    jobject kept = (*u.env)->NewGlobalRef(u.env, (jobject)value);
+    if (kept == NULL && (*u.env)->ExceptionCheck(u.env)) (*u.env)->ExceptionClear(u.env);
+    env_leave(&u);
+    return kept;
+}
+
+static void value_release(const void *value, void *ctx) {
+    (void)ctx;
+    upcall_env u;
+    if (env_enter(&u)) return;
+    (*u.env)->DeleteGlobalRef(u.env, (jobject)value);
+    env_leave(&u);
+}
+
+/* destroy of every callback: drops the global reference to the Java object. */
+static void destroy_ref(void *ctx) {
+    if (ctx == NULL) return;
+    upcall_env u;
+    if (env_enter(&u)) return;
+    (*u.env)->DeleteGlobalRef(u.env, (jobject)ctx);
+    env_leave(&u);
+}
+
+/* ------------------------------------------------------------------------------------
+ * Callbacks: upcalls into user objects
+ * ------------------------------------------------------------------------------------ */
+
+static int effect_cb(const void *value, void *ctx) {
+    upcall_env u;
+    if (env_enter(&u)) return -1;
+    (*u.env)->CallVoidMethod(u.env, (jobject)ctx, m_effect_run, (jobject)value);
+    int failed = upcall_failed(u.env);
+    env_leave(&u);
+    return failed;
+}
+
+static int did_change_cb(const void *old_value, const void *new_value, void *ctx) {
+    upcall_env u;
+    if (env_enter(&u)) return -1;
+    jboolean changed = (*u.env)->CallBooleanMethod(u.env, (jobject)ctx, m_did_change_test,
+                                                   (jobject)old_value, (jobject)new_value);
+    int result = upcall_failed(u.env) ? -1 : (changed ? 1 : 0);
+    env_leave(&u);
+    return result;
+}
+
+/* Function.apply; the result goes to the core as a new global reference (the core
+ * releases it through the value type). */
+static int transform_cb(const void *value, const void **out, void *ctx) {
+    *out = NULL;
+    upcall_env u;
+    if (env_enter(&u)) return -1;
+    JNIEnv *env = u.env;
+    int failed = 0;
+    jobject result = (*env)->CallObjectMethod(env, (jobject)ctx, m_function_apply, (jobject)value);
+    if (upcall_failed(env)) {
+        failed = 1;
+    } else if (result != NULL) {
+        *out = (*env)->NewGlobalRef(env, result);
+        (*env)->DeleteLocalRef(env, result);
+        if (*out == NULL) {
+            if ((*env)->ExceptionCheck(env)) upcall_failed(env);
+            else fail_with(env, c_oome, "cannot make a global reference");
+            failed = 1;
+        }
+    }
+    env_leave(&u);
+    return failed;
+}
+
+/* Source.connect(effect), with an io.diffuser.internal.DispatchEffect wrapping the
+ * dispatch; the returned Disposable is the connection. */
+static int source_connect_cb(dfs_dispatch *dispatch, void *ctx, void **connection) {
+    *connection = NULL;
+    upcall_env u;
+    if (env_enter(&u)) return -1;
+    JNIEnv *env = u.env;
+    int failed = 1;
+    jobject effect = (*env)->NewObject(env, c_dispatch_effect, m_dispatch_effect_init,
+                                       (jlong)(intptr_t)dispatch);
+    if (upcall_failed(env)) goto done;
+    jobject disposable = (*env)->CallObjectMethod(env, (jobject)ctx, m_source_connect, effect);
+    (*env)->DeleteLocalRef(env, effect);
+    if (upcall_failed(env)) goto done;
+    if (disposable == NULL) {
+        fail_with(env, c_npe, "Source.connect returned null instead of a Disposable");
+        goto done;
+    }
+    *connection = (*env)->NewGlobalRef(env, disposable);
+    (*env)->DeleteLocalRef(env, disposable);
+    if (*connection == NULL) {
+        if ((*env)->ExceptionCheck(env)) upcall_failed(env);
+        else fail_with(env, c_oome, "cannot make a global reference");
+        goto done;
+    }
+    failed = 0;
+done:
+    env_leave(&u);
+    return failed;
+}
+
+/* Disposable.dispose() of a source connection. The C ABI cannot report a failure here;
+ * a Throwable is kept for the Java caller of the dispose (see Native.disposableDispose). */
+static void source_disconnect_cb(void *connection, void *ctx) {
+    (void)ctx;
+    if (connection == NULL) return;
+    upcall_env u;
+    if (env_enter(&u)) return;
+    (*u.env)->CallVoidMethod(u.env, (jobject)connection, m_disposable_dispose);
+    upcall_failed(u.env);
+    (*u.env)->DeleteGlobalRef(u.env, (jobject)connection);
+    env_leave(&u);
+}
+
+/* ------------------------------------------------------------------------------------
+ * Native methods of io.diffuser.internal.Native
+ * ------------------------------------------------------------------------------------ */
+
+#define H(type, handle) ((type *)(intptr_t)(handle))
+#define J(pointer) ((jlong)(intptr_t)(pointer))
+
+/* A global reference for a callback context; NULL (with an OutOfMemoryError thrown) if
+ * none could be made. */
+static jobject hold(JNIEnv *env, jobject object) {
+    jobject ref = (*env)->NewGlobalRef(env, object);
+    if (ref == NULL && !(*env)->ExceptionCheck(env))
+        (*env)->ThrowNew(env, c_oome, "cannot make a global reference");
+    return ref;
+}
+
+/* Copies a Java long[] of handles into a C array (malloc'd; NULL for an empty array). */
+static int handles_of(JNIEnv *env, jlongArray array, void ***out, size_t *count) {
+    *out = NULL;
+    jsize n = (*env)->GetArrayLength(env, array);
+    *count = (size_t)n;
+    if (n == 0) return 0;
+    jlong *raw = malloc(sizeof(jlong) * (size_t)n);
+    void **list = malloc(sizeof(void *) * (size_t)n);
+    if (raw == NULL || list == NULL) {
+        free(raw);
+        free(list);
+        (*env)->ThrowNew(env, c_oome, "out of memory");
+        return -1;
+    }
+    (*env)->GetLongArrayRegion(env, array, 0, n, raw);
+    for (jsize i = 0; i < n; i++) list[i] = (void *)(intptr_t)raw[i];
+    free(raw);
+    *out = list;
+    return 0;
+}
+
+typedef dfs_status (*effect_ctor)(dfs_type *, dfs_effect_fn, void *, dfs_destroy_fn, dfs_diffuser **);
+
+static jlong make_effect_diffuser(JNIEnv *env, effect_ctor ctor, jobject effect) {
+    jobject ref = hold(env, effect);
+    if (ref == NULL) return 0;
+    dfs_diffuser *out = NULL;
+    entry e;
+    enter(&e);
+    dfs_status status = ctor(g_type, effect_cb, ref, destroy_ref, &out);
+    finish(env, status, leave(&e), 0);
+    return J(out);
+}
+
+static jlong n_diffuser_into_always(JNIEnv *env, jclass cls, jobject effect) {
+    (void)cls;
+    return make_effect_diffuser(env, dfs_diffuser_into_always, effect);
+}
+
+static jlong n_diffuser_into(JNIEnv *env, jclass cls, jobject effect) {
+    (void)cls;
+    return make_effect_diffuser(env, dfs_diffuser_into, effect);
+}
+
+static jlong n_diffuser_into_once(JNIEnv *env, jclass cls, jobject effect) {
+    (void)cls;
+    return make_effect_diffuser(env, dfs_diffuser_into_once, effect);
+}
+
+static jlong n_diffuser_into_when(JNIEnv *env, jclass cls, jobject did_change, jlong child) {
+    (void)cls;
+    jobject ref = hold(env, did_change);
+    if (ref == NULL) return 0;
+    dfs_diffuser *out = NULL;
+    entry e;
+    enter(&e);
+    dfs_status status = dfs_diffuser_into_when(did_change_cb, ref, destroy_ref, H(dfs_diffuser, child), &out);
+    finish(env, status, leave(&e), 0);
+    return J(out);
+}
+
+static jlong n_diffuser_into_when_effect(JNIEnv *env, jclass cls, jobject did_change, jobject effect) {
+    (void)cls;
+    jobject predicate = hold(env, did_change);
+    if (predicate == NULL) return 0;
+    jobject action = hold(env, effect);
+    if (action == NULL) {
+        (*env)->DeleteGlobalRef(env, predicate);
+        return 0;
+    }
+    dfs_diffuser *out = NULL;
+    entry e;
+    enter(&e);
+    dfs_status status = dfs_diffuser_into_when_effect(g_type, did_change_cb, predicate, destroy_ref,
+                                                      effect_cb, action, destroy_ref, &out);
+    finish(env, status, leave(&e), 0);
+    return J(out);
+}
+
+static jlong n_diffuser_into_all(JNIEnv *env, jclass cls, jlongArray children) {
+    (void)cls;
+    void **list;
+    size_t count;
+    if (handles_of(env, children, &list, &count)) return 0;
+    dfs_diffuser *out = NULL;
+    entry e;
+    enter(&e);
+    dfs_status status = dfs_diffuser_into_all(g_type, (dfs_diffuser *const *)list, count, &out);
+    finish(env, status, leave(&e), 0);
+    free(list);
+    return J(out);
+}
+
+static jlong n_diffuser_into_always_all(JNIEnv *env, jclass cls, jlongArray children) {
+    (void)cls;
+    void **list;
+    size_t count;
+    if (handles_of(env, children, &list, &count)) return 0;
+    dfs_diffuser *out = NULL;
+    entry e;
+    enter(&e);
+    dfs_status status = dfs_diffuser_into_always_all(g_type, (dfs_diffuser *const *)list, count, &out);
+    finish(env, status, leave(&e), 0);
+    free(list);
+    return J(out);
+}
+
+static jlong n_diffuser_map(JNIEnv *env, jclass cls, jobject transform, jlong child) {
+    (void)cls;
+    jobject ref = hold(env, transform);
+    if (ref == NULL) return 0;
+    dfs_diffuser *out = NULL;
+    entry e;
+    enter(&e);
+    dfs_status status = dfs_diffuser_map(g_type, transform_cb, ref, destroy_ref, H(dfs_diffuser, child), &out);
+    finish(env, status, leave(&e), 0);
+    return J(out);
+}
+
+static void n_diffuser_run(JNIEnv *env, jclass cls, jlong diffuser, jobject value) {
+    (void)cls;
+    entry e;
+    enter(&e);
+    dfs_status status = dfs_diffuser_run(H(dfs_diffuser, diffuser), value);
+    finish(env, status, leave(&e), 0);
+}
+
+static void n_diffuser_release(JNIEnv *env, jclass cls, jlong diffuser) {
+    (void)cls;
+    entry e;
+    enter(&e);
+    dfs_status status = dfs_diffuser_release(H(dfs_diffuser, diffuser));
+    finish(env, status, leave(&e), 0);
+}
+
+static jlong n_fuser_from(JNIEnv *env, jclass cls, jobject source) {
+    (void)cls;
+    jobject ref = hold(env, source);
+    if (ref == NULL) return 0;
+    dfs_fuser *out = NULL;
+    entry e;
+    enter(&e);
+    dfs_status status = dfs_fuser_from(g_type, source_connect_cb, source_disconnect_cb, ref, destroy_ref, &out);
+    finish(env, status, leave(&e), 0);
+    return J(out);
+}
+
+static jlong n_fuser_from_all(JNIEnv *env, jclass cls, jlongArray children) {
+    (void)cls;
+    void **list;
+    size_t count;
+    if (handles_of(env, children, &list, &count)) return 0;
+    dfs_fuser *out = NULL;
+    entry e;
+    enter(&e);
+    dfs_status status = dfs_fuser_from_all(g_type, (dfs_fuser *const *)list, count, &out);
+    finish(env, status, leave(&e), 0);
+    free(list);
+    return J(out);
+}
+
+typedef dfs_status (*extract_ctor)(dfs_type *, dfs_transform_fn, void *, dfs_destroy_fn, dfs_fuser *, dfs_fuser **);
+
+static jlong make_extract(JNIEnv *env, extract_ctor ctor, jobject transform, jlong child) {
+    jobject ref = hold(env, transform);
+    if (ref == NULL) return 0;
+    dfs_fuser *out = NULL;
+    entry e;
+    enter(&e);
+    dfs_status status = ctor(g_type, transform_cb, ref, destroy_ref, H(dfs_fuser, child), &out);
+    finish(env, status, leave(&e), 0);
+    return J(out);
+}
+
+static jlong n_fuser_extract(JNIEnv *env, jclass cls, jobject transform, jlong child) {
+    (void)cls;
+    return make_extract(env, dfs_fuser_extract, transform, child);
+}
+
+static jlong n_fuser_extract_unless_null(JNIEnv *env, jclass cls, jobject transform, jlong child) {
+    (void)cls;
+    return make_extract(env, dfs_fuser_extract_unless_null, transform, child);
+}
+
+static jlong n_fuser_extract_constant(JNIEnv *env, jclass cls, jobject constant, jlong child) {
+    (void)cls;
+    dfs_fuser *out = NULL;
+    entry e;
+    enter(&e);
+    dfs_status status = dfs_fuser_extract_constant(g_type, constant, H(dfs_fuser, child), &out);
+    finish(env, status, leave(&e), 0);
+    return J(out);
+}
+
+static jlong n_fuser_connect(JNIEnv *env, jclass cls, jlong fuser, jobject effect) {
+    (void)cls;
+    jobject ref = hold(env, effect);
+    if (ref == NULL) return 0;
+    dfs_disposable *out = NULL;
+    entry e;
+    enter(&e);
+    dfs_status status = dfs_fuser_connect(H(dfs_fuser, fuser), effect_cb, ref, destroy_ref, &out);
+    finish(env, status, leave(&e), 0);
+    return J(out);
+}
+
+static void n_fuser_release(JNIEnv *env, jclass cls, jlong fuser) {
+    (void)cls;
+    entry e;
+    enter(&e);
+    dfs_status status = dfs_fuser_release(H(dfs_fuser, fuser));
+    finish(env, status, leave(&e), 0);
+}
+
+static void n_disposable_dispose(JNIEnv *env, jclass cls, jlong disposable) {
+    (void)cls;
+    entry e;
+    enter(&e);
+    dfs_status status = dfs_disposable_dispose(H(dfs_disposable, disposable));
+    finish(env, status, leave(&e), 1);
+}
+
+static void n_disposable_release(JNIEnv *env, jclass cls, jlong disposable) {
+    (void)cls;
+    entry e;
+    enter(&e);
+    dfs_status status = dfs_disposable_release(H(dfs_disposable, disposable));
+    finish(env, status, leave(&e), 0);
+}
+
+/* DispatchEffect.run: emits through the dispatch of a source connection. A dispatch
+ * whose connection ended is no longer a valid handle (DFS_ERR_HANDLE): the event is
+ * dropped, as events emitted after dispose are. */
+static void n_dispatch_emit(JNIEnv *env, jclass cls, jlong dispatch, jobject event) {
+    (void)cls;
+    entry e;
+    enter(&e);
+    dfs_status status = dfs_dispatch_emit(H(dfs_dispatch, dispatch), event);
+    if (status == DFS_ERR_HANDLE) status = DFS_OK;
+    finish(env, status, leave(&e), 0);
+}
+
+static jstring n_version(JNIEnv *env, jclass cls) {
+    (void)cls;
+    return (*env)->NewStringUTF(env, dfs_version());
+}
+
+static jint n_abi_version(JNIEnv *env, jclass cls) {
+    (void)env;
+    (void)cls;
+    return dfs_abi_version();
+}
+
+static jlong n_value_type(JNIEnv *env, jclass cls) {
+    (void)env;
+    (void)cls;
+    return J(g_type);
+}
+
+static const JNINativeMethod native_methods[] = {
+    {"diffuserIntoAlways", "(Lio/diffuser/Effect;)J", (void *)n_diffuser_into_always},
+    {"diffuserInto", "(Lio/diffuser/Effect;)J", (void *)n_diffuser_into},
+    {"diffuserIntoOnce", "(Lio/diffuser/Effect;)J", (void *)n_diffuser_into_once},
+    {"diffuserIntoWhen", "(Lio/diffuser/diffuser/DidChange;J)J", (void *)n_diffuser_into_when},
+    {"diffuserIntoWhenEffect", "(Lio/diffuser/diffuser/DidChange;Lio/diffuser/Effect;)J",
+     (void *)n_diffuser_into_when_effect},
+    {"diffuserIntoAll", "([J)J", (void *)n_diffuser_into_all},
+    {"diffuserIntoAlwaysAll", "([J)J", (void *)n_diffuser_into_always_all},
+    {"diffuserMap", "(Lio/diffuser/Function;J)J", (void *)n_diffuser_map},
+    {"diffuserRun", "(JLjava/lang/Object;)V", (void *)n_diffuser_run},
+    {"diffuserRelease", "(J)V", (void *)n_diffuser_release},
+    {"fuserFrom", "(Lio/diffuser/fuser/Source;)J", (void *)n_fuser_from},
+    {"fuserFromAll", "([J)J", (void *)n_fuser_from_all},
+    {"fuserExtract", "(Lio/diffuser/Function;J)J", (void *)n_fuser_extract},
+    {"fuserExtractConstant", "(Ljava/lang/Object;J)J", (void *)n_fuser_extract_constant},
+    {"fuserExtractUnlessNull", "(Lio/diffuser/Function;J)J", (void *)n_fuser_extract_unless_null},
+    {"fuserConnect", "(JLio/diffuser/Effect;)J", (void *)n_fuser_connect},
+    {"fuserRelease", "(J)V", (void *)n_fuser_release},
+    {"disposableDispose", "(J)V", (void *)n_disposable_dispose},
+    {"disposableRelease", "(J)V", (void *)n_disposable_release},
+    {"dispatchEmit", "(JLjava/lang/Object;)V", (void *)n_dispatch_emit},
+    {"version", "()Ljava/lang/String;", (void *)n_version},
+    {"abiVersion", "()I", (void *)n_abi_version},
+    {"valueType", "()J", (void *)n_value_type},
+};
+
+/* ------------------------------------------------------------------------------------
+ * Loading
+ * ------------------------------------------------------------------------------------ */
+
+static jclass global_class(JNIEnv *env, const char *name) {
+    jclass local = (*env)->FindClass(env, name);
+    if (local == NULL) return NULL;
+    jclass global = (jclass)(*env)->NewGlobalRef(env, local);
+    (*env)->DeleteLocalRef(env, local);
+    return global;
+}
+
+JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
+    (void)reserved;
+    JNIEnv *env;
+    if ((*vm)->GetEnv(vm, (void **)&env, DFSJ_JNI_VERSION) != JNI_OK) return JNI_ERR;
+    g_vm = vm;
+
+    if (dfs_abi_version() != DFS_ABI_VERSION) {
+        jclass error = (*env)->FindClass(env, "java/lang/UnsatisfiedLinkError");
+        if (error != NULL)
+            (*env)->ThrowNew(env, error, "libdiffuser.so has another ABI version than diffuser_jni was built for");
+        return JNI_ERR;
+    }
+
+    if (!(c_objects = global_class(env, "java/util/Objects")) ||
+        !(c_effect = global_class(env, "io/diffuser/Effect")) ||
+        !(c_function = global_class(env, "io/diffuser/Function")) ||
+        !(c_did_change = global_class(env, "io/diffuser/diffuser/DidChange")) ||
+        !(c_source = global_class(env, "io/diffuser/fuser/Source")) ||
+        !(c_disposable = global_class(env, "io/diffuser/fuser/Disposable")) ||
+        !(c_dispatch_effect = global_class(env, "io/diffuser/internal/DispatchEffect")) ||
+        !(c_npe = global_class(env, "java/lang/NullPointerException")) ||
+        !(c_ise = global_class(env, "java/lang/IllegalStateException")) ||
+        !(c_iae = global_class(env, "java/lang/IllegalArgumentException")) ||
+        !(c_oome = global_class(env, "java/lang/OutOfMemoryError")))
+        return JNI_ERR;
+
+    jclass object = (*env)->FindClass(env, "java/lang/Object");
+    if (object == NULL) return JNI_ERR;
+    m_object_to_string = (*env)->GetMethodID(env, object, "toString", "()Ljava/lang/String;");
+    (*env)->DeleteLocalRef(env, object);
+    if (!m_object_to_string ||
+        !(m_objects_equals = (*env)->GetStaticMethodID(env, c_objects, "equals",
+                                                       "(Ljava/lang/Object;Ljava/lang/Object;)Z")) ||
+        !(m_effect_run = (*env)->GetMethodID(env, c_effect, "run", "(Ljava/lang/Object;)V")) ||
+        !(m_function_apply = (*env)->GetMethodID(env, c_function, "apply",
+                                                 "(Ljava/lang/Object;)Ljava/lang/Object;")) ||
+        !(m_did_change_test = (*env)->GetMethodID(env, c_did_change, "test",
+                                                  "(Ljava/lang/Object;Ljava/lang/Object;)Z")) ||
+        !(m_source_connect = (*env)->GetMethodID(env, c_source, "connect",
+                                                 "(Lio/diffuser/Effect;)Lio/diffuser/fuser/Disposable;")) ||
+        !(m_disposable_dispose = (*env)->GetMethodID(env, c_disposable, "dispose", "()V")) ||
+        !(m_dispatch_effect_init = (*env)->GetMethodID(env, c_dispatch_effect, "<init>", "(J)V")))
+        return JNI_ERR;
+
+    jclass natives = (*env)->FindClass(env, NATIVE_CLASS);
+    if (natives == NULL) return JNI_ERR;
+    jint registered = (*env)->RegisterNatives(env, natives, native_methods,
+                                              (jint)(sizeof native_methods / sizeof native_methods[0]));
+    (*env)->DeleteLocalRef(env, natives);
+    if (registered != 0) return JNI_ERR;
+
+    if (dfs_type_new("java.lang.Object", value_equal, value_retain, value_release, NULL, NULL, &g_type) != DFS_OK) {
+        throw_status(env, DFS_ERR_MEMORY);
+        return JNI_ERR;
+    }
+    return DFSJ_JNI_VERSION;
+}

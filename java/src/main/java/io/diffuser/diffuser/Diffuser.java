@@ -1,0 +1,260 @@
+package io.diffuser.diffuser;
+
+import io.diffuser.Effect;
+import io.diffuser.Function;
+import io.diffuser.internal.Native;
+import java.lang.ref.Reference;
+import java.util.Collection;
+import java.util.Objects;
+
+/**
+ * Spreads an immutable model into side effects, running each effect only when the part
+ * of the model it depends on changed.
+ *
+ * <p>Build a diffuser once from small pieces, then call {@link #run(Object)} with every
+ * new model:
+ *
+ * <pre>{@code
+ * Diffuser<Model> diffuser = new Diffuser<>(
+ *     Diffuser.map(Model::title, Diffuser.into(titleLabel::setText)),
+ *     Diffuser.map(Model::items, Diffuser.into(list::reload)));
+ * diffuser.run(model1);   // runs every effect
+ * diffuser.run(model2);   // runs only the effects whose part changed
+ * }</pre>
+ *
+ * <p>A {@code Diffuser} is a handle to a node of the native Diffuser core, the same core
+ * the Swift and C APIs use: caches, gating, ordering and locking all live there. Values
+ * are compared with {@link Objects#equals(Object, Object)}; {@code null} is a valid value.
+ * Every gating node ({@code into}, {@code intoWhen}, {@code intoAll}, {@code intoOnce})
+ * keeps its cache inside the node, so a child used in two places shares one cache.
+ *
+ * <p><b>Threads and reentrancy.</b> {@code run} may be called from any thread. Runs over
+ * one graph (a diffuser and every diffuser composed with it) are serialized and none is
+ * lost; effects run on the calling thread. A {@code run} called from inside one of the
+ * graph's own effects is queued and performed right after the current pass, before the
+ * outermost {@code run} returns.
+ *
+ * <p><b>Failures.</b> An exception (or error) thrown by an {@link Effect}, a
+ * {@link Function}, a {@link DidChange} or a value's {@code equals} aborts the run and
+ * reaches the caller of {@code run} as the same object. Every node on the way to the
+ * failure keeps its previous cache, so the next run with the same value retries it; the
+ * diffuser stays usable.
+ *
+ * <p><b>Memory.</b> The native node is released when this object becomes unreachable;
+ * diffusers composed from it keep what they need.
+ *
+ * @param <A> the type of model the diffuser accepts
+ */
+public final class Diffuser<A> {
+  private final long handle;
+
+  private Diffuser(long handle) {
+    this.handle = handle;
+    Native.track(this, Native.Kind.DIFFUSER, handle);
+  }
+
+  /**
+   * A diffuser that runs {@code children}, in order, on the first value and whenever the
+   * value is not equal to the previous one: the same as {@link #intoAll(Collection)}.
+   *
+   * @param children the children (the collection is copied)
+   */
+  public Diffuser(Collection<Diffuser<A>> children) {
+    this(fanOut(copy(children), true));
+  }
+
+  /**
+   * A diffuser that runs {@code children}, in order, on the first value and whenever the
+   * value is not equal to the previous one: the same as {@link #intoAll(Diffuser[])}.
+   *
+   * @param children the children (the array is copied)
+   */
+  @SafeVarargs
+  @SuppressWarnings("varargs") // the array is only copied
+  public Diffuser(Diffuser<A>... children) {
+    this(fanOut(copy(children), true));
+  }
+
+  /**
+   * Renders {@code newValue}: runs every effect whose input changed since the last run.
+   *
+   * @param newValue the new model (may be {@code null})
+   * @throws RuntimeException (or Error) the exception a user effect, function, predicate
+   *     or {@code equals} threw, unchanged
+   */
+  public void run(A newValue) {
+    try {
+      Native.diffuserRun(handle, newValue);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * A diffuser that runs {@code effect} on every value.
+   *
+   * @param effect the effect
+   * @param <A> the value type
+   * @return the diffuser
+   */
+  public static <A> Diffuser<A> intoAlways(Effect<A> effect) {
+    return new Diffuser<>(Native.diffuserIntoAlways(Objects.requireNonNull(effect, "effect")));
+  }
+
+  /**
+   * A diffuser that runs every child, in order, on every value (no gate of its own).
+   * Not in the reference Java API; mirrors Swift's {@code intoAlways(children)}.
+   *
+   * @param children the children (the collection is copied)
+   * @param <A> the value type
+   * @return the diffuser
+   */
+  public static <A> Diffuser<A> intoAlways(Collection<Diffuser<A>> children) {
+    return new Diffuser<>(fanOut(copy(children), false));
+  }
+
+  /**
+   * A diffuser that runs every child, in order, on every value (no gate of its own).
+   * Not in the reference Java API; mirrors Swift's {@code intoAlways(children...)}.
+   *
+   * @param children the children (the array is copied)
+   * @param <A> the value type
+   * @return the diffuser
+   */
+  @SafeVarargs
+  @SuppressWarnings("varargs") // the array is only copied
+  public static <A> Diffuser<A> intoAlways(Diffuser<A>... children) {
+    return new Diffuser<>(fanOut(copy(children), false));
+  }
+
+  /**
+   * A diffuser that runs {@code diffuser} on the first value, and afterwards only when
+   * {@code didChange.test(old, new)} returns {@code true}. The value is cached after every
+   * successful run, whether or not the child ran, so {@code old} is always the previous
+   * value.
+   *
+   * @param didChange decides whether to run the child
+   * @param diffuser the child
+   * @param <A> the value type
+   * @return the diffuser
+   */
+  public static <A> Diffuser<A> intoWhen(DidChange<A> didChange, Diffuser<A> diffuser) {
+    Objects.requireNonNull(didChange, "didChange");
+    Objects.requireNonNull(diffuser, "diffuser");
+    try {
+      return new Diffuser<>(Native.diffuserIntoWhen(didChange, diffuser.handle));
+    } finally {
+      Reference.reachabilityFence(diffuser);
+    }
+  }
+
+  /**
+   * A diffuser that runs {@code effect} on the first value, and afterwards only when
+   * {@code didChange.test(old, new)} returns {@code true}. The value is cached after every
+   * successful run.
+   *
+   * @param didChange decides whether to run the effect
+   * @param effect the effect
+   * @param <A> the value type
+   * @return the diffuser
+   */
+  public static <A> Diffuser<A> intoWhen(DidChange<A> didChange, Effect<A> effect) {
+    return new Diffuser<>(Native.diffuserIntoWhenEffect(
+        Objects.requireNonNull(didChange, "didChange"), Objects.requireNonNull(effect, "effect")));
+  }
+
+  /**
+   * A diffuser that runs {@code effect} on the first value and whenever the value is not
+   * equal ({@link Objects#equals(Object, Object)}) to the previous one.
+   *
+   * @param effect the effect
+   * @param <A> the value type
+   * @return the diffuser
+   */
+  public static <A> Diffuser<A> into(Effect<A> effect) {
+    return new Diffuser<>(Native.diffuserInto(Objects.requireNonNull(effect, "effect")));
+  }
+
+  /**
+   * A diffuser that runs {@code effect} on the first value only.
+   *
+   * @param effect the effect
+   * @param <A> the value type
+   * @return the diffuser
+   */
+  public static <A> Diffuser<A> intoOnce(Effect<A> effect) {
+    return new Diffuser<>(Native.diffuserIntoOnce(Objects.requireNonNull(effect, "effect")));
+  }
+
+  /**
+   * A diffuser that runs every child, in order, on the first value and whenever the
+   * value is not equal to the previous one.
+   *
+   * @param children the children (the collection is copied)
+   * @param <A> the value type
+   * @return the diffuser
+   */
+  public static <A> Diffuser<A> intoAll(Collection<Diffuser<A>> children) {
+    return new Diffuser<>(fanOut(copy(children), true));
+  }
+
+  /**
+   * A diffuser that runs every child, in order, on the first value and whenever the
+   * value is not equal to the previous one.
+   *
+   * @param children the children (the array is copied)
+   * @param <A> the value type
+   * @return the diffuser
+   */
+  @SafeVarargs
+  @SuppressWarnings("varargs") // the array is only copied
+  public static <A> Diffuser<A> intoAll(Diffuser<A>... children) {
+    return new Diffuser<>(fanOut(copy(children), true));
+  }
+
+  /**
+   * A diffuser that feeds {@code diffuser} the part of each value that {@code transform}
+   * selects.
+   *
+   * @param transform selects the part (called on every run)
+   * @param diffuser the child
+   * @param <A> the value type
+   * @param <B> the type of the part
+   * @return the diffuser
+   */
+  public static <A, B> Diffuser<A> map(Function<A, B> transform, Diffuser<B> diffuser) {
+    Objects.requireNonNull(transform, "transform");
+    Objects.requireNonNull(diffuser, "diffuser");
+    try {
+      return new Diffuser<>(Native.diffuserMap(transform, diffuser.handle));
+    } finally {
+      Reference.reachabilityFence(diffuser);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "Diffuser[" + Long.toHexString(handle) + "]";
+  }
+
+  private static Diffuser<?>[] copy(Collection<? extends Diffuser<?>> children) {
+    return Objects.requireNonNull(children, "children").toArray(new Diffuser<?>[0]);
+  }
+
+  private static Diffuser<?>[] copy(Diffuser<?>[] children) {
+    return Objects.requireNonNull(children, "children").clone();
+  }
+
+  /** The handle of a new fan-out (gated: intoAll) over a private copy of the children. */
+  private static long fanOut(Diffuser<?>[] children, boolean gated) {
+    long[] handles = new long[children.length];
+    for (int i = 0; i < children.length; i++) {
+      handles[i] = Objects.requireNonNull(children[i], "children[" + i + "]").handle;
+    }
+    try {
+      return gated ? Native.diffuserIntoAll(handles) : Native.diffuserIntoAlwaysAll(handles);
+    } finally {
+      Reference.reachabilityFence(children);
+    }
+  }
+}

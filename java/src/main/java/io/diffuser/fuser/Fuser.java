@@ -1,0 +1,247 @@
+package io.diffuser.fuser;
+
+import io.diffuser.Effect;
+import io.diffuser.Function;
+import io.diffuser.internal.Native;
+import java.lang.ref.Reference;
+import java.util.Collection;
+import java.util.Objects;
+
+/**
+ * Gathers events from many sources into one stream.
+ *
+ * <p>A fuser is a description: building one connects nothing. {@link #connect(Effect)}
+ * connects every source of the description to an effect and returns a
+ * {@link Disposable} that disconnects them all.
+ *
+ * <pre>{@code
+ * Fuser<LoginEvent> fuser = new Fuser<>(
+ *     Fuser.extract(UsernameChanged::new, Fuser.from(usernameField)),
+ *     Fuser.extractConstant(LoginClicked.INSTANCE, Fuser.from(loginButton)));
+ * Disposable connection = fuser.connect(loop::dispatch);
+ * // ...
+ * connection.dispose();
+ * }</pre>
+ *
+ * <p>A {@code Fuser} is a handle to a node of the native Diffuser core, which does the
+ * dispatching: the Swift and C APIs share it.
+ *
+ * <p><b>Threads.</b> Sources may emit on any thread, including threads the JVM did not
+ * start. Each connection delivers one event at a time, on the emitting thread, and once
+ * its {@code dispose()} has returned no event reaches its effect. Events a source emits
+ * before it is connected or after its connection was disposed are dropped.
+ *
+ * <p><b>Failures.</b> An exception thrown by the connected {@link Effect} or by a
+ * {@link Function} of {@link #extract} or {@link #extractUnlessNull} reaches the source
+ * that emitted the event (it is thrown by the source's {@code effect.run(event)}) as the
+ * same object; the connection stays usable. An exception thrown by
+ * {@link Source#connect} reaches the caller of {@link #connect(Effect)} unchanged, after
+ * the sources already connected were disconnected.
+ *
+ * <p><b>Memory.</b> The native node is released when this object becomes unreachable;
+ * fusers composed from it and live connections keep what they need.
+ *
+ * @param <A> the type of events
+ */
+public final class Fuser<A> {
+  private final long handle;
+
+  private Fuser(long handle) {
+    this.handle = handle;
+    Native.track(this, Native.Kind.FUSER, handle);
+  }
+
+  /**
+   * A fuser that merges the events of {@code children}: the same as
+   * {@link #fromAll(Fuser[])}.
+   *
+   * @param children the children (the array is copied)
+   */
+  @SafeVarargs
+  @SuppressWarnings("varargs") // the array is only copied
+  public Fuser(Fuser<? extends A>... children) {
+    this(merge(copy(children)));
+  }
+
+  /**
+   * A fuser that merges the events of {@code children}: the same as
+   * {@link #fromAll(Collection)}.
+   *
+   * @param children the children (the collection is copied)
+   */
+  public Fuser(Collection<Fuser<? extends A>> children) {
+    this(merge(copy(children)));
+  }
+
+  /**
+   * A fuser whose events come from {@code source}. Each {@link #connect} of a fuser
+   * containing it calls {@code source.connect} once, and disposing that connection
+   * disposes what {@code source.connect} returned.
+   *
+   * @param source the source
+   * @param <A> the type of events
+   * @return the fuser
+   */
+  public static <A> Fuser<A> from(Source<? extends A> source) {
+    return new Fuser<>(Native.fuserFrom(Objects.requireNonNull(source, "source")));
+  }
+
+  /**
+   * A fuser that merges the events of {@code children}, in the order they arrive.
+   *
+   * @param children the children (the collection is copied)
+   * @param <A> the type of events
+   * @return the fuser
+   */
+  public static <A> Fuser<A> fromAll(Collection<Fuser<A>> children) {
+    return new Fuser<>(merge(copy(children)));
+  }
+
+  /**
+   * A fuser that merges the events of {@code children}, in the order they arrive.
+   *
+   * @param children the children (the array is copied)
+   * @param <A> the type of events
+   * @return the fuser
+   */
+  @SafeVarargs
+  @SuppressWarnings("varargs") // the array is only copied
+  public static <A> Fuser<A> fromAll(Fuser<? extends A>... children) {
+    return new Fuser<>(merge(copy(children)));
+  }
+
+  /**
+   * A fuser that turns each event of {@code fuser} into {@code transformation(event)}.
+   *
+   * @param transformation converts an event
+   * @param fuser the child
+   * @param <A> the child's type of events
+   * @param <B> the type of events
+   * @return the fuser
+   */
+  public static <A, B> Fuser<B> extract(Function<A, B> transformation, Fuser<A> fuser) {
+    Objects.requireNonNull(transformation, "transformation");
+    Objects.requireNonNull(fuser, "fuser");
+    try {
+      return new Fuser<>(Native.fuserExtract(transformation, fuser.handle));
+    } finally {
+      Reference.reachabilityFence(fuser);
+    }
+  }
+
+  /**
+   * A fuser that emits {@code constant} for each event of {@code fuser}: clicks, for
+   * instance.
+   *
+   * @param constant the event to emit (may be {@code null})
+   * @param fuser the child
+   * @param <A> the child's type of events
+   * @param <B> the type of events
+   * @return the fuser
+   */
+  public static <A, B> Fuser<B> extractConstant(B constant, Fuser<A> fuser) {
+    Objects.requireNonNull(fuser, "fuser");
+    try {
+      return new Fuser<>(Native.fuserExtractConstant(constant, fuser.handle));
+    } finally {
+      Reference.reachabilityFence(fuser);
+    }
+  }
+
+  /**
+   * A fuser that turns each event of {@code fuser} into {@code transformation(event)} and
+   * drops those that become {@code null}.
+   *
+   * @param transformation converts an event; returns {@code null} to drop it
+   * @param fuser the child
+   * @param <A> the child's type of events
+   * @param <B> the type of events
+   * @return the fuser
+   */
+  public static <A, B> Fuser<B> extractUnlessNull(Function<A, B> transformation, Fuser<A> fuser) {
+    Objects.requireNonNull(transformation, "transformation");
+    Objects.requireNonNull(fuser, "fuser");
+    try {
+      return new Fuser<>(Native.fuserExtractUnlessNull(transformation, fuser.handle));
+    } finally {
+      Reference.reachabilityFence(fuser);
+    }
+  }
+
+  /**
+   * Connects every source to {@code effect}: events start flowing.
+   *
+   * <p>Keep the returned {@link Disposable}: the connection lives until its
+   * {@code dispose()} is called. Dropping it without disposing leaves the sources
+   * connected for good, as in the reference Java library. {@code dispose()} is idempotent
+   * and disposes every source connection made here; after it returns, {@code effect}
+   * receives nothing more and the connection's native resources and references to
+   * {@code effect} and to the sources' disposables are released. An exception thrown by a
+   * source's {@link Disposable#dispose()} is rethrown by {@code dispose()} after every
+   * source was disconnected.
+   *
+   * @param effect receives the events, one at a time per connection
+   * @return what disconnects the sources
+   * @throws RuntimeException (or Error) the exception a {@link Source#connect} threw,
+   *     unchanged (nothing stays connected then); {@link NullPointerException} if a
+   *     source returned a {@code null} disposable
+   */
+  public Disposable connect(Effect<A> effect) {
+    Objects.requireNonNull(effect, "effect");
+    try {
+      return new Connection(Native.fuserConnect(handle, effect));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "Fuser[" + Long.toHexString(handle) + "]";
+  }
+
+  /** The Java face of a {@code dfs_disposable}. */
+  private static final class Connection implements Disposable {
+    private final long handle;
+
+    Connection(long handle) {
+      this.handle = handle;
+      Native.track(this, Native.Kind.DISPOSABLE, handle);
+    }
+
+    @Override
+    public void dispose() {
+      try {
+        Native.disposableDispose(handle);
+      } finally {
+        Reference.reachabilityFence(this);
+      }
+    }
+
+    @Override
+    public String toString() {
+      return "Disposable[" + Long.toHexString(handle) + "]";
+    }
+  }
+
+  private static Fuser<?>[] copy(Collection<? extends Fuser<?>> children) {
+    return Objects.requireNonNull(children, "children").toArray(new Fuser<?>[0]);
+  }
+
+  private static Fuser<?>[] copy(Fuser<?>[] children) {
+    return Objects.requireNonNull(children, "children").clone();
+  }
+
+  /** The handle of a new merge over a private copy of the children. */
+  private static long merge(Fuser<?>[] children) {
+    long[] handles = new long[children.length];
+    for (int i = 0; i < children.length; i++) {
+      handles[i] = Objects.requireNonNull(children[i], "children[" + i + "]").handle;
+    }
+    try {
+      return Native.fuserFromAll(handles);
+    } finally {
+      Reference.reachabilityFence(children);
+    }
+  }
+}

@@ -1,0 +1,28 @@
+package io.diffuser.fuser;
+
+import io.diffuser.Effect;
+
+/**
+ * Something that produces events and can be listened to: a button's clicks, a text
+ * field's edits, a timer. Turn it into a {@link Fuser} with {@link Fuser#from(Source)}.
+ *
+ * <p>A source may be connected several times; each connection is independent. Events
+ * may be sent to the effect from any thread, including threads the JVM did not start
+ * (the binding attaches them while an event is delivered).
+ *
+ * @param <A> the type of events
+ */
+@FunctionalInterface
+public interface Source<A> {
+  /**
+   * Starts sending events to {@code effect} until the returned disposable is disposed.
+   *
+   * <p>{@code effect.run(event)} delivers an event; it throws what a downstream effect or
+   * function threw for that event. After the connection was disposed, events sent to
+   * {@code effect} are dropped.
+   *
+   * @param effect where to send the events
+   * @return what stops this connection; must not be {@code null}
+   */
+  Disposable connect(Effect<A> effect);
+}

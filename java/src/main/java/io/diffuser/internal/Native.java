@@ -1,0 +1,275 @@
+package io.diffuser.internal;
+
+import io.diffuser.Effect;
+import io.diffuser.Function;
+import io.diffuser.diffuser.DidChange;
+import io.diffuser.fuser.Source;
+import java.lang.ref.Cleaner;
+
+/**
+ * The native methods of the binding: one per function of the C ABI ({@code diffuser.h})
+ * that the Java classes use, implemented by {@code libdiffuser_jni.so}. Handles are the
+ * C handles as {@code long}. Values are Java objects, compared with
+ * {@link java.util.Objects#equals}.
+ *
+ * <p>Failures: a {@code DFS_ERR_CALLBACK} status rethrows the exception a user callback
+ * threw (the same object); other statuses throw {@link IllegalStateException},
+ * {@link NullPointerException}, {@link IllegalArgumentException} or
+ * {@link OutOfMemoryError} with the library's message.
+ *
+ * <p>Not API.
+ */
+public final class Native {
+  static {
+    NativeLoader.load();
+  }
+
+  /** Releases native handles of unreachable Java objects. */
+  private static final Cleaner CLEANER = Cleaner.create();
+
+  private Native() {}
+
+  /** Kinds of handles, for {@link #track}. */
+  public enum Kind {
+    /** A {@code dfs_diffuser}. */
+    DIFFUSER,
+    /** A {@code dfs_fuser}. */
+    FUSER,
+    /** A {@code dfs_disposable}. */
+    DISPOSABLE
+  }
+
+  /**
+   * Releases {@code handle} once {@code owner} has become unreachable. Only the handle
+   * is released; the core keeps alive whatever it still needs (children of composed
+   * nodes, live connections).
+   *
+   * @param owner the Java object that owns the handle
+   * @param kind the kind of handle
+   * @param handle the handle
+   * @return the registration, whose {@code clean()} releases the handle at once
+   */
+  public static Cleaner.Cleanable track(Object owner, Kind kind, long handle) {
+    return CLEANER.register(owner, new Release(kind, handle));
+  }
+
+  /** A cleaning action; must not refer to the owner. */
+  private static final class Release implements Runnable {
+    private final Kind kind;
+    private final long handle;
+
+    Release(Kind kind, long handle) {
+      this.kind = kind;
+      this.handle = handle;
+    }
+
+    @Override
+    public void run() {
+      switch (kind) {
+        case DIFFUSER:
+          diffuserRelease(handle);
+          break;
+        case FUSER:
+          fuserRelease(handle);
+          break;
+        default:
+          disposableRelease(handle);
+          break;
+      }
+    }
+  }
+
+  /**
+   * {@code dfs_diffuser_into_always}.
+   *
+   * @param effect the effect
+   * @return the new diffuser handle
+   */
+  public static native long diffuserIntoAlways(Effect<?> effect);
+
+  /**
+   * {@code dfs_diffuser_into}.
+   *
+   * @param effect the effect
+   * @return the new diffuser handle
+   */
+  public static native long diffuserInto(Effect<?> effect);
+
+  /**
+   * {@code dfs_diffuser_into_once}.
+   *
+   * @param effect the effect
+   * @return the new diffuser handle
+   */
+  public static native long diffuserIntoOnce(Effect<?> effect);
+
+  /**
+   * {@code dfs_diffuser_into_when}.
+   *
+   * @param didChange the predicate
+   * @param child the child diffuser handle
+   * @return the new diffuser handle
+   */
+  public static native long diffuserIntoWhen(DidChange<?> didChange, long child);
+
+  /**
+   * {@code dfs_diffuser_into_when_effect}.
+   *
+   * @param didChange the predicate
+   * @param effect the effect
+   * @return the new diffuser handle
+   */
+  public static native long diffuserIntoWhenEffect(DidChange<?> didChange, Effect<?> effect);
+
+  /**
+   * {@code dfs_diffuser_into_all}.
+   *
+   * @param children the child diffuser handles (copied)
+   * @return the new diffuser handle
+   */
+  public static native long diffuserIntoAll(long[] children);
+
+  /**
+   * {@code dfs_diffuser_into_always_all}.
+   *
+   * @param children the child diffuser handles (copied)
+   * @return the new diffuser handle
+   */
+  public static native long diffuserIntoAlwaysAll(long[] children);
+
+  /**
+   * {@code dfs_diffuser_map}.
+   *
+   * @param transform the transform
+   * @param child the child diffuser handle
+   * @return the new diffuser handle
+   */
+  public static native long diffuserMap(Function<?, ?> transform, long child);
+
+  /**
+   * {@code dfs_diffuser_run}.
+   *
+   * @param diffuser the diffuser handle
+   * @param value the value
+   */
+  public static native void diffuserRun(long diffuser, Object value);
+
+  /**
+   * {@code dfs_diffuser_release}.
+   *
+   * @param diffuser the diffuser handle
+   */
+  public static native void diffuserRelease(long diffuser);
+
+  /**
+   * {@code dfs_fuser_from} with a Java source.
+   *
+   * @param source the source
+   * @return the new fuser handle
+   */
+  public static native long fuserFrom(Source<?> source);
+
+  /**
+   * {@code dfs_fuser_from_all}.
+   *
+   * @param children the child fuser handles (copied)
+   * @return the new fuser handle
+   */
+  public static native long fuserFromAll(long[] children);
+
+  /**
+   * {@code dfs_fuser_extract}.
+   *
+   * @param transform the transform
+   * @param child the child fuser handle
+   * @return the new fuser handle
+   */
+  public static native long fuserExtract(Function<?, ?> transform, long child);
+
+  /**
+   * {@code dfs_fuser_extract_constant}.
+   *
+   * @param constant the constant (may be null)
+   * @param child the child fuser handle
+   * @return the new fuser handle
+   */
+  public static native long fuserExtractConstant(Object constant, long child);
+
+  /**
+   * {@code dfs_fuser_extract_unless_null}.
+   *
+   * @param transform the transform
+   * @param child the child fuser handle
+   * @return the new fuser handle
+   */
+  public static native long fuserExtractUnlessNull(Function<?, ?> transform, long child);
+
+  /**
+   * {@code dfs_fuser_connect}.
+   *
+   * @param fuser the fuser handle
+   * @param effect the effect
+   * @return the new disposable handle
+   */
+  public static native long fuserConnect(long fuser, Effect<?> effect);
+
+  /**
+   * {@code dfs_fuser_release}.
+   *
+   * @param fuser the fuser handle
+   */
+  public static native void fuserRelease(long fuser);
+
+  /**
+   * {@code dfs_disposable_dispose}; rethrows the first exception a source's
+   * {@code Disposable.dispose()} threw while disconnecting.
+   *
+   * @param disposable the disposable handle
+   */
+  public static native void disposableDispose(long disposable);
+
+  /**
+   * {@code dfs_disposable_release}.
+   *
+   * @param disposable the disposable handle
+   */
+  public static native void disposableRelease(long disposable);
+
+  /**
+   * {@code dfs_dispatch_emit}; a dispatch whose connection ended drops the event.
+   *
+   * @param dispatch the dispatch handle
+   * @param event the event
+   */
+  public static native void dispatchEmit(long dispatch, Object event);
+
+  /**
+   * {@code dfs_version}.
+   *
+   * @return the native library's version
+   */
+  public static native String version();
+
+  /**
+   * {@code dfs_abi_version}.
+   *
+   * @return the native library's ABI version
+   */
+  public static native int abiVersion();
+
+  /**
+   * The {@code dfs_type} handle of Java objects (for native tests and tools).
+   *
+   * @return the value type handle
+   */
+  public static native long valueType();
+
+  /**
+   * Where the native libraries were loaded from.
+   *
+   * @return {@code "jar"} or {@code "java.library.path"}
+   */
+  public static String loadedFrom() {
+    return NativeLoader.loadedFrom();
+  }
+}

@@ -1,0 +1,5 @@
+/**
+ * Internals of the Java binding: the native methods, the loader of the native libraries
+ * and the handle bookkeeping. Not API: it may change in any release.
+ */
+package io.diffuser.internal;

@@ -1,0 +1,252 @@
+package io.diffuser.fuser;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertNotSame;
+import static org.junit.Assert.assertTrue;
+
+import io.diffuser.Effect;
+import io.diffuser.diffuser.Diffuser;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.Ignore;
+import org.junit.Test;
+
+/** Events from other threads, including threads the JVM did not start, and dispose races. */
+public class FuserThreadTest {
+  private int counter; // deliberately not atomic
+
+  @Test
+  public void eventsFromANativeThreadReachJavaEffects() {
+    TestSource<Object> source = new TestSource<>();
+    List<Object> got = new CopyOnWriteArrayList<>();
+    List<String> threads = new CopyOnWriteArrayList<>();
+    Thread me = Thread.currentThread();
+    Disposable d = Fuser.extract((Object o) -> o == null ? "null" : o + "!", Fuser.from(source)).connect(v -> {
+      got.add(v);
+      threads.add(Thread.currentThread().getName());
+      assertNotSame(me, Thread.currentThread());
+    });
+    Effect<Object> dispatch = source.effects.get(0);
+    Object[] events = new Object[100];
+    for (int i = 0; i < events.length; i++) {
+      events[i] = i == 50 ? null : Integer.valueOf(i);
+    }
+    int[] statuses = NativeThreads.emitOnNativeThread(dispatch, events);
+    for (int i = 0; i < events.length; i++) {
+      assertEquals("status of event " + i, 0, statuses[i]);
+    }
+    assertEquals("the glue detaches the thread it attached", 1, statuses[events.length]);
+    assertEquals(100, got.size());
+    assertEquals("0!", got.get(0));
+    assertEquals("null", got.get(50));
+    assertEquals("99!", got.get(99));
+    d.dispose();
+    // Once disposed, the dispatch is gone: a native emitter gets an error, nothing arrives.
+    int[] after = NativeThreads.emitOnNativeThread(dispatch, new Object[] {"late"});
+    assertTrue(after[0] != 0);
+    assertEquals(100, got.size());
+  }
+
+  @Test
+  public void eventsFromANativeThreadCanRunADiffuser() {
+    TestSource<Integer> source = new TestSource<>();
+    List<Integer> rendered = new CopyOnWriteArrayList<>();
+    Diffuser<Integer> diffuser = Diffuser.into(rendered::add);
+    Disposable d = Fuser.from(source).connect(diffuser::run);
+    int[] statuses = NativeThreads.emitOnNativeThread(source.effects.get(0), new Object[] {1, 1, 2, 2, 3});
+    d.dispose();
+    assertEquals(Arrays.asList(1, 2, 3), rendered);
+    assertEquals(1, statuses[5]);
+  }
+
+  @Test
+  public void emissionsFromManyThreadsAreDeliveredOneAtATime() throws Exception {
+    TestSource<Integer> source = new TestSource<>();
+    Disposable d = Fuser.from(source).connect(v -> counter++);
+    int threads = 8;
+    int events = 20_000;
+    CountDownLatch start = new CountDownLatch(1);
+    List<Thread> workers = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      Thread worker = new Thread(() -> {
+        try {
+          start.await();
+        } catch (InterruptedException e) {
+          return;
+        }
+        for (int i = 0; i < events; i++) {
+          source.emit(i);
+        }
+      });
+      workers.add(worker);
+      worker.start();
+    }
+    start.countDown();
+    for (Thread worker : workers) {
+      worker.join();
+    }
+    d.dispose();
+    assertEquals(threads * events, counter);
+  }
+
+  /**
+   * Four threads connect and dispose over and over while another thread emits without
+   * pause: no effect may see an event once its dispose() has returned.
+   */
+  @Test
+  public void noEventAfterDisposeReturned() throws Exception {
+    TestSource<Integer> source = new TestSource<>();
+    Fuser<Integer> fuser = Fuser.extract((Integer i) -> i + 1, Fuser.from(source));
+    AtomicBoolean stop = new AtomicBoolean();
+    AtomicInteger violations = new AtomicInteger();
+    AtomicInteger delivered = new AtomicInteger();
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+
+    Thread emitter = new Thread(() -> {
+      int i = 0;
+      while (!stop.get()) {
+        try {
+          source.emit(i++);
+        } catch (Throwable t) {
+          failure.compareAndSet(null, t);
+        }
+      }
+    });
+    emitter.start();
+
+    int cycles = 2_000;
+    List<Thread> workers = new ArrayList<>();
+    for (int t = 0; t < 4; t++) {
+      Thread worker = new Thread(() -> {
+        try {
+          for (int c = 0; c < cycles; c++) {
+            AtomicBoolean disposed = new AtomicBoolean();
+            Disposable connection = fuser.connect(v -> {
+              if (disposed.get()) {
+                violations.incrementAndGet();
+              }
+              delivered.incrementAndGet();
+            });
+            if ((c & 7) == 0) {
+              Thread.yield();
+            }
+            connection.dispose();
+            disposed.set(true);
+          }
+        } catch (Throwable e) {
+          failure.compareAndSet(null, e);
+        }
+      });
+      workers.add(worker);
+      worker.start();
+    }
+    for (Thread worker : workers) {
+      worker.join();
+    }
+    stop.set(true);
+    emitter.join();
+    assertEquals(null, failure.get());
+    assertEquals(0, violations.get());
+    assertEquals(0, source.effects.size());
+    assertEquals(4 * cycles, source.connects.get());
+    assertEquals(4 * cycles, source.disposes.get());
+    assertTrue("some events were delivered", delivered.get() > 0);
+  }
+
+  @Test
+  public void disposeWaitsForAnEventInFlight() throws Exception {
+    TestSource<String> source = new TestSource<>();
+    CountDownLatch inEffect = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicBoolean effectDone = new AtomicBoolean();
+    Disposable d = Fuser.from(source).connect(v -> {
+      inEffect.countDown();
+      try {
+        release.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      effectDone.set(true);
+    });
+    Thread emitter = new Thread(() -> source.emit("x"));
+    emitter.start();
+    inEffect.await();
+    Thread releaser = new Thread(() -> {
+      try {
+        Thread.sleep(100);
+      } catch (InterruptedException e) {
+        return;
+      }
+      release.countDown();
+    });
+    releaser.start();
+    assertFalse(effectDone.get());
+    d.dispose(); // waits for the event in flight
+    assertTrue(effectDone.get());
+    emitter.join();
+    releaser.join();
+    assertEquals(Collections.emptyList(), source.effects);
+  }
+
+  /**
+   * Two threads dispose one connection while an event is in flight and another emitter
+   * waits: once either dispose() returned, the waiting event must not be delivered.
+   *
+   * <p>Ignored: the core's Connection.dispose() (Sources/Diffuser/Connection.swift) returns
+   * at once for every caller but the first, before the effect is cleared under the
+   * connection's lock, so the waiting event is delivered after the second dispose()
+   * returned (about 45 of 50 trials). Enable once the core is fixed.
+   */
+  @Ignore("core bug: a concurrent second dispose() returns before the connection is cleared")
+  @Test
+  public void noEventAfterAConcurrentSecondDisposeReturned() throws Exception {
+    for (int trial = 0; trial < 20; trial++) {
+      TestSource<String> source = new TestSource<>();
+      CountDownLatch inEffect = new CountDownLatch(1);
+      CountDownLatch release = new CountDownLatch(1);
+      AtomicBoolean secondReturned = new AtomicBoolean();
+      AtomicInteger late = new AtomicInteger();
+      Disposable d = Fuser.from(source).connect(v -> {
+        if (secondReturned.get()) {
+          late.incrementAndGet();
+        }
+        if (v.equals("first")) {
+          inEffect.countDown();
+          try {
+            release.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+      });
+      Effect<String> dispatch = source.effects.get(0);
+      Thread first = new Thread(() -> dispatch.run("first"));
+      first.start();
+      inEffect.await();
+      Thread waiting = new Thread(() -> dispatch.run("second"));
+      waiting.start();
+      Thread disposer1 = new Thread(d::dispose);
+      disposer1.start();
+      Thread.sleep(10);
+      Thread disposer2 = new Thread(() -> {
+        d.dispose();
+        secondReturned.set(true);
+      });
+      disposer2.start();
+      Thread.sleep(10);
+      release.countDown();
+      for (Thread t : Arrays.asList(first, waiting, disposer1, disposer2)) {
+        t.join();
+      }
+      assertEquals("trial " + trial, 0, late.get());
+    }
+  }
+}
