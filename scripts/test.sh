@@ -45,9 +45,42 @@ status=$?
 grep -E "vectors|passed, [0-9]+ failed|FAILED|error:" "$logs/gradle.log" | tail -n 20
 [ $status -eq 0 ] || { echo "gradle test failed; log: $logs/gradle.log"; tail -n 60 "$logs/gradle.log"; failed+=("gradle"); }
 
+section "Demo: Swift, C and Java print the same session (scripts/demo.sh --all)"
+if bash scripts/demo.sh --all > "$logs/demo.log" 2>&1; then
+    tail -n 1 "$logs/demo.log"
+else
+    tail -n 40 "$logs/demo.log"; failed+=("demo comparison")
+fi
+
+section "Demo: the README's demo command in a fresh clone"
+bash scripts/test_demo_fresh_clone.sh > "$logs/fresh.log" 2>&1 && tail -n 1 "$logs/fresh.log" || {
+    tail -n 40 "$logs/fresh.log"; failed+=("fresh-clone demo"); }
+
+section "README: every snippet compiles and runs"
+rm -rf "$logs/prefix"
+if cmake --install build --prefix "$logs/prefix" > /dev/null 2>&1 &&
+   python3 scripts/check_readme.py --prefix "$logs/prefix" --jar java/build/libs/diffuser-0.1.0.jar > "$logs/readme.log" 2>&1; then
+    cat "$logs/readme.log"
+else
+    tail -n 40 "$logs/readme.log"; failed+=("README snippets")
+fi
+
+# One closing line over the three test runners.
+swift_total=$(grep -oE "Executed [0-9]+ tests, with [0-9]+ failures" "$logs/swift.log" | tail -n 1 | grep -oE "[0-9]+" | head -n 2 | tr '\n' ' ')
+read -r s_run s_fail <<< "${swift_total:-0 1}"
+c_total=$(grep -oE "[0-9]+ tests failed out of [0-9]+" "$logs/ctest.log" | tail -n 1 | grep -oE "[0-9]+" | tr '\n' ' ')
+read -r c_fail c_run <<< "${c_total:-1 0}"
+j_total=$(grep -oE "^[0-9]+ passed, [0-9]+ failed" "$logs/gradle.log" | tail -n 1 | grep -oE "[0-9]+" | tr '\n' ' ')
+read -r j_pass j_fail <<< "${j_total:-0 1}"
+passed=$(( s_run - s_fail + c_run - c_fail + j_pass ))
+failures=$(( s_fail + c_fail + j_fail + ${#failed[@]} ))
+
 echo
+echo "Swift: $s_run tests ($s_fail failed); C: $c_run ctest entries ($c_fail failed); Java: $j_pass passed ($j_fail failed)"
 if [ ${#failed[@]} -gt 0 ]; then
     echo "FAILED: ${failed[*]}"
+    echo "tests: $passed passed, $failures failed"
     exit 1
 fi
-echo "All suites passed (Swift, C, Java)."
+echo "All suites passed (Swift, C, Java, demos, README)."
+echo "tests: $passed passed, $failures failed"

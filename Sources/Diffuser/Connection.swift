@@ -52,9 +52,12 @@ final class Connection<A>: _Disposable, @unchecked Sendable {
     }
 
     func dispose() {
-        if disposed.exchange(true, ordering: .acquiringAndReleasing) { return }
+        // Every caller clears the effect under the lock, so that none returns while an
+        // event is still being delivered; only the first disposes the sources.
+        let first = !disposed.exchange(true, ordering: .acquiringAndReleasing)
         let sources: _Disposable? = withOwnedLock {
             effect = nil
+            guard first else { return nil }
             defer { upstream = nil }
             return upstream
         }

@@ -16,7 +16,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.Ignore;
 import org.junit.Test;
 
 /** Events from other threads, including threads the JVM did not start, and dispose races. */
@@ -205,7 +204,6 @@ public class FuserThreadTest {
    * connection's lock, so the waiting event is delivered after the second dispose()
    * returned (about 45 of 50 trials). Enable once the core is fixed.
    */
-  @Ignore("core bug: a concurrent second dispose() returns before the connection is cleared")
   @Test
   public void noEventAfterAConcurrentSecondDisposeReturned() throws Exception {
     for (int trial = 0; trial < 20; trial++) {
