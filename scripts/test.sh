@@ -34,6 +34,8 @@ if cmake -S . -B build -G Ninja > "$logs/cmake.log" 2>&1 && ninja -C build > "$l
     (cd build && ctest --output-on-failure) > "$logs/ctest.log" 2>&1
     status=$?
     grep -E "vectors|Test +#|tests passed|tests failed|Total Test" "$logs/ctest.log" | tail -n 40
+    # ctest shows only failing output: print the C runner's vector count from a verbose rerun.
+    (cd build && ctest -R '^c_conformance$' -V 2>&1) | grep -E "^[0-9]+: (Conformance \(C\)|[0-9]+ passed, [0-9]+ failed)" | sed 's/^[0-9]*: //'
     [ $status -eq 0 ] || { echo "ctest failed; log: $logs/ctest.log"; tail -n 60 "$logs/ctest.log"; failed+=("ctest"); }
 else
     tail -n 30 "$logs/cmake.log" "$logs/ninja.log"; failed+=("cmake build")
