@@ -86,16 +86,28 @@ func inequality(_ type: ValueType) -> (CValue, CValue) throws -> Bool {
     { old, new in try !type.equal(old.pointer, new.pointer) }
 }
 
-/// The children of a composite, checked against the composite's type.
-func children(_ list: UnsafePointer<OpaquePointer?>?, _ count: Int, of type: ValueType) throws -> [Diffuser<CValue>] {
+/// The handles of a composite's children, looked up with `lookup` and checked against the
+/// composite's type; shared by the diffuser composites and `dfs_fuser_from_all`.
+func members<Member>(
+    _ list: UnsafePointer<OpaquePointer?>?, _ count: Int, of type: ValueType,
+    _ lookup: (OpaquePointer?, String) throws -> (ValueType, Member)
+) throws -> [Member] {
     if count > 0 && list == nil { throw CError.null("children") }
     guard count >= 0 && count < 1 << 24 else { throw CError.argument("count \(count) is out of range") }
     return try (0..<count).map { i in
-        let child = try lookupDiffuser(list![i], "children[\(i)]")
-        guard child.type.type === type else {
-            throw CError.type("children[\(i)] has type '\(child.type.type.name)', expected '\(type.name)'")
+        let (childType, member) = try lookup(list![i], "children[\(i)]")
+        guard childType === type else {
+            throw CError.type("children[\(i)] has type '\(childType.name)', expected '\(type.name)'")
         }
-        return child.diffuser
+        return member
+    }
+}
+
+/// The children of a diffuser composite, checked against the composite's type.
+func children(_ list: UnsafePointer<OpaquePointer?>?, _ count: Int, of type: ValueType) throws -> [Diffuser<CValue>] {
+    try members(list, count, of: type) { handle, name in
+        let child = try lookupDiffuser(handle, name)
+        return (child.type.type, child.diffuser)
     }
 }
 

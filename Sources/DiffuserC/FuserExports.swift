@@ -106,16 +106,26 @@ public func dfs_fuser_from_all(
 ) -> dfs_status {
     produce(out) {
         let valueType = try lookupType(type)
-        if count > 0 && list == nil { throw CError.null("children") }
-        guard count >= 0 && count < 1 << 24 else { throw CError.argument("count \(count) is out of range") }
-        let members = try (0..<count).map { i -> Fuser<CValue> in
-            let child = try lookupFuser(list![i], "children[\(i)]")
-            guard child.type.type === valueType else {
-                throw CError.type("children[\(i)] has type '\(child.type.type.name)', expected '\(valueType.name)'")
-            }
-            return child.fuser
+        let fusers = try members(list, count, of: valueType) { handle, name in
+            let child = try lookupFuser(handle, name)
+            return (child.type.type, child.fuser)
         }
-        return try publish(.fromAll(members), valueType)
+        return try publish(.fromAll(fusers), valueType)
+    }
+}
+
+/// Builds an extracting fuser over `child` whose events `make` derives from the C
+/// transform: shared by `extract` and `extractUnlessNull`.
+private func extracting(
+    _ type: OpaquePointer?, _ callback: CCallback<dfs_transform_fn>, _ child: OpaquePointer?,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?,
+    _ make: (@escaping (CValue) throws -> CValue, Fuser<CValue>) -> Fuser<CValue>
+) -> dfs_status {
+    produce(out) {
+        let valueType = try lookupType(type)
+        let inner = try lookupFuser(child, "child")
+        let convert = try transformClosure(callback, output: valueType)
+        return try publish(make(convert, inner.fuser), valueType)
     }
 }
 
@@ -124,12 +134,8 @@ public func dfs_fuser_extract(
     _ type: OpaquePointer?, _ transform: dfs_transform_fn?, _ ctx: UnsafeMutableRawPointer?,
     _ destroy: dfs_destroy_fn?, _ child: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> dfs_status {
-    let callback = CCallback(transform, ctx, destroy)
-    return produce(out) {
-        let valueType = try lookupType(type)
-        let inner = try lookupFuser(child, "child")
-        let convert = try transformClosure(callback, output: valueType)
-        return try publish(.extract(throwing: convert, inner.fuser), valueType)
+    extracting(type, CCallback(transform, ctx, destroy), child, out) { convert, inner in
+        .extract(throwing: convert, inner)
     }
 }
 
@@ -150,15 +156,11 @@ public func dfs_fuser_extract_unless_null(
     _ type: OpaquePointer?, _ transform: dfs_transform_fn?, _ ctx: UnsafeMutableRawPointer?,
     _ destroy: dfs_destroy_fn?, _ child: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> dfs_status {
-    let callback = CCallback(transform, ctx, destroy)
-    return produce(out) {
-        let valueType = try lookupType(type)
-        let inner = try lookupFuser(child, "child")
-        let convert = try transformClosure(callback, output: valueType)
-        return try publish(.extractUnlessNil(throwing: { event in
+    extracting(type, CCallback(transform, ctx, destroy), child, out) { convert, inner in
+        .extractUnlessNil(throwing: { event in
             let value = try convert(event)
             return value.pointer == nil ? nil : value
-        }, inner.fuser), valueType)
+        }, inner)
     }
 }
 
