@@ -1,14 +1,43 @@
+import Synchronization
+
 /// The graph bookkeeping every diffuser node shares, independent of its value type.
 ///
 /// A node's `serializer` decides which lock guards its cache; see `Serializer`.
 @usableFromInline
 class AnyNode {
-    /// The serializer of the graph this node belongs to, or `nil` while the node has
-    /// never been part of a run. Guarded by `Serializer.graphLock`.
-    final var serializer: Serializer?
+    /// The address of the serializer of the graph this node belongs to, or 0 while the
+    /// node has never been part of a run. The node holds a strong reference to it.
+    ///
+    /// Written only with `Serializer.graphLock` held, and only to replace a serializer
+    /// by the one it was merged into (which keeps it alive), so a run may read it
+    /// without `graphLock`: that is what makes a run take a single lock.
+    private let serializerAddress = Atomic<UInt>(0)
 
     @usableFromInline
     init() {}
+
+    deinit {
+        if let serializer = loadSerializer() {
+            Unmanaged.passUnretained(serializer).release()
+        }
+    }
+
+    /// The serializer this node last recorded, if any; may have been merged since.
+    final func loadSerializer() -> Serializer? {
+        let bits = serializerAddress.load(ordering: .acquiring)
+        guard let pointer = UnsafeRawPointer(bitPattern: bits) else { return nil }
+        return Unmanaged<Serializer>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    /// Records `serializer` as this node's. Call with `Serializer.graphLock` held, and only
+    /// with a node that has none or whose serializer was merged into `serializer`.
+    final func storeSerializer(_ serializer: Serializer) {
+        let old = loadSerializer()
+        if old === serializer { return }
+        let bits = UInt(bitPattern: Unmanaged.passRetained(serializer).toOpaque())
+        serializerAddress.store(bits, ordering: .releasing)
+        if let old { Unmanaged.passUnretained(old).release() }
+    }
 
     /// Calls `body` with every direct child, in order.
     func forEachChild(_ body: (AnyNode) -> Void) {}
@@ -44,5 +73,32 @@ class Node<A>: AnyNode {
     @inline(__always)
     final func run(_ value: A) throws {
         try step(self, value)
+    }
+}
+
+extension Unmanaged {
+    /// Runs the node this refers to on `value`, without retaining the node or its step:
+    /// the caller's strong reference keeps both alive.
+    @inlinable
+    @inline(__always)
+    func run<A>(_ value: A) throws where Instance == Node<A> {
+        try _withUnsafeGuaranteedRef { try $0.step($0, value) }
+    }
+}
+
+/// Whether the cache at `cache` holds a value equal to `value`, compared where it lies.
+///
+/// Reading the cache out (`if let old = cache`) would copy it, retaining every reference
+/// inside it, only to compare and drop the copy. An `Optional`'s payload lies at the start
+/// of its storage, so the cached value can be borrowed in place once the tag says it is
+/// there.
+@inlinable
+@inline(__always)
+func cachedValue<A: Equatable>(at cache: UnsafeMutablePointer<A?>, equals value: A) -> Bool {
+    switch cache.pointee {
+    case .none:
+        return false
+    case .some:
+        return UnsafeMutableRawPointer(cache).assumingMemoryBound(to: A.self).pointee == value
     }
 }

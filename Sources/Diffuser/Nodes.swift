@@ -32,9 +32,7 @@ final class FanOutNode<A>: Node<A> {
         super.init(step: { node, value in
             let me = unsafeDowncast(node, to: FanOutNode<A>.self)
             try me.fastChildren.withUnsafeBufferPointer { children in
-                for child in children {
-                    try child._withUnsafeGuaranteedRef { try $0.step($0, value) }
-                }
+                for child in children { try child.run(value) }
             }
         })
     }
@@ -57,7 +55,7 @@ final class WhenNode<A>: Node<A> {
     let child: Node<A>
     /// The same child, called without a retain: `child` keeps it alive.
     @usableFromInline
-    unowned(unsafe) let fastChild: Node<A>
+    let fastChild: Unmanaged<Node<A>>
     @usableFromInline @exclusivity(unchecked)
     var cache: A?
 
@@ -65,15 +63,15 @@ final class WhenNode<A>: Node<A> {
     init(_ didChange: @escaping (A, A) throws -> Bool, _ child: Node<A>) {
         self.didChange = didChange
         self.child = child
-        self.fastChild = child
+        self.fastChild = Unmanaged.passUnretained(child)
         super.init(step: { node, value in
             let me = unsafeDowncast(node, to: WhenNode<A>.self)
             if let old = me.cache {
                 if try me.didChange(old, value) {
-                    try me.fastChild.step(me.fastChild, value)
+                    try me.fastChild.run(value)
                 }
             } else {
-                try me.fastChild.step(me.fastChild, value)
+                try me.fastChild.run(value)
             }
             me.cache = value
         })
@@ -122,18 +120,18 @@ final class EqualityNode<A: Equatable>: Node<A> {
     let child: Node<A>
     /// The same child, called without a retain: `child` keeps it alive.
     @usableFromInline
-    unowned(unsafe) let fastChild: Node<A>
+    let fastChild: Unmanaged<Node<A>>
     @usableFromInline @exclusivity(unchecked)
     var cache: A?
 
     @inlinable
     init(_ child: Node<A>) {
         self.child = child
-        self.fastChild = child
+        self.fastChild = Unmanaged.passUnretained(child)
         super.init(step: { node, value in
             let me = unsafeDowncast(node, to: EqualityNode<A>.self)
-            if let old = me.cache, old == value { return }
-            try me.fastChild.step(me.fastChild, value)
+            if withUnsafeMutablePointer(to: &me.cache, { cachedValue(at: $0, equals: value) }) { return }
+            try me.fastChild.run(value)
             me.cache = value
         })
     }
@@ -155,7 +153,7 @@ final class EqualityEffectNode<A: Equatable>: Node<A> {
         self.effect = effect
         super.init(step: { node, value in
             let me = unsafeDowncast(node, to: EqualityEffectNode<A>.self)
-            if let old = me.cache, old == value { return }
+            if withUnsafeMutablePointer(to: &me.cache, { cachedValue(at: $0, equals: value) }) { return }
             try me.effect(value)
             me.cache = value
         })
@@ -171,18 +169,18 @@ final class OnceNode<A>: Node<A> {
     let child: Node<A>
     /// The same child, called without a retain: `child` keeps it alive.
     @usableFromInline
-    unowned(unsafe) let fastChild: Node<A>
+    let fastChild: Unmanaged<Node<A>>
     @usableFromInline @exclusivity(unchecked)
     var done = false
 
     @inlinable
     init(_ child: Node<A>) {
         self.child = child
-        self.fastChild = child
+        self.fastChild = Unmanaged.passUnretained(child)
         super.init(step: { node, value in
             let me = unsafeDowncast(node, to: OnceNode<A>.self)
             if me.done { return }
-            try me.fastChild.step(me.fastChild, value)
+            try me.fastChild.run(value)
             me.done = true
         })
     }
@@ -199,16 +197,16 @@ final class MapNode<A, B>: Node<A> {
     let child: Node<B>
     /// The same child, called without a retain: `child` keeps it alive.
     @usableFromInline
-    unowned(unsafe) let fastChild: Node<B>
+    let fastChild: Unmanaged<Node<B>>
 
     @inlinable
     init(_ transform: @escaping (A) throws -> B, _ child: Node<B>) {
         self.transform = transform
         self.child = child
-        self.fastChild = child
+        self.fastChild = Unmanaged.passUnretained(child)
         super.init(step: { node, value in
             let me = unsafeDowncast(node, to: MapNode<A, B>.self)
-            try me.fastChild.step(me.fastChild, me.transform(value))
+            try me.fastChild.run(me.transform(value))
         })
     }
 

@@ -22,7 +22,7 @@ import Synchronization
 /// tree.
 @usableFromInline
 final class Serializer: @unchecked Sendable {
-    /// Guards every `AnyNode.serializer` and every `Serializer.forward`. Held only for
+    /// Guards the writes of every node's serializer and every `Serializer.forward`. Held only for
     /// pointer walks, never while user code runs.
     static let graphLock = Lock()
 
@@ -30,8 +30,13 @@ final class Serializer: @unchecked Sendable {
     let lock = Lock()
     /// The thread holding `lock`, or 0. Written only by that thread, read by any.
     let owner = Atomic<UInt>(0)
-    /// The serializer this one was merged into, if any. Guarded by `graphLock`.
+    /// The serializer this one was merged into, if any. Written with `graphLock` held
+    /// and while this serializer's `lock` is held (by the merging thread or, for a
+    /// serializer it is running, by its pass), so a thread holding `lock` may read it.
     var forward: Serializer?
+    /// The serializers merged into this one. Nodes may still record them (see
+    /// `AnyNode.loadSerializer`), so they live as long as this one.
+    private var absorbed: [Serializer] = []
     /// Runs requested by the owner thread during a pass. Touched only by the owner.
     var pending: [() throws -> Void] = []
 
@@ -54,15 +59,15 @@ final class Serializer: @unchecked Sendable {
     /// Gives `serializer` to `node` and to every descendant reached through nodes that
     /// have none yet. Each node is visited once in its life.
     private static func adopt(_ node: AnyNode, into serializer: Serializer) {
-        guard node.serializer == nil else { return }
-        node.serializer = serializer
+        guard node.loadSerializer() == nil else { return }
+        node.storeSerializer(serializer)
         node.forEachChild { adopt($0, into: serializer) }
     }
 
     /// The distinct roots of the serializers met when walking down from `node` through
     /// nodes that have none.
     private static func collectFrontier(_ node: AnyNode, into roots: inout [Serializer]) {
-        if let own = node.serializer {
+        if let own = node.loadSerializer() {
             let top = root(own)
             if !roots.contains(where: { $0 === top }) { roots.append(top) }
             return
@@ -79,9 +84,9 @@ final class Serializer: @unchecked Sendable {
     /// serializers is merged into one, which the whole region adopts, so a shared node
     /// and all its parents end up under one lock.
     private static func resolveLocked(_ node: AnyNode, me: UInt) -> Serializer? {
-        if let own = node.serializer {
+        if let own = node.loadSerializer() {
             let top = root(own)
-            if top !== own { node.serializer = top }
+            if top !== own { node.storeSerializer(top) }
             return top
         }
         var roots: [Serializer] = []
@@ -118,6 +123,7 @@ final class Serializer: @unchecked Sendable {
         if let target = tops.first(where: { $0.owner.load(ordering: .relaxed) == me }) ?? tops.first {
             for other in tops where other !== target {
                 other.forward = target
+                target.absorbed.append(other)
                 if !other.pending.isEmpty {
                     target.pending.append(contentsOf: other.pending)
                     other.pending.removeAll()
@@ -139,11 +145,21 @@ final class Serializer: @unchecked Sendable {
     @usableFromInline
     static func perform(on node: AnyNode, _ pass: () throws -> Void, queued: () -> () throws -> Void) throws {
         let me = currentThreadID()
+        var serializer: Serializer
+        if let recorded = node.loadSerializer(), recorded.owner.load(ordering: .acquiring) != me {
+            // The common case: a graph that ran before and was not merged since. One lock.
+            recorded.lock.lock()
+            if recorded.forward == nil {
+                try recorded.run(pass, me: me)
+                return
+            }
+            recorded.lock.unlock()
+        }
         graphLock.lock()
         var found = resolveLocked(node, me: me)
         while found == nil { found = resolveLocked(node, me: me) }
         graphLock.unlock()
-        var serializer = found!
+        serializer = found!
         while true {
             if serializer.owner.load(ordering: .acquiring) == me {
                 // Reentrant: the calling thread is inside a pass of this graph.
@@ -159,17 +175,22 @@ final class Serializer: @unchecked Sendable {
             serializer.lock.unlock()
             serializer = top
         }
-        serializer.owner.store(me, ordering: .releasing)
+        try serializer.run(pass, me: me)
+    }
 
+    /// Runs `pass` and the passes it queues, with `lock` already held by the calling
+    /// thread; releases `lock` before returning.
+    private func run(_ pass: () throws -> Void, me: UInt) throws {
+        owner.store(me, ordering: .releasing)
         var failure: Error?
         do {
             try pass()
         } catch {
             failure = error
         }
-        serializer.drain(firstFailure: &failure)
-        serializer.owner.store(0, ordering: .releasing)
-        serializer.lock.unlock()
+        if !pending.isEmpty { drain(firstFailure: &failure) }
+        owner.store(0, ordering: .releasing)
+        lock.unlock()
         if let failure { throw failure }
     }
 
