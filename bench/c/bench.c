@@ -2,7 +2,7 @@
  * bench.c — Diffuser C benchmark: the library through its C API against hand-written
  * caching code, on the scenarios of the Swift benchmark (bench/swift).
  *
- *   diffuser_bench_c [--rounds N] [--tsv]
+ *   diffuser_bench_c [--rounds N] [--tsv] [--only SCENARIO]
  *
  * Model: a screen of 100 sections x 10 fields (5 strings longer than 15 bytes, 5 ints).
  * A screen is an array of pointers to sections, so an edited screen can share every
@@ -404,14 +404,17 @@ static void memory_per_leaf(const screen *base, double *built, double *after_run
 
 int main(int argc, char **argv) {
     int rounds = 15, tsv = 0;
+    const char *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
             rounds = atoi(argv[++i]);
             if (rounds < 1) rounds = 1;
         } else if (strcmp(argv[i], "--tsv") == 0) {
             tsv = 1;
+        } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+            only = argv[++i];
         } else {
-            fprintf(stderr, "usage: %s [--rounds N] [--tsv]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--rounds N] [--tsv] [--only SCENARIO]\n", argv[0]);
             return 2;
         }
     }
@@ -437,36 +440,46 @@ int main(int argc, char **argv) {
     double results[SCENARIOS + 1][3];
     double *samples = malloc(sizeof(double) * (size_t)rounds * 3);
 
+    int shown[SCENARIOS + 1];
     for (int s = 0; s < SCENARIOS; s++) {
+        names[s] = scenarios[s].name;
+        shown[s] = only == NULL || strcmp(only, names[s]) == 0;
+        if (!shown[s]) continue;
         for (int round = 0; round < rounds; round++)
             for (int r = 0; r < 3; r++) samples[r * rounds + round] = measure_runs(&renderers[r], &scenarios[s], 400);
-        names[s] = scenarios[s].name;
         for (int r = 0; r < 3; r++) results[s][r] = median(samples + r * rounds, rounds);
     }
-    for (int round = 0; round < rounds; round++)
-        for (int r = 0; r < 3; r++) samples[r * rounds + round] = measure_build(&renderers[r], 40);
     names[SCENARIOS] = "build";
-    for (int r = 0; r < 3; r++) results[SCENARIOS][r] = median(samples + r * rounds, rounds);
+    shown[SCENARIOS] = only == NULL || strcmp(only, "build") == 0;
+    if (shown[SCENARIOS]) {
+        for (int round = 0; round < rounds; round++)
+            for (int r = 0; r < 3; r++) samples[r * rounds + round] = measure_build(&renderers[r], 40);
+        for (int r = 0; r < 3; r++) results[SCENARIOS][r] = median(samples + r * rounds, rounds);
+    }
 
     double built = 0, after_run = 0;
-    memory_per_leaf(base, &built, &after_run);
+    if (only == NULL) memory_per_leaf(base, &built, &after_run);
 
     if (tsv) {
         for (int s = 0; s <= SCENARIOS; s++)
-            printf("c\t%s\t%.1f\t%.1f\t%.1f\n", names[s], results[s][0], results[s][1], results[s][2]);
-        printf("# memory per leaf (bytes): library %.1f built, %.1f after a run; hand %.1f; hand-tree %.1f\n", built,
+            if (shown[s]) printf("c\t%s\t%.1f\t%.1f\t%.1f\n", names[s], results[s][0], results[s][1], results[s][2]);
+        if (only == NULL)
+            printf("# memory per leaf (bytes): library %.1f built, %.1f after a run; hand %.1f; hand-tree %.1f\n", built,
                after_run, (double)sizeof(hand) / LEAVES, (double)sizeof(hand_tree) / LEAVES);
     } else {
         printf("Diffuser C benchmark: 100 sections x 10 fields, median of %d interleaved rounds\n", rounds);
         printf("scenario          library ns    hand ns  hand-tree ns   x hand  x hand-tree\n");
         for (int s = 0; s <= SCENARIOS; s++) {
+            if (!shown[s]) continue;
             double l = results[s][0], h = results[s][1], t = results[s][2];
             printf("%-16s%12.0f%11.0f%14.0f%9.2f%13.2f\n", names[s], l, h, t, l / h, l / t);
         }
-        printf("\nnative memory per leaf node (mallinfo2, %d leaves per tree):\n", LEAVES);
-        printf("  library   %7.1f bytes built, %7.1f bytes after the first run\n", built, after_run);
-        printf("  hand      %7.1f bytes   hand-tree %5.1f bytes\n", (double)sizeof(hand) / LEAVES,
-               (double)sizeof(hand_tree) / LEAVES);
+        if (only == NULL) {
+            printf("\nnative memory per leaf node (mallinfo2, %d leaves per tree):\n", LEAVES);
+            printf("  library   %7.1f bytes built, %7.1f bytes after the first run\n", built, after_run);
+            printf("  hand      %7.1f bytes   hand-tree %5.1f bytes\n", (double)sizeof(hand) / LEAVES,
+                   (double)sizeof(hand_tree) / LEAVES);
+        }
     }
     printf("(sink %llu)\n", (unsigned long long)(sink_accumulator % 1000));
 
