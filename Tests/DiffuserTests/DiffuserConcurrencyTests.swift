@@ -81,6 +81,30 @@ final class DiffuserConcurrencyTests: XCTestCase {
         XCTAssertEqual(counters.map(\.value).reduce(0, +), runners * 1_000 + 2 * joined.count)
     }
 
+    func testGraphsMergedWhileTheirPartsRunStaySerialized() {
+        // Leaves run on their own first (each records its own serializer), then one
+        // thread keeps running trees that join them, merging those serializers, while
+        // the other threads keep running the leaves: a leaf must follow the merge and
+        // take the joined graph's lock, or its racy counter loses increments.
+        for _ in 0..<5 {
+            let counters = (0..<6).map { _ in RacyCounter() }
+            let leaves = counters.map { counter in Diffuser<Int>.intoAlways { _ in counter.increment() } }
+            leaves.forEach { $0.run(0) }
+            let joined = (0..<leaves.count - 1).map { Diffuser<Int>.intoAlways(leaves[$0], leaves[$0 + 1]) }
+            let perThread = 600
+            DispatchQueue.concurrentPerform(iterations: 4) { t in
+                for i in 0..<perThread {
+                    if t == 0 {
+                        joined[i % joined.count].run(i)
+                    } else {
+                        leaves[(t + i) % leaves.count].run(i)
+                    }
+                }
+            }
+            XCTAssertEqual(counters.map(\.value).reduce(0, +), leaves.count + 3 * perThread + 2 * perThread)
+        }
+    }
+
     func testReentrantRunsFromManyThreadsNeverDeadlock() {
         let counter = RacyCounter()
         var d: Diffuser<Int>!
