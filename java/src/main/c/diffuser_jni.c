@@ -6,10 +6,13 @@
  * and dispatch all happen in libdiffuser.so, reached only through diffuser.h.
  *
  * Values. Java objects travel as jobject pointers described by one dfs_type, created in
- * JNI_OnLoad: equal calls java.util.Objects.equals, retain makes a global reference,
- * release deletes it. Java null is the NULL pointer. A value passed to a run or an
- * emission is the caller's local reference, borrowed for the call; the core retains
- * (as a global reference) whatever it keeps longer.
+ * JNI_OnLoad: equal answers what java.util.Objects.equals would, retain makes a global
+ * reference, release deletes it. Java null is the NULL pointer. Equality of Strings,
+ * boxed primitives and enums is decided here without calling into Java (an upcall costs
+ * about ten times more than these comparisons); any other class has its equals()
+ * called. A value passed to a run or an emission is the caller's local reference,
+ * borrowed for the call; the core retains (as a global reference) whatever it keeps
+ * longer.
  *
  * Callbacks. Every user object given to the core (Effect, Function, DidChange, Source)
  * is held by a global reference that the callback's destroy function deletes.
@@ -41,17 +44,34 @@ static JavaVM *g_vm;
 /* The value type of Java objects. */
 static dfs_type *g_type;
 
-/* Classes and methods, resolved once in JNI_OnLoad. */
-static jclass c_objects, c_effect, c_function, c_did_change, c_source, c_disposable,
+/* Classes, methods and fields, resolved once in JNI_OnLoad. */
+static jclass c_effect, c_function, c_did_change, c_source, c_disposable,
     c_dispatch_effect, c_npe, c_ise, c_iae, c_oome;
-static jmethodID m_objects_equals, m_effect_run, m_function_apply, m_did_change_test,
+static jmethodID m_object_equals, m_effect_run, m_function_apply, m_did_change_test,
     m_source_connect, m_disposable_dispose, m_dispatch_effect_init, m_object_to_string;
 
-/* Per thread: the Throwable of a failed upcall waiting for its Java caller, and how many
- * native methods of this glue are running on the thread (callbacks keep a Throwable
- * only if one is, since only it can rethrow it). */
-static __thread jthrowable t_pending;
-static __thread int t_depth;
+/* The classes whose equality value_equal decides natively (all final but Enum and
+ * Number), and the `value` fields of the boxes. c_known is an interface that all of
+ * them implement and that few other classes do: java.lang.constant.Constable (Java 12
+ * and later), or Comparable on older JVMs. */
+static jclass c_string, c_integer, c_long, c_double, c_float, c_short, c_byte, c_character,
+    c_boolean, c_number, c_enum, c_known;
+static jfieldID f_integer_value, f_long_value, f_double_value, f_float_value, f_short_value,
+    f_byte_value, f_character_value, f_boolean_value;
+
+/* Per thread, in one block so that a callback pays for one TLS lookup:
+ *   pending: the Throwable of a failed upcall waiting for its Java caller;
+ *   depth:   how many native methods of this glue are running on the thread (callbacks
+ *            keep a Throwable only if one is, since only it can rethrow it);
+ *   env:     the JNIEnv of the innermost of them, valid while depth > 0, so that
+ *            callbacks under a Java caller need no GetEnv. */
+typedef struct {
+    jthrowable pending;
+    int depth;
+    JNIEnv *env;
+} thread_state;
+
+static __thread thread_state t_state;
 
 /* ------------------------------------------------------------------------------------
  * Threads: the JNIEnv of the calling thread, attaching it if the JVM does not know it
@@ -63,8 +83,13 @@ typedef struct {
 } upcall_env;
 
 static int env_enter(upcall_env *u) {
-    u->env = NULL;
+    thread_state *ts = &t_state;
     u->attached = 0;
+    if (ts->depth > 0) {
+        u->env = ts->env;
+        return 0;
+    }
+    u->env = NULL;
     jint r = (*g_vm)->GetEnv(g_vm, (void **)&u->env, DFSJ_JNI_VERSION);
     if (r == JNI_OK) return 0;
     if (r == JNI_EDETACHED) {
@@ -116,7 +141,8 @@ static int upcall_failed(JNIEnv *env) {
     jthrowable ex = (*env)->ExceptionOccurred(env);
     (*env)->ExceptionClear(env);
     describe(env, ex);
-    if (t_depth > 0 && t_pending == NULL) t_pending = (jthrowable)(*env)->NewGlobalRef(env, ex);
+    thread_state *ts = &t_state;
+    if (ts->depth > 0 && ts->pending == NULL) ts->pending = (jthrowable)(*env)->NewGlobalRef(env, ex);
     (*env)->DeleteLocalRef(env, ex);
     return 1;
 }
@@ -134,16 +160,19 @@ typedef struct {
     jthrowable saved;
 } entry;
 
-static inline void enter(entry *e) {
-    e->saved = t_pending;
-    t_pending = NULL;
-    t_depth++;
+static inline void enter(entry *e, JNIEnv *env) {
+    thread_state *ts = &t_state;
+    e->saved = ts->pending;
+    ts->pending = NULL;
+    ts->depth++;
+    ts->env = env;
 }
 
 static inline jthrowable leave(entry *e) {
-    jthrowable mine = t_pending;
-    t_pending = e->saved;
-    t_depth--;
+    thread_state *ts = &t_state;
+    jthrowable mine = ts->pending;
+    ts->pending = e->saved;
+    ts->depth--;
     return mine;
 }
 
@@ -180,15 +209,95 @@ static void finish(JNIEnv *env, dfs_status status, jthrowable thrown, int rethro
  * The value type of Java objects
  * ------------------------------------------------------------------------------------ */
 
+/* value_equal's answer when it must ask the object's own equals(). */
+#define ASK_EQUALS (-2)
+
+/* Whether two Strings have the same characters: lengths first, then the UTF-16 contents
+ * copied out in stack-sized chunks (GetStringRegion neither allocates nor pins, where
+ * GetStringCritical would inflate a Latin-1 string into a fresh buffer). */
+static int strings_equal(JNIEnv *env, jstring a, jstring b) {
+    jsize length = (*env)->GetStringLength(env, a);
+    if ((*env)->GetStringLength(env, b) != length) return 0;
+    enum { CHUNK = 256 };
+    jchar x[CHUNK], y[CHUNK];
+    for (jsize start = 0; start < length; start += CHUNK) {
+        jsize n = length - start < CHUNK ? length - start : CHUNK;
+        (*env)->GetStringRegion(env, a, start, n, x);
+        (*env)->GetStringRegion(env, b, start, n, y);
+        if (memcmp(x, y, sizeof(jchar) * (size_t)n) != 0) return 0;
+    }
+    return 1;
+}
+
+/* Double.equals compares doubleToLongBits: every NaN is one value, and 0.0 differs from
+ * -0.0. Float.equals does the same with floatToIntBits. */
+static int doubles_equal(jdouble x, jdouble y) {
+    if (x != x) return y != y;
+    uint64_t bx, by;
+    memcpy(&bx, &x, sizeof bx);
+    memcpy(&by, &y, sizeof by);
+    return bx == by;
+}
+
+static int floats_equal(jfloat x, jfloat y) {
+    if (x != x) return y != y;
+    uint32_t bx, by;
+    memcpy(&bx, &x, sizeof bx);
+    memcpy(&by, &y, sizeof by);
+    return bx == by;
+}
+
+/* a.equals(b) for two distinct non-null objects, when the JDK's definition is known and
+ * cannot be overridden: 1 or 0, or ASK_EQUALS for any other class. The boxes and String
+ * are final, so `instanceof` is the exact-class test their equals() make (an Integer
+ * never equals a Long). Enum.equals is final and is identity. None of these calls can
+ * throw or create local references; each costs a JNI transition (~15 ns, against
+ * ~150 ns for an upcall), so the common kinds are tested first and c_known turns most
+ * other classes away after three tests. */
+static int equal_natively(JNIEnv *env, jobject a, jobject b) {
+#define IS(object, cls) ((*env)->IsInstanceOf(env, (object), (cls)))
+#define SAME_FIELD(cls, Type, field)                                                    \
+    (IS(b, cls) && (*env)->Get##Type##Field(env, a, field) == (*env)->Get##Type##Field(env, b, field))
+    if (IS(a, c_string)) return IS(b, c_string) && strings_equal(env, (jstring)a, (jstring)b);
+    if (IS(a, c_integer)) return SAME_FIELD(c_integer, Int, f_integer_value);
+    if (!IS(a, c_known)) return ASK_EQUALS;
+    if (IS(a, c_boolean)) return SAME_FIELD(c_boolean, Boolean, f_boolean_value);
+    if (IS(a, c_enum)) return 0;
+    if (IS(a, c_number)) {
+        if (IS(a, c_long)) return SAME_FIELD(c_long, Long, f_long_value);
+        if (IS(a, c_double))
+            return IS(b, c_double) && doubles_equal((*env)->GetDoubleField(env, a, f_double_value),
+                                                    (*env)->GetDoubleField(env, b, f_double_value));
+        if (IS(a, c_float))
+            return IS(b, c_float) && floats_equal((*env)->GetFloatField(env, a, f_float_value),
+                                                  (*env)->GetFloatField(env, b, f_float_value));
+        if (IS(a, c_short)) return SAME_FIELD(c_short, Short, f_short_value);
+        if (IS(a, c_byte)) return SAME_FIELD(c_byte, Byte, f_byte_value);
+        return ASK_EQUALS; /* BigDecimal, AtomicInteger, user subclasses of Number */
+    }
+    if (IS(a, c_character)) return SAME_FIELD(c_character, Char, f_character_value);
+    return ASK_EQUALS;
+#undef SAME_FIELD
+#undef IS
+}
+
+/* Objects.equals(a, b). Identity and null first, then the native comparisons above,
+ * and only for other classes an upcall to a.equals(b) (Objects.equals without its
+ * extra frame), whose exception, if any, fails the comparison. */
 static int value_equal(const void *a, const void *b, void *ctx) {
     (void)ctx;
     if (a == b) return 1;
     if (a == NULL || b == NULL) return 0;
     upcall_env u;
     if (env_enter(&u)) return -1;
-    jboolean same = (*u.env)->CallStaticBooleanMethod(u.env, c_objects, m_objects_equals,
-                                                      (jobject)a, (jobject)b);
-    int result = upcall_failed(u.env) ? -1 : (same ? 1 : 0);
+    JNIEnv *env = u.env;
+    int result;
+    if ((*env)->IsSameObject(env, (jobject)a, (jobject)b)) {
+        result = 1;
+    } else if ((result = equal_natively(env, (jobject)a, (jobject)b)) == ASK_EQUALS) {
+        jboolean same = (*env)->CallBooleanMethod(env, (jobject)a, m_object_equals, (jobject)b);
+        result = upcall_failed(env) ? -1 : (same ? 1 : 0);
+    }
     env_leave(&u);
     return result;
 }
@@ -327,25 +436,36 @@ static jobject hold(JNIEnv *env, jobject object) {
     return ref;
 }
 
-/* Copies a Java long[] of handles into a C array (malloc'd; NULL for an empty array). */
-static int handles_of(JNIEnv *env, jlongArray array, void ***out, size_t *count) {
-    *out = NULL;
+/* The handles of a Java long[] as a C array, for the composites. Small lists (the
+ * usual case) live on the caller's stack; only longer ones are malloc'd. */
+enum { SMALL_LIST = 64 };
+
+typedef struct {
+    void **items;
+    size_t count;
+    void *small[SMALL_LIST];
+} handle_list;
+
+/* Fills `list` from `array`; -1 with an OutOfMemoryError thrown if no memory. */
+static int handles_of(JNIEnv *env, jlongArray array, handle_list *list) {
     jsize n = (*env)->GetArrayLength(env, array);
-    *count = (size_t)n;
-    if (n == 0) return 0;
-    jlong *raw = malloc(sizeof(jlong) * (size_t)n);
-    void **list = malloc(sizeof(void *) * (size_t)n);
-    if (raw == NULL || list == NULL) {
-        free(raw);
-        free(list);
+    list->count = (size_t)n;
+    list->items = list->small;
+    if (n > SMALL_LIST && !(list->items = malloc(sizeof(void *) * (size_t)n))) {
         (*env)->ThrowNew(env, c_oome, "out of memory");
         return -1;
     }
-    (*env)->GetLongArrayRegion(env, array, 0, n, raw);
-    for (jsize i = 0; i < n; i++) list[i] = (void *)(intptr_t)raw[i];
-    free(raw);
-    *out = list;
+    jlong chunk[SMALL_LIST];
+    for (jsize start = 0; start < n; start += SMALL_LIST) {
+        jsize k = n - start < SMALL_LIST ? n - start : SMALL_LIST;
+        (*env)->GetLongArrayRegion(env, array, start, k, chunk);
+        for (jsize i = 0; i < k; i++) list->items[start + i] = (void *)(intptr_t)chunk[i];
+    }
     return 0;
+}
+
+static void handles_free(handle_list *list) {
+    if (list->items != list->small) free(list->items);
 }
 
 typedef dfs_status (*effect_ctor)(dfs_type *, dfs_effect_fn, void *, dfs_destroy_fn, dfs_diffuser **);
@@ -355,7 +475,7 @@ static jlong make_effect_diffuser(JNIEnv *env, effect_ctor ctor, jobject effect)
     if (ref == NULL) return 0;
     dfs_diffuser *out = NULL;
     entry e;
-    enter(&e);
+    enter(&e, env);
     dfs_status status = ctor(g_type, effect_cb, ref, destroy_ref, &out);
     finish(env, status, leave(&e), 0);
     return J(out);
@@ -382,7 +502,7 @@ static jlong n_diffuser_into_when(JNIEnv *env, jclass cls, jobject did_change, j
     if (ref == NULL) return 0;
     dfs_diffuser *out = NULL;
     entry e;
-    enter(&e);
+    enter(&e, env);
     dfs_status status = dfs_diffuser_into_when(did_change_cb, ref, destroy_ref, H(dfs_diffuser, child), &out);
     finish(env, status, leave(&e), 0);
     return J(out);
@@ -399,7 +519,7 @@ static jlong n_diffuser_into_when_effect(JNIEnv *env, jclass cls, jobject did_ch
     }
     dfs_diffuser *out = NULL;
     entry e;
-    enter(&e);
+    enter(&e, env);
     dfs_status status = dfs_diffuser_into_when_effect(g_type, did_change_cb, predicate, destroy_ref,
                                                       effect_cb, action, destroy_ref, &out);
     finish(env, status, leave(&e), 0);
@@ -408,29 +528,27 @@ static jlong n_diffuser_into_when_effect(JNIEnv *env, jclass cls, jobject did_ch
 
 static jlong n_diffuser_into_all(JNIEnv *env, jclass cls, jlongArray children) {
     (void)cls;
-    void **list;
-    size_t count;
-    if (handles_of(env, children, &list, &count)) return 0;
+    handle_list list;
+    if (handles_of(env, children, &list)) return 0;
     dfs_diffuser *out = NULL;
     entry e;
-    enter(&e);
-    dfs_status status = dfs_diffuser_into_all(g_type, (dfs_diffuser *const *)list, count, &out);
+    enter(&e, env);
+    dfs_status status = dfs_diffuser_into_all(g_type, (dfs_diffuser *const *)list.items, list.count, &out);
     finish(env, status, leave(&e), 0);
-    free(list);
+    handles_free(&list);
     return J(out);
 }
 
 static jlong n_diffuser_into_always_all(JNIEnv *env, jclass cls, jlongArray children) {
     (void)cls;
-    void **list;
-    size_t count;
-    if (handles_of(env, children, &list, &count)) return 0;
+    handle_list list;
+    if (handles_of(env, children, &list)) return 0;
     dfs_diffuser *out = NULL;
     entry e;
-    enter(&e);
-    dfs_status status = dfs_diffuser_into_always_all(g_type, (dfs_diffuser *const *)list, count, &out);
+    enter(&e, env);
+    dfs_status status = dfs_diffuser_into_always_all(g_type, (dfs_diffuser *const *)list.items, list.count, &out);
     finish(env, status, leave(&e), 0);
-    free(list);
+    handles_free(&list);
     return J(out);
 }
 
@@ -440,7 +558,7 @@ static jlong n_diffuser_map(JNIEnv *env, jclass cls, jobject transform, jlong ch
     if (ref == NULL) return 0;
     dfs_diffuser *out = NULL;
     entry e;
-    enter(&e);
+    enter(&e, env);
     dfs_status status = dfs_diffuser_map(g_type, transform_cb, ref, destroy_ref, H(dfs_diffuser, child), &out);
     finish(env, status, leave(&e), 0);
     return J(out);
@@ -449,7 +567,7 @@ static jlong n_diffuser_map(JNIEnv *env, jclass cls, jobject transform, jlong ch
 static void n_diffuser_run(JNIEnv *env, jclass cls, jlong diffuser, jobject value) {
     (void)cls;
     entry e;
-    enter(&e);
+    enter(&e, env);
     dfs_status status = dfs_diffuser_run(H(dfs_diffuser, diffuser), value);
     finish(env, status, leave(&e), 0);
 }
@@ -457,7 +575,7 @@ static void n_diffuser_run(JNIEnv *env, jclass cls, jlong diffuser, jobject valu
 static void n_diffuser_release(JNIEnv *env, jclass cls, jlong diffuser) {
     (void)cls;
     entry e;
-    enter(&e);
+    enter(&e, env);
     dfs_status status = dfs_diffuser_release(H(dfs_diffuser, diffuser));
     finish(env, status, leave(&e), 0);
 }
@@ -468,7 +586,7 @@ static jlong n_fuser_from(JNIEnv *env, jclass cls, jobject source) {
     if (ref == NULL) return 0;
     dfs_fuser *out = NULL;
     entry e;
-    enter(&e);
+    enter(&e, env);
     dfs_status status = dfs_fuser_from(g_type, source_connect_cb, source_disconnect_cb, ref, destroy_ref, &out);
     finish(env, status, leave(&e), 0);
     return J(out);
@@ -476,15 +594,14 @@ static jlong n_fuser_from(JNIEnv *env, jclass cls, jobject source) {
 
 static jlong n_fuser_from_all(JNIEnv *env, jclass cls, jlongArray children) {
     (void)cls;
-    void **list;
-    size_t count;
-    if (handles_of(env, children, &list, &count)) return 0;
+    handle_list list;
+    if (handles_of(env, children, &list)) return 0;
     dfs_fuser *out = NULL;
     entry e;
-    enter(&e);
-    dfs_status status = dfs_fuser_from_all(g_type, (dfs_fuser *const *)list, count, &out);
+    enter(&e, env);
+    dfs_status status = dfs_fuser_from_all(g_type, (dfs_fuser *const *)list.items, list.count, &out);
     finish(env, status, leave(&e), 0);
-    free(list);
+    handles_free(&list);
     return J(out);
 }
 
@@ -495,7 +612,7 @@ static jlong make_extract(JNIEnv *env, extract_ctor ctor, jobject transform, jlo
     if (ref == NULL) return 0;
     dfs_fuser *out = NULL;
     entry e;
-    enter(&e);
+    enter(&e, env);
     dfs_status status = ctor(g_type, transform_cb, ref, destroy_ref, H(dfs_fuser, child), &out);
     finish(env, status, leave(&e), 0);
     return J(out);
@@ -515,7 +632,7 @@ static jlong n_fuser_extract_constant(JNIEnv *env, jclass cls, jobject constant,
     (void)cls;
     dfs_fuser *out = NULL;
     entry e;
-    enter(&e);
+    enter(&e, env);
     dfs_status status = dfs_fuser_extract_constant(g_type, constant, H(dfs_fuser, child), &out);
     finish(env, status, leave(&e), 0);
     return J(out);
@@ -527,7 +644,7 @@ static jlong n_fuser_connect(JNIEnv *env, jclass cls, jlong fuser, jobject effec
     if (ref == NULL) return 0;
     dfs_disposable *out = NULL;
     entry e;
-    enter(&e);
+    enter(&e, env);
     dfs_status status = dfs_fuser_connect(H(dfs_fuser, fuser), effect_cb, ref, destroy_ref, &out);
     finish(env, status, leave(&e), 0);
     return J(out);
@@ -536,7 +653,7 @@ static jlong n_fuser_connect(JNIEnv *env, jclass cls, jlong fuser, jobject effec
 static void n_fuser_release(JNIEnv *env, jclass cls, jlong fuser) {
     (void)cls;
     entry e;
-    enter(&e);
+    enter(&e, env);
     dfs_status status = dfs_fuser_release(H(dfs_fuser, fuser));
     finish(env, status, leave(&e), 0);
 }
@@ -544,7 +661,7 @@ static void n_fuser_release(JNIEnv *env, jclass cls, jlong fuser) {
 static void n_disposable_dispose(JNIEnv *env, jclass cls, jlong disposable) {
     (void)cls;
     entry e;
-    enter(&e);
+    enter(&e, env);
     dfs_status status = dfs_disposable_dispose(H(dfs_disposable, disposable));
     finish(env, status, leave(&e), 1);
 }
@@ -552,7 +669,7 @@ static void n_disposable_dispose(JNIEnv *env, jclass cls, jlong disposable) {
 static void n_disposable_release(JNIEnv *env, jclass cls, jlong disposable) {
     (void)cls;
     entry e;
-    enter(&e);
+    enter(&e, env);
     dfs_status status = dfs_disposable_release(H(dfs_disposable, disposable));
     finish(env, status, leave(&e), 0);
 }
@@ -563,7 +680,7 @@ static void n_disposable_release(JNIEnv *env, jclass cls, jlong disposable) {
 static void n_dispatch_emit(JNIEnv *env, jclass cls, jlong dispatch, jobject event) {
     (void)cls;
     entry e;
-    enter(&e);
+    enter(&e, env);
     dfs_status status = dfs_dispatch_emit(H(dfs_dispatch, dispatch), event);
     if (status == DFS_ERR_HANDLE) status = DFS_OK;
     finish(env, status, leave(&e), 0);
@@ -638,8 +755,7 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
         return JNI_ERR;
     }
 
-    if (!(c_objects = global_class(env, "java/util/Objects")) ||
-        !(c_effect = global_class(env, "io/diffuser/Effect")) ||
+    if (!(c_effect = global_class(env, "io/diffuser/Effect")) ||
         !(c_function = global_class(env, "io/diffuser/Function")) ||
         !(c_did_change = global_class(env, "io/diffuser/diffuser/DidChange")) ||
         !(c_source = global_class(env, "io/diffuser/fuser/Source")) ||
@@ -648,16 +764,40 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
         !(c_npe = global_class(env, "java/lang/NullPointerException")) ||
         !(c_ise = global_class(env, "java/lang/IllegalStateException")) ||
         !(c_iae = global_class(env, "java/lang/IllegalArgumentException")) ||
-        !(c_oome = global_class(env, "java/lang/OutOfMemoryError")))
+        !(c_oome = global_class(env, "java/lang/OutOfMemoryError")) ||
+        !(c_string = global_class(env, "java/lang/String")) ||
+        !(c_integer = global_class(env, "java/lang/Integer")) ||
+        !(c_long = global_class(env, "java/lang/Long")) ||
+        !(c_double = global_class(env, "java/lang/Double")) ||
+        !(c_float = global_class(env, "java/lang/Float")) ||
+        !(c_short = global_class(env, "java/lang/Short")) ||
+        !(c_byte = global_class(env, "java/lang/Byte")) ||
+        !(c_character = global_class(env, "java/lang/Character")) ||
+        !(c_boolean = global_class(env, "java/lang/Boolean")) ||
+        !(c_number = global_class(env, "java/lang/Number")) ||
+        !(c_enum = global_class(env, "java/lang/Enum")))
+        return JNI_ERR;
+    if (!(c_known = global_class(env, "java/lang/constant/Constable"))) {
+        (*env)->ExceptionClear(env); /* Java 11: NoClassDefFoundError */
+        if (!(c_known = global_class(env, "java/lang/Comparable"))) return JNI_ERR;
+    }
+
+    if (!(f_integer_value = (*env)->GetFieldID(env, c_integer, "value", "I")) ||
+        !(f_long_value = (*env)->GetFieldID(env, c_long, "value", "J")) ||
+        !(f_double_value = (*env)->GetFieldID(env, c_double, "value", "D")) ||
+        !(f_float_value = (*env)->GetFieldID(env, c_float, "value", "F")) ||
+        !(f_short_value = (*env)->GetFieldID(env, c_short, "value", "S")) ||
+        !(f_byte_value = (*env)->GetFieldID(env, c_byte, "value", "B")) ||
+        !(f_character_value = (*env)->GetFieldID(env, c_character, "value", "C")) ||
+        !(f_boolean_value = (*env)->GetFieldID(env, c_boolean, "value", "Z")))
         return JNI_ERR;
 
     jclass object = (*env)->FindClass(env, "java/lang/Object");
     if (object == NULL) return JNI_ERR;
     m_object_to_string = (*env)->GetMethodID(env, object, "toString", "()Ljava/lang/String;");
+    m_object_equals = (*env)->GetMethodID(env, object, "equals", "(Ljava/lang/Object;)Z");
     (*env)->DeleteLocalRef(env, object);
-    if (!m_object_to_string ||
-        !(m_objects_equals = (*env)->GetStaticMethodID(env, c_objects, "equals",
-                                                       "(Ljava/lang/Object;Ljava/lang/Object;)Z")) ||
+    if (!m_object_to_string || !m_object_equals ||
         !(m_effect_run = (*env)->GetMethodID(env, c_effect, "run", "(Ljava/lang/Object;)V")) ||
         !(m_function_apply = (*env)->GetMethodID(env, c_function, "apply",
                                                  "(Ljava/lang/Object;)Ljava/lang/Object;")) ||

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.lang.management.ManagementFactory;
 import java.util.function.Supplier;
 
 /**
@@ -24,9 +25,18 @@ import java.util.function.Supplier;
  * alternate between two models), and build (constructing the renderer). ns per run (or
  * per build); medians of interleaved rounds in one JVM, after warm-up rounds.
  *
+ * <p>Also printed: the Java heap the library allocates per run (or per build), from
+ * {@code com.sun.management.ThreadMXBean#getThreadAllocatedBytes} of the running thread,
+ * which includes whatever upcalls from the native core allocate. The unchanged-*
+ * scenarios must show 0.
+ *
+ * <p>{@code --cpu} times the running thread's CPU time instead of wall-clock time: on a
+ * loaded machine this leaves out the time the thread spends waiting for a core.
+ *
  * <pre>
  *   gradle bench [-PbenchArgs='--rounds 15 --tsv']
- *   java -cp build/libs/diffuser-0.1.0.jar:build/classes/java/bench io.diffuser.bench.Bench [--rounds N] [--tsv]
+ *   java -cp build/libs/diffuser-0.1.0.jar:build/classes/java/bench io.diffuser.bench.Bench \
+ *       [--rounds N] [--warmup N] [--only scenario] [--cpu] [--tsv]
  * </pre>
  */
 public final class Bench {
@@ -314,16 +324,42 @@ public final class Bench {
         new Scenario("ten-pct", base, tenPct));
   }
 
-  /** ns per run of a new renderer alternating between the scenario's two models. */
+  /** Allocation counters of the JVM's threads (HotSpot's extension of ThreadMXBean). */
+  static final com.sun.management.ThreadMXBean THREADS =
+      (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+
+  /** Whether times are the running thread's CPU time rather than wall-clock time. */
+  static boolean cpuTime;
+
+  /** The clock of the measurements, in ns. */
+  static long clock() {
+    return cpuTime ? THREADS.getCurrentThreadCpuTime() : System.nanoTime();
+  }
+
+  /** Java heap bytes allocated so far by the calling thread. */
+  static long allocatedBytes() {
+    return THREADS.getThreadAllocatedBytes(Thread.currentThread().getId());
+  }
+
+  /** Heap bytes per run or build of the last measureRuns or measureBuild call. */
+  static double lastBytes;
+
+  /**
+   * ns per run of a new renderer alternating between the scenario's two models; the heap
+   * bytes per run go to {@link #lastBytes}.
+   */
   static double measureRuns(Supplier<Renderer> make, Scenario scenario, int iterations) {
     Renderer renderer = make.get();
     renderer.render(scenario.first);
     renderer.render(scenario.second);
-    long start = System.nanoTime();
+    long bytes = allocatedBytes();
+    long start = clock();
     for (int i = 0; i < iterations; i++) {
       renderer.render((i & 1) == 0 ? scenario.first : scenario.second);
     }
-    return (double) (System.nanoTime() - start) / iterations;
+    long elapsed = clock() - start;
+    lastBytes = (double) (allocatedBytes() - bytes) / iterations;
+    return (double) elapsed / iterations;
   }
 
   static Object keepAlive;
@@ -331,9 +367,11 @@ public final class Bench {
   /** ns to construct a renderer. */
   static double measureBuild(Supplier<Renderer> make, int iterations) {
     List<Renderer> built = new ArrayList<>(iterations);
-    long start = System.nanoTime();
+    long bytes = allocatedBytes();
+    long start = clock();
     for (int i = 0; i < iterations; i++) built.add(make.get());
-    long elapsed = System.nanoTime() - start;
+    long elapsed = clock() - start;
+    lastBytes = (double) (allocatedBytes() - bytes) / iterations;
     keepAlive = built;
     return (double) elapsed / iterations;
   }
@@ -348,20 +386,23 @@ public final class Bench {
   /**
    * Runs the benchmark.
    *
-   * @param args {@code [--rounds N] [--warmup N] [--tsv]}
+   * @param args {@code [--rounds N] [--warmup N] [--only scenario] [--cpu] [--tsv]}
    */
   public static void main(String[] args) {
     int rounds = 15;
     int warmup = 5;
     boolean tsv = false;
+    String only = null;
     for (int k = 0; k < args.length; k++) {
       switch (args[k]) {
         case "--rounds": rounds = Integer.parseInt(args[++k]); break;
         case "--warmup": warmup = Integer.parseInt(args[++k]); break;
+        case "--only": only = args[++k]; break;
         case "--tsv": tsv = true; break;
+        case "--cpu": cpuTime = true; break;
         case "": break;
         default:
-          System.err.println("usage: Bench [--rounds N] [--warmup N] [--tsv]");
+          System.err.println("usage: Bench [--rounds N] [--warmup N] [--only scenario] [--cpu] [--tsv]");
           System.exit(2);
       }
     }
@@ -369,52 +410,60 @@ public final class Bench {
     Supplier<Renderer> hand = HandRenderer::new;
     Supplier<Renderer> tree = HandTreeRenderer::new;
 
+    // Per scenario: median ns of library, hand, hand-tree, then median heap bytes of the
+    // library per run.
     List<String> names = new ArrayList<>();
     List<double[]> medians = new ArrayList<>();
     for (Scenario scenario : scenarios()) {
-      List<Double> l = new ArrayList<>(), h = new ArrayList<>(), t = new ArrayList<>();
+      if (only != null && !only.equals(scenario.name)) continue;
+      List<Double> l = new ArrayList<>(), h = new ArrayList<>(), t = new ArrayList<>(), m = new ArrayList<>();
       for (int r = 0; r < warmup + rounds; r++) {
         double a = measureRuns(lib, scenario, 400);
+        double bytes = lastBytes;
         double b = measureRuns(hand, scenario, 400);
         double c = measureRuns(tree, scenario, 400);
         if (r >= warmup) {
           l.add(a);
           h.add(b);
           t.add(c);
+          m.add(bytes);
         }
       }
       names.add(scenario.name);
-      medians.add(new double[] {median(l), median(h), median(t)});
+      medians.add(new double[] {median(l), median(h), median(t), median(m)});
     }
-    {
-      List<Double> l = new ArrayList<>(), h = new ArrayList<>(), t = new ArrayList<>();
+    if (only == null || only.equals("build")) {
+      List<Double> l = new ArrayList<>(), h = new ArrayList<>(), t = new ArrayList<>(), m = new ArrayList<>();
       for (int r = 0; r < warmup + rounds; r++) {
         double a = measureBuild(lib, 40);
+        double bytes = lastBytes;
         double b = measureBuild(hand, 40);
         double c = measureBuild(tree, 40);
         if (r >= warmup) {
           l.add(a);
           h.add(b);
           t.add(c);
+          m.add(bytes);
         }
       }
       names.add("build");
-      medians.add(new double[] {median(l), median(h), median(t)});
+      medians.add(new double[] {median(l), median(h), median(t), median(m)});
     }
 
     if (tsv) {
       for (int k = 0; k < names.size(); k++) {
         double[] m = medians.get(k);
-        System.out.println("java\t" + names.get(k) + "\t" + m[0] + "\t" + m[1] + "\t" + m[2]);
+        System.out.println("java\t" + names.get(k) + "\t" + m[0] + "\t" + m[1] + "\t" + m[2] + "\t" + m[3]);
       }
     } else {
       System.out.println("Diffuser Java benchmark: 100 sections x 10 fields, median of " + rounds
           + " interleaved rounds (after " + warmup + " warm-up rounds)");
-      System.out.println("scenario          library ns    hand ns  hand-tree ns   x hand  x hand-tree");
+      System.out.println("scenario          library ns    hand ns  hand-tree ns   x hand  x hand-tree"
+          + "  library heap B");
       for (int k = 0; k < names.size(); k++) {
         double[] m = medians.get(k);
-        System.out.println(String.format(Locale.ROOT, "%-16s%12.0f%11.0f%14.0f%9.2f%13.2f",
-            names.get(k), m[0], m[1], m[2], m[0] / m[1], m[0] / m[2]));
+        System.out.println(String.format(Locale.ROOT, "%-16s%12.0f%11.0f%14.0f%9.2f%13.2f%16.0f",
+            names.get(k), m[0], m[1], m[2], m[0] / m[1], m[0] / m[2], m[3]));
       }
     }
     System.out.println("(sink " + Math.floorMod(sinkAccumulator, 1000L) + ")");

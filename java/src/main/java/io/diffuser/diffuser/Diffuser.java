@@ -249,7 +249,10 @@ public final class Diffuser<A> {
   private static long fanOut(Diffuser<?>[] children, boolean gated) {
     long[] handles = new long[children.length];
     for (int i = 0; i < children.length; i++) {
-      handles[i] = Objects.requireNonNull(children[i], "children[" + i + "]").handle;
+      Diffuser<?> child = children[i];
+      // The message is built only when it is needed: composing must not allocate per child.
+      if (child == null) throw new NullPointerException("children[" + i + "]");
+      handles[i] = child.handle;
     }
     try {
       return gated ? Native.diffuserIntoAll(handles) : Native.diffuserIntoAlwaysAll(handles);

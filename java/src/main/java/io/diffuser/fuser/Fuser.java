@@ -236,7 +236,10 @@ public final class Fuser<A> {
   private static long merge(Fuser<?>[] children) {
     long[] handles = new long[children.length];
     for (int i = 0; i < children.length; i++) {
-      handles[i] = Objects.requireNonNull(children[i], "children[" + i + "]").handle;
+      Fuser<?> child = children[i];
+      // The message is built only when it is needed: composing must not allocate per child.
+      if (child == null) throw new NullPointerException("children[" + i + "]");
+      handles[i] = child.handle;
     }
     try {
       return Native.fuserFromAll(handles);
