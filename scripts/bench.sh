@@ -22,16 +22,27 @@ ninja -C build diffuser_bench_c > /dev/null
 echo "Running Swift..." >&2
 "$(swift build -c release --show-bin-path)/DiffuserBench" --tsv --rounds "$rounds" | grep -P '^swift\t' >> "$out"
 echo "Running C..." >&2
-build/bench/c/diffuser_bench_c --tsv --rounds "$rounds" | grep -P '^c\t' >> "$out"
+build/bench/c/diffuser_bench_c --tsv --rounds "$rounds" | grep -P '^(c\t|# memory)' >> "$out"
 echo "Running Java..." >&2
 (cd java && gradle --offline --no-daemon -q bench -Pargs="--tsv --rounds $rounds") | grep -P '^java\t' >> "$out"
 
 python3 - "$out" <<'PY'
+import re
 import sys
-rows = [line.rstrip("\n").split("\t") for line in open(sys.argv[1]) if line.strip()]
+
+rows, c_memory = [], None
+for line in open(sys.argv[1]):
+    line = line.rstrip("\n")
+    if line.startswith("# memory"):
+        m = re.search(r"library ([0-9.]+) built, ([0-9.]+) after a run", line)
+        c_memory = (float(m.group(1)), float(m.group(2))) if m else None
+    elif line.strip():
+        rows.append(line.split("\t"))
 order = ["unchanged-same", "unchanged-equal", "one-leaf", "one-leaf-deep", "ten-pct", "build"]
 langs = ["swift", "c", "java"]
 table = {(r[0], r[1]): tuple(float(x) for x in r[2:5]) for r in rows}
+heap = {r[1]: float(r[5]) for r in rows if r[0] == "java" and len(r) > 5}
+
 print("Diffuser benchmark: 100 sections x 10 fields; ns per run (medians), ratio to hand / hand-tree")
 print(f"{'scenario':<16}" + "".join(f"{l:>30}" for l in langs))
 for s in order:
@@ -44,4 +55,25 @@ for s in order:
         cells.append(f"{lib:>12.0f} ns {lib/hand:>6.2f}x {lib/tree:>7.2f}x")
     print(f"{s:<16}" + "".join(cells))
 print("(columns per language: library ns, x hand, x hand-tree)")
+
+# The targets of the performance work, as multiples of hand-tree in the same language.
+runs = order[:-1]
+targets = [("swift", s, 2.0) for s in runs] + [("swift", "build", 5.0)]
+targets += [("c", s, 2.0) for s in runs]
+targets += [("java", "one-leaf", 27.0), ("java", "ten-pct", 8.0), ("java", "build", 20.0)]
+print()
+print("targets (x hand-tree):")
+for lang, s, limit in targets:
+    if (lang, s) not in table:
+        continue
+    lib, _, tree = table[(lang, s)]
+    ratio = lib / tree
+    print(f"  {lang:<6}{s:<16} <= {limit:>4.0f}x   measured {ratio:>8.2f}x   {'met' if ratio <= limit else 'NOT met'}")
+if c_memory:
+    built, after = c_memory
+    print(f"  c     memory per leaf   <= 64 B   measured {after:>6.0f} B   {'met' if after <= 64 else 'NOT met'}"
+          f"  (native, C tree after its first run)")
+for s in ("unchanged-same", "unchanged-equal"):
+    if s in heap:
+        print(f"  java  heap per run, {s:<16} 0 B   measured {heap[s]:>6.1f} B   {'met' if heap[s] < 1 else 'NOT met'}")
 PY
