@@ -526,30 +526,41 @@ static jlong n_diffuser_into_when_effect(JNIEnv *env, jclass cls, jobject did_ch
     return J(out);
 }
 
-static jlong n_diffuser_into_all(JNIEnv *env, jclass cls, jlongArray children) {
-    (void)cls;
+/* The composites built from a Java array of child handles. */
+typedef enum { DIFFUSER_INTO_ALL, DIFFUSER_INTO_ALWAYS_ALL, FUSER_FROM_ALL } composite_kind;
+
+static jlong make_composite(JNIEnv *env, jlongArray children, composite_kind kind) {
     handle_list list;
     if (handles_of(env, children, &list)) return 0;
-    dfs_diffuser *out = NULL;
+    dfs_diffuser *diffuser = NULL;
+    dfs_fuser *fuser = NULL;
     entry e;
     enter(&e, env);
-    dfs_status status = dfs_diffuser_into_all(g_type, (dfs_diffuser *const *)list.items, list.count, &out);
+    dfs_status status;
+    switch (kind) {
+    case DIFFUSER_INTO_ALL:
+        status = dfs_diffuser_into_all(g_type, (dfs_diffuser *const *)list.items, list.count, &diffuser);
+        break;
+    case DIFFUSER_INTO_ALWAYS_ALL:
+        status = dfs_diffuser_into_always_all(g_type, (dfs_diffuser *const *)list.items, list.count, &diffuser);
+        break;
+    default:
+        status = dfs_fuser_from_all(g_type, (dfs_fuser *const *)list.items, list.count, &fuser);
+        break;
+    }
     finish(env, status, leave(&e), 0);
     handles_free(&list);
-    return J(out);
+    return kind == FUSER_FROM_ALL ? J(fuser) : J(diffuser);
+}
+
+static jlong n_diffuser_into_all(JNIEnv *env, jclass cls, jlongArray children) {
+    (void)cls;
+    return make_composite(env, children, DIFFUSER_INTO_ALL);
 }
 
 static jlong n_diffuser_into_always_all(JNIEnv *env, jclass cls, jlongArray children) {
     (void)cls;
-    handle_list list;
-    if (handles_of(env, children, &list)) return 0;
-    dfs_diffuser *out = NULL;
-    entry e;
-    enter(&e, env);
-    dfs_status status = dfs_diffuser_into_always_all(g_type, (dfs_diffuser *const *)list.items, list.count, &out);
-    finish(env, status, leave(&e), 0);
-    handles_free(&list);
-    return J(out);
+    return make_composite(env, children, DIFFUSER_INTO_ALWAYS_ALL);
 }
 
 static jlong n_diffuser_map(JNIEnv *env, jclass cls, jobject transform, jlong child) {
@@ -594,15 +605,7 @@ static jlong n_fuser_from(JNIEnv *env, jclass cls, jobject source) {
 
 static jlong n_fuser_from_all(JNIEnv *env, jclass cls, jlongArray children) {
     (void)cls;
-    handle_list list;
-    if (handles_of(env, children, &list)) return 0;
-    dfs_fuser *out = NULL;
-    entry e;
-    enter(&e, env);
-    dfs_status status = dfs_fuser_from_all(g_type, (dfs_fuser *const *)list.items, list.count, &out);
-    finish(env, status, leave(&e), 0);
-    handles_free(&list);
-    return J(out);
+    return make_composite(env, children, FUSER_FROM_ALL);
 }
 
 typedef dfs_status (*extract_ctor)(dfs_type *, dfs_transform_fn, void *, dfs_destroy_fn, dfs_fuser *, dfs_fuser **);
