@@ -4,13 +4,13 @@ extension Diffuser {
     /// A diffuser that runs `effect` on every value, changed or not.
     @inlinable
     public static func intoAlways(_ effect: @escaping Effect<A>) -> Diffuser<A> {
-        Diffuser(node: EffectNode(effect))
+        Diffuser(node: EffectNode(ClosureEffect(effect)))
     }
 
     /// A diffuser that runs `effect` on every value; `effect` may throw to abort the run.
     @inlinable
     public static func intoAlways(throwing effect: @escaping (A) throws -> Void) -> Diffuser<A> {
-        Diffuser(node: EffectNode(effect))
+        Diffuser(node: EffectNode(ClosureEffect(effect)))
     }
 
     /// A diffuser that runs every child, in order, on every value.
@@ -37,19 +37,19 @@ extension Diffuser {
     /// every run, whether or not `diffuser` ran.
     @inlinable
     public static func intoWhen(_ didChange: @escaping DidChange<A>, _ diffuser: Diffuser<A>) -> Diffuser<A> {
-        Diffuser<A>(node: WhenNode(didChange, diffuser.node))
+        Diffuser<A>(node: WhenNode(ClosureChange(didChange), diffuser.node))
     }
 
     /// Like `intoWhen(_:_:)` with a diffuser, for a single effect.
     @inlinable
     public static func intoWhen(_ didChange: @escaping DidChange<A>, _ effect: @escaping Effect<A>) -> Diffuser<A> {
-        Diffuser(node: WhenEffectNode(didChange, effect))
+        Diffuser(node: WhenEffectNode(ClosureChange(didChange), ClosureEffect(effect)))
     }
 
     /// Like `intoWhen(_:_:)` for a single effect that may throw to abort the run.
     @inlinable
     public static func intoWhen(_ didChange: @escaping DidChange<A>, throwing effect: @escaping (A) throws -> Void) -> Diffuser<A> {
-        Diffuser(node: WhenEffectNode(didChange, effect))
+        Diffuser(node: WhenEffectNode(ClosureChange(didChange), ClosureEffect(effect)))
     }
 
     /// Like `intoWhen(_:_:)` for a single effect, where both the predicate and the effect
@@ -59,7 +59,7 @@ extension Diffuser {
         throwing didChange: @escaping (A, A) throws -> Bool,
         effect: @escaping (A) throws -> Void
     ) -> Diffuser<A> {
-        Diffuser(node: WhenEffectNode(didChange, effect))
+        Diffuser(node: WhenEffectNode(ClosureChange(didChange), ClosureEffect(effect)))
     }
 
     /// Like `intoWhen(_:_:)`, with a predicate that may throw to abort the run.
@@ -68,7 +68,7 @@ extension Diffuser {
         throwing didChange: @escaping (A, A) throws -> Bool,
         _ diffuser: Diffuser<A>
     ) -> Diffuser<A> {
-        Diffuser<A>(node: WhenNode(didChange, diffuser.node))
+        Diffuser<A>(node: WhenNode(ClosureChange(didChange), diffuser.node))
     }
 
     /// A diffuser that runs `effect` on the first value only.
@@ -76,7 +76,7 @@ extension Diffuser {
     /// Equivalent to `intoWhen({ _, _ in false }, effect)`.
     @inlinable
     public static func intoOnce(_ effect: @escaping Effect<A>) -> Diffuser<A> {
-        let child = EffectNode(effect)
+        let child = EffectNode(ClosureEffect(effect))
         return Diffuser(node: OnceNode(child))
     }
 
@@ -84,7 +84,7 @@ extension Diffuser {
     /// on the next value.
     @inlinable
     public static func intoOnce(throwing effect: @escaping (A) throws -> Void) -> Diffuser<A> {
-        Diffuser(node: OnceNode(EffectNode(effect)))
+        Diffuser(node: OnceNode(EffectNode(ClosureEffect(effect))))
     }
 
     /// A diffuser that runs `diffuser` on the first value only.
@@ -101,13 +101,13 @@ extension Diffuser {
     /// gating happens in `diffuser`.
     @inlinable
     public static func map<B>(_ transform: @escaping (A) -> B, _ diffuser: Diffuser<B>) -> Diffuser<A> {
-        Diffuser<A>(node: MapNode(transform, diffuser.node))
+        Diffuser<A>(node: MapNode(ClosureTransform(transform), diffuser.node))
     }
 
     /// Like `map(_:_:)` with a transform that may throw to abort the run.
     @inlinable
     public static func map<B>(throwing transform: @escaping (A) throws -> B, _ diffuser: Diffuser<B>) -> Diffuser<A> {
-        Diffuser<A>(node: MapNode(transform, diffuser.node))
+        Diffuser<A>(node: MapNode(ClosureTransform(transform), diffuser.node))
     }
 
     /// A diffuser that feeds `diffuser` the property of each value at `keyPath`.
@@ -164,13 +164,13 @@ extension Diffuser where A: Equatable {
     /// equal (`!=`) to the previous one.
     @inlinable
     public static func into(_ effect: @escaping Effect<A>) -> Diffuser<A> {
-        Diffuser(node: EqualityEffectNode(effect))
+        Diffuser(node: EqualityEffectNode(StandardEquality(), ClosureEffect(effect)))
     }
 
     /// Like `into(_:)` with an effect that may throw to abort the run.
     @inlinable
     public static func into(throwing effect: @escaping (A) throws -> Void) -> Diffuser<A> {
-        Diffuser(node: EqualityEffectNode(effect))
+        Diffuser(node: EqualityEffectNode(StandardEquality(), ClosureEffect(effect)))
     }
 
     /// A diffuser that runs every child, in order, on the first value and whenever the
@@ -178,7 +178,7 @@ extension Diffuser where A: Equatable {
     @inlinable
     public static func intoAll(_ children: [Diffuser<A>]) -> Diffuser<A> {
         let nodes = ContiguousArray(children.lazy.map { $0.node })
-        return Diffuser(node: EqualityNode(FanOutNode(nodes)))
+        return Diffuser(node: EqualityNode(StandardEquality(), FanOutNode(nodes)))
     }
 
     /// A diffuser that runs every child, in order, on the first value and whenever the
@@ -194,5 +194,69 @@ extension Diffuser where A == Bool {
     @inlinable
     public static func invert(_ diffuser: Diffuser<Bool>) -> Diffuser<Bool> {
         map({ !$0 }, diffuser)
+    }
+}
+
+// MARK: Callable values
+
+/// The combinators that call user code, for code held in a value conforming to
+/// `EffectFunction`, `ChangeFunction` or `TransformFunction` rather than in a closure.
+/// Semantics are those of the closure combinators of the same name; only the call is
+/// cheaper once specialized.
+extension Diffuser {
+    /// `intoAlways(throwing:)` for an effect in any form.
+    @inlinable
+    public static func intoAlways<Effect: EffectFunction>(calling effect: Effect) -> Diffuser<A>
+    where Effect.Value == A {
+        Diffuser(node: EffectNode(effect))
+    }
+
+    /// `intoWhen(throwing:effect:)` for a predicate and an effect in any form.
+    @inlinable
+    public static func intoWhen<Change: ChangeFunction, Effect: EffectFunction>(
+        calling change: Change, effect: Effect
+    ) -> Diffuser<A> where Change.Value == A, Effect.Value == A {
+        Diffuser(node: WhenEffectNode(change, effect))
+    }
+
+    /// `intoWhen(throwing:_:)` for a predicate in any form.
+    @inlinable
+    public static func intoWhen<Change: ChangeFunction>(calling change: Change, _ diffuser: Diffuser<A>) -> Diffuser<A>
+    where Change.Value == A {
+        Diffuser(node: WhenNode(change, diffuser.node))
+    }
+
+    /// `intoOnce(throwing:)` for an effect in any form.
+    @inlinable
+    public static func intoOnce<Effect: EffectFunction>(calling effect: Effect) -> Diffuser<A>
+    where Effect.Value == A {
+        Diffuser(node: OnceNode(EffectNode(effect)))
+    }
+
+    /// `map(throwing:_:)` for a transform in any form.
+    @inlinable
+    public static func map<Transform: TransformFunction>(
+        calling transform: Transform, _ diffuser: Diffuser<Transform.Output>
+    ) -> Diffuser<A> where Transform.Input == A {
+        Diffuser(node: MapNode(transform, diffuser.node))
+    }
+
+    /// `into(throwing:)` with values compared by `equality` instead of `==`: the effect
+    /// runs on the first value and whenever `equality` says the value differs from the
+    /// cached one.
+    @inlinable
+    public static func into<Equality: EqualityFunction, Effect: EffectFunction>(
+        comparing equality: Equality, calling effect: Effect
+    ) -> Diffuser<A> where Equality.Value == A, Effect.Value == A {
+        Diffuser(node: EqualityEffectNode(equality, effect))
+    }
+
+    /// `intoAll(_:)` with values compared by `equality` instead of `==`.
+    @inlinable
+    public static func intoAll<Equality: EqualityFunction>(
+        comparing equality: Equality, _ children: [Diffuser<A>]
+    ) -> Diffuser<A> where Equality.Value == A {
+        let nodes = ContiguousArray(children.lazy.map { $0.node })
+        return Diffuser(node: EqualityNode(equality, FanOutNode(nodes)))
     }
 }

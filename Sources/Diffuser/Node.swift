@@ -86,7 +86,8 @@ extension Unmanaged {
     }
 }
 
-/// Whether the cache at `cache` holds a value equal to `value`, compared where it lies.
+/// Whether the cache at `cache` holds a value equal to `value` by `equality`, compared
+/// where it lies.
 ///
 /// Reading the cache out (`if let old = cache`) would copy it, retaining every reference
 /// inside it, only to compare and drop the copy. An `Optional`'s payload lies at the start
@@ -94,11 +95,13 @@ extension Unmanaged {
 /// there.
 @inlinable
 @inline(__always)
-func cachedValue<A: Equatable>(at cache: UnsafeMutablePointer<A?>, equals value: A) -> Bool {
+func cachedValue<A, Equality: EqualityFunction>(
+    at cache: UnsafeMutablePointer<A?>, equals value: A, by equality: Equality
+) throws -> Bool where Equality.Value == A {
     switch cache.pointee {
     case .none:
         return false
     case .some:
-        return UnsafeMutableRawPointer(cache).assumingMemoryBound(to: A.self).pointee == value
+        return try equality.equals(UnsafeMutableRawPointer(cache).assumingMemoryBound(to: A.self).pointee, value)
     }
 }

@@ -1,17 +1,18 @@
 // The node kinds. Each initializer passes its step as a closure that captures nothing
-// (the node comes in as an argument), so creating it allocates nothing.
+// (the node comes in as an argument), so creating it allocates nothing. Nodes that call
+// user code are generic over its form (see `Callbacks.swift`).
 
 /// Runs an effect on every value: `intoAlways(effect)`.
 @usableFromInline
-final class EffectNode<A>: Node<A> {
+final class EffectNode<A, Effect: EffectFunction>: Node<A> where Effect.Value == A {
     @usableFromInline
-    let effect: (A) throws -> Void
+    let effect: Effect
 
     @inlinable
-    init(_ effect: @escaping (A) throws -> Void) {
+    init(_ effect: Effect) {
         self.effect = effect
         super.init(step: { node, value in
-            try unsafeDowncast(node, to: EffectNode<A>.self).effect(value)
+            try unsafeDowncast(node, to: EffectNode<A, Effect>.self).effect.run(value)
         })
     }
 }
@@ -48,9 +49,9 @@ final class FanOutNode<A>: Node<A> {
 /// The value is cached after every successful pass, whether or not the child ran, so a
 /// predicate such as "increased" always compares against the latest value.
 @usableFromInline
-final class WhenNode<A>: Node<A> {
+final class WhenNode<A, Change: ChangeFunction>: Node<A> where Change.Value == A {
     @usableFromInline
-    let didChange: (A, A) throws -> Bool
+    let change: Change
     @usableFromInline
     let child: Node<A>
     /// The same child, called without a retain: `child` keeps it alive.
@@ -60,14 +61,14 @@ final class WhenNode<A>: Node<A> {
     var cache: A?
 
     @inlinable
-    init(_ didChange: @escaping (A, A) throws -> Bool, _ child: Node<A>) {
-        self.didChange = didChange
+    init(_ change: Change, _ child: Node<A>) {
+        self.change = change
         self.child = child
         self.fastChild = Unmanaged.passUnretained(child)
         super.init(step: { node, value in
-            let me = unsafeDowncast(node, to: WhenNode<A>.self)
+            let me = unsafeDowncast(node, to: WhenNode<A, Change>.self)
             if let old = me.cache {
-                if try me.didChange(old, value) {
+                if try me.change.didChange(old, value) {
                     try me.fastChild.run(value)
                 }
             } else {
@@ -84,26 +85,27 @@ final class WhenNode<A>: Node<A> {
 /// so: `intoWhen(didChange, effect)` (and `into` for values compared by a predicate), as
 /// one node instead of a gate over an effect node.
 @usableFromInline
-final class WhenEffectNode<A>: Node<A> {
+final class WhenEffectNode<A, Change: ChangeFunction, Effect: EffectFunction>: Node<A>
+where Change.Value == A, Effect.Value == A {
     @usableFromInline
-    let didChange: (A, A) throws -> Bool
+    let change: Change
     @usableFromInline
-    let effect: (A) throws -> Void
+    let effect: Effect
     @usableFromInline @exclusivity(unchecked)
     var cache: A?
 
     @inlinable
-    init(_ didChange: @escaping (A, A) throws -> Bool, _ effect: @escaping (A) throws -> Void) {
-        self.didChange = didChange
+    init(_ change: Change, _ effect: Effect) {
+        self.change = change
         self.effect = effect
         super.init(step: { node, value in
-            let me = unsafeDowncast(node, to: WhenEffectNode<A>.self)
+            let me = unsafeDowncast(node, to: WhenEffectNode<A, Change, Effect>.self)
             if let old = me.cache {
-                if try me.didChange(old, value) {
-                    try me.effect(value)
+                if try me.change.didChange(old, value) {
+                    try me.effect.run(value)
                 }
             } else {
-                try me.effect(value)
+                try me.effect.run(value)
             }
             me.cache = value
         })
@@ -113,9 +115,11 @@ final class WhenEffectNode<A>: Node<A> {
 /// Runs its child on the first value and afterwards whenever the value is not equal to
 /// the cached one: `intoAll`.
 ///
-/// An equal value is not stored, so an unchanged pass writes nothing.
+/// An equal value is not stored, so an unchanged pass writes nothing and copies nothing.
 @usableFromInline
-final class EqualityNode<A: Equatable>: Node<A> {
+final class EqualityNode<A, Equality: EqualityFunction>: Node<A> where Equality.Value == A {
+    @usableFromInline
+    let equality: Equality
     @usableFromInline
     let child: Node<A>
     /// The same child, called without a retain: `child` keeps it alive.
@@ -125,12 +129,15 @@ final class EqualityNode<A: Equatable>: Node<A> {
     var cache: A?
 
     @inlinable
-    init(_ child: Node<A>) {
+    init(_ equality: Equality, _ child: Node<A>) {
+        self.equality = equality
         self.child = child
         self.fastChild = Unmanaged.passUnretained(child)
         super.init(step: { node, value in
-            let me = unsafeDowncast(node, to: EqualityNode<A>.self)
-            if withUnsafeMutablePointer(to: &me.cache, { cachedValue(at: $0, equals: value) }) { return }
+            let me = unsafeDowncast(node, to: EqualityNode<A, Equality>.self)
+            if try withUnsafeMutablePointer(to: &me.cache, { try cachedValue(at: $0, equals: value, by: me.equality) }) {
+                return
+            }
             try me.fastChild.run(value)
             me.cache = value
         })
@@ -142,19 +149,25 @@ final class EqualityNode<A: Equatable>: Node<A> {
 /// Runs an effect on the first value and whenever the value is not equal to the cached
 /// one: `into(effect)`, the leaf of most trees, as one node instead of two.
 @usableFromInline
-final class EqualityEffectNode<A: Equatable>: Node<A> {
+final class EqualityEffectNode<A, Equality: EqualityFunction, Effect: EffectFunction>: Node<A>
+where Equality.Value == A, Effect.Value == A {
     @usableFromInline
-    let effect: (A) throws -> Void
+    let equality: Equality
+    @usableFromInline
+    let effect: Effect
     @usableFromInline @exclusivity(unchecked)
     var cache: A?
 
     @inlinable
-    init(_ effect: @escaping (A) throws -> Void) {
+    init(_ equality: Equality, _ effect: Effect) {
+        self.equality = equality
         self.effect = effect
         super.init(step: { node, value in
-            let me = unsafeDowncast(node, to: EqualityEffectNode<A>.self)
-            if withUnsafeMutablePointer(to: &me.cache, { cachedValue(at: $0, equals: value) }) { return }
-            try me.effect(value)
+            let me = unsafeDowncast(node, to: EqualityEffectNode<A, Equality, Effect>.self)
+            if try withUnsafeMutablePointer(to: &me.cache, { try cachedValue(at: $0, equals: value, by: me.equality) }) {
+                return
+            }
+            try me.effect.run(value)
             me.cache = value
         })
     }
@@ -190,9 +203,10 @@ final class OnceNode<A>: Node<A> {
 
 /// Feeds its child a part of the value: `map(transform, child)`.
 @usableFromInline
-final class MapNode<A, B>: Node<A> {
+final class MapNode<A, B, Transform: TransformFunction>: Node<A>
+where Transform.Input == A, Transform.Output == B {
     @usableFromInline
-    let transform: (A) throws -> B
+    let transform: Transform
     @usableFromInline
     let child: Node<B>
     /// The same child, called without a retain: `child` keeps it alive.
@@ -200,13 +214,13 @@ final class MapNode<A, B>: Node<A> {
     let fastChild: Unmanaged<Node<B>>
 
     @inlinable
-    init(_ transform: @escaping (A) throws -> B, _ child: Node<B>) {
+    init(_ transform: Transform, _ child: Node<B>) {
         self.transform = transform
         self.child = child
         self.fastChild = Unmanaged.passUnretained(child)
         super.init(step: { node, value in
-            let me = unsafeDowncast(node, to: MapNode<A, B>.self)
-            try me.fastChild.run(me.transform(value))
+            let me = unsafeDowncast(node, to: MapNode<A, B, Transform>.self)
+            try me.fastChild.run(me.transform.select(value))
         })
     }
 

@@ -28,14 +28,12 @@ func publish(_ diffuser: Diffuser<CValue>, _ type: ValueType) throws -> OpaquePo
 // MARK: Callback adapters (no semantics: they only translate calls and errors)
 
 /// A C callback: its function and context, and the destroy that runs when the core drops
-/// its last reference. The closures below capture this one object and nothing else, so
-/// the object itself is their context: one allocation per callback.
+/// its last reference. Created before anything else in an export, so that the destroy
+/// runs exactly once whether or not the export fails.
 final class CCallback<Fn>: @unchecked Sendable {
     let fn: Fn?
     let ctx: UnsafeMutableRawPointer?
     private let destroy: dfs_destroy_fn?
-    /// For transforms: the type of the values the function returns.
-    var output: ValueType?
 
     init(_ fn: Fn?, _ ctx: UnsafeMutableRawPointer?, _ destroy: dfs_destroy_fn?) {
         self.fn = fn
@@ -48,30 +46,78 @@ final class CCallback<Fn>: @unchecked Sendable {
     }
 }
 
-func effectClosure(_ callback: CCallback<dfs_effect_fn>) throws -> (CValue) throws -> Void {
-    guard callback.fn != nil else { throw CError.null("effect") }
-    return { value in
-        let code = callback.fn.unsafelyUnwrapped(value.pointer, callback.ctx)
+/// A C effect as the core calls it: the function and its context inline, so a
+/// specialized node calls the function directly; `callback` keeps the context alive.
+struct CEffect: EffectFunction {
+    let fn: dfs_effect_fn
+    let ctx: UnsafeMutableRawPointer?
+    let callback: CCallback<dfs_effect_fn>
+
+    init(_ callback: CCallback<dfs_effect_fn>) throws {
+        guard let fn = callback.fn else { throw CError.null("effect") }
+        self.fn = fn
+        self.ctx = callback.ctx
+        self.callback = callback
+    }
+
+    @inline(__always)
+    func run(_ value: CValue) throws {
+        let code = fn(value.pointer, ctx)
         if code != 0 { throw CError.callback("effect", code: code) }
     }
 }
 
-func didChangeClosure(_ callback: CCallback<dfs_did_change_fn>) throws -> (CValue, CValue) throws -> Bool {
-    guard callback.fn != nil else { throw CError.null("did_change") }
-    return { old, new in
-        let answer = callback.fn.unsafelyUnwrapped(old.pointer, new.pointer, callback.ctx)
+/// A C "did change" predicate as the core calls it.
+struct CChange: ChangeFunction {
+    let fn: dfs_did_change_fn
+    let ctx: UnsafeMutableRawPointer?
+    let callback: CCallback<dfs_did_change_fn>
+
+    init(_ callback: CCallback<dfs_did_change_fn>) throws {
+        guard let fn = callback.fn else { throw CError.null("did_change") }
+        self.fn = fn
+        self.ctx = callback.ctx
+        self.callback = callback
+    }
+
+    @inline(__always)
+    func didChange(_ old: CValue, _ new: CValue) throws -> Bool {
+        let answer = fn(old.pointer, new.pointer, ctx)
         if answer < 0 { throw CError.callback("did_change", code: answer) }
         return answer != 0
     }
 }
 
-func transformClosure(_ callback: CCallback<dfs_transform_fn>, output: ValueType) throws -> (CValue) throws -> CValue {
-    guard callback.fn != nil else { throw CError.null("transform") }
-    callback.output = output
-    return { value in
+/// The value type's equality, for the gates of `into` and `into_all`.
+struct CEquality: EqualityFunction {
+    let type: ValueType
+
+    @inline(__always)
+    func equals(_ cached: CValue, _ new: CValue) throws -> Bool {
+        try type.equal(cached.pointer, new.pointer)
+    }
+}
+
+/// A C transform as the core calls it; its results are values of `output`, handed over
+/// with a reference the core drops.
+struct CTransform: TransformFunction {
+    let fn: dfs_transform_fn
+    let ctx: UnsafeMutableRawPointer?
+    let output: ValueType
+    let callback: CCallback<dfs_transform_fn>
+
+    init(_ callback: CCallback<dfs_transform_fn>, output: ValueType) throws {
+        guard let fn = callback.fn else { throw CError.null("transform") }
+        self.fn = fn
+        self.ctx = callback.ctx
+        self.output = output
+        self.callback = callback
+    }
+
+    @inline(__always)
+    func select(_ value: CValue) throws -> CValue {
         var result: UnsafeRawPointer?
-        let code = callback.fn.unsafelyUnwrapped(value.pointer, &result, callback.ctx)
-        let output = callback.output.unsafelyUnwrapped
+        let code = fn(value.pointer, &result, ctx)
         if code != 0 {
             // A transform that failed after producing a value: do not leak it.
             if let result { output.releaseFn?(result, output.context.ctx) }
@@ -81,9 +127,16 @@ func transformClosure(_ callback: CCallback<dfs_transform_fn>, output: ValueType
     }
 }
 
-/// The value type's "did change": not equal.
-func inequality(_ type: ValueType) -> (CValue, CValue) throws -> Bool {
-    { old, new in try !type.equal(old.pointer, new.pointer) }
+/// The effect as a closure, for the fuser side (connections take closures).
+func effectClosure(_ callback: CCallback<dfs_effect_fn>) throws -> (CValue) throws -> Void {
+    let effect = try CEffect(callback)
+    return { try effect.run($0) }
+}
+
+/// The transform as a closure, for the fuser side (extracting fusers take closures).
+func transformClosure(_ callback: CCallback<dfs_transform_fn>, output: ValueType) throws -> (CValue) throws -> CValue {
+    let transform = try CTransform(callback, output: output)
+    return { try transform.select($0) }
 }
 
 /// The handles of a composite's children, looked up with `lookup` and checked against the
@@ -121,7 +174,7 @@ public func dfs_diffuser_into_always(
     let callback = CCallback(effect, ctx, destroy)
     return produce(out) {
         let valueType = try lookupType(type)
-        return try publish(.intoAlways(throwing: effectClosure(callback)), valueType)
+        return try publish(.intoAlways(calling: CEffect(callback)), valueType)
     }
 }
 
@@ -133,7 +186,7 @@ public func dfs_diffuser_into(
     let callback = CCallback(effect, ctx, destroy)
     return produce(out) {
         let valueType = try lookupType(type)
-        return try publish(.intoWhen(throwing: inequality(valueType), effect: effectClosure(callback)), valueType)
+        return try publish(.into(comparing: CEquality(type: valueType), calling: CEffect(callback)), valueType)
     }
 }
 
@@ -145,7 +198,7 @@ public func dfs_diffuser_into_once(
     let callback = CCallback(effect, ctx, destroy)
     return produce(out) {
         let valueType = try lookupType(type)
-        return try publish(.intoOnce(throwing: effectClosure(callback)), valueType)
+        return try publish(.intoOnce(calling: CEffect(callback)), valueType)
     }
 }
 
@@ -156,9 +209,9 @@ public func dfs_diffuser_into_when(
 ) -> dfs_status {
     let callback = CCallback(didChange, ctx, destroy)
     return produce(out) {
-        let predicate = try didChangeClosure(callback)
+        let predicate = try CChange(callback)
         let inner = try lookupDiffuser(child, "child")
-        return try publish(.intoWhen(throwing: predicate, inner.diffuser), inner.type.type)
+        return try publish(.intoWhen(calling: predicate, inner.diffuser), inner.type.type)
     }
 }
 
@@ -173,8 +226,8 @@ public func dfs_diffuser_into_when_effect(
     let effectCallback = CCallback(effect, effectCtx, effectDestroy)
     return produce(out) {
         let valueType = try lookupType(type)
-        let predicate = try didChangeClosure(predicateCallback)
-        return try publish(.intoWhen(throwing: predicate, effect: effectClosure(effectCallback)), valueType)
+        let predicate = try CChange(predicateCallback)
+        return try publish(.intoWhen(calling: predicate, effect: CEffect(effectCallback)), valueType)
     }
 }
 
@@ -185,8 +238,8 @@ public func dfs_diffuser_into_all(
 ) -> dfs_status {
     produce(out) {
         let valueType = try lookupType(type)
-        let fanOut = Diffuser<CValue>.intoAlways(try children(list, count, of: valueType))
-        return try publish(.intoWhen(throwing: inequality(valueType), fanOut), valueType)
+        let all = try children(list, count, of: valueType)
+        return try publish(.intoAll(comparing: CEquality(type: valueType), all), valueType)
     }
 }
 
@@ -210,8 +263,8 @@ public func dfs_diffuser_map(
     return produce(out) {
         let valueType = try lookupType(type)
         let inner = try lookupDiffuser(child, "child")
-        let select = try transformClosure(callback, output: inner.type.type)
-        return try publish(.map(throwing: select, inner.diffuser), valueType)
+        let select = try CTransform(callback, output: inner.type.type)
+        return try publish(.map(calling: select, inner.diffuser), valueType)
     }
 }
 

@@ -1,0 +1,107 @@
+/// The forms in which a node holds the code it calls: an effect, a "did change"
+/// predicate, a transform.
+///
+/// Nodes are generic over these forms instead of storing closures. The closure
+/// combinators wrap their closures (`ClosureEffect` and friends), which costs what a
+/// stored closure costs. The `calling:` combinators take any conforming value: a struct
+/// holding a C function and its context (what the C ABI does), or a value whose method
+/// is the effect. Once the node is specialized for that type, a visit makes one direct
+/// call, with no closure context and no reabstraction thunk in between.
+
+/// A side effect a node runs on a value.
+public protocol EffectFunction {
+    associatedtype Value
+    /// Runs the effect; a throw aborts the pass.
+    func run(_ value: Value) throws
+}
+
+/// Decides whether a change from `old` to `new` is worth reacting to.
+public protocol ChangeFunction {
+    associatedtype Value
+    /// Whether `new` differs from `old` in a way the gate should pass; a throw aborts
+    /// the pass.
+    func didChange(_ old: Value, _ new: Value) throws -> Bool
+}
+
+/// Selects the part of a value a `map` feeds its child.
+public protocol TransformFunction {
+    associatedtype Input
+    associatedtype Output
+    /// The selected part; a throw aborts the pass.
+    func select(_ value: Input) throws -> Output
+}
+
+/// A Swift closure as an effect.
+@usableFromInline
+struct ClosureEffect<Value>: EffectFunction {
+    @usableFromInline
+    let body: (Value) throws -> Void
+
+    @inlinable
+    init(_ body: @escaping (Value) throws -> Void) {
+        self.body = body
+    }
+
+    @inlinable
+    @inline(__always)
+    func run(_ value: Value) throws {
+        try body(value)
+    }
+}
+
+/// A Swift closure as a "did change" predicate.
+@usableFromInline
+struct ClosureChange<Value>: ChangeFunction {
+    @usableFromInline
+    let body: (Value, Value) throws -> Bool
+
+    @inlinable
+    init(_ body: @escaping (Value, Value) throws -> Bool) {
+        self.body = body
+    }
+
+    @inlinable
+    @inline(__always)
+    func didChange(_ old: Value, _ new: Value) throws -> Bool {
+        try body(old, new)
+    }
+}
+
+/// A Swift closure as a transform.
+@usableFromInline
+struct ClosureTransform<Input, Output>: TransformFunction {
+    @usableFromInline
+    let body: (Input) throws -> Output
+
+    @inlinable
+    init(_ body: @escaping (Input) throws -> Output) {
+        self.body = body
+    }
+
+    @inlinable
+    @inline(__always)
+    func select(_ value: Input) throws -> Output {
+        try body(value)
+    }
+}
+
+/// Decides whether a new value equals the cached one, for the gates of `into` and
+/// `intoAll`: an equal value neither passes the gate nor replaces the cache.
+public protocol EqualityFunction {
+    associatedtype Value
+    /// Whether `new` equals `cached`; a throw aborts the pass.
+    func equals(_ cached: Value, _ new: Value) throws -> Bool
+}
+
+/// `==` of an `Equatable` type, the equality of the Swift API's `into` and `intoAll`.
+@usableFromInline
+struct StandardEquality<Value: Equatable>: EqualityFunction {
+    @inlinable
+    init() {}
+
+    @inlinable
+    @inline(__always)
+    func equals(_ cached: Value, _ new: Value) -> Bool {
+        cached == new
+    }
+}
