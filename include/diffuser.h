@@ -148,6 +148,16 @@ typedef int (*dfs_did_change_fn)(const void *old_value, const void *new_value, v
  *  release function, or a pointer that stays valid (e.g. into `value`) if it has none. */
 typedef int (*dfs_transform_fn)(const void *value, const void **out, void *ctx);
 
+/** A selection of many parts at once, for dfs_diffuser_map_all: store the part of
+ *  `value` for child i in out[i], for every i below `count`, in order, and return 0.
+ *  To abort, set *produced to the number of parts stored (they are the first ones) and
+ *  return non-zero: the children of those parts still run, in order, then the run
+ *  aborts with this failure, as if the transform of child *produced had failed.
+ *  Ownership of every stored part as for dfs_transform_fn's *out; a part stored past
+ *  *produced is not read, so do not store one that needs releasing. */
+typedef int (*dfs_select_all_fn)(const void *value, size_t count, const void **out,
+                                 size_t *produced, void *ctx);
+
 /** intoAlways(effect): runs the effect on every value of `type`. */
 dfs_status dfs_diffuser_into_always(dfs_type *type, dfs_effect_fn effect, void *ctx,
                                     dfs_destroy_fn destroy, dfs_diffuser **out);
@@ -188,6 +198,18 @@ dfs_status dfs_diffuser_into_always_all(dfs_type *type, dfs_diffuser *const *chi
  *  `transform` selects. The transform's output has the child's type. */
 dfs_status dfs_diffuser_map(dfs_type *type, dfs_transform_fn transform, void *ctx,
                             dfs_destroy_fn destroy, dfs_diffuser *child, dfs_diffuser **out);
+
+/** mapAll(select, children): runs every child, in order, on every value of `type`,
+ *  child i on the i-th part `select` stores: the same as dfs_diffuser_into_always_all
+ *  over map(transform_i, children[i]), except that one call to `select` makes all the
+ *  parts, before the first child runs. For callers whose calls are expensive (a
+ *  binding's upcall per transform becomes one per fan-out). Every child must have the
+ *  same type, the type of the parts; `children` may be NULL when count is 0 (then
+ *  `select` is never called); the array is copied. Wrap the result in
+ *  dfs_diffuser_into_all to gate it on the value's equality. */
+dfs_status dfs_diffuser_map_all(dfs_type *type, dfs_select_all_fn select, void *ctx,
+                                dfs_destroy_fn destroy, dfs_diffuser *const *children,
+                                size_t count, dfs_diffuser **out);
 
 /** invert(child): for truth values encoded as pointers (dfs_type_pointer: NULL is false,
  *  anything else true), feeds `child` the negation: (const void *)1 or NULL. */

@@ -348,7 +348,7 @@ def self_test(header_path, sources_dir, exports):
     # Each edit applies to the first match (in the first Swift file that matches).
     mutations = [
         ("a parameter type changed in the header (size_t -> int)",
-         "header", r"size_t count", "int count",
+         "header", r"(dfs_diffuser_into_all\([^;]*?)size_t count", r"\1int count",
          "C 'int' must be Swift 'Int32'"),
         ("a prototype removed from the header",
          "header", r"const char \*dfs_version\(void\);", "",

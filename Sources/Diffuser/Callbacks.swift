@@ -105,3 +105,18 @@ struct StandardEquality<Value: Equatable>: EqualityFunction {
         cached == new
     }
 }
+
+/// Selects the parts of a value for many children at once, for `mapAll`: what a
+/// fan-out of `map`s does with one call instead of one per child.
+public protocol SelectionFunction {
+    associatedtype Input
+    associatedtype Output
+    /// Appends the part for each of the first `count` children, in order, to `parts`,
+    /// which comes in empty.
+    ///
+    /// To fail, throw after appending the parts made so far: their children still run,
+    /// in order, then the pass aborts with the error, as if the transform of the next
+    /// child had thrown. Parts past `count` are ignored; children past the last part do
+    /// not run.
+    func selectAll(_ value: Input, count: Int, into parts: inout ContiguousArray<Output>) throws
+}

@@ -233,12 +233,34 @@ extension Diffuser {
         Diffuser(node: OnceNode(EffectNode(effect)))
     }
 
+    /// A diffuser that runs every child, in order, on every value, child `i` on the
+    /// `i`-th part `selection` makes: the same as `intoAlways` over
+    /// `map(transform_i, children[i])`, except that one call selects all the parts,
+    /// before the first child runs.
+    ///
+    /// For transforms that cost more one by one than together, such as a binding's calls
+    /// into another runtime. Gate it with `intoAll(_:)` around it to skip equal values.
+    @inlinable
+    public static func mapAll<Selection: SelectionFunction>(
+        calling selection: Selection, _ children: [Diffuser<Selection.Output>]
+    ) -> Diffuser<A> where Selection.Input == A {
+        let nodes = ContiguousArray(children.lazy.map { $0.node })
+        return Diffuser(node: MapAllNode(selection, nodes))
+    }
+
     /// `map(throwing:_:)` for a transform in any form.
     @inlinable
     public static func map<Transform: TransformFunction>(
         calling transform: Transform, _ diffuser: Diffuser<Transform.Output>
     ) -> Diffuser<A> where Transform.Input == A {
         Diffuser(node: MapNode(transform, diffuser.node))
+    }
+
+    /// `into(throwing:)` for an effect in any form.
+    @inlinable
+    public static func into<Effect: EffectFunction>(calling effect: Effect) -> Diffuser<A>
+    where A: Equatable, Effect.Value == A {
+        Diffuser(node: EqualityEffectNode(StandardEquality(), effect))
     }
 
     /// `into(throwing:)` with values compared by `equality` instead of `==`: the effect

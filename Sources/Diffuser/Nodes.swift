@@ -226,3 +226,59 @@ where Transform.Input == A, Transform.Output == B {
 
     override func forEachChild(_ body: (AnyNode) -> Void) { body(child) }
 }
+
+/// Runs every child, in order, on its part of the value, all parts selected by one
+/// call: `mapAll(select, children)`, a fan-out of maps for transforms that are cheaper
+/// together (a binding's upcalls).
+@usableFromInline
+final class MapAllNode<A, B, Selection: SelectionFunction>: Node<A>
+where Selection.Input == A, Selection.Output == B {
+    @usableFromInline
+    let selection: Selection
+    @usableFromInline
+    let children: ContiguousArray<Node<B>>
+    /// The same children, called without retaining them: `children` keeps them alive.
+    @usableFromInline
+    let fastChildren: ContiguousArray<Unmanaged<Node<B>>>
+    /// The parts buffer, kept between passes so that a pass allocates nothing. Empty
+    /// outside a pass.
+    @usableFromInline @exclusivity(unchecked)
+    var parts = ContiguousArray<B>()
+
+    @inlinable
+    init(_ selection: Selection, _ children: ContiguousArray<Node<B>>) {
+        self.selection = selection
+        self.children = children
+        self.fastChildren = ContiguousArray(children.lazy.map { Unmanaged.passUnretained($0) })
+        super.init(step: { node, value in
+            let me = unsafeDowncast(node, to: MapAllNode<A, B, Selection>.self)
+            let count = me.fastChildren.count
+            if count == 0 { return }
+            // Take the buffer for the pass; a pass of this node cannot start inside it
+            // (a node is never its own descendant, and nested runs are queued), but the
+            // buffer is emptied and returned whatever happens.
+            var parts = ContiguousArray<B>()
+            swap(&parts, &me.parts)
+            defer {
+                parts.removeAll(keepingCapacity: true)
+                swap(&parts, &me.parts)
+            }
+            var failure: (any Error)?
+            do {
+                try me.selection.selectAll(value, count: count, into: &parts)
+            } catch {
+                failure = error
+            }
+            try me.fastChildren.withUnsafeBufferPointer { children in
+                try parts.withUnsafeBufferPointer { parts in
+                    for i in 0..<min(parts.count, count) { try children[i].run(parts[i]) }
+                }
+            }
+            if let failure { throw failure }
+        })
+    }
+
+    override func forEachChild(_ body: (AnyNode) -> Void) {
+        for child in children { body(child) }
+    }
+}

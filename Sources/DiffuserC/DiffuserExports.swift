@@ -127,6 +127,37 @@ struct CTransform: TransformFunction {
     }
 }
 
+/// A C selection of many parts (`dfs_select_all_fn`) as the core calls it; its parts are
+/// values of `output`, handed over with a reference the core drops.
+struct CSelection: SelectionFunction {
+    let fn: dfs_select_all_fn
+    let ctx: UnsafeMutableRawPointer?
+    let output: ValueType
+    let callback: CCallback<dfs_select_all_fn>
+
+    init(_ callback: CCallback<dfs_select_all_fn>, output: ValueType) throws {
+        guard let fn = callback.fn else { throw CError.null("select") }
+        self.fn = fn
+        self.ctx = callback.ctx
+        self.output = output
+        self.callback = callback
+    }
+
+    func selectAll(_ value: CValue, count: Int, into parts: inout ContiguousArray<CValue>) throws {
+        try withUnsafeTemporaryAllocation(of: UnsafeRawPointer?.self, capacity: count) { out in
+            out.initialize(repeating: nil)
+            var produced = 0
+            let code = fn(value.pointer, count, out.baseAddress, &produced, ctx)
+            let made = code == 0 ? count : min(produced, count)
+            parts.reserveCapacity(made)
+            for i in 0..<made { parts.append(output.adopt(out[i])) }
+            if code != 0 {
+                throw CError.callback("select (part \(made) of \(count))", code: code)
+            }
+        }
+    }
+}
+
 /// The effect as a closure, for the fuser side (connections take closures).
 func effectClosure(_ callback: CCallback<dfs_effect_fn>) throws -> (CValue) throws -> Void {
     let effect = try CEffect(callback)
@@ -265,6 +296,24 @@ public func dfs_diffuser_map(
         let inner = try lookupDiffuser(child, "child")
         let select = try CTransform(callback, output: inner.type.type)
         return try publish(.map(calling: select, inner.diffuser), valueType)
+    }
+}
+
+@_cdecl("dfs_diffuser_map_all")
+public func dfs_diffuser_map_all(
+    _ type: OpaquePointer?, _ select: dfs_select_all_fn?, _ ctx: UnsafeMutableRawPointer?,
+    _ destroy: dfs_destroy_fn?, _ list: UnsafePointer<OpaquePointer?>?, _ count: Int,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    let callback = CCallback(select, ctx, destroy)
+    return produce(out) {
+        let valueType = try lookupType(type)
+        if count > 0 && list == nil { throw CError.null("children") }
+        // The parts have the type of the first child; `children` checks the others.
+        let partType = count > 0 ? try lookupDiffuser(list![0], "children[0]").type.type : ValueType.pointer
+        let selection = try CSelection(callback, output: partType)
+        let all = try children(list, count, of: partType)
+        return try publish(.mapAll(calling: selection, all), valueType)
     }
 }
 

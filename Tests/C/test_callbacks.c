@@ -2,7 +2,8 @@
  * test_callbacks.c — a callback that fails aborts the run with DFS_ERR_CALLBACK:
  * effects, transforms, change predicates and equality. The message set with
  * dfs_set_error reaches dfs_last_error; the failing node keeps its old cache (the next
- * run with the same value retries it); nodes after it do not run.
+ * run with the same value retries it); nodes after it do not run. Also map_all, whose
+ * one selection call may fail part-way.
  */
 #include "check.h"
 
@@ -281,6 +282,95 @@ static void test_failing_deep(void) {
     CHECK_INT(first.destroyed + second.destroyed, 2, "destroyed once");
 }
 
+/* ------------------------------------------------------------------------------------
+ * dfs_diffuser_map_all: one selection call for a fan-out of maps
+ * ------------------------------------------------------------------------------------ */
+
+typedef struct select_all_ctx {
+    test_log *log;
+    long fail_on;     /* fail when the value is this */
+    size_t fail_at;   /* ... after storing this many parts */
+    int destroyed;
+} select_all_ctx;
+
+/* Part i of integer v is box(v * 10 + i); logs each call as "s:v". */
+static int select_boxes(const void *value, size_t count, const void **out, size_t *produced, void *ctx) {
+    select_all_ctx *s = ctx;
+    long v = (long)(intptr_t)value;
+    log_add(s->log, "s:%ld", v);
+    size_t n = v == s->fail_on ? s->fail_at : count;
+    for (size_t i = 0; i < n; i++) out[i] = box_new(v * 10 + (long)i);
+    if (v == s->fail_on) {
+        *produced = n;
+        dfs_set_error("selection refused");
+        return 4;
+    }
+    return 0;
+}
+
+static void select_all_destroy(void *ctx) { ((select_all_ctx *)ctx)->destroyed++; }
+
+static void test_map_all(void) {
+    check_section("map_all: one selection for a fan-out of maps");
+    test_log log;
+    log_clear(&log);
+    box_type_ctx tc;
+    memset(&tc, 0, sizeof tc);
+    dfs_type *bt = box_type_new("box", &tc);
+    recorder r[3] = {rec_make("a", &log, REC_BOX), rec_make("b", &log, REC_BOX), rec_make("c", &log, REC_BOX)};
+    dfs_diffuser *kids[3], *fan = NULL, *gate = NULL;
+    for (int i = 0; i < 3; i++) dfs_diffuser_into(bt, rec_effect, &r[i], rec_destroy, &kids[i]);
+    select_all_ctx s = {&log, 5, 1, 0};
+    int live = box_live;
+    CHECK_OK(dfs_diffuser_map_all(dfs_type_pointer(), select_boxes, &s, select_all_destroy, kids, 3, &fan),
+             "map_all over three boxed leaves");
+    CHECK_OK(dfs_diffuser_into_all(dfs_type_pointer(), &fan, 1, &gate), "gated by into_all");
+    for (int i = 0; i < 3; i++) dfs_diffuser_release(kids[i]);
+    dfs_diffuser_release(fan);
+
+    CHECK_OK(dfs_diffuser_run(gate, IV(1)), "run 1");
+    CHECK_LOG(&log, "s:1 a:10 b:11 c:12", "one selection, then every child in order");
+    CHECK_OK(dfs_diffuser_run(gate, IV(1)), "run 1 again");
+    CHECK_LOG(&log, "", "the gate skips an equal value: no selection");
+    CHECK_OK(dfs_diffuser_run(gate, IV(2)), "run 2");
+    CHECK_LOG(&log, "s:2 a:20 b:21 c:22", "a new value: one selection");
+    CHECK_INT(box_live - live, 3, "the three cached parts are alive, the others were released");
+
+    CHECK_STATUS(dfs_diffuser_run(gate, IV(5)), DFS_ERR_CALLBACK, "run 5: the selection fails after one part");
+    CHECK_STR(dfs_last_error(), "selection refused", "its message");
+    CHECK_LOG(&log, "s:5 a:50", "the child of the part made ran, the others did not");
+    CHECK_OK(dfs_diffuser_run(gate, IV(2)), "run 2: the gate kept 2, nothing runs");
+    CHECK_LOG(&log, "", "the failed run did not replace the gate's cache");
+    CHECK_OK(dfs_diffuser_run(gate, IV(3)), "run 3");
+    CHECK_LOG(&log, "s:3 a:30 b:31 c:32", "all three again");
+    CHECK_INT(box_live - live, 3, "no part leaked by the failed selection");
+
+    dfs_diffuser_release(gate);
+    CHECK_INT(s.destroyed, 1, "the selection's context destroyed once");
+    CHECK_INT(box_live, live, "no box outstanding");
+    dfs_type_release(bt);
+
+    /* Argument errors. */
+    dfs_diffuser *leaf = NULL, *other = NULL, *out = NULL;
+    dfs_diffuser_into(dfs_type_pointer(), rec_effect, &r[0], NULL, &leaf);
+    dfs_diffuser_into(dfs_type_cstring(), rec_effect, &r[1], NULL, &other);
+    dfs_diffuser *mixed[2] = {leaf, other};
+    CHECK_STATUS(dfs_diffuser_map_all(dfs_type_pointer(), select_boxes, &s, select_all_destroy, mixed, 2, &out),
+                 DFS_ERR_TYPE, "children of two types");
+    CHECK_ERROR_HAS("children[1]", "names the child (\"%s\")", dfs_last_error());
+    CHECK_INT(s.destroyed, 2, "the context of a failed call is destroyed too");
+    CHECK_STATUS(dfs_diffuser_map_all(dfs_type_pointer(), NULL, NULL, NULL, &leaf, 1, &out), DFS_ERR_NULL,
+                 "a NULL selection");
+    CHECK_STATUS(dfs_diffuser_map_all(dfs_type_pointer(), select_boxes, &s, NULL, NULL, 2, &out), DFS_ERR_NULL,
+                 "NULL children with a count");
+    CHECK_OK(dfs_diffuser_map_all(dfs_type_pointer(), select_boxes, &s, NULL, NULL, 0, &out), "no children");
+    CHECK_OK(dfs_diffuser_run(out, IV(9)), "runs without calling the selection");
+    CHECK_LOG(&log, "", "nothing selected");
+    dfs_diffuser_release(out);
+    dfs_diffuser_release(leaf);
+    dfs_diffuser_release(other);
+}
+
 int main(int argc, char **argv) {
     check_init(argc, argv);
     test_failing_effect();
@@ -288,6 +378,7 @@ int main(int argc, char **argv) {
     test_failing_did_change();
     test_failing_equality();
     test_failing_deep();
+    test_map_all();
     CHECK_INT(box_live, 0, "no box outstanding at exit");
     return check_finish();
 }

@@ -1,0 +1,156 @@
+import XCTest
+@testable import Diffuser
+
+/// The `calling:` / `comparing:` combinators: effects, predicates, transforms and
+/// equalities given as values of the callback protocols instead of closures, and
+/// `mapAll`, whose one selection call stands for a fan-out of maps.
+final class CallableValueTests: XCTestCase {
+    /// Logs every value it is run with.
+    struct LogEffect: EffectFunction {
+        let name: String
+        let log: Recorder<String>
+        var failOn: Int?
+
+        func run(_ value: Int) throws {
+            if value == failOn { throw TestFailure(tag: name) }
+            log.append("\(name):\(value)")
+        }
+    }
+
+    /// Equality modulo 10, counting its calls.
+    struct LastDigit: EqualityFunction {
+        let calls: Recorder<(Int, Int)>
+        func equals(_ cached: Int, _ new: Int) -> Bool {
+            calls.append((cached, new))
+            return cached % 10 == new % 10
+        }
+    }
+
+    struct Increased: ChangeFunction {
+        func didChange(_ old: Int, _ new: Int) -> Bool { new > old }
+    }
+
+    struct Negate: TransformFunction {
+        func select(_ value: Int) -> Int { -value }
+    }
+
+    /// Part i of value v is v * 10 + i; logs each call; fails on `failOn` after
+    /// `failAfter` parts.
+    struct Digits: SelectionFunction {
+        let log: Recorder<String>
+        var failOn: Int?
+        var failAfter = 0
+
+        func selectAll(_ value: Int, count: Int, into parts: inout ContiguousArray<Int>) throws {
+            log.append("select:\(value)")
+            let n = value == failOn ? failAfter : count
+            for i in 0..<n { parts.append(value * 10 + i) }
+            if value == failOn { throw TestFailure(tag: "select") }
+        }
+    }
+
+    func testCallableEffectsPredicatesAndTransforms() {
+        let log = Recorder<String>()
+        let always = Diffuser<Int>.intoAlways(calling: LogEffect(name: "always", log: log))
+        let when = Diffuser<Int>.intoWhen(calling: Increased(), effect: LogEffect(name: "up", log: log))
+        let whenChild = Diffuser<Int>.intoWhen(calling: Increased(), always)
+        let once = Diffuser<Int>.intoOnce(calling: LogEffect(name: "once", log: log))
+        let negated = Diffuser<Int>.map(calling: Negate(), .intoAlways(calling: LogEffect(name: "neg", log: log)))
+        let d = Diffuser<Int>.intoAlways([when, whenChild, once, negated])
+        [1, 3, 2].forEach(d.run)
+        XCTAssertEqual(log.values, [
+            "up:1", "always:1", "once:1", "neg:-1",
+            "up:3", "always:3", "neg:-3",
+            "neg:-2",
+        ])
+    }
+
+    func testIntoComparingUsesTheGivenEqualityAndKeepsTheFirstOfEqualValues() {
+        let log = Recorder<String>()
+        let calls = Recorder<(Int, Int)>()
+        let d = Diffuser<Int>.into(comparing: LastDigit(calls: calls), calling: LogEffect(name: "e", log: log))
+        [1, 11, 2, 12, 22].forEach(d.run)
+        XCTAssertEqual(log.values, ["e:1", "e:2"])
+        // An equal value does not replace the cache: 12 and 22 are compared with 2.
+        XCTAssertEqual(calls.values.map { "\($0.0)-\($0.1)" }, ["1-11", "1-2", "2-12", "2-22"])
+    }
+
+    func testIntoAllComparingGatesItsChildren() {
+        let log = Recorder<String>()
+        let calls = Recorder<(Int, Int)>()
+        let d = Diffuser<Int>.intoAll(comparing: LastDigit(calls: calls), [
+            .intoAlways(calling: LogEffect(name: "a", log: log)),
+            .intoAlways(calling: LogEffect(name: "b", log: log)),
+        ])
+        [5, 15, 6].forEach(d.run)
+        XCTAssertEqual(log.values, ["a:5", "b:5", "a:6", "b:6"])
+    }
+
+    func testMapAllSelectsOnceAndRunsEveryChildInOrder() {
+        let log = Recorder<String>()
+        let children: [Diffuser<Int>] = ["a", "b", "c"].map { .into(calling: LogEffect(name: $0, log: log)) }
+        let d = Diffuser<Int>.intoAll([.mapAll(calling: Digits(log: log), children)])
+        [1, 1, 2].forEach(d.run)
+        XCTAssertEqual(log.values, [
+            "select:1", "a:10", "b:11", "c:12",
+            "select:2", "a:20", "b:21", "c:22",
+        ])
+    }
+
+    func testMapAllEqualsAFanOutOfMaps() {
+        let batched = Recorder<String>(), single = Recorder<String>()
+        func leaves(_ log: Recorder<String>) -> [Diffuser<Int>] {
+            (0..<4).map { i in .into(calling: LogEffect(name: "leaf\(i)", log: log)) }
+        }
+        let a = Diffuser<Int>.mapAll(calling: Digits(log: Recorder()), leaves(batched))
+        let b = Diffuser<Int>.intoAlways(leaves(single).enumerated().map { i, leaf in
+            Diffuser<Int>.map({ $0 * 10 + i }, leaf)
+        })
+        var generator = SeededGenerator(seed: 7)
+        for _ in 0..<200 {
+            let value = Int.random(in: 0..<5, using: &generator)
+            a.run(value)
+            b.run(value)
+        }
+        XCTAssertEqual(batched.values, single.values)
+        XCTAssertGreaterThan(batched.count, 20)
+    }
+
+    func testMapAllFailureRunsTheChildrenOfTheMadePartsThenThrows() {
+        let log = Recorder<String>()
+        let children: [Diffuser<Int>] = ["a", "b", "c"].map { .into(calling: LogEffect(name: $0, log: log)) }
+        let d = Diffuser<Int>.intoAll([.mapAll(calling: Digits(log: log, failOn: 5, failAfter: 2), children)])
+        XCTAssertNoThrow(try d.tryRun(1))
+        log.clear()
+        XCTAssertThrowsError(try d.tryRun(5)) { XCTAssertEqual($0 as? TestFailure, TestFailure(tag: "select")) }
+        XCTAssertEqual(log.values, ["select:5", "a:50", "b:51"])
+        log.clear()
+        // The gate kept 1: running 1 does nothing; 2 runs everything.
+        XCTAssertNoThrow(try d.tryRun(1))
+        XCTAssertEqual(log.values, [])
+        XCTAssertNoThrow(try d.tryRun(2))
+        XCTAssertEqual(log.values, ["select:2", "a:20", "b:21", "c:22"])
+    }
+
+    func testMapAllStopsAtAFailingChild() {
+        let log = Recorder<String>()
+        let children: [Diffuser<Int>] = [
+            .into(calling: LogEffect(name: "a", log: log)),
+            .into(calling: LogEffect(name: "b", log: log, failOn: 31)),
+            .into(calling: LogEffect(name: "c", log: log)),
+        ]
+        let d = Diffuser<Int>.mapAll(calling: Digits(log: log), children)
+        XCTAssertThrowsError(try d.tryRun(3)) { XCTAssertEqual($0 as? TestFailure, TestFailure(tag: "b")) }
+        XCTAssertEqual(log.values, ["select:3", "a:30"])
+        log.clear()
+        XCTAssertNoThrow(try d.tryRun(4))
+        XCTAssertEqual(log.values, ["select:4", "a:40", "b:41", "c:42"])
+    }
+
+    func testMapAllWithNoChildrenNeverSelects() {
+        let log = Recorder<String>()
+        let d = Diffuser<Int>.mapAll(calling: Digits(log: log), [])
+        d.run(1)
+        XCTAssertEqual(log.values, [])
+    }
+}
