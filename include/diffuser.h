@@ -152,7 +152,8 @@ typedef int (*dfs_transform_fn)(const void *value, const void **out, void *ctx);
  *  `value` for child i in out[i], for every i below `count`, in order, and return 0.
  *  To abort, set *produced to the number of parts stored (they are the first ones) and
  *  return non-zero: the children of those parts still run, in order, then the run
- *  aborts with this failure, as if the transform of child *produced had failed.
+ *  aborts with this failure, as if the transform of child *produced had failed (also
+ *  when one of those children fails too: the first failure is the one reported).
  *  Ownership of every stored part as for dfs_transform_fn's *out; a part stored past
  *  *produced is not read, so do not store one that needs releasing. */
 typedef int (*dfs_select_all_fn)(const void *value, size_t count, const void **out,

@@ -116,7 +116,8 @@ public protocol SelectionFunction {
     ///
     /// To fail, throw after appending the parts made so far: their children still run,
     /// in order, then the pass aborts with the error, as if the transform of the next
-    /// child had thrown. Parts past `count` are ignored; children past the last part do
-    /// not run.
+    /// child had thrown. If one of those children fails too, the pass stops there and
+    /// still reports the selection's error, the first one thrown. Parts past `count` are
+    /// ignored; children past the last part do not run.
     func selectAll(_ value: Input, count: Int, into parts: inout ContiguousArray<Output>) throws
 }

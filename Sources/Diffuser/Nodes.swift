@@ -269,10 +269,15 @@ where Selection.Input == A, Selection.Output == B {
             } catch {
                 failure = error
             }
-            try me.fastChildren.withUnsafeBufferPointer { children in
-                try parts.withUnsafeBufferPointer { parts in
-                    for i in 0..<min(parts.count, count) { try children[i].run(parts[i]) }
+            do {
+                try me.fastChildren.withUnsafeBufferPointer { children in
+                    try parts.withUnsafeBufferPointer { parts in
+                        for i in 0..<min(parts.count, count) { try children[i].run(parts[i]) }
+                    }
                 }
+            } catch {
+                // The first failure wins: a selection that failed threw before any child.
+                throw failure ?? error
             }
             if let failure { throw failure }
         })

@@ -147,6 +147,18 @@ final class CallableValueTests: XCTestCase {
         XCTAssertEqual(log.values, ["select:4", "a:40", "b:41", "c:42"])
     }
 
+    func testMapAllReportsTheSelectionFailureWhenAChildOfAMadePartFailsToo() {
+        let log = Recorder<String>()
+        let children: [Diffuser<Int>] = [
+            .into(calling: LogEffect(name: "a", log: log)),
+            .into(calling: LogEffect(name: "b", log: log, failOn: 51)),
+            .into(calling: LogEffect(name: "c", log: log)),
+        ]
+        let d = Diffuser<Int>.mapAll(calling: Digits(log: log, failOn: 5, failAfter: 3), children)
+        XCTAssertThrowsError(try d.tryRun(5)) { XCTAssertEqual($0 as? TestFailure, TestFailure(tag: "select")) }
+        XCTAssertEqual(log.values, ["select:5", "a:50"])
+    }
+
     func testMapAllWithNoChildrenNeverSelects() {
         let log = Recorder<String>()
         let d = Diffuser<Int>.mapAll(calling: Digits(log: log), [])

@@ -14,8 +14,9 @@
  * borrowed for the call; the core retains (as a global reference) whatever it keeps
  * longer.
  *
- * Callbacks. Every user object given to the core (Effect, Function, DidChange, Source)
- * is held by a global reference that the callback's destroy function deletes.
+ * Callbacks. Every user object given to the core (Effect, Function, DidChange, Source,
+ * and the array of Functions of a fan-out of maps) is held by a global reference that
+ * the callback's destroy function deletes.
  * Callbacks may run on any thread: one the JVM does not know is attached for the
  * duration of the callback and detached again before it returns.
  *
@@ -46,9 +47,12 @@ static dfs_type *g_type;
 
 /* Classes, methods and fields, resolved once in JNI_OnLoad. */
 static jclass c_effect, c_function, c_did_change, c_source, c_disposable,
-    c_dispatch_effect, c_npe, c_ise, c_iae, c_oome;
+    c_dispatch_effect, c_map_all, c_map_all_failure, c_npe, c_ise, c_iae, c_oome;
 static jmethodID m_object_equals, m_effect_run, m_function_apply, m_did_change_test,
-    m_source_connect, m_disposable_dispose, m_dispatch_effect_init, m_object_to_string;
+    m_source_connect, m_disposable_dispose, m_dispatch_effect_init, m_object_to_string,
+    m_map_all_select;
+/* io.diffuser.internal.MapAll.Failure: which transform of a selection threw, and what. */
+static jfieldID f_failure_index, f_failure_cause;
 
 /* The classes whose equality value_equal decides natively (all final but Enum and
  * Number), and the `value` fields of the boxes. c_known is an interface that all of
@@ -376,6 +380,82 @@ static int transform_cb(const void *value, const void **out, void *ctx) {
     return failed;
 }
 
+/* The selection of a fan-out of maps (dfs_diffuser_map_all): ONE upcall to
+ * io.diffuser.internal.MapAll.select(transforms, value), which applies every transform
+ * of the Java array held in ctx and returns the parts. Each part goes to the core as a
+ * new global reference, like transform_cb's result.
+ *
+ * If transform k threw, select returns count + 1 elements: the parts 0..k-1, then a
+ * MapAll.Failure(k, throwable) last. Those k parts are stored, *produced = k, and the
+ * Throwable becomes the pending upcall failure exactly as if transform k had thrown in
+ * its own upcall (so the caller of run gets that same object); the core then runs the
+ * children of the k parts and aborts the run. It is kept now, when it is thrown: should
+ * one of those children fail too, the caller still gets this first Throwable of the run
+ * (the first one wins), although the core's own error is then the child's. A part whose
+ * global reference cannot be made ends the parts there with an OutOfMemoryError, the
+ * same way.
+ *
+ * The callback may run inside a long native method (a run of a big tree), whose local
+ * frame keeps every local reference until it returns: each one made here is deleted as
+ * soon as it is used. */
+static int select_all_cb(const void *value, size_t count, const void **out, size_t *produced, void *ctx) {
+    *produced = 0;
+    upcall_env u;
+    if (env_enter(&u)) return -1;
+    JNIEnv *env = u.env;
+    int failed = 1;
+    jthrowable cause = NULL;
+    jobjectArray parts = (jobjectArray)(*env)->CallStaticObjectMethod(env, c_map_all, m_map_all_select,
+                                                                      (jobject)ctx, (jobject)value);
+    if (upcall_failed(env)) goto done;
+    size_t length = parts == NULL ? 0 : (size_t)(*env)->GetArrayLength(env, parts);
+    size_t made = count;
+    if (length == count + 1) {
+        jobject failure = (*env)->GetObjectArrayElement(env, parts, (jsize)count);
+        if (upcall_failed(env)) goto done;
+        jint index = (*env)->GetIntField(env, failure, f_failure_index);
+        cause = (jthrowable)(*env)->GetObjectField(env, failure, f_failure_cause);
+        (*env)->DeleteLocalRef(env, failure);
+        if (upcall_failed(env)) goto done;
+        if (index < 0 || (size_t)index >= count || cause == NULL) {
+            fail_with(env, c_ise, "MapAll.select returned an invalid failure");
+            goto done;
+        }
+        made = (size_t)index;
+    } else if (parts == NULL || length != count) {
+        fail_with(env, c_ise, "MapAll.select returned the wrong number of parts");
+        goto done;
+    }
+    for (size_t i = 0; i < made; i++) {
+        jobject part = (*env)->GetObjectArrayElement(env, parts, (jsize)i);
+        if (upcall_failed(env)) goto done;
+        if (part == NULL) {
+            out[i] = NULL;
+        } else {
+            out[i] = (*env)->NewGlobalRef(env, part);
+            (*env)->DeleteLocalRef(env, part);
+            if (out[i] == NULL) {
+                if ((*env)->ExceptionCheck(env)) upcall_failed(env);
+                else fail_with(env, c_oome, "cannot make a global reference");
+                goto done;
+            }
+        }
+        *produced = i + 1;
+    }
+    if (cause != NULL) {
+        /* Rethrown and caught again, so that it takes the path of any upcall failure. */
+        if ((*env)->Throw(env, cause) != 0) fail_with(env, c_ise, "cannot rethrow a transform's Throwable");
+        else upcall_failed(env);
+        goto done;
+    }
+    failed = 0;
+done:
+    if (cause != NULL) (*env)->DeleteLocalRef(env, cause);
+    if (parts != NULL) (*env)->DeleteLocalRef(env, parts);
+    env_leave(&u);
+    return failed;
+}
+
 /* Source.connect(effect), with an io.diffuser.internal.DispatchEffect wrapping the
  * dispatch; the returned Disposable is the connection. */
 static int source_connect_cb(dfs_dispatch *dispatch, void *ctx, void **connection) {
@@ -575,6 +655,35 @@ static jlong n_diffuser_map(JNIEnv *env, jclass cls, jobject transform, jlong ch
     return J(out);
 }
 
+/* mapAll(transforms, children): the Java array of transforms is the selection's
+ * context, held by a global reference that the core drops through destroy_ref. */
+static jlong n_diffuser_map_all(JNIEnv *env, jclass cls, jobjectArray transforms, jlongArray children) {
+    (void)cls;
+    if (transforms == NULL || children == NULL) {
+        (*env)->ThrowNew(env, c_npe, transforms == NULL ? "transforms" : "children");
+        return 0;
+    }
+    if ((*env)->GetArrayLength(env, transforms) != (*env)->GetArrayLength(env, children)) {
+        (*env)->ThrowNew(env, c_iae, "as many transforms as children are needed");
+        return 0;
+    }
+    handle_list list;
+    if (handles_of(env, children, &list)) return 0;
+    jobject ref = hold(env, transforms);
+    if (ref == NULL) {
+        handles_free(&list);
+        return 0;
+    }
+    dfs_diffuser *out = NULL;
+    entry e;
+    enter(&e, env);
+    dfs_status status = dfs_diffuser_map_all(g_type, select_all_cb, ref, destroy_ref,
+                                             (dfs_diffuser *const *)list.items, list.count, &out);
+    finish(env, status, leave(&e), 0);
+    handles_free(&list);
+    return J(out);
+}
+
 static void n_diffuser_run(JNIEnv *env, jclass cls, jlong diffuser, jobject value) {
     (void)cls;
     entry e;
@@ -716,6 +825,7 @@ static const JNINativeMethod native_methods[] = {
     {"diffuserIntoAll", "([J)J", (void *)n_diffuser_into_all},
     {"diffuserIntoAlwaysAll", "([J)J", (void *)n_diffuser_into_always_all},
     {"diffuserMap", "(Lio/diffuser/Function;J)J", (void *)n_diffuser_map},
+    {"diffuserMapAll", "([Lio/diffuser/Function;[J)J", (void *)n_diffuser_map_all},
     {"diffuserRun", "(JLjava/lang/Object;)V", (void *)n_diffuser_run},
     {"diffuserRelease", "(J)V", (void *)n_diffuser_release},
     {"fuserFrom", "(Lio/diffuser/fuser/Source;)J", (void *)n_fuser_from},
@@ -764,6 +874,8 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
         !(c_source = global_class(env, "io/diffuser/fuser/Source")) ||
         !(c_disposable = global_class(env, "io/diffuser/fuser/Disposable")) ||
         !(c_dispatch_effect = global_class(env, "io/diffuser/internal/DispatchEffect")) ||
+        !(c_map_all = global_class(env, "io/diffuser/internal/MapAll")) ||
+        !(c_map_all_failure = global_class(env, "io/diffuser/internal/MapAll$Failure")) ||
         !(c_npe = global_class(env, "java/lang/NullPointerException")) ||
         !(c_ise = global_class(env, "java/lang/IllegalStateException")) ||
         !(c_iae = global_class(env, "java/lang/IllegalArgumentException")) ||
@@ -809,7 +921,11 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
         !(m_source_connect = (*env)->GetMethodID(env, c_source, "connect",
                                                  "(Lio/diffuser/Effect;)Lio/diffuser/fuser/Disposable;")) ||
         !(m_disposable_dispose = (*env)->GetMethodID(env, c_disposable, "dispose", "()V")) ||
-        !(m_dispatch_effect_init = (*env)->GetMethodID(env, c_dispatch_effect, "<init>", "(J)V")))
+        !(m_dispatch_effect_init = (*env)->GetMethodID(env, c_dispatch_effect, "<init>", "(J)V")) ||
+        !(m_map_all_select = (*env)->GetStaticMethodID(env, c_map_all, "select",
+                                                       "([Lio/diffuser/Function;Ljava/lang/Object;)[Ljava/lang/Object;")) ||
+        !(f_failure_index = (*env)->GetFieldID(env, c_map_all_failure, "index", "I")) ||
+        !(f_failure_cause = (*env)->GetFieldID(env, c_map_all_failure, "cause", "Ljava/lang/Throwable;")))
         return JNI_ERR;
 
     jclass natives = (*env)->FindClass(env, NATIVE_CLASS);

@@ -47,15 +47,35 @@ import java.util.Objects;
  */
 public final class Diffuser<A> {
   private final long handle;
+  /**
+   * For a diffuser made by {@link #map(Function, Diffuser)}: its transform and child, so
+   * that a fan-out whose children are all maps can be built as one native node that
+   * selects every part with one call ({@code Native.diffuserMapAll}); {@code null}
+   * otherwise. A map node has no state, so running the maps' children under that node
+   * instead of under the maps is invisible; the child's Java object is kept so that its
+   * handle stays valid for as long as a fan-out may still be built from this map.
+   */
+  private final Function<?, ?> transform;
+  private final Diffuser<?> mapped;
 
   private Diffuser(long handle) {
+    this(handle, null, null);
+  }
+
+  private Diffuser(long handle, Function<?, ?> transform, Diffuser<?> mapped) {
     this.handle = handle;
+    this.transform = transform;
+    this.mapped = mapped;
     Native.track(this, Native.Kind.DIFFUSER, handle);
   }
 
   /**
    * A diffuser that runs {@code children}, in order, on the first value and whenever the
    * value is not equal to the previous one: the same as {@link #intoAll(Collection)}.
+   *
+   * <p>If there are at least two children and every one is a map, the transforms of the
+   * maps are called together, in order, before the first child runs: see
+   * {@link #intoAll(Collection)}.
    *
    * @param children the children (the collection is copied)
    */
@@ -66,6 +86,10 @@ public final class Diffuser<A> {
   /**
    * A diffuser that runs {@code children}, in order, on the first value and whenever the
    * value is not equal to the previous one: the same as {@link #intoAll(Diffuser[])}.
+   *
+   * <p>If there are at least two children and every one is a map, the transforms of the
+   * maps are called together, in order, before the first child runs: see
+   * {@link #intoAll(Collection)}.
    *
    * @param children the children (the array is copied)
    */
@@ -105,6 +129,10 @@ public final class Diffuser<A> {
    * A diffuser that runs every child, in order, on every value (no gate of its own).
    * Not in the reference Java API; mirrors Swift's {@code intoAlways(children)}.
    *
+   * <p>If there are at least two children and every one is a map, the transforms of the
+   * maps are called together, in order, before the first child runs: see
+   * {@link #intoAll(Collection)}.
+   *
    * @param children the children (the collection is copied)
    * @param <A> the value type
    * @return the diffuser
@@ -116,6 +144,10 @@ public final class Diffuser<A> {
   /**
    * A diffuser that runs every child, in order, on every value (no gate of its own).
    * Not in the reference Java API; mirrors Swift's {@code intoAlways(children...)}.
+   *
+   * <p>If there are at least two children and every one is a map, the transforms of the
+   * maps are called together, in order, before the first child runs: see
+   * {@link #intoAll(Collection)}.
    *
    * @param children the children (the array is copied)
    * @param <A> the value type
@@ -190,6 +222,14 @@ public final class Diffuser<A> {
    * A diffuser that runs every child, in order, on the first value and whenever the
    * value is not equal to the previous one.
    *
+   * <p><b>Fan-outs of maps.</b> If there are at least two children and every one is a
+   * {@link #map(Function, Diffuser) map}, the transforms of the maps are called together,
+   * in order, before the first child runs (instead of each just before its child): one
+   * call from the native core into Java per run instead of one per map. If transform
+   * {@code k} throws, no later transform is called, the children before {@code k} still
+   * run, in order, and none after; then the exception reaches the caller of {@code run}
+   * (it does even if one of those children throws too: it was thrown first).
+   *
    * @param children the children (the collection is copied)
    * @param <A> the value type
    * @return the diffuser
@@ -201,6 +241,10 @@ public final class Diffuser<A> {
   /**
    * A diffuser that runs every child, in order, on the first value and whenever the
    * value is not equal to the previous one.
+   *
+   * <p>If there are at least two children and every one is a map, the transforms of the
+   * maps are called together, in order, before the first child runs: see
+   * {@link #intoAll(Collection)}.
    *
    * @param children the children (the array is copied)
    * @param <A> the value type
@@ -216,7 +260,11 @@ public final class Diffuser<A> {
    * A diffuser that feeds {@code diffuser} the part of each value that {@code transform}
    * selects.
    *
-   * @param transform selects the part (called on every run)
+   * <p>In a fan-out whose children are all maps ({@link #intoAll(Collection)},
+   * {@link #intoAlways(Collection)} and their other forms), the transforms of the maps are
+   * called together, in order, before the first child runs.
+   *
+   * @param transform selects the part (called on every run that reaches the map)
    * @param diffuser the child
    * @param <A> the value type
    * @param <B> the type of the part
@@ -226,7 +274,7 @@ public final class Diffuser<A> {
     Objects.requireNonNull(transform, "transform");
     Objects.requireNonNull(diffuser, "diffuser");
     try {
-      return new Diffuser<>(Native.diffuserMap(transform, diffuser.handle));
+      return new Diffuser<>(Native.diffuserMap(transform, diffuser.handle), transform, diffuser);
     } finally {
       Reference.reachabilityFence(diffuser);
     }
@@ -245,19 +293,55 @@ public final class Diffuser<A> {
     return Objects.requireNonNull(children, "children").clone();
   }
 
-  /** The handle of a new fan-out (gated: intoAll) over a private copy of the children. */
+  /**
+   * The handle of a new fan-out (gated: intoAll) over a private copy of the children.
+   *
+   * <p>When there are at least two children and every one is a map, the fan-out is built
+   * as one node over the maps' own children that selects all the parts with one call of
+   * the native core into Java per run, instead of one per map (an upcall costs far more
+   * than a typical transform): {@code mapAll}, wrapped in {@code intoAll} for the gated
+   * form. The core defines that node as the ungated fan-out of the same maps, except that
+   * the transforms are called together before the first child runs, and a child shares
+   * its cache wherever it is used, so the only visible difference is when the transforms
+   * are called. Any other fan-out is built as it is.
+   */
   private static long fanOut(Diffuser<?>[] children, boolean gated) {
     long[] handles = new long[children.length];
+    boolean allMaps = children.length >= 2;
     for (int i = 0; i < children.length; i++) {
       Diffuser<?> child = children[i];
       // The message is built only when it is needed: composing must not allocate per child.
       if (child == null) throw new NullPointerException("children[" + i + "]");
       handles[i] = child.handle;
+      allMaps &= child.transform != null;
     }
     try {
+      if (allMaps) return mapAll(children, gated);
       return gated ? Native.diffuserIntoAll(handles) : Native.diffuserIntoAlwaysAll(handles);
     } finally {
       Reference.reachabilityFence(children);
+    }
+  }
+
+  /**
+   * The handle of a fan-out of maps as one {@code mapAll} node over the maps' children
+   * (the caller keeps {@code maps}, and so their children, reachable). The gated form is
+   * {@code intoAll([mapAll])}, which retains the inner node, so its handle is released at
+   * once.
+   */
+  private static long mapAll(Diffuser<?>[] maps, boolean gated) {
+    Function<?, ?>[] transforms = new Function<?, ?>[maps.length];
+    long[] children = new long[maps.length];
+    for (int i = 0; i < maps.length; i++) {
+      transforms[i] = maps[i].transform;
+      children[i] = maps[i].mapped.handle;
+    }
+    long all = Native.diffuserMapAll(transforms, children);
+    if (!gated) return all;
+    try {
+      return Native.diffuserIntoAll(new long[] {all});
+    } finally {
+      Native.diffuserRelease(all);
     }
   }
 }

@@ -147,6 +147,17 @@ public final class Native {
   public static native long diffuserMap(Function<?, ?> transform, long child);
 
   /**
+   * {@code dfs_diffuser_map_all}: the same as {@link #diffuserIntoAlwaysAll} over
+   * {@code diffuserMap(transforms[i], children[i])}, except that every run calls all the
+   * transforms in one upcall ({@code MapAll.select}), before the first child runs.
+   *
+   * @param transforms the transforms, one per child (the array is kept: do not modify it)
+   * @param children the child diffuser handles (copied), as many as transforms
+   * @return the new diffuser handle
+   */
+  public static native long diffuserMapAll(Function<?, ?>[] transforms, long[] children);
+
+  /**
    * {@code dfs_diffuser_run}.
    *
    * @param diffuser the diffuser handle
