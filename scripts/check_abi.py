@@ -375,7 +375,7 @@ def self_test(header_path, sources_dir, exports):
          "header", r"(dfs_diffuser_run\(dfs_diffuser \*\w+, )const void \*", r"\1const float *",
          "dfs_diffuser_run: parameter 2: C type 'const float *' is not in the C->Swift mapping"),
         ("a callback typedef parameter turned into void * in Swift",
-         "swift", r"(_ effect: )dfs_effect_fn\?", r"\1UnsafeMutableRawPointer?",
+         "swift", r"(func dfs_diffuser_into_always\([^)]*?_ effect: )dfs_effect_fn\?", r"\1UnsafeMutableRawPointer?",
          "must be Swift 'dfs_effect_fn?'"),
     ]
 

@@ -197,16 +197,25 @@ func children(_ list: UnsafePointer<OpaquePointer?>?, _ count: Int, of type: Val
 
 // MARK: Exports
 
+/// The exports that make a diffuser of one C effect: they differ only in the combinator.
+private func effectDiffuser(
+    _ type: OpaquePointer?, _ effect: dfs_effect_fn?, _ ctx: UnsafeMutableRawPointer?,
+    _ destroy: dfs_destroy_fn?, _ out: UnsafeMutablePointer<OpaquePointer?>?,
+    _ make: (ValueType, CEffect) -> Diffuser<CValue>
+) -> dfs_status {
+    let callback = CCallback(effect, ctx, destroy)
+    return produce(out) {
+        let valueType = try lookupType(type)
+        return try publish(make(valueType, try CEffect(callback)), valueType)
+    }
+}
+
 @_cdecl("dfs_diffuser_into_always")
 public func dfs_diffuser_into_always(
     _ type: OpaquePointer?, _ effect: dfs_effect_fn?, _ ctx: UnsafeMutableRawPointer?,
     _ destroy: dfs_destroy_fn?, _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> dfs_status {
-    let callback = CCallback(effect, ctx, destroy)
-    return produce(out) {
-        let valueType = try lookupType(type)
-        return try publish(.intoAlways(calling: CEffect(callback)), valueType)
-    }
+    effectDiffuser(type, effect, ctx, destroy, out) { _, effect in .intoAlways(calling: effect) }
 }
 
 @_cdecl("dfs_diffuser_into")
@@ -214,10 +223,8 @@ public func dfs_diffuser_into(
     _ type: OpaquePointer?, _ effect: dfs_effect_fn?, _ ctx: UnsafeMutableRawPointer?,
     _ destroy: dfs_destroy_fn?, _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> dfs_status {
-    let callback = CCallback(effect, ctx, destroy)
-    return produce(out) {
-        let valueType = try lookupType(type)
-        return try publish(.into(comparing: CEquality(type: valueType), calling: CEffect(callback)), valueType)
+    effectDiffuser(type, effect, ctx, destroy, out) { type, effect in
+        .into(comparing: CEquality(type: type), calling: effect)
     }
 }
 
@@ -226,11 +233,7 @@ public func dfs_diffuser_into_once(
     _ type: OpaquePointer?, _ effect: dfs_effect_fn?, _ ctx: UnsafeMutableRawPointer?,
     _ destroy: dfs_destroy_fn?, _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> dfs_status {
-    let callback = CCallback(effect, ctx, destroy)
-    return produce(out) {
-        let valueType = try lookupType(type)
-        return try publish(.intoOnce(calling: CEffect(callback)), valueType)
-    }
+    effectDiffuser(type, effect, ctx, destroy, out) { _, effect in .intoOnce(calling: effect) }
 }
 
 @_cdecl("dfs_diffuser_into_when")

@@ -157,6 +157,18 @@ static void fail_with(JNIEnv *env, jclass cls, const char *message) {
     upcall_failed(env);
 }
 
+/* The global reference the core will own for `local`, which is deleted. NULL if none
+ * could be made; the failure is then pending like an upcall's (an OutOfMemoryError). */
+static jobject promote(JNIEnv *env, jobject local) {
+    jobject global = (*env)->NewGlobalRef(env, local);
+    (*env)->DeleteLocalRef(env, local);
+    if (global == NULL) {
+        if ((*env)->ExceptionCheck(env)) upcall_failed(env);
+        else fail_with(env, c_oome, "cannot make a global reference");
+    }
+    return global;
+}
+
 /* A native method's bracket around core calls: it gets the Throwables of the callbacks
  * it causes, and leaves an outer call's Throwable (this is a nested call from inside an
  * upcall) untouched. */
@@ -367,14 +379,8 @@ static int transform_cb(const void *value, const void **out, void *ctx) {
     jobject result = (*env)->CallObjectMethod(env, (jobject)ctx, m_function_apply, (jobject)value);
     if (upcall_failed(env)) {
         failed = 1;
-    } else if (result != NULL) {
-        *out = (*env)->NewGlobalRef(env, result);
-        (*env)->DeleteLocalRef(env, result);
-        if (*out == NULL) {
-            if ((*env)->ExceptionCheck(env)) upcall_failed(env);
-            else fail_with(env, c_oome, "cannot make a global reference");
-            failed = 1;
-        }
+    } else if (result != NULL && (*out = promote(env, result)) == NULL) {
+        failed = 1;
     }
     env_leave(&u);
     return failed;
@@ -431,14 +437,8 @@ static int select_all_cb(const void *value, size_t count, const void **out, size
         if (upcall_failed(env)) goto done;
         if (part == NULL) {
             out[i] = NULL;
-        } else {
-            out[i] = (*env)->NewGlobalRef(env, part);
-            (*env)->DeleteLocalRef(env, part);
-            if (out[i] == NULL) {
-                if ((*env)->ExceptionCheck(env)) upcall_failed(env);
-                else fail_with(env, c_oome, "cannot make a global reference");
-                goto done;
-            }
+        } else if ((out[i] = promote(env, part)) == NULL) {
+            goto done;
         }
         *produced = i + 1;
     }
@@ -474,13 +474,7 @@ static int source_connect_cb(dfs_dispatch *dispatch, void *ctx, void **connectio
         fail_with(env, c_npe, "Source.connect returned null instead of a Disposable");
         goto done;
     }
-    *connection = (*env)->NewGlobalRef(env, disposable);
-    (*env)->DeleteLocalRef(env, disposable);
-    if (*connection == NULL) {
-        if ((*env)->ExceptionCheck(env)) upcall_failed(env);
-        else fail_with(env, c_oome, "cannot make a global reference");
-        goto done;
-    }
+    if ((*connection = promote(env, disposable)) == NULL) goto done;
     failed = 0;
 done:
     env_leave(&u);
