@@ -212,6 +212,21 @@ dfs_status dfs_diffuser_map_all(dfs_type *type, dfs_select_all_fn select, void *
                                 dfs_destroy_fn destroy, dfs_diffuser *const *children,
                                 size_t count, dfs_diffuser **out);
 
+/** dfs_diffuser_map and dfs_diffuser_map_all for parts the core borrows instead of
+ *  owning: a part must stay valid until the dfs_diffuser_run call during which the
+ *  transform made it returns (runs queued from inside effects are performed within the
+ *  outermost call), for instance a JNI local reference. The core never releases a
+ *  borrowed part, not even one stored by a failing transform; a gate that caches a part
+ *  retains it through the part type first, so give that type a retain function unless
+ *  the parts outlive every cache anyway. Saves a retain and a release per part and run
+ *  where references are dear and most parts are only compared. */
+dfs_status dfs_diffuser_map_borrowed(dfs_type *type, dfs_transform_fn transform, void *ctx,
+                                     dfs_destroy_fn destroy, dfs_diffuser *child,
+                                     dfs_diffuser **out);
+dfs_status dfs_diffuser_map_all_borrowed(dfs_type *type, dfs_select_all_fn select, void *ctx,
+                                         dfs_destroy_fn destroy, dfs_diffuser *const *children,
+                                         size_t count, dfs_diffuser **out);
+
 /** invert(child): for truth values encoded as pointers (dfs_type_pointer: NULL is false,
  *  anything else true), feeds `child` the negation: (const void *)1 or NULL. */
 dfs_status dfs_diffuser_invert(dfs_diffuser *child, dfs_diffuser **out);

@@ -21,6 +21,15 @@ public protocol ChangeFunction {
     /// Whether `new` differs from `old` in a way the gate should pass; a throw aborts
     /// the pass.
     func didChange(_ old: Value, _ new: Value) throws -> Bool
+    /// What the gate stores to keep `value` past the pass; see `EqualityFunction.keep(_:)`.
+    func keep(_ value: Value) throws -> Value
+}
+
+extension ChangeFunction {
+    /// `value` itself: a Swift value keeps itself.
+    @inlinable
+    @inline(__always)
+    public func keep(_ value: Value) -> Value { value }
 }
 
 /// Selects the part of a value a `map` feeds its child.
@@ -91,6 +100,20 @@ public protocol EqualityFunction {
     associatedtype Value
     /// Whether `new` equals `cached`; a throw aborts the pass.
     func equals(_ cached: Value, _ new: Value) throws -> Bool
+    /// What the gate stores to keep `value` past the pass: by default `value` itself.
+    ///
+    /// For bindings whose values may be only borrowed during a pass (the C ABI's run
+    /// values and borrowed parts), so that a gate takes a reference only when it caches,
+    /// not on every pass. Called before the gate's child runs; a throw aborts the pass
+    /// there, cache unchanged.
+    func keep(_ value: Value) throws -> Value
+}
+
+extension EqualityFunction {
+    /// `value` itself: a Swift value keeps itself.
+    @inlinable
+    @inline(__always)
+    public func keep(_ value: Value) -> Value { value }
 }
 
 /// `==` of an `Equatable` type, the equality of the Swift API's `into` and `intoAll`.

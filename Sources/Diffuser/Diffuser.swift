@@ -69,4 +69,27 @@ public struct Diffuser<A> {
     }
 }
 
+extension Diffuser {
+    /// `tryRun(_:)` for a binding whose run values are only borrowed for the call: a
+    /// run queued for later (one called from inside this graph's own effects) works on
+    /// `keep(newValue)`, taken when it is queued, instead of `newValue`. If `keep`
+    /// throws, the queued run fails with that error when its turn comes.
+    @_spi(Bindings)
+    public func tryRun(_ newValue: A, keepingQueued keep: (A) throws -> A) throws {
+        let node = self.node
+        try Serializer.perform(
+            on: node,
+            { try node.run(newValue) },
+            queued: {
+                do {
+                    let kept = try keep(newValue)
+                    return { try node.run(kept) }
+                } catch {
+                    return { throw error }
+                }
+            }
+        )
+    }
+}
+
 extension Diffuser: @unchecked Sendable {}

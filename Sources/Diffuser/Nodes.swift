@@ -67,6 +67,7 @@ final class WhenNode<A, Change: ChangeFunction>: Node<A> where Change.Value == A
         self.fastChild = Unmanaged.passUnretained(child)
         super.init(step: { node, value in
             let me = unsafeDowncast(node, to: WhenNode<A, Change>.self)
+            let kept = try me.change.keep(value)
             if let old = me.cache {
                 if try me.change.didChange(old, value) {
                     try me.fastChild.run(value)
@@ -74,7 +75,7 @@ final class WhenNode<A, Change: ChangeFunction>: Node<A> where Change.Value == A
             } else {
                 try me.fastChild.run(value)
             }
-            me.cache = value
+            me.cache = kept
         })
     }
 
@@ -100,6 +101,7 @@ where Change.Value == A, Effect.Value == A {
         self.effect = effect
         super.init(step: { node, value in
             let me = unsafeDowncast(node, to: WhenEffectNode<A, Change, Effect>.self)
+            let kept = try me.change.keep(value)
             if let old = me.cache {
                 if try me.change.didChange(old, value) {
                     try me.effect.run(value)
@@ -107,7 +109,7 @@ where Change.Value == A, Effect.Value == A {
             } else {
                 try me.effect.run(value)
             }
-            me.cache = value
+            me.cache = kept
         })
     }
 }
@@ -138,8 +140,9 @@ final class EqualityNode<A, Equality: EqualityFunction>: Node<A> where Equality.
             if try withUnsafeMutablePointer(to: &me.cache, { try cachedValue(at: $0, equals: value, by: me.equality) }) {
                 return
             }
+            let kept = try me.equality.keep(value)
             try me.fastChild.run(value)
-            me.cache = value
+            me.cache = kept
         })
     }
 
@@ -167,8 +170,9 @@ where Equality.Value == A, Effect.Value == A {
             if try withUnsafeMutablePointer(to: &me.cache, { try cachedValue(at: $0, equals: value, by: me.equality) }) {
                 return
             }
+            let kept = try me.equality.keep(value)
             try me.effect.run(value)
-            me.cache = value
+            me.cache = kept
         })
     }
 }

@@ -72,12 +72,20 @@ struct CChange: ChangeFunction {
     let fn: dfs_did_change_fn
     let ctx: UnsafeMutableRawPointer?
     let callback: CCallback<dfs_did_change_fn>
+    /// The type of the values compared, which retains the borrowed ones a gate caches.
+    let type: ValueType
 
-    init(_ callback: CCallback<dfs_did_change_fn>) throws {
+    init(_ callback: CCallback<dfs_did_change_fn>, type: ValueType) throws {
         guard let fn = callback.fn else { throw CError.null("did_change") }
         self.fn = fn
         self.ctx = callback.ctx
         self.callback = callback
+        self.type = type
+    }
+
+    @inline(__always)
+    func keep(_ value: CValue) throws -> CValue {
+        try type.kept(value)
     }
 
     @inline(__always)
@@ -96,6 +104,11 @@ struct CEquality: EqualityFunction {
     func equals(_ cached: CValue, _ new: CValue) throws -> Bool {
         try type.equal(cached.pointer, new.pointer)
     }
+
+    @inline(__always)
+    func keep(_ value: CValue) throws -> CValue {
+        try type.kept(value)
+    }
 }
 
 /// A C transform as the core calls it; its results are values of `output`, handed over
@@ -105,13 +118,17 @@ struct CTransform: TransformFunction {
     let ctx: UnsafeMutableRawPointer?
     let output: ValueType
     let callback: CCallback<dfs_transform_fn>
+    /// Whether outputs are borrowed for the run (`dfs_diffuser_map_borrowed`) rather
+    /// than handed over with a reference.
+    let borrowed: Bool
 
-    init(_ callback: CCallback<dfs_transform_fn>, output: ValueType) throws {
+    init(_ callback: CCallback<dfs_transform_fn>, output: ValueType, borrowed: Bool = false) throws {
         guard let fn = callback.fn else { throw CError.null("transform") }
         self.fn = fn
         self.ctx = callback.ctx
         self.output = output
         self.callback = callback
+        self.borrowed = borrowed
     }
 
     @inline(__always)
@@ -120,10 +137,10 @@ struct CTransform: TransformFunction {
         let code = fn(value.pointer, &result, ctx)
         if code != 0 {
             // A transform that failed after producing a value: do not leak it.
-            if let result { output.releaseFn?(result, output.context.ctx) }
+            if !borrowed, let result { output.releaseFn?(result, output.context.ctx) }
             throw CError.callback("transform", code: code)
         }
-        return output.adopt(result)
+        return borrowed ? CValue(result) : output.adopt(result)
     }
 }
 
@@ -134,13 +151,16 @@ struct CSelection: SelectionFunction {
     let ctx: UnsafeMutableRawPointer?
     let output: ValueType
     let callback: CCallback<dfs_select_all_fn>
+    /// Whether parts are borrowed for the run (`dfs_diffuser_map_all_borrowed`).
+    let borrowed: Bool
 
-    init(_ callback: CCallback<dfs_select_all_fn>, output: ValueType) throws {
+    init(_ callback: CCallback<dfs_select_all_fn>, output: ValueType, borrowed: Bool) throws {
         guard let fn = callback.fn else { throw CError.null("select") }
         self.fn = fn
         self.ctx = callback.ctx
         self.output = output
         self.callback = callback
+        self.borrowed = borrowed
     }
 
     func selectAll(_ value: CValue, count: Int, into parts: inout ContiguousArray<CValue>) throws {
@@ -150,7 +170,11 @@ struct CSelection: SelectionFunction {
             let code = fn(value.pointer, count, out.baseAddress, &produced, ctx)
             let made = code == 0 ? count : min(produced, count)
             parts.reserveCapacity(made)
-            for i in 0..<made { parts.append(output.adopt(out[i])) }
+            if borrowed {
+                for i in 0..<made { parts.append(CValue(out[i])) }
+            } else {
+                for i in 0..<made { parts.append(output.adopt(out[i])) }
+            }
             if code != 0 {
                 throw CError.callback("select (part \(made) of \(count))", code: code)
             }
@@ -243,8 +267,8 @@ public func dfs_diffuser_into_when(
 ) -> dfs_status {
     let callback = CCallback(didChange, ctx, destroy)
     return produce(out) {
-        let predicate = try CChange(callback)
         let inner = try lookupDiffuser(child, "child")
+        let predicate = try CChange(callback, type: inner.type.type)
         return try publish(.intoWhen(calling: predicate, inner.diffuser), inner.type.type)
     }
 }
@@ -260,7 +284,7 @@ public func dfs_diffuser_into_when_effect(
     let effectCallback = CCallback(effect, effectCtx, effectDestroy)
     return produce(out) {
         let valueType = try lookupType(type)
-        let predicate = try CChange(predicateCallback)
+        let predicate = try CChange(predicateCallback, type: valueType)
         return try publish(.intoWhen(calling: predicate, effect: CEffect(effectCallback)), valueType)
     }
 }
@@ -288,17 +312,53 @@ public func dfs_diffuser_into_always_all(
     }
 }
 
-@_cdecl("dfs_diffuser_map")
-public func dfs_diffuser_map(
+/// `dfs_diffuser_map` and `dfs_diffuser_map_borrowed`: they differ only in who owns
+/// the transform's outputs.
+private func mapDiffuser(
     _ type: OpaquePointer?, _ transform: dfs_transform_fn?, _ ctx: UnsafeMutableRawPointer?,
-    _ destroy: dfs_destroy_fn?, _ child: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?
+    _ destroy: dfs_destroy_fn?, _ child: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?,
+    borrowed: Bool
 ) -> dfs_status {
     let callback = CCallback(transform, ctx, destroy)
     return produce(out) {
         let valueType = try lookupType(type)
         let inner = try lookupDiffuser(child, "child")
-        let select = try CTransform(callback, output: inner.type.type)
+        let select = try CTransform(callback, output: inner.type.type, borrowed: borrowed)
         return try publish(.map(calling: select, inner.diffuser), valueType)
+    }
+}
+
+@_cdecl("dfs_diffuser_map")
+public func dfs_diffuser_map(
+    _ type: OpaquePointer?, _ transform: dfs_transform_fn?, _ ctx: UnsafeMutableRawPointer?,
+    _ destroy: dfs_destroy_fn?, _ child: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    mapDiffuser(type, transform, ctx, destroy, child, out, borrowed: false)
+}
+
+@_cdecl("dfs_diffuser_map_borrowed")
+public func dfs_diffuser_map_borrowed(
+    _ type: OpaquePointer?, _ transform: dfs_transform_fn?, _ ctx: UnsafeMutableRawPointer?,
+    _ destroy: dfs_destroy_fn?, _ child: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    mapDiffuser(type, transform, ctx, destroy, child, out, borrowed: true)
+}
+
+/// `dfs_diffuser_map_all` and `dfs_diffuser_map_all_borrowed`.
+private func mapAllDiffuser(
+    _ type: OpaquePointer?, _ select: dfs_select_all_fn?, _ ctx: UnsafeMutableRawPointer?,
+    _ destroy: dfs_destroy_fn?, _ list: UnsafePointer<OpaquePointer?>?, _ count: Int,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?, borrowed: Bool
+) -> dfs_status {
+    let callback = CCallback(select, ctx, destroy)
+    return produce(out) {
+        let valueType = try lookupType(type)
+        if count > 0 && list == nil { throw CError.null("children") }
+        // The parts have the type of the first child; `children` checks the others.
+        let partType = count > 0 ? try lookupDiffuser(list![0], "children[0]").type.type : ValueType.pointer
+        let selection = try CSelection(callback, output: partType, borrowed: borrowed)
+        let all = try children(list, count, of: partType)
+        return try publish(.mapAll(calling: selection, all), valueType)
     }
 }
 
@@ -308,16 +368,16 @@ public func dfs_diffuser_map_all(
     _ destroy: dfs_destroy_fn?, _ list: UnsafePointer<OpaquePointer?>?, _ count: Int,
     _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> dfs_status {
-    let callback = CCallback(select, ctx, destroy)
-    return produce(out) {
-        let valueType = try lookupType(type)
-        if count > 0 && list == nil { throw CError.null("children") }
-        // The parts have the type of the first child; `children` checks the others.
-        let partType = count > 0 ? try lookupDiffuser(list![0], "children[0]").type.type : ValueType.pointer
-        let selection = try CSelection(callback, output: partType)
-        let all = try children(list, count, of: partType)
-        return try publish(.mapAll(calling: selection, all), valueType)
-    }
+    mapAllDiffuser(type, select, ctx, destroy, list, count, out, borrowed: false)
+}
+
+@_cdecl("dfs_diffuser_map_all_borrowed")
+public func dfs_diffuser_map_all_borrowed(
+    _ type: OpaquePointer?, _ select: dfs_select_all_fn?, _ ctx: UnsafeMutableRawPointer?,
+    _ destroy: dfs_destroy_fn?, _ list: UnsafePointer<OpaquePointer?>?, _ count: Int,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    mapAllDiffuser(type, select, ctx, destroy, list, count, out, borrowed: true)
 }
 
 private let truePointer = UnsafeRawPointer(bitPattern: 1)
@@ -338,7 +398,10 @@ public func dfs_diffuser_invert(_ child: OpaquePointer?, _ out: UnsafeMutablePoi
 public func dfs_diffuser_run(_ diffuser: OpaquePointer?, _ value: UnsafeRawPointer?) -> dfs_status {
     guarded {
         let target = try lookupDiffuser(diffuser)
-        try target.diffuser.tryRun(target.type.type.keep(value))
+        let type = target.type.type
+        // The value is borrowed for this call: gates retain it only if they cache it, and
+        // a run queued from inside an effect retains it when queued.
+        try target.diffuser.tryRun(CValue(value), keepingQueued: { try type.kept($0) })
     }
 }
 

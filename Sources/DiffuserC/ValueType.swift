@@ -59,6 +59,14 @@ final class ValueType: @unchecked Sendable {
         return releaseFn == nil ? CValue(kept) : CValue(kept, owner: ValueOwner(kept, self))
     }
 
+    /// `value` as a cache or a queued run keeps it: a value the core owns stays as it
+    /// is; a borrowed one (a run's value, a borrowed part) is retained through the type.
+    @inline(__always)
+    func kept(_ value: CValue) throws -> CValue {
+        guard value.owner == nil, retainFn != nil else { return value }
+        return try keep(value.pointer)
+    }
+
     /// A value the core received with a reference it must drop (a transform's output).
     @inline(__always)
     func adopt(_ pointer: UnsafeRawPointer?) -> CValue {

@@ -371,6 +371,159 @@ static void test_map_all(void) {
     dfs_diffuser_release(other);
 }
 
+/* ------------------------------------------------------------------------------------ */
+
+/* Borrowed parts: the test owns the boxes; the selection lends them. pool[v][i] is the
+ * part i of integer v. */
+typedef struct lend_ctx {
+    test_log *log;
+    box *pool[8][3];
+    long fail_on;     /* the selection fails on this value after lending one part */
+} lend_ctx;
+
+static int lend_boxes(const void *value, size_t count, const void **out, size_t *produced, void *ctx) {
+    lend_ctx *l = ctx;
+    long v = (long)(intptr_t)value;
+    log_add(l->log, "s:%ld", v);
+    if (v == l->fail_on) {
+        out[0] = l->pool[v][0];
+        *produced = 1;
+        return 9;
+    }
+    for (size_t i = 0; i < count; i++) out[i] = l->pool[v][i];
+    return 0;
+}
+
+static int lend_first(const void *value, const void **out, void *ctx) {
+    lend_ctx *l = ctx;
+    long v = (long)(intptr_t)value;
+    *out = l->pool[v][0];
+    return v == l->fail_on ? 9 : 0;
+}
+
+/* An effect that, on box 1, runs its own diffuser on a box it frees right after: the
+ * queued run must have retained it. */
+typedef struct requeue_ctx {
+    test_log *log;
+    dfs_diffuser *self;
+} requeue_ctx;
+
+static int requeue_effect(const void *value, void *ctx) {
+    requeue_ctx *q = ctx;
+    const box *b = value;
+    log_add(q->log, "q:%ld", b->value);
+    if (b->value == 1) {
+        box *later = box_new(5);
+        dfs_status status = dfs_diffuser_run(q->self, later);
+        log_add(q->log, "queued:%s", dfs_status_name(status));
+        box_unref(later);
+    }
+    return 0;
+}
+
+static void test_borrowed(void) {
+    check_section("borrowed parts and run values: retained only when cached");
+    test_log log;
+    log_clear(&log);
+    box_type_ctx tc;
+    memset(&tc, 0, sizeof tc);
+    dfs_type *bt = box_type_new("box", &tc);
+    int live = box_live;
+
+    /* A run's value: a gate retains it when it caches it, not on every run. */
+    recorder e = rec_make("e", &log, REC_BOX);
+    dfs_diffuser *leaf = NULL;
+    CHECK_OK(dfs_diffuser_into(bt, rec_effect, &e, rec_destroy, &leaf), "into(box)");
+    box *one = box_new(1), *also_one = box_new(1), *two = box_new(2);
+    int retains = box_retains, releases = box_releases;
+    CHECK_OK(dfs_diffuser_run(leaf, one), "run 1");
+    CHECK_INT(box_retains - retains, 1, "the gate retained the value it cached");
+    CHECK_OK(dfs_diffuser_run(leaf, also_one), "run an equal box");
+    CHECK_OK(dfs_diffuser_run(leaf, one), "run 1 again");
+    CHECK_INT(box_retains - retains, 1, "equal values are only compared: no retain");
+    CHECK_INT(box_releases - releases, 0, "and no release");
+    CHECK_OK(dfs_diffuser_run(leaf, two), "run 2");
+    CHECK_INT(box_retains - retains, 2, "a new value is retained once");
+    CHECK_INT(box_releases - releases, 1, "the one it replaced released once");
+    CHECK_LOG(&log, "e:1 e:2", "the effect saw 1 and 2");
+    box_unref(one);
+    box_unref(also_one);
+    box_unref(two);
+    dfs_diffuser_release(leaf);
+    CHECK_INT(box_live, live, "every run value released");
+
+    /* A run queued from inside an effect keeps its value past the caller's. */
+    requeue_ctx q = {&log, NULL};
+    CHECK_OK(dfs_diffuser_into(bt, requeue_effect, &q, NULL, &q.self), "into(requeue)");
+    box *start = box_new(1);
+    CHECK_OK(dfs_diffuser_run(q.self, start), "run 1: queues a run of 5, frees its box");
+    CHECK_LOG(&log, "q:1 queued:DFS_OK q:5", "the queued run saw 5 after its caller freed it");
+    box_unref(start);
+    dfs_diffuser_release(q.self);
+    CHECK_INT(box_live, live, "the queued value released");
+
+    /* Borrowed parts of a selection. */
+    lend_ctx l;
+    memset(&l, 0, sizeof l);
+    l.log = &log;
+    l.fail_on = 4;
+    for (int v = 1; v < 8; v++)
+        for (int i = 0; i < 3; i++) l.pool[v][i] = box_new(v == 3 ? 20 + i : v * 10 + i);
+    recorder r[3] = {rec_make("a", &log, REC_BOX), rec_make("b", &log, REC_BOX), rec_make("c", &log, REC_BOX)};
+    dfs_diffuser *kids[3], *fan = NULL, *gate = NULL;
+    for (int i = 0; i < 3; i++) dfs_diffuser_into(bt, rec_effect, &r[i], rec_destroy, &kids[i]);
+    CHECK_OK(dfs_diffuser_map_all_borrowed(dfs_type_pointer(), lend_boxes, &l, NULL, kids, 3, &fan),
+             "map_all_borrowed over three boxed leaves");
+    CHECK_OK(dfs_diffuser_into_all(dfs_type_pointer(), &fan, 1, &gate), "gated by into_all");
+    for (int i = 0; i < 3; i++) dfs_diffuser_release(kids[i]);
+    dfs_diffuser_release(fan);
+
+    retains = box_retains;
+    releases = box_releases;
+    CHECK_OK(dfs_diffuser_run(gate, IV(1)), "run 1");
+    CHECK_LOG(&log, "s:1 a:10 b:11 c:12", "one selection, every child");
+    CHECK_INT(box_retains - retains, 3, "each leaf retained the part it cached");
+    CHECK_INT(box_releases - releases, 0, "no part released: they are lent");
+    for (int i = 0; i < 3; i++) box_unref(l.pool[1][i]);
+    CHECK_INT(box_live - live, 7 * 3 - 3 + 3, "the lender dropped pool 1; the caches keep its boxes");
+
+    CHECK_OK(dfs_diffuser_run(gate, IV(2)), "run 2");
+    CHECK_LOG(&log, "s:2 a:20 b:21 c:22", "new parts");
+    CHECK_INT(box_releases - releases, 3, "the replaced caches (pool 1) released");
+    CHECK_INT(box_live - live, 6 * 3, "pool 1 is gone");
+    retains = box_retains;
+    CHECK_OK(dfs_diffuser_run(gate, IV(3)), "run 3: other boxes, equal values");
+    CHECK_LOG(&log, "s:3", "selected, compared, nothing ran");
+    CHECK_INT(box_retains - retains, 0, "equal borrowed parts cost no retain");
+
+    CHECK_STATUS(dfs_diffuser_run(gate, IV(4)), DFS_ERR_CALLBACK, "run 4: fails after lending one part");
+    CHECK_LOG(&log, "s:4 a:40", "the child of the lent part ran");
+    CHECK_INT(box_live - live, 6 * 3, "the failing selection's part was not released by the core");
+
+    /* A single borrowed transform. */
+    recorder m = rec_make("m", &log, REC_BOX);
+    dfs_diffuser *inner = NULL, *mapped = NULL;
+    dfs_diffuser_into(bt, rec_effect, &m, rec_destroy, &inner);
+    CHECK_OK(dfs_diffuser_map_borrowed(dfs_type_pointer(), lend_first, &l, NULL, inner, &mapped), "map_borrowed");
+    dfs_diffuser_release(inner);
+    CHECK_OK(dfs_diffuser_run(mapped, IV(5)), "run 5");
+    CHECK_STATUS(dfs_diffuser_run(mapped, IV(4)), DFS_ERR_CALLBACK, "run 4: the transform fails after storing a part");
+    CHECK_OK(dfs_diffuser_run(mapped, IV(6)), "run 6");
+    CHECK_LOG(&log, "m:50 m:60", "the failed part never reached the child");
+    CHECK_INT(box_live - live, 6 * 3, "nothing released or leaked by the failure");
+    CHECK_STATUS(dfs_diffuser_map_borrowed(dfs_type_pointer(), NULL, NULL, NULL, mapped, &inner), DFS_ERR_NULL,
+                 "a NULL transform");
+    CHECK_STATUS(dfs_diffuser_map_all_borrowed(dfs_type_pointer(), lend_boxes, &l, NULL, NULL, 1, &inner),
+                 DFS_ERR_NULL, "NULL children with a count");
+
+    dfs_diffuser_release(mapped);
+    dfs_diffuser_release(gate);
+    for (int v = 2; v < 8; v++)
+        for (int i = 0; i < 3; i++) box_unref(l.pool[v][i]);
+    CHECK_INT(box_live, live, "no box outstanding");
+    dfs_type_release(bt);
+}
+
 int main(int argc, char **argv) {
     check_init(argc, argv);
     test_failing_effect();
@@ -379,6 +532,7 @@ int main(int argc, char **argv) {
     test_failing_equality();
     test_failing_deep();
     test_map_all();
+    test_borrowed();
     CHECK_INT(box_live, 0, "no box outstanding at exit");
     return check_finish();
 }

@@ -165,4 +165,55 @@ final class CallableValueTests: XCTestCase {
         d.run(1)
         XCTAssertEqual(log.values, [])
     }
+
+    /// Equality that logs what gates keep, stores `value * 100` to show that the kept
+    /// value is what the cache holds, and fails to keep `failOn`.
+    struct KeepingEquality: EqualityFunction {
+        let log: Recorder<String>
+        var failOn: Int?
+        func equals(_ cached: Int, _ new: Int) -> Bool { cached == new * 100 }
+        func keep(_ value: Int) throws -> Int {
+            if value == failOn { throw TestFailure(tag: "keep") }
+            log.append("keep:\(value)")
+            return value * 100
+        }
+    }
+
+    struct KeepingChange: ChangeFunction {
+        let log: Recorder<String>
+        func didChange(_ old: Int, _ new: Int) -> Bool { old != new * 100 }
+        func keep(_ value: Int) -> Int {
+            log.append("keep:\(value)")
+            return value * 100
+        }
+    }
+
+    func testGatesKeepOnlyWhatTheyCacheBeforeTheirChildRuns() {
+        let log = Recorder<String>()
+        let effect = LogEffect(name: "e", log: log)
+        let equality = KeepingEquality(log: log, failOn: 4)
+        let leaf = Diffuser<Int>.into(comparing: equality, calling: effect)
+        let gate = Diffuser<Int>.intoAll(comparing: equality, [.intoAlways(calling: LogEffect(name: "all", log: log))])
+        let d = Diffuser<Int>.intoAlways([leaf, gate])
+        d.run(1)
+        XCTAssertEqual(log.values, ["keep:1", "e:1", "keep:1", "all:1"], "kept before the child runs")
+        log.clear()
+        d.run(1)
+        XCTAssertEqual(log.values, [], "an equal value (against the kept 100) is neither kept nor run")
+        XCTAssertThrowsError(try d.tryRun(4)) { XCTAssertEqual($0 as? TestFailure, TestFailure(tag: "keep")) }
+        XCTAssertEqual(log.values, [], "a failed keep stops the pass before the child")
+        d.run(1)
+        XCTAssertEqual(log.values, [], "and leaves the cache as it was")
+        d.run(2)
+        XCTAssertEqual(log.values, ["keep:2", "e:2", "keep:2", "all:2"])
+
+        log.clear()
+        let when = Diffuser<Int>.intoWhen(calling: KeepingChange(log: log), effect: effect)
+        let whenChild = Diffuser<Int>.intoWhen(calling: KeepingChange(log: log), .intoAlways(calling: LogEffect(name: "w", log: log)))
+        let both = Diffuser<Int>.intoAlways([when, whenChild])
+        both.run(3)
+        both.run(3)
+        XCTAssertEqual(log.values, ["keep:3", "e:3", "keep:3", "w:3", "keep:3", "keep:3"],
+                       "intoWhen keeps every value, since it caches every value")
+    }
 }
