@@ -73,6 +73,9 @@ typedef struct {
     jthrowable pending;
     int depth;
     JNIEnv *env;
+    /* lent:    how many parts the callbacks lent to the core as local references of the
+     *          innermost native method's frame (see borrowing_caller). */
+    jint lent;
 } thread_state;
 
 static __thread thread_state t_state;
@@ -174,12 +177,15 @@ static jobject promote(JNIEnv *env, jobject local) {
  * upcall) untouched. */
 typedef struct {
     jthrowable saved;
+    jint saved_lent;
 } entry;
 
 static inline void enter(entry *e, JNIEnv *env) {
     thread_state *ts = &t_state;
     e->saved = ts->pending;
     ts->pending = NULL;
+    e->saved_lent = ts->lent;
+    ts->lent = 0;
     ts->depth++;
     ts->env = env;
 }
@@ -188,6 +194,7 @@ static inline jthrowable leave(entry *e) {
     thread_state *ts = &t_state;
     jthrowable mine = ts->pending;
     ts->pending = e->saved;
+    ts->lent = e->saved_lent;
     ts->depth--;
     return mine;
 }
@@ -386,10 +393,54 @@ static int transform_cb(const void *value, const void **out, void *ctx) {
     return failed;
 }
 
-/* The selection of a fan-out of maps (dfs_diffuser_map_all): ONE upcall to
+/* The parts of a diffuser's maps are borrowed (dfs_diffuser_map_borrowed and
+ * dfs_diffuser_map_all_borrowed): each is the local reference the upcall returned, valid
+ * until the native method running the diffuser returns, which is as long as the core
+ * may use a part it does not keep. A gate that caches a part retains it (a global
+ * reference, value_retain); the others cost no global reference at all, which is what
+ * most parts of a run are: compared with their cache and dropped.
+ *
+ * They need that native method below them on the same thread. Diffusers of this binding
+ * are only ever run from Java (Native.diffuserRun), so this always holds; were it not, the
+ * part would die with the callback's attachment, so the transform fails instead. */
+static int borrowing_caller(void) {
+    if (t_state.depth > 0) return 1;
+    dfs_set_error("diffuser JNI: a map's transform was called without a Java caller to lend its result");
+    return 0;
+}
+
+/* Makes room in the frame for `parts` more lent parts and a few temporaries: the frame's
+ * capacity is the total it must hold, counted in t_state.lent. 0, or -1 with the failure
+ * pending (an OutOfMemoryError). */
+static int make_room(JNIEnv *env, size_t parts) {
+    thread_state *ts = &t_state;
+    if (parts > (size_t)(INT32_MAX / 2) - (size_t)ts->lent) {
+        fail_with(env, c_oome, "too many parts lent in one run");
+        return -1;
+    }
+    ts->lent += (jint)parts;
+    if ((*env)->EnsureLocalCapacity(env, ts->lent + 16) != 0) {
+        upcall_failed(env);
+        return -1;
+    }
+    return 0;
+}
+
+/* Function.apply for a map: the result is a borrowed part (see above). */
+static int part_cb(const void *value, const void **out, void *ctx) {
+    *out = NULL;
+    if (!borrowing_caller()) return -1;
+    JNIEnv *env = t_state.env;
+    if (make_room(env, 1)) return -1;
+    jobject result = (*env)->CallObjectMethod(env, (jobject)ctx, m_function_apply, (jobject)value);
+    if (upcall_failed(env)) return 1;
+    *out = result;
+    return 0;
+}
+
+/* The selection of a fan-out of maps (dfs_diffuser_map_all_borrowed): ONE upcall to
  * io.diffuser.internal.MapAll.select(transforms, value), which applies every transform
- * of the Java array held in ctx and returns the parts. Each part goes to the core as a
- * new global reference, like transform_cb's result.
+ * of the Java array held in ctx and returns the parts, each a borrowed part (above).
  *
  * If transform k threw, select returns count + 1 elements: the parts 0..k-1, then a
  * MapAll.Failure(k, throwable) last. Those k parts are stored, *produced = k, and the
@@ -397,18 +448,16 @@ static int transform_cb(const void *value, const void **out, void *ctx) {
  * its own upcall (so the caller of run gets that same object); the core then runs the
  * children of the k parts and aborts the run. It is kept now, when it is thrown: should
  * one of those children fail too, the caller still gets this first Throwable of the run
- * (the first one wins), although the core's own error is then the child's. A part whose
- * global reference cannot be made ends the parts there with an OutOfMemoryError, the
- * same way.
+ * (the first one wins), although the core's own error is then the child's.
  *
- * The callback may run inside a long native method (a run of a big tree), whose local
- * frame keeps every local reference until it returns: each one made here is deleted as
- * soon as it is used. */
+ * The parts stay in the local frame of the native method running the diffuser until it
+ * returns (they are what the core borrows), so the frame's capacity is raised by that
+ * many first; every other local reference made here is deleted as soon as it is used. */
 static int select_all_cb(const void *value, size_t count, const void **out, size_t *produced, void *ctx) {
     *produced = 0;
-    upcall_env u;
-    if (env_enter(&u)) return -1;
-    JNIEnv *env = u.env;
+    if (!borrowing_caller()) return -1;
+    JNIEnv *env = t_state.env;
+    if (make_room(env, count)) return -1;
     int failed = 1;
     jthrowable cause = NULL;
     jobjectArray parts = (jobjectArray)(*env)->CallStaticObjectMethod(env, c_map_all, m_map_all_select,
@@ -433,13 +482,8 @@ static int select_all_cb(const void *value, size_t count, const void **out, size
         goto done;
     }
     for (size_t i = 0; i < made; i++) {
-        jobject part = (*env)->GetObjectArrayElement(env, parts, (jsize)i);
+        out[i] = (*env)->GetObjectArrayElement(env, parts, (jsize)i);
         if (upcall_failed(env)) goto done;
-        if (part == NULL) {
-            out[i] = NULL;
-        } else if ((out[i] = promote(env, part)) == NULL) {
-            goto done;
-        }
         *produced = i + 1;
     }
     if (cause != NULL) {
@@ -452,7 +496,6 @@ static int select_all_cb(const void *value, size_t count, const void **out, size
 done:
     if (cause != NULL) (*env)->DeleteLocalRef(env, cause);
     if (parts != NULL) (*env)->DeleteLocalRef(env, parts);
-    env_leave(&u);
     return failed;
 }
 
@@ -644,7 +687,7 @@ static jlong n_diffuser_map(JNIEnv *env, jclass cls, jobject transform, jlong ch
     dfs_diffuser *out = NULL;
     entry e;
     enter(&e, env);
-    dfs_status status = dfs_diffuser_map(g_type, transform_cb, ref, destroy_ref, H(dfs_diffuser, child), &out);
+    dfs_status status = dfs_diffuser_map_borrowed(g_type, part_cb, ref, destroy_ref, H(dfs_diffuser, child), &out);
     finish(env, status, leave(&e), 0);
     return J(out);
 }
@@ -671,8 +714,8 @@ static jlong n_diffuser_map_all(JNIEnv *env, jclass cls, jobjectArray transforms
     dfs_diffuser *out = NULL;
     entry e;
     enter(&e, env);
-    dfs_status status = dfs_diffuser_map_all(g_type, select_all_cb, ref, destroy_ref,
-                                             (dfs_diffuser *const *)list.items, list.count, &out);
+    dfs_status status = dfs_diffuser_map_all_borrowed(g_type, select_all_cb, ref, destroy_ref,
+                                                      (dfs_diffuser *const *)list.items, list.count, &out);
     finish(env, status, leave(&e), 0);
     handles_free(&list);
     return J(out);

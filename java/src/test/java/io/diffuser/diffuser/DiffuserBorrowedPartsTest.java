@@ -1,0 +1,138 @@
+package io.diffuser.diffuser;
+
+import static org.junit.Assert.assertEquals;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.Test;
+
+/**
+ * The parts a map selects are lent to the core for the run (JNI local references)
+ * instead of handed over as global references, and the value of a run is kept only by
+ * the gates that cache it. What must hold: a cached part or value outlives its run and
+ * any garbage collection, a part that is only compared costs nothing that outlives the
+ * run, and runs with many parts (more than a JNI frame's default capacity) work.
+ */
+public class DiffuserBorrowedPartsTest {
+  /** A value equal to another with the same number, but never the same object. */
+  static final class Box {
+    final int n;
+
+    Box(int n) {
+      this.n = n;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Box && ((Box) o).n == n;
+    }
+
+    @Override
+    public int hashCode() {
+      return n;
+    }
+
+    @Override
+    public String toString() {
+      return "Box(" + n + ")";
+    }
+  }
+
+  /** A model whose parts are fresh objects on every call of the transforms. */
+  static final class Model {
+    final int[] numbers;
+
+    Model(int... numbers) {
+      this.numbers = numbers;
+    }
+  }
+
+  private static void collectGarbage() {
+    for (int i = 0; i < 3; i++) {
+      System.gc();
+      System.runFinalization();
+    }
+  }
+
+  @Test
+  public void cachedPartsOutliveTheirRunAndGarbageCollection() {
+    final int width = 3000; // far more parts than a JNI frame holds by default
+    List<String> log = new ArrayList<>();
+    List<Diffuser<Model>> maps = new ArrayList<>();
+    for (int i = 0; i < width; i++) {
+      final int index = i;
+      maps.add(Diffuser.map((Model m) -> new Box(m.numbers[index]),
+          Diffuser.into((Box b) -> log.add(index + ":" + b.n))));
+    }
+    Diffuser<Model> d = Diffuser.intoAll(maps);
+
+    int[] first = new int[width];
+    for (int i = 0; i < width; i++) first[i] = i;
+    d.run(new Model(first));
+    assertEquals(width, log.size());
+    log.clear();
+
+    for (int round = 0; round < 5; round++) {
+      collectGarbage();
+      int[] next = first.clone();
+      next[round * 7] = -1 - round; // one part changes per round
+      d.run(new Model(next));
+      List<String> expected = new ArrayList<>();
+      if (round > 0) expected.add((round - 1) * 7 + ":" + ((round - 1) * 7));
+      expected.add(round * 7 + ":" + (-1 - round));
+      java.util.Collections.sort(expected);
+      java.util.Collections.sort(log);
+      assertEquals("round " + round + ": only the changed parts (and the one changed back) run",
+          expected, log);
+      log.clear();
+      first[round * 7] = round * 7;
+    }
+  }
+
+  @Test
+  public void aChainOfSingleMapsLendsEachPartToTheNext() {
+    List<Integer> seen = new ArrayList<>();
+    Diffuser<Box> d = Diffuser.into((Box b) -> seen.add(b.n));
+    for (int i = 0; i < 200; i++) d = Diffuser.map((Box b) -> new Box(b.n + 1), d);
+    d.run(new Box(0));
+    collectGarbage();
+    d.run(new Box(0));
+    d.run(new Box(1));
+    assertEquals(java.util.Arrays.asList(200, 201), seen);
+  }
+
+  @Test
+  public void aRunQueuedFromAnEffectKeepsItsValue() {
+    List<String> log = new ArrayList<>();
+    final Object[] self = new Object[1];
+    Diffuser<Box> d = Diffuser.into((Box b) -> {
+      log.add("run:" + b.n);
+      if (b.n == 1) {
+        @SuppressWarnings("unchecked")
+        Diffuser<Box> again = (Diffuser<Box>) self[0];
+        again.run(new Box(5)); // queued: runs after this pass, after this object is unreachable here
+        collectGarbage();
+      }
+    });
+    self[0] = d;
+    d.run(new Box(1));
+    assertEquals(java.util.Arrays.asList("run:1", "run:5"), log);
+    log.clear();
+    collectGarbage();
+    d.run(new Box(5));
+    assertEquals("the queued value was cached and is still equal", new ArrayList<String>(), log);
+  }
+
+  @Test
+  public void nullPartsAreLentToo() {
+    List<String> log = new ArrayList<>();
+    Diffuser<Model> d = Diffuser.intoAll(
+        Diffuser.map((Model m) -> m.numbers.length > 0 ? new Box(m.numbers[0]) : null,
+            Diffuser.into((Box b) -> log.add("a:" + b))),
+        Diffuser.map((Model m) -> (Box) null, Diffuser.into((Box b) -> log.add("b:" + b))));
+    d.run(new Model());
+    d.run(new Model(1));
+    d.run(new Model(1, 2));
+    assertEquals(java.util.Arrays.asList("a:null", "b:null", "a:Box(1)"), log);
+  }
+}
