@@ -11,8 +11,9 @@
  * boxed primitives and enums is decided here without calling into Java (an upcall costs
  * about ten times more than these comparisons); any other class has its equals()
  * called. A value passed to a run or an emission is the caller's local reference,
- * borrowed for the call; the core retains (as a global reference) whatever it keeps
- * longer.
+ * borrowed for the call, and so is every part a map's transform returns during a run
+ * (lent until the run returns; see borrowing_caller); the core retains (as a global
+ * reference) whatever it keeps longer, which for a run is only what a gate caches.
  *
  * Callbacks. Every user object given to the core (Effect, Function, DidChange, Source,
  * and the array of Functions of a fan-out of maps) is held by a global reference that
