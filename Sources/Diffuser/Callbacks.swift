@@ -107,9 +107,24 @@ public protocol EqualityFunction {
     /// not on every pass. Called before the gate's child runs; a throw aborts the pass
     /// there, cache unchanged.
     func keep(_ value: Value) throws -> Value
+    /// Whether `new` equals the cached value that `cached` points to; by default
+    /// `equals(cached.pointee, new)`.
+    ///
+    /// Gates compare through this so that a value can be compared where it lies: a
+    /// value passed on from the cache would be copied first (retaining every reference
+    /// in it) whenever the comparison calls code the compiler cannot see, such as a C
+    /// callback. A conformance whose comparison needs only part of the value (a
+    /// binding's pointer) reads just that part.
+    func equals(cachedAt cached: UnsafePointer<Value>, _ new: Value) throws -> Bool
 }
 
 extension EqualityFunction {
+    @inlinable
+    @inline(__always)
+    public func equals(cachedAt cached: UnsafePointer<Value>, _ new: Value) throws -> Bool {
+        try equals(cached.pointee, new)
+    }
+
     /// `value` itself: a Swift value keeps itself.
     @inlinable
     @inline(__always)

@@ -90,18 +90,14 @@ extension Unmanaged {
 /// where it lies.
 ///
 /// Reading the cache out (`if let old = cache`) would copy it, retaining every reference
-/// inside it, only to compare and drop the copy. An `Optional`'s payload lies at the start
-/// of its storage, so the cached value can be borrowed in place once the tag says it is
-/// there.
+/// inside it, only to compare and drop the copy; so would a `switch` over it. The tag is
+/// tested with `== nil`, which borrows, and an `Optional`'s payload lies at the start of
+/// its storage, so the equality gets a pointer to the cached value itself.
 @inlinable
 @inline(__always)
 func cachedValue<A, Equality: EqualityFunction>(
     at cache: UnsafeMutablePointer<A?>, equals value: A, by equality: Equality
 ) throws -> Bool where Equality.Value == A {
-    switch cache.pointee {
-    case .none:
-        return false
-    case .some:
-        return try equality.equals(UnsafeMutableRawPointer(cache).assumingMemoryBound(to: A.self).pointee, value)
-    }
+    if cache.pointee == nil { return false }
+    return try equality.equals(cachedAt: UnsafeRawPointer(cache).assumingMemoryBound(to: A.self), value)
 }

@@ -105,6 +105,13 @@ struct CEquality: EqualityFunction {
         try type.equal(cached.pointer, new.pointer)
     }
 
+    /// Reads only the cached pointer: passing the cached `CValue` itself to the C
+    /// callback would retain and release its owner around the call.
+    @inline(__always)
+    func equals(cachedAt cached: UnsafePointer<CValue>, _ new: CValue) throws -> Bool {
+        try type.equal(cached.pointee.pointer, new.pointer)
+    }
+
     @inline(__always)
     func keep(_ value: CValue) throws -> CValue {
         try type.kept(value)
