@@ -24,6 +24,8 @@ let package = Package(
         .target(
             name: "DiffuserC",
             dependencies: ["Diffuser", "CDiffuserFFI"],
+            // The linker version script of the CMake build (the exported dfs_ symbols).
+            exclude: ["exports.map"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .testTarget(

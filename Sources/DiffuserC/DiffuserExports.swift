@@ -30,34 +30,50 @@ func publish(_ diffuser: Diffuser<CValue>, _ type: ValueType) throws -> OpaquePo
 /// A C callback: its function and context, and the destroy that runs when the core drops
 /// its last reference. Created before anything else in an export, so that the destroy
 /// runs exactly once whether or not the export fails.
+///
+/// `Fn` is a C function pointer type. It is stored as a plain pointer: a stored property
+/// of the generic type would make every deinit look up the metadata of `Optional<Fn>`
+/// (a hash-table search), which was a tenth of the cost of building a C tree.
 final class CCallback<Fn>: @unchecked Sendable {
-    let fn: Fn?
+    private let function: UnsafeRawPointer?
     let ctx: UnsafeMutableRawPointer?
     private let destroy: dfs_destroy_fn?
 
     init(_ fn: Fn?, _ ctx: UnsafeMutableRawPointer?, _ destroy: dfs_destroy_fn?) {
-        self.fn = fn
+        self.function = unsafeBitCast(fn, to: UnsafeRawPointer?.self)
         self.ctx = ctx
         self.destroy = destroy
+    }
+
+    var fn: Fn? {
+        unsafeBitCast(function, to: Fn?.self)
     }
 
     deinit {
         destroy?(ctx)
     }
+
+    /// What an adapter must hold to keep the context alive: this box, or nothing when
+    /// there is no destroy to run (a static or caller-owned context), so that such a
+    /// callback costs its node no allocation.
+    var keeper: CCallback<Fn>? {
+        destroy == nil ? nil : self
+    }
 }
 
 /// A C effect as the core calls it: the function and its context inline, so a
-/// specialized node calls the function directly; `callback` keeps the context alive.
+/// specialized node calls the function directly; `callback` keeps the context alive
+/// (see `CCallback.keeper`).
 struct CEffect: EffectFunction {
     let fn: dfs_effect_fn
     let ctx: UnsafeMutableRawPointer?
-    let callback: CCallback<dfs_effect_fn>
+    let callback: CCallback<dfs_effect_fn>?
 
     init(_ callback: CCallback<dfs_effect_fn>) throws {
         guard let fn = callback.fn else { throw CError.null("effect") }
         self.fn = fn
         self.ctx = callback.ctx
-        self.callback = callback
+        self.callback = callback.keeper
     }
 
     @inline(__always)
@@ -71,7 +87,7 @@ struct CEffect: EffectFunction {
 struct CChange: ChangeFunction {
     let fn: dfs_did_change_fn
     let ctx: UnsafeMutableRawPointer?
-    let callback: CCallback<dfs_did_change_fn>
+    let callback: CCallback<dfs_did_change_fn>?
     /// The type of the values compared, which retains the borrowed ones a gate caches.
     let type: ValueType
 
@@ -79,7 +95,7 @@ struct CChange: ChangeFunction {
         guard let fn = callback.fn else { throw CError.null("did_change") }
         self.fn = fn
         self.ctx = callback.ctx
-        self.callback = callback
+        self.callback = callback.keeper
         self.type = type
     }
 
@@ -124,7 +140,7 @@ struct CTransform: TransformFunction {
     let fn: dfs_transform_fn
     let ctx: UnsafeMutableRawPointer?
     let output: ValueType
-    let callback: CCallback<dfs_transform_fn>
+    let callback: CCallback<dfs_transform_fn>?
     /// Whether outputs are borrowed for the run (`dfs_diffuser_map_borrowed`) rather
     /// than handed over with a reference.
     let borrowed: Bool
@@ -134,7 +150,7 @@ struct CTransform: TransformFunction {
         self.fn = fn
         self.ctx = callback.ctx
         self.output = output
-        self.callback = callback
+        self.callback = callback.keeper
         self.borrowed = borrowed
     }
 
@@ -157,7 +173,7 @@ struct CSelection: SelectionFunction {
     let fn: dfs_select_all_fn
     let ctx: UnsafeMutableRawPointer?
     let output: ValueType
-    let callback: CCallback<dfs_select_all_fn>
+    let callback: CCallback<dfs_select_all_fn>?
     /// Whether parts are borrowed for the run (`dfs_diffuser_map_all_borrowed`).
     let borrowed: Bool
 
@@ -166,7 +182,7 @@ struct CSelection: SelectionFunction {
         self.fn = fn
         self.ctx = callback.ctx
         self.output = output
-        self.callback = callback
+        self.callback = callback.keeper
         self.borrowed = borrowed
     }
 
