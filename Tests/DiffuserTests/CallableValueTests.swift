@@ -188,6 +188,40 @@ final class CallableValueTests: XCTestCase {
         }
     }
 
+    /// Compares only through `equals(cachedAt:_:)`, logging the cached value it finds
+    /// there; its by-value `equals` fails the test if a gate calls it.
+    struct InPlaceEquality: EqualityFunction {
+        let log: Recorder<String>
+        func equals(_ cached: [Int], _ new: [Int]) -> Bool {
+            XCTFail("gates compare through equals(cachedAt:_:)")
+            return cached == new
+        }
+        func equals(cachedAt cached: UnsafePointer<[Int]>, _ new: [Int]) -> Bool {
+            log.append("cached:\(cached.pointee) new:\(new)")
+            return cached.pointee == new
+        }
+    }
+
+    func testGatesCompareTheCachedValueWhereItLies() {
+        let log = Recorder<String>()
+        let runs = Recorder<[Int]>()
+        let equality = InPlaceEquality(log: log)
+        let d = Diffuser<[Int]>.intoAlways([
+            .into(comparing: equality, calling: ClosureEffect { runs.append($0) }),
+            .intoAll(comparing: equality, [.intoAlways(calling: ClosureEffect { runs.append($0.map { -$0 }) })]),
+        ])
+        d.run([1])
+        XCTAssertEqual(log.values, [], "nothing cached yet: no comparison")
+        d.run([1])
+        d.run([2, 3])
+        XCTAssertEqual(log.values, ["cached:[1] new:[1]", "cached:[1] new:[1]",
+                                    "cached:[1] new:[2, 3]", "cached:[1] new:[2, 3]"])
+        XCTAssertEqual(runs.values, [[1], [-1], [2, 3], [-2, -3]])
+        // The default implementation forwards to the by-value equals.
+        XCTAssertTrue(try withUnsafePointer(to: 5) { try KeepingEquality(log: log).equals(cachedAt: $0, 5) == false })
+        XCTAssertTrue(try withUnsafePointer(to: 500) { try KeepingEquality(log: log).equals(cachedAt: $0, 5) })
+    }
+
     func testGatesKeepOnlyWhatTheyCacheBeforeTheirChildRuns() {
         let log = Recorder<String>()
         let effect = LogEffect(name: "e", log: log)
