@@ -2,13 +2,23 @@
 # Runs the Swift, C and Java benchmarks (same model, same scenarios) and prints one
 # table: scenario x language, ns per run, ratio to `hand` and to `hand-tree`.
 # Each benchmark reports medians of interleaved rounds inside one process; absolute
-# times move with the machine's load, ratios much less.
+# times move with the machine's load, ratios much less. The JVM's JIT settles
+# differently from one process to the next (the same scenario can differ by 2x between
+# processes), so Java runs in several processes and the table shows, per scenario, the
+# process with the median library/hand-tree ratio; the targets list the spread.
 #
-#   bash scripts/bench.sh [--rounds N]
+#   bash scripts/bench.sh [--rounds N] [--java-processes K]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=15
-[ "${1:-}" = "--rounds" ] && rounds=${2:-15}
+java_processes=3
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --rounds) rounds=$2; shift 2 ;;
+        --java-processes) java_processes=$2; shift 2 ;;
+        *) echo "usage: bash scripts/bench.sh [--rounds N] [--java-processes K]" >&2; exit 2 ;;
+    esac
+done
 
 bash scripts/setup.sh
 out=$(mktemp)
@@ -23,8 +33,11 @@ echo "Running Swift..." >&2
 "$(swift build -c release --show-bin-path)/DiffuserBench" --tsv --rounds "$rounds" | grep -P '^swift\t' >> "$out"
 echo "Running C..." >&2
 build/bench/c/diffuser_bench_c --tsv --rounds "$rounds" | grep -P '^(c\t|# memory)' >> "$out"
-echo "Running Java..." >&2
-(cd java && gradle --offline --no-daemon -q bench -Pargs="--tsv --rounds $rounds") | grep -P '^java\t' >> "$out"
+(cd java && gradle --offline --no-daemon -q benchClasses)
+for k in $(seq "$java_processes"); do
+    echo "Running Java ($k of $java_processes)..." >&2
+    (cd java && gradle --offline --no-daemon -q bench -Pargs="--tsv --rounds $rounds") | grep -P '^java\t' >> "$out"
+done
 
 python3 - "$out" <<'PY'
 import re
@@ -40,8 +53,21 @@ for line in open(sys.argv[1]):
         rows.append(line.split("\t"))
 order = ["unchanged-same", "unchanged-equal", "one-leaf", "one-leaf-deep", "ten-pct", "build"]
 langs = ["swift", "c", "java"]
-table = {(r[0], r[1]): tuple(float(x) for x in r[2:5]) for r in rows}
-heap = {r[1]: float(r[5]) for r in rows if r[0] == "java" and len(r) > 5}
+# Several processes may report one (language, scenario): keep the one with the median
+# library/hand-tree ratio, and remember the range of ratios.
+grouped = {}
+for r in rows:
+    grouped.setdefault((r[0], r[1]), []).append(r)
+table, spread, heap = {}, {}, {}
+for key, group in grouped.items():
+    group.sort(key=lambda r: float(r[2]) / float(r[4]))
+    median_row = group[(len(group) - 1) // 2]
+    table[key] = tuple(float(x) for x in median_row[2:5])
+    ratios = [float(r[2]) / float(r[4]) for r in group]
+    if len(ratios) > 1:
+        spread[key] = (ratios[0], ratios[-1])
+    if key[0] == "java" and len(median_row) > 5:
+        heap[key[1]] = max(float(r[5]) for r in group)
 
 print("Diffuser benchmark: 100 sections x 10 fields; ns per run (medians), ratio to hand / hand-tree")
 print(f"{'scenario':<16}" + "".join(f"{l:>30}" for l in langs))
@@ -68,7 +94,11 @@ for lang, s, limit in targets:
         continue
     lib, _, tree = table[(lang, s)]
     ratio = lib / tree
-    print(f"  {lang:<6}{s:<16} <= {limit:>4.0f}x   measured {ratio:>8.2f}x   {'met' if ratio <= limit else 'NOT met'}")
+    note = ""
+    if (lang, s) in spread:
+        low, high = spread[(lang, s)]
+        note = f"  ({len(grouped[(lang, s)])} processes: {low:.2f}x to {high:.2f}x)"
+    print(f"  {lang:<6}{s:<16} <= {limit:>4.0f}x   measured {ratio:>8.2f}x   {'met' if ratio <= limit else 'NOT met'}{note}")
 if c_memory:
     built, after = c_memory
     print(f"  c     memory per leaf   <= 64 B   measured {after:>6.0f} B   {'met' if after <= 64 else 'NOT met'}"

@@ -16,8 +16,8 @@ final class CDiffuser {
     }
 }
 
-func lookupDiffuser(_ handle: OpaquePointer?, _ name: String = "diffuser") throws -> CDiffuser {
-    try handles.lookup(handle, .diffuser, as: CDiffuser.self, name: name)
+func lookupDiffuser(_ handle: OpaquePointer?, _ name: @autoclosure () -> String = "diffuser") throws -> CDiffuser {
+    try handles.lookup(handle, .diffuser, as: CDiffuser.self, name: name())
 }
 
 /// Registers a new diffuser and returns its handle.
@@ -218,10 +218,11 @@ func transformClosure(_ callback: CCallback<dfs_transform_fn>, output: ValueType
 }
 
 /// The handles of a composite's children, looked up with `lookup` and checked against the
-/// composite's type; shared by the diffuser composites and `dfs_fuser_from_all`.
+/// composite's type; shared by the diffuser composites and `dfs_fuser_from_all`. A child's
+/// name ("children[3]") is built only for an error message.
 func members<Member>(
     _ list: UnsafePointer<OpaquePointer?>?, _ count: Int, of type: ValueType,
-    _ lookup: (OpaquePointer?, String) throws -> (ValueType, Member)
+    _ lookup: (OpaquePointer?, @autoclosure () -> String) throws -> (ValueType, Member)
 ) throws -> [Member] {
     if count > 0 && list == nil { throw CError.null("children") }
     guard count >= 0 && count < 1 << 24 else { throw CError.argument("count \(count) is out of range") }
@@ -237,7 +238,7 @@ func members<Member>(
 /// The children of a diffuser composite, checked against the composite's type.
 func children(_ list: UnsafePointer<OpaquePointer?>?, _ count: Int, of type: ValueType) throws -> [Diffuser<CValue>] {
     try members(list, count, of: type) { handle, name in
-        let child = try lookupDiffuser(handle, name)
+        let child = try lookupDiffuser(handle, name())
         return (child.type.type, child.diffuser)
     }
 }

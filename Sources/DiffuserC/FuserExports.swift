@@ -53,8 +53,8 @@ final class CDisposable {
     }
 }
 
-func lookupFuser(_ handle: OpaquePointer?, _ name: String = "fuser") throws -> CFuser {
-    try handles.lookup(handle, .fuser, as: CFuser.self, name: name)
+func lookupFuser(_ handle: OpaquePointer?, _ name: @autoclosure () -> String = "fuser") throws -> CFuser {
+    try handles.lookup(handle, .fuser, as: CFuser.self, name: name())
 }
 
 func publish(_ fuser: Fuser<CValue>, _ type: ValueType) throws -> OpaquePointer {
@@ -107,7 +107,7 @@ public func dfs_fuser_from_all(
     produce(out) {
         let valueType = try lookupType(type)
         let fusers = try members(list, count, of: valueType) { handle, name in
-            let child = try lookupFuser(handle, name)
+            let child = try lookupFuser(handle, name())
             return (child.type.type, child.fuser)
         }
         return try publish(.fromAll(fusers), valueType)

@@ -71,15 +71,17 @@ final class HandleTable: @unchecked Sendable {
     }
 
     /// The object behind `handle`, which must be a live handle of `kind`.
-    func lookup<T: AnyObject>(_ handle: OpaquePointer?, _ kind: HandleKind, as: T.Type, name: String) throws -> T {
-        guard let handle else { throw CError.null(name) }
+    func lookup<T: AnyObject>(
+        _ handle: OpaquePointer?, _ kind: HandleKind, as: T.Type, name: @autoclosure () -> String
+    ) throws -> T {
+        guard let handle else { throw CError.null(name()) }
         let (index, generation) = Self.decode(handle)
         let object: AnyObject? = lock.withLock {
             guard index >= 0, index < slots.count, slots[index].generation == generation,
                   slots[index].kind == kind else { return nil }
             return slots[index].object
         }
-        guard let object else { throw staleError(handle, kind, name: name) }
+        guard let object else { throw staleError(handle, kind, name: name()) }
         return unsafeDowncast(object, to: T.self)
     }
 

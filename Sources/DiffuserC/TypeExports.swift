@@ -33,8 +33,8 @@ final class TypeReference {
     }
 }
 
-func lookupType(_ handle: OpaquePointer?, _ name: String = "type") throws -> ValueType {
-    try handles.lookup(handle, .type, as: ValueType.self, name: name)
+func lookupType(_ handle: OpaquePointer?, _ name: @autoclosure () -> String = "type") throws -> ValueType {
+    try handles.lookup(handle, .type, as: ValueType.self, name: name())
 }
 
 @_cdecl("dfs_type_new")
