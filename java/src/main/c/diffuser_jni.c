@@ -79,7 +79,10 @@ typedef struct {
     jint lent;
 } thread_state;
 
-static __thread thread_state t_state;
+/* initial-exec: the state is read on every callback, and the default model for a
+ * shared library would look it up through __tls_get_addr each time. The block is a few
+ * words, well within the static TLS that glibc reserves for libraries loaded later. */
+static __thread __attribute__((tls_model("initial-exec"))) thread_state t_state;
 
 /* ------------------------------------------------------------------------------------
  * Threads: the JNIEnv of the calling thread, attaching it if the JVM does not know it
@@ -482,11 +485,11 @@ static int select_all_cb(const void *value, size_t count, const void **out, size
         fail_with(env, c_ise, "MapAll.select returned the wrong number of parts");
         goto done;
     }
-    for (size_t i = 0; i < made; i++) {
-        out[i] = (*env)->GetObjectArrayElement(env, parts, (jsize)i);
-        if (upcall_failed(env)) goto done;
-        *produced = i + 1;
-    }
+    /* Every index is within the array's checked length, so GetObjectArrayElement cannot
+     * throw here, and the frame has room for every part (make_room): no exception check
+     * per part, which would cost a JNI call each. */
+    for (size_t i = 0; i < made; i++) out[i] = (*env)->GetObjectArrayElement(env, parts, (jsize)i);
+    *produced = made;
     if (cause != NULL) {
         /* Rethrown and caught again, so that it takes the path of any upcall failure. */
         if ((*env)->Throw(env, cause) != 0) fail_with(env, c_ise, "cannot rethrow a transform's Throwable");
