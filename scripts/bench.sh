@@ -65,7 +65,9 @@ for key, group in grouped.items():
     table[key] = tuple(float(x) for x in median_row[2:5])
     ratios = [float(r[2]) / float(r[4]) for r in group]
     if len(ratios) > 1:
-        spread[key] = (ratios[0], ratios[-1])
+        libs = [float(r[2]) for r in group]
+        trees = [float(r[4]) for r in group]
+        spread[key] = (ratios[0], ratios[-1], min(libs), max(libs), min(trees), max(trees))
     if key[0] == "java" and len(median_row) > 5:
         heap[key[1]] = max(float(r[5]) for r in group)
 
@@ -96,8 +98,9 @@ for lang, s, limit in targets:
     ratio = lib / tree
     note = ""
     if (lang, s) in spread:
-        low, high = spread[(lang, s)]
-        note = f"  ({len(grouped[(lang, s)])} processes: {low:.2f}x to {high:.2f}x)"
+        low, high, lib_low, lib_high, tree_low, tree_high = spread[(lang, s)]
+        note = (f"  ({len(grouped[(lang, s)])} processes: {low:.2f}x to {high:.2f}x;"
+                f" library {lib_low:.0f}-{lib_high:.0f} ns, hand-tree {tree_low:.0f}-{tree_high:.0f} ns)")
     print(f"  {lang:<6}{s:<16} <= {limit:>4.0f}x   measured {ratio:>8.2f}x   {'met' if ratio <= limit else 'NOT met'}{note}")
 if c_memory:
     built, after = c_memory
