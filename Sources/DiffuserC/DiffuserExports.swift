@@ -61,41 +61,46 @@ final class CCallback<Fn>: @unchecked Sendable {
     }
 }
 
-/// A C effect as the core calls it: the function and its context inline, so a
-/// specialized node calls the function directly; `callback` keeps the context alive
+/// A C callback as an adapter holds it: the function and its context inline, so a
+/// specialized node calls the function directly, and what keeps the context alive
 /// (see `CCallback.keeper`).
-struct CEffect: EffectFunction {
-    let fn: dfs_effect_fn
+struct CFunction<Fn> {
+    let fn: Fn
     let ctx: UnsafeMutableRawPointer?
-    let callback: CCallback<dfs_effect_fn>?
+    let keeper: CCallback<Fn>?
 
-    init(_ callback: CCallback<dfs_effect_fn>) throws {
-        guard let fn = callback.fn else { throw CError.null("effect") }
+    /// Throws `DFS_ERR_NULL` naming `name` if the callback has no function.
+    init(_ callback: CCallback<Fn>, _ name: String) throws {
+        guard let fn = callback.fn else { throw CError.null(name) }
         self.fn = fn
         self.ctx = callback.ctx
-        self.callback = callback.keeper
+        self.keeper = callback.keeper
+    }
+}
+
+/// A C effect as the core calls it.
+struct CEffect: EffectFunction {
+    let function: CFunction<dfs_effect_fn>
+
+    init(_ callback: CCallback<dfs_effect_fn>) throws {
+        function = try CFunction(callback, "effect")
     }
 
     @inline(__always)
     func run(_ value: CValue) throws {
-        let code = fn(value.pointer, ctx)
+        let code = function.fn(value.pointer, function.ctx)
         if code != 0 { throw CError.callback("effect", code: code) }
     }
 }
 
 /// A C "did change" predicate as the core calls it.
 struct CChange: ChangeFunction {
-    let fn: dfs_did_change_fn
-    let ctx: UnsafeMutableRawPointer?
-    let callback: CCallback<dfs_did_change_fn>?
+    let function: CFunction<dfs_did_change_fn>
     /// The type of the values compared, which retains the borrowed ones a gate caches.
     let type: ValueType
 
     init(_ callback: CCallback<dfs_did_change_fn>, type: ValueType) throws {
-        guard let fn = callback.fn else { throw CError.null("did_change") }
-        self.fn = fn
-        self.ctx = callback.ctx
-        self.callback = callback.keeper
+        function = try CFunction(callback, "did_change")
         self.type = type
     }
 
@@ -106,7 +111,7 @@ struct CChange: ChangeFunction {
 
     @inline(__always)
     func didChange(_ old: CValue, _ new: CValue) throws -> Bool {
-        let answer = fn(old.pointer, new.pointer, ctx)
+        let answer = function.fn(old.pointer, new.pointer, function.ctx)
         if answer < 0 { throw CError.callback("did_change", code: answer) }
         return answer != 0
     }
@@ -137,27 +142,22 @@ struct CEquality: EqualityFunction {
 /// A C transform as the core calls it; its results are values of `output`, handed over
 /// with a reference the core drops.
 struct CTransform: TransformFunction {
-    let fn: dfs_transform_fn
-    let ctx: UnsafeMutableRawPointer?
+    let function: CFunction<dfs_transform_fn>
     let output: ValueType
-    let callback: CCallback<dfs_transform_fn>?
     /// Whether outputs are borrowed for the run (`dfs_diffuser_map_borrowed`) rather
     /// than handed over with a reference.
     let borrowed: Bool
 
     init(_ callback: CCallback<dfs_transform_fn>, output: ValueType, borrowed: Bool = false) throws {
-        guard let fn = callback.fn else { throw CError.null("transform") }
-        self.fn = fn
-        self.ctx = callback.ctx
+        function = try CFunction(callback, "transform")
         self.output = output
-        self.callback = callback.keeper
         self.borrowed = borrowed
     }
 
     @inline(__always)
     func select(_ value: CValue) throws -> CValue {
         var result: UnsafeRawPointer?
-        let code = fn(value.pointer, &result, ctx)
+        let code = function.fn(value.pointer, &result, function.ctx)
         if code != 0 {
             // A transform that failed after producing a value: do not leak it.
             if !borrowed, let result { output.releaseFn?(result, output.context.ctx) }
@@ -170,19 +170,14 @@ struct CTransform: TransformFunction {
 /// A C selection of many parts (`dfs_select_all_fn`) as the core calls it; its parts are
 /// values of `output`, handed over with a reference the core drops.
 struct CSelection: SelectionFunction {
-    let fn: dfs_select_all_fn
-    let ctx: UnsafeMutableRawPointer?
+    let function: CFunction<dfs_select_all_fn>
     let output: ValueType
-    let callback: CCallback<dfs_select_all_fn>?
     /// Whether parts are borrowed for the run (`dfs_diffuser_map_all_borrowed`).
     let borrowed: Bool
 
     init(_ callback: CCallback<dfs_select_all_fn>, output: ValueType, borrowed: Bool) throws {
-        guard let fn = callback.fn else { throw CError.null("select") }
-        self.fn = fn
-        self.ctx = callback.ctx
+        function = try CFunction(callback, "select")
         self.output = output
-        self.callback = callback.keeper
         self.borrowed = borrowed
     }
 
@@ -190,7 +185,7 @@ struct CSelection: SelectionFunction {
         try withUnsafeTemporaryAllocation(of: UnsafeRawPointer?.self, capacity: count) { out in
             out.initialize(repeating: nil)
             var produced = 0
-            let code = fn(value.pointer, count, out.baseAddress, &produced, ctx)
+            let code = function.fn(value.pointer, count, out.baseAddress, &produced, function.ctx)
             let made = code == 0 ? count : min(produced, count)
             parts.reserveCapacity(made)
             if borrowed {
