@@ -159,6 +159,43 @@ typedef int (*dfs_transform_fn)(const void *value, const void **out, void *ctx);
 typedef int (*dfs_select_all_fn)(const void *value, size_t count, const void **out,
                                  size_t *produced, void *ctx);
 
+/** What a judging selection (dfs_select_judged_fn) is told about child i's cache. */
+typedef struct dfs_cached_part {
+    /** 0 if the fan-out does not judge child i: its verdict is ignored. A child is
+     *  judged when it is an equality gate (dfs_diffuser_into, dfs_diffuser_into_all)
+     *  that occurs once among the children and that no other child reaches, so that
+     *  nothing but its own part can change its cache during the run. Otherwise a number,
+     *  never 0, that changes whenever that cache changes: a caller may keep its own copy
+     *  of the cached value and refresh it only when the generation moves. */
+    uint64_t generation;
+    /** 1 if the child holds a cached value, 0 if it has none yet (it never ran). */
+    int present;
+    /** The cached value when present, borrowed for the duration of the call; else NULL. */
+    const void *value;
+} dfs_cached_part;
+
+/** Verdicts of a judging selection, one per part. */
+typedef enum dfs_part_verdict {
+    /** Not judged: the child compares the part itself. */
+    DFS_PART_UNKNOWN = -1,
+    /** The part differs from the cached value: the gate lets it through without
+     *  comparing it again. */
+    DFS_PART_CHANGED = 0,
+    /** The part equals the cached value: the child is not run (the gate would stop
+     *  the part anyway), and out[i] is not read. */
+    DFS_PART_UNCHANGED = 1
+} dfs_part_verdict;
+
+/** A selection that also judges its parts, for dfs_diffuser_map_all_judged: as
+ *  dfs_select_all_fn, and for each judged child i (cached[i].generation != 0) it may
+ *  set verdict[i] to a dfs_part_verdict. Every verdict[i] is DFS_PART_UNKNOWN on entry.
+ *  A verdict must be what the parts' type's equality answers for (cached[i].value,
+ *  out[i]); DFS_PART_UNCHANGED counts only if cached[i].present. Verdicts past
+ *  *produced (on failure) are not read. */
+typedef int (*dfs_select_judged_fn)(const void *value, size_t count, const dfs_cached_part *cached,
+                                    const void **out, signed char *verdict, size_t *produced,
+                                    void *ctx);
+
 /** intoAlways(effect): runs the effect on every value of `type`. */
 dfs_status dfs_diffuser_into_always(dfs_type *type, dfs_effect_fn effect, void *ctx,
                                     dfs_destroy_fn destroy, dfs_diffuser **out);
@@ -226,6 +263,16 @@ dfs_status dfs_diffuser_map_borrowed(dfs_type *type, dfs_transform_fn transform,
 dfs_status dfs_diffuser_map_all_borrowed(dfs_type *type, dfs_select_all_fn select, void *ctx,
                                          dfs_destroy_fn destroy, dfs_diffuser *const *children,
                                          size_t count, dfs_diffuser **out);
+
+/** dfs_diffuser_map_all_borrowed with a selection that judges the parts it makes:
+ *  comparing a part with its child's cache is left to the selection, which can do it
+ *  together with the selecting (a binding: one upcall per fan-out instead of one per
+ *  comparison). Parts are borrowed as with dfs_diffuser_map_all_borrowed. Equal to
+ *  that fan-out in every effect, except that the selection's own comparisons happen
+ *  before the first child runs. */
+dfs_status dfs_diffuser_map_all_judged(dfs_type *type, dfs_select_judged_fn select, void *ctx,
+                                       dfs_destroy_fn destroy, dfs_diffuser *const *children,
+                                       size_t count, dfs_diffuser **out);
 
 /** invert(child): for truth values encoded as pointers (dfs_type_pointer: NULL is false,
  *  anything else true), feeds `child` the negation: (const void *)1 or NULL. */

@@ -158,4 +158,46 @@ public protocol SelectionFunction {
     /// still reports the selection's error, the first one thrown. Parts past `count` are
     /// ignored; children past the last part do not run.
     func selectAll(_ value: Input, count: Int, into parts: inout ContiguousArray<Output>) throws
+
+    /// Whether `mapAll` calls `selectAll(_:count:judging:into:verdicts:)` instead of
+    /// `selectAll(_:count:into:)`. False unless a conformance says otherwise.
+    ///
+    /// A selection judges parts when comparing a part with its child's cache costs much
+    /// less inside the selection than in the child: a binding that would otherwise make
+    /// one call into its runtime per comparison makes them all in the one call that
+    /// selects the parts.
+    static var judgesParts: Bool { get }
+
+    /// `selectAll(_:count:into:)` that may also judge each part against the cache of the
+    /// child that receives it, before any child runs.
+    ///
+    /// `verdicts` has `count` elements, all `.unknown` on entry. For a child that
+    /// `children` reports as judged, the selection may set `.unchanged` if the part
+    /// equals the cached value (the child is then not run: an equality gate would stop
+    /// the part anyway), or `.changed` if it differs (the gate lets the part through
+    /// without comparing it again). A verdict must be what the child's equality would
+    /// answer for (cached value, part); verdicts of children that are not judged are
+    /// ignored. A part judged `.unchanged` is still appended (any value will do: it is
+    /// not used).
+    ///
+    /// The default ignores `children` and `verdicts` and calls `selectAll(_:count:into:)`.
+    func selectAll(
+        _ value: Input, count: Int, judging children: JudgedChildren<Output>,
+        into parts: inout ContiguousArray<Output>, verdicts: UnsafeMutableBufferPointer<PartVerdict>
+    ) throws
+}
+
+extension SelectionFunction {
+    /// False: the selection only selects.
+    @inlinable
+    public static var judgesParts: Bool { false }
+
+    /// Selects the parts and leaves every verdict `.unknown`.
+    @inlinable
+    public func selectAll(
+        _ value: Input, count: Int, judging children: JudgedChildren<Output>,
+        into parts: inout ContiguousArray<Output>, verdicts: UnsafeMutableBufferPointer<PartVerdict>
+    ) throws {
+        try selectAll(value, count: count, into: &parts)
+    }
 }

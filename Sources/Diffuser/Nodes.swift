@@ -119,7 +119,7 @@ where Change.Value == A, Effect.Value == A {
 ///
 /// An equal value is not stored, so an unchanged pass writes nothing and copies nothing.
 @usableFromInline
-final class EqualityNode<A, Equality: EqualityFunction>: Node<A> where Equality.Value == A {
+final class EqualityNode<A, Equality: EqualityFunction>: GateNode<A> where Equality.Value == A {
     @usableFromInline
     let equality: Equality
     @usableFromInline
@@ -127,8 +127,6 @@ final class EqualityNode<A, Equality: EqualityFunction>: Node<A> where Equality.
     /// The same child, called without a retain: `child` keeps it alive.
     @usableFromInline
     let fastChild: Unmanaged<Node<A>>
-    @usableFromInline @exclusivity(unchecked)
-    var cache: A?
 
     @inlinable
     init(_ equality: Equality, _ child: Node<A>) {
@@ -137,12 +135,13 @@ final class EqualityNode<A, Equality: EqualityFunction>: Node<A> where Equality.
         self.fastChild = Unmanaged.passUnretained(child)
         super.init(step: { node, value in
             let me = unsafeDowncast(node, to: EqualityNode<A, Equality>.self)
-            if try withUnsafeMutablePointer(to: &me.cache, { try cachedValue(at: $0, equals: value, by: me.equality) }) {
+            if me.takeComparison(),
+               try withUnsafeMutablePointer(to: &me.cache, { try cachedValue(at: $0, equals: value, by: me.equality) }) {
                 return
             }
             let kept = try me.equality.keep(value)
             try me.fastChild.run(value)
-            me.cache = kept
+            me.store(kept)
         })
     }
 
@@ -152,14 +151,12 @@ final class EqualityNode<A, Equality: EqualityFunction>: Node<A> where Equality.
 /// Runs an effect on the first value and whenever the value is not equal to the cached
 /// one: `into(effect)`, the leaf of most trees, as one node instead of two.
 @usableFromInline
-final class EqualityEffectNode<A, Equality: EqualityFunction, Effect: EffectFunction>: Node<A>
+final class EqualityEffectNode<A, Equality: EqualityFunction, Effect: EffectFunction>: GateNode<A>
 where Equality.Value == A, Effect.Value == A {
     @usableFromInline
     let equality: Equality
     @usableFromInline
     let effect: Effect
-    @usableFromInline @exclusivity(unchecked)
-    var cache: A?
 
     @inlinable
     init(_ equality: Equality, _ effect: Effect) {
@@ -167,12 +164,13 @@ where Equality.Value == A, Effect.Value == A {
         self.effect = effect
         super.init(step: { node, value in
             let me = unsafeDowncast(node, to: EqualityEffectNode<A, Equality, Effect>.self)
-            if try withUnsafeMutablePointer(to: &me.cache, { try cachedValue(at: $0, equals: value, by: me.equality) }) {
+            if me.takeComparison(),
+               try withUnsafeMutablePointer(to: &me.cache, { try cachedValue(at: $0, equals: value, by: me.equality) }) {
                 return
             }
             let kept = try me.equality.keep(value)
             try me.effect.run(value)
-            me.cache = kept
+            me.store(kept)
         })
     }
 }
@@ -234,6 +232,10 @@ where Transform.Input == A, Transform.Output == B {
 /// Runs every child, in order, on its part of the value, all parts selected by one
 /// call: `mapAll(select, children)`, a fan-out of maps for transforms that are cheaper
 /// together (a binding's upcalls).
+///
+/// A selection that judges parts (`SelectionFunction.judgesParts`) also compares them
+/// with the caches of the gate children it may judge; a part judged unchanged is not
+/// passed, one judged changed is passed without a second comparison.
 @usableFromInline
 final class MapAllNode<A, B, Selection: SelectionFunction>: Node<A>
 where Selection.Input == A, Selection.Output == B {
@@ -244,6 +246,10 @@ where Selection.Input == A, Selection.Output == B {
     /// The same children, called without retaining them: `children` keeps them alive.
     @usableFromInline
     let fastChildren: ContiguousArray<Unmanaged<Node<B>>>
+    /// For a judging selection, the gate among the children at each position that the
+    /// selection may judge, else `nil`; empty for other selections.
+    @usableFromInline
+    let judged: ContiguousArray<Unmanaged<GateNode<B>>?>
     /// The parts buffer, kept between passes so that a pass allocates nothing. Empty
     /// outside a pass.
     @usableFromInline @exclusivity(unchecked)
@@ -254,6 +260,7 @@ where Selection.Input == A, Selection.Output == B {
         self.selection = selection
         self.children = children
         self.fastChildren = ContiguousArray(children.lazy.map { Unmanaged.passUnretained($0) })
+        self.judged = Selection.judgesParts ? judgeableGates(children) : []
         super.init(step: { node, value in
             let me = unsafeDowncast(node, to: MapAllNode<A, B, Selection>.self)
             let count = me.fastChildren.count
@@ -267,24 +274,62 @@ where Selection.Input == A, Selection.Output == B {
                 parts.removeAll(keepingCapacity: true)
                 swap(&parts, &me.parts)
             }
-            var failure: (any Error)?
-            do {
-                try me.selection.selectAll(value, count: count, into: &parts)
-            } catch {
-                failure = error
-            }
-            do {
-                try me.fastChildren.withUnsafeBufferPointer { children in
-                    try parts.withUnsafeBufferPointer { parts in
-                        for i in 0..<min(parts.count, count) { try children[i].run(parts[i]) }
+            if Selection.judgesParts {
+                try withUnsafeTemporaryAllocation(of: PartVerdict.self, capacity: count) { verdicts in
+                    verdicts.initialize(repeating: .unknown)
+                    try me.judged.withUnsafeBufferPointer { judged in
+                        try me.pass(value, parts: &parts) {
+                            try me.selection.selectAll(
+                                value, count: count, judging: JudgedChildren(judged), into: &$0, verdicts: verdicts)
+                        } skipping: { i in
+                            // A verdict counts only for a judged child, and `.unchanged`
+                            // only if the gate has a cache to be equal to.
+                            guard let gate = judged[i] else { return false }
+                            return gate._withUnsafeGuaranteedRef { gate in
+                                switch verdicts[i] {
+                                case .unchanged: return gate.hasCache
+                                case .changed: gate.judgedChanged = true
+                                default: break
+                                }
+                                return false
+                            }
+                        }
                     }
                 }
-            } catch {
-                // The first failure wins: a selection that failed threw before any child.
-                throw failure ?? error
+            } else {
+                try me.pass(value, parts: &parts) {
+                    try me.selection.selectAll(value, count: count, into: &$0)
+                } skipping: { _ in false }
             }
-            if let failure { throw failure }
         })
+    }
+
+    /// Selects the parts with `select`, then runs each child on its part in order, except
+    /// those that `skip` turns away.
+    @inlinable
+    @inline(__always)
+    final func pass(
+        _ value: A, parts: inout ContiguousArray<B>,
+        select: (inout ContiguousArray<B>) throws -> Void, skipping skip: (Int) -> Bool
+    ) throws {
+        let count = fastChildren.count
+        var failure: (any Error)?
+        do {
+            try select(&parts)
+        } catch {
+            failure = error
+        }
+        do {
+            try fastChildren.withUnsafeBufferPointer { children in
+                try parts.withUnsafeBufferPointer { parts in
+                    for i in 0..<min(parts.count, count) where !skip(i) { try children[i].run(parts[i]) }
+                }
+            }
+        } catch {
+            // The first failure wins: a selection that failed threw before any child.
+            throw failure ?? error
+        }
+        if let failure { throw failure }
     }
 
     override func forEachChild(_ body: (AnyNode) -> Void) {

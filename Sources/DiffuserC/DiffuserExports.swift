@@ -200,6 +200,64 @@ struct CSelection: SelectionFunction {
     }
 }
 
+/// A C selection that judges its parts (`dfs_select_judged_fn`) as the core calls it; its
+/// parts are borrowed, as those of `dfs_diffuser_map_all_borrowed`.
+struct CJudgedSelection: SelectionFunction {
+    let function: CFunction<dfs_select_judged_fn>
+
+    init(_ callback: CCallback<dfs_select_judged_fn>) throws {
+        function = try CFunction(callback, "select")
+    }
+
+    static var judgesParts: Bool { true }
+
+    /// Without children to judge: every child is reported as not judged.
+    func selectAll(_ value: CValue, count: Int, into parts: inout ContiguousArray<CValue>) throws {
+        try withUnsafeTemporaryAllocation(of: PartVerdict.self, capacity: count) { verdicts in
+            verdicts.initialize(repeating: .unknown)
+            try call(value, count, into: &parts, verdicts: verdicts) { _ in
+                dfs_cached_part(generation: 0, present: 0, value: nil)
+            }
+        }
+    }
+
+    func selectAll(
+        _ value: CValue, count: Int, judging children: JudgedChildren<CValue>,
+        into parts: inout ContiguousArray<CValue>, verdicts: UnsafeMutableBufferPointer<PartVerdict>
+    ) throws {
+        try call(value, count, into: &parts, verdicts: verdicts) { i in
+            let generation = children.generation(of: i)
+            return children.withCachedValue(of: i) { value in
+                dfs_cached_part(generation: generation, present: value == nil ? 0 : 1, value: value?.pointee.pointer)
+            }
+        }
+    }
+
+    /// Calls the C selection with what `cached` says of each child.
+    private func call(
+        _ value: CValue, _ count: Int, into parts: inout ContiguousArray<CValue>,
+        verdicts: UnsafeMutableBufferPointer<PartVerdict>, cached: (Int) -> dfs_cached_part
+    ) throws {
+        try withUnsafeTemporaryAllocation(of: dfs_cached_part.self, capacity: count) { views in
+            for i in 0..<count { views.initializeElement(at: i, to: cached(i)) }
+            try withUnsafeTemporaryAllocation(of: UnsafeRawPointer?.self, capacity: count) { out in
+                out.initialize(repeating: nil)
+                var produced = 0
+                let code = verdicts.withMemoryRebound(to: Int8.self) { verdict in
+                    function.fn(value.pointer, count, views.baseAddress, out.baseAddress, verdict.baseAddress,
+                                &produced, function.ctx)
+                }
+                let made = code == 0 ? count : min(produced, count)
+                parts.reserveCapacity(made)
+                for i in 0..<made { parts.append(CValue(out[i])) }
+                if code != 0 {
+                    throw CError.callback("select (part \(made) of \(count))", code: code)
+                }
+            }
+        }
+    }
+}
+
 /// The effect as a closure, for the fuser side (connections take closures).
 func effectClosure(_ callback: CCallback<dfs_effect_fn>) throws -> (CValue) throws -> Void {
     let effect = try CEffect(callback)
@@ -363,6 +421,16 @@ public func dfs_diffuser_map_borrowed(
     mapDiffuser(type, transform, ctx, destroy, child, out, borrowed: true)
 }
 
+/// The children of a fan-out of maps and the type of their parts, which is the type of
+/// the first child; `children` checks the others.
+private func partChildren(
+    _ list: UnsafePointer<OpaquePointer?>?, _ count: Int
+) throws -> (ValueType, [Diffuser<CValue>]) {
+    if count > 0 && list == nil { throw CError.null("children") }
+    let partType = count > 0 ? try lookupDiffuser(list![0], "children[0]").type.type : ValueType.pointer
+    return (partType, try children(list, count, of: partType))
+}
+
 /// `dfs_diffuser_map_all` and `dfs_diffuser_map_all_borrowed`.
 private func mapAllDiffuser(
     _ type: OpaquePointer?, _ select: dfs_select_all_fn?, _ ctx: UnsafeMutableRawPointer?,
@@ -372,12 +440,22 @@ private func mapAllDiffuser(
     let callback = CCallback(select, ctx, destroy)
     return produce(out) {
         let valueType = try lookupType(type)
-        if count > 0 && list == nil { throw CError.null("children") }
-        // The parts have the type of the first child; `children` checks the others.
-        let partType = count > 0 ? try lookupDiffuser(list![0], "children[0]").type.type : ValueType.pointer
-        let selection = try CSelection(callback, output: partType, borrowed: borrowed)
-        let all = try children(list, count, of: partType)
-        return try publish(.mapAll(calling: selection, all), valueType)
+        let (partType, all) = try partChildren(list, count)
+        return try publish(.mapAll(calling: try CSelection(callback, output: partType, borrowed: borrowed), all), valueType)
+    }
+}
+
+@_cdecl("dfs_diffuser_map_all_judged")
+public func dfs_diffuser_map_all_judged(
+    _ type: OpaquePointer?, _ select: dfs_select_judged_fn?, _ ctx: UnsafeMutableRawPointer?,
+    _ destroy: dfs_destroy_fn?, _ list: UnsafePointer<OpaquePointer?>?, _ count: Int,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    let callback = CCallback(select, ctx, destroy)
+    return produce(out) {
+        let valueType = try lookupType(type)
+        let (_, all) = try partChildren(list, count)
+        return try publish(.mapAll(calling: try CJudgedSelection(callback), all), valueType)
     }
 }
 

@@ -524,6 +524,140 @@ static void test_borrowed(void) {
     dfs_type_release(bt);
 }
 
+/* ------------------------------------------------------------------------------------
+ * dfs_diffuser_map_all_judged: a selection that also judges its parts
+ * ------------------------------------------------------------------------------------ */
+
+/* Lends pool[v][i] as part i of integer v and judges it by box value against what the
+ * core says is cached; logs "s:v" and, per child, "gG" (generation) with "=c" (the
+ * cached value) when there is one. With `lie`, it calls every judged part with a cache
+ * unchanged. Fails on fail_on after one part. */
+typedef struct judge_ctx {
+    test_log *log;
+    box *pool[8][4];
+    long fail_on;
+    int lie;
+    int destroyed;
+} judge_ctx;
+
+static int judge_boxes(const void *value, size_t count, const dfs_cached_part *cached, const void **out,
+                       signed char *verdict, size_t *produced, void *ctx) {
+    judge_ctx *j = ctx;
+    long v = (long)(intptr_t)value;
+    log_add(j->log, "s:%ld", v);
+    size_t n = v == j->fail_on ? 1 : count;
+    for (size_t i = 0; i < n; i++) {
+        if (verdict[i] != DFS_PART_UNKNOWN) log_add(j->log, "verdict-not-reset");
+        const box *part = j->pool[v][i];
+        if (cached[i].present)
+            log_add(j->log, "g%llu=%ld", (unsigned long long)cached[i].generation, ((const box *)cached[i].value)->value);
+        else
+            log_add(j->log, "g%llu", (unsigned long long)cached[i].generation);
+        if (cached[i].generation == 0) {
+            out[i] = part;
+        } else if (!cached[i].present) {
+            out[i] = part;
+            verdict[i] = DFS_PART_CHANGED;
+        } else if (j->lie || ((const box *)cached[i].value)->value == part->value) {
+            verdict[i] = DFS_PART_UNCHANGED; /* out[i] left NULL: not read */
+        } else {
+            out[i] = part;
+            verdict[i] = DFS_PART_CHANGED;
+        }
+    }
+    if (v == j->fail_on) {
+        *produced = n;
+        dfs_set_error("judge refused");
+        return 3;
+    }
+    return 0;
+}
+
+static void judge_destroy(void *ctx) { ((judge_ctx *)ctx)->destroyed++; }
+
+static void test_map_all_judged(void) {
+    check_section("map_all_judged: a selection that judges its parts");
+    test_log log;
+    log_clear(&log);
+    box_type_ctx tc;
+    memset(&tc, 0, sizeof tc);
+    dfs_type *bt = box_type_new("box", &tc);
+    int live = box_live;
+    judge_ctx j;
+    memset(&j, 0, sizeof j);
+    j.log = &log;
+    j.fail_on = 5;
+    /* v = 1: 10 11 12 13; v = 2: 10 21 12 23 (parts 0 and 2 equal to v = 1's). */
+    for (int v = 1; v < 8; v++)
+        for (int i = 0; i < 4; i++) j.pool[v][i] = box_new(v == 2 && i % 2 == 0 ? 10 + i : v * 10 + i);
+
+    /* Children: gates a and b, an ungated effect, and gate c. */
+    recorder r[4] = {rec_make("a", &log, REC_BOX), rec_make("b", &log, REC_BOX), rec_make("x", &log, REC_BOX),
+                     rec_make("c", &log, REC_BOX)};
+    dfs_diffuser *kids[4], *fan = NULL;
+    dfs_diffuser_into(bt, rec_effect, &r[0], rec_destroy, &kids[0]);
+    dfs_diffuser_into(bt, rec_effect, &r[1], rec_destroy, &kids[1]);
+    dfs_diffuser_into_always(bt, rec_effect, &r[2], rec_destroy, &kids[2]);
+    dfs_diffuser_into(bt, rec_effect, &r[3], rec_destroy, &kids[3]);
+    CHECK_OK(dfs_diffuser_map_all_judged(dfs_type_pointer(), judge_boxes, &j, judge_destroy, kids, 4, &fan),
+             "map_all_judged over three gates and an effect");
+    for (int i = 0; i < 4; i++) dfs_diffuser_release(kids[i]);
+
+    CHECK_OK(dfs_diffuser_run(fan, IV(1)), "run 1");
+    CHECK_LOG(&log, "s:1 g1 g1 g0 g1 a:10 b:11 x:12 c:13", "no caches yet: every gate judged changed");
+    CHECK_OK(dfs_diffuser_run(fan, IV(2)), "run 2");
+    CHECK_LOG(&log, "s:2 g2=10 g2=11 g0 g2=13 b:21 x:12 c:23", "a skipped (equal), b and c let through, x always");
+    CHECK_INT(tc.equal_calls, 0, "no gate compared anything itself");
+    CHECK_OK(dfs_diffuser_run(fan, IV(2)), "run 2 again");
+    CHECK_LOG(&log, "s:2 g2=10 g3=21 g0 g3=23 x:12", "generations moved only for the gates that stored");
+
+    /* A failing selection: the children of the parts it made run, by their verdicts. */
+    CHECK_STATUS(dfs_diffuser_run(fan, IV(5)), DFS_ERR_CALLBACK, "run 5: fails after one part");
+    CHECK_STR(dfs_last_error(), "judge refused", "its message");
+    CHECK_LOG(&log, "s:5 g2=10 a:50", "part 0 differed: a ran; nothing after");
+
+    /* Verdicts are trusted: a lying judge stops different parts. */
+    j.lie = 1;
+    CHECK_OK(dfs_diffuser_run(fan, IV(3)), "run 3, lying");
+    CHECK_LOG(&log, "s:3 g3=50 g3=21 g0 g3=23 x:32", "every gate stopped; the ungated effect ran");
+    j.lie = 0;
+    CHECK_INT(tc.equal_calls, 0, "still no comparison by the gates");
+
+    /* A gate reached from another child is not judged. */
+    dfs_diffuser *shared = NULL, *under = NULL, *fan2 = NULL;
+    recorder sr = rec_make("s", &log, REC_BOX);
+    dfs_diffuser_into(bt, rec_effect, &sr, rec_destroy, &shared);
+    CHECK_OK(dfs_diffuser_into_all(bt, &shared, 1, &under), "a gate over the shared one");
+    dfs_diffuser *pair[2] = {under, shared};
+    CHECK_OK(dfs_diffuser_map_all_judged(dfs_type_pointer(), judge_boxes, &j, judge_destroy, pair, 2, &fan2),
+             "map_all_judged over [into_all([s]), s]");
+    CHECK_OK(dfs_diffuser_run(fan2, IV(1)), "run 1");
+    CHECK_LOG(&log, "s:1 g1 g0 s:10 s:11", "only the outer gate is judged; s compares itself");
+    dfs_diffuser_release(fan2);
+    dfs_diffuser_release(under);
+    dfs_diffuser_release(shared);
+    CHECK_INT(tc.equal_calls, 1, "that one comparison");
+
+    dfs_diffuser_release(fan);
+    CHECK_INT(j.destroyed, 2, "each selection context destroyed once");
+
+    /* Argument errors. */
+    dfs_diffuser *leaf = NULL, *out = NULL;
+    dfs_diffuser_into(bt, rec_effect, &r[0], NULL, &leaf);
+    CHECK_STATUS(dfs_diffuser_map_all_judged(dfs_type_pointer(), NULL, NULL, NULL, &leaf, 1, &out), DFS_ERR_NULL,
+                 "a NULL selection");
+    CHECK_STATUS(dfs_diffuser_map_all_judged(dfs_type_pointer(), judge_boxes, &j, judge_destroy, NULL, 2, &out),
+                 DFS_ERR_NULL, "NULL children with a count");
+    CHECK_INT(j.destroyed, 3, "the context of a failed call is destroyed");
+    CHECK_STATUS(dfs_diffuser_map_all_judged(NULL, judge_boxes, &j, NULL, &leaf, 1, &out), DFS_ERR_NULL,
+                 "a NULL type");
+    dfs_diffuser_release(leaf);
+    for (int v = 1; v < 8; v++)
+        for (int i = 0; i < 4; i++) box_unref(j.pool[v][i]);
+    CHECK_INT(box_live, live, "no box outstanding");
+    dfs_type_release(bt);
+}
+
 int main(int argc, char **argv) {
     check_init(argc, argv);
     test_failing_effect();
@@ -533,6 +667,7 @@ int main(int argc, char **argv) {
     test_failing_deep();
     test_map_all();
     test_borrowed();
+    test_map_all_judged();
     CHECK_INT(box_live, 0, "no box outstanding at exit");
     return check_finish();
 }

@@ -54,6 +54,9 @@ static jmethodID m_object_equals, m_effect_run, m_function_apply, m_did_change_t
     m_map_all_select;
 /* io.diffuser.internal.MapAll.Failure: which transform of a selection threw, and what. */
 static jfieldID f_failure_index, f_failure_cause;
+/* io.diffuser.internal.MapAll: its arrays, and its two markers (global references). */
+static jfieldID f_map_all_cached, f_map_all_verdicts;
+static jobject g_unjudged, g_absent;
 
 /* The classes whose equality value_equal decides natively (all final but Enum and
  * Number), and the `value` fields of the boxes. c_known is an interface that all of
@@ -442,9 +445,39 @@ static int part_cb(const void *value, const void **out, void *ctx) {
     return 0;
 }
 
-/* The selection of a fan-out of maps (dfs_diffuser_map_all_borrowed): ONE upcall to
- * io.diffuser.internal.MapAll.select(transforms, value), which applies every transform
- * of the Java array held in ctx and returns the parts, each a borrowed part (above).
+/* The selection of a fan-out of maps (dfs_diffuser_map_all_judged): its context. The
+ * io.diffuser.internal.MapAll object holds the transforms, the copy of each judged
+ * child's cached value (`cached`) and the verdicts of the last call; `generations`
+ * records, per child, the generation of the cache that cached[i] reflects (0: the
+ * child is not judged, and cached[i] is MapAll.UNJUDGED, as when it was made). */
+typedef struct {
+    jobject selection;
+    jobjectArray cached;
+    jbyteArray verdicts;
+    size_t count;
+    uint64_t generations[];
+} judged_selection;
+
+static void judged_selection_free(void *ctx) {
+    judged_selection *s = ctx;
+    if (s == NULL) return;
+    upcall_env u;
+    if (env_enter(&u) == 0) {
+        (*u.env)->DeleteGlobalRef(u.env, s->selection);
+        (*u.env)->DeleteGlobalRef(u.env, s->cached);
+        (*u.env)->DeleteGlobalRef(u.env, s->verdicts);
+        env_leave(&u);
+    }
+    free(s);
+}
+
+/* ONE upcall to MapAll.select(value), which applies every transform and judges each
+ * part against its child's cached value; every part is a borrowed part (above).
+ *
+ * Before it, MapAll.cached is brought up to date: only the elements whose child's cache
+ * changed since the last call are written (one JNI call each), so a run that changes
+ * little costs little. After it, the verdicts are copied into the core's array in one
+ * call, and only parts not judged unchanged are read out of the returned array.
  *
  * If transform k threw, select returns count + 1 elements: the parts 0..k-1, then a
  * MapAll.Failure(k, throwable) last. Those k parts are stored, *produced = k, and the
@@ -457,15 +490,29 @@ static int part_cb(const void *value, const void **out, void *ctx) {
  * The parts stay in the local frame of the native method running the diffuser until it
  * returns (they are what the core borrows), so the frame's capacity is raised by that
  * many first; every other local reference made here is deleted as soon as it is used. */
-static int select_all_cb(const void *value, size_t count, const void **out, size_t *produced, void *ctx) {
+static int select_judged_cb(const void *value, size_t count, const dfs_cached_part *cached, const void **out,
+                            signed char *verdict, size_t *produced, void *ctx) {
+    judged_selection *s = ctx;
     *produced = 0;
     if (!borrowing_caller()) return -1;
+    if (count != s->count) {
+        dfs_set_error("diffuser JNI: a selection was called for another number of children");
+        return -1;
+    }
     JNIEnv *env = t_state.env;
     if (make_room(env, count)) return -1;
+    /* The indices are within the arrays, and every element is an Object: no exception
+     * can come of these stores, so none is checked (it would cost a JNI call each). */
+    for (size_t i = 0; i < count; i++) {
+        uint64_t generation = cached[i].generation;
+        if (generation == s->generations[i]) continue;
+        jobject now = generation == 0 ? g_unjudged : cached[i].present ? (jobject)cached[i].value : g_absent;
+        (*env)->SetObjectArrayElement(env, s->cached, (jsize)i, now);
+        s->generations[i] = generation;
+    }
     int failed = 1;
     jthrowable cause = NULL;
-    jobjectArray parts = (jobjectArray)(*env)->CallStaticObjectMethod(env, c_map_all, m_map_all_select,
-                                                                      (jobject)ctx, (jobject)value);
+    jobjectArray parts = (jobjectArray)(*env)->CallObjectMethod(env, s->selection, m_map_all_select, (jobject)value);
     if (upcall_failed(env)) goto done;
     size_t length = parts == NULL ? 0 : (size_t)(*env)->GetArrayLength(env, parts);
     size_t made = count;
@@ -485,10 +532,12 @@ static int select_all_cb(const void *value, size_t count, const void **out, size
         fail_with(env, c_ise, "MapAll.select returned the wrong number of parts");
         goto done;
     }
-    /* Every index is within the array's checked length, so GetObjectArrayElement cannot
-     * throw here, and the frame has room for every part (make_room): no exception check
-     * per part, which would cost a JNI call each. */
-    for (size_t i = 0; i < made; i++) out[i] = (*env)->GetObjectArrayElement(env, parts, (jsize)i);
+    /* Every index is within the checked lengths, so neither call can throw here, and the
+     * frame has room for every part (make_room). */
+    if (made > 0) (*env)->GetByteArrayRegion(env, s->verdicts, 0, (jsize)made, (jbyte *)verdict);
+    for (size_t i = 0; i < made; i++)
+        if (verdict[i] != DFS_PART_UNCHANGED || !cached[i].present || cached[i].generation == 0)
+            out[i] = (*env)->GetObjectArrayElement(env, parts, (jsize)i);
     *produced = made;
     if (cause != NULL) {
         /* Rethrown and caught again, so that it takes the path of any upcall failure. */
@@ -696,30 +745,47 @@ static jlong n_diffuser_map(JNIEnv *env, jclass cls, jobject transform, jlong ch
     return J(out);
 }
 
-/* mapAll(transforms, children): the Java array of transforms is the selection's
- * context, held by a global reference that the core drops through destroy_ref. */
-static jlong n_diffuser_map_all(JNIEnv *env, jclass cls, jobjectArray transforms, jlongArray children) {
+/* mapAll(transforms, children) with a MapAll selection: its context (judged_selection)
+ * holds global references to the MapAll object and to its two arrays, dropped by
+ * judged_selection_free when the core destroys the node. */
+static jlong n_diffuser_map_all_judged(JNIEnv *env, jclass cls, jobject selection, jlongArray children) {
     (void)cls;
-    if (transforms == NULL || children == NULL) {
-        (*env)->ThrowNew(env, c_npe, transforms == NULL ? "transforms" : "children");
+    if (selection == NULL || children == NULL) {
+        (*env)->ThrowNew(env, c_npe, selection == NULL ? "selection" : "children");
         return 0;
     }
-    if ((*env)->GetArrayLength(env, transforms) != (*env)->GetArrayLength(env, children)) {
+    jobjectArray cached = (jobjectArray)(*env)->GetObjectField(env, selection, f_map_all_cached);
+    jbyteArray verdicts = (jbyteArray)(*env)->GetObjectField(env, selection, f_map_all_verdicts);
+    jsize count = (*env)->GetArrayLength(env, children);
+    if (cached == NULL || verdicts == NULL || (*env)->GetArrayLength(env, cached) != count ||
+        (*env)->GetArrayLength(env, verdicts) != count) {
         (*env)->ThrowNew(env, c_iae, "as many transforms as children are needed");
         return 0;
     }
     handle_list list;
     if (handles_of(env, children, &list)) return 0;
-    jobject ref = hold(env, transforms);
-    if (ref == NULL) {
+    judged_selection *s = calloc(1, sizeof(judged_selection) + sizeof(uint64_t) * (size_t)count);
+    if (s == NULL) {
+        handles_free(&list);
+        (*env)->ThrowNew(env, c_oome, "out of memory");
+        return 0;
+    }
+    s->count = (size_t)count;
+    if (!(s->selection = hold(env, selection)) || !(s->cached = hold(env, cached)) ||
+        !(s->verdicts = hold(env, verdicts))) {
+        if (s->selection) (*env)->DeleteGlobalRef(env, s->selection);
+        if (s->cached) (*env)->DeleteGlobalRef(env, s->cached);
+        free(s);
         handles_free(&list);
         return 0;
     }
+    (*env)->DeleteLocalRef(env, cached);
+    (*env)->DeleteLocalRef(env, verdicts);
     dfs_diffuser *out = NULL;
     entry e;
     enter(&e, env);
-    dfs_status status = dfs_diffuser_map_all_borrowed(g_type, select_all_cb, ref, destroy_ref,
-                                                      (dfs_diffuser *const *)list.items, list.count, &out);
+    dfs_status status = dfs_diffuser_map_all_judged(g_type, select_judged_cb, s, judged_selection_free,
+                                                    (dfs_diffuser *const *)list.items, list.count, &out);
     finish(env, status, leave(&e), 0);
     handles_free(&list);
     return J(out);
@@ -866,7 +932,7 @@ static const JNINativeMethod native_methods[] = {
     {"diffuserIntoAll", "([J)J", (void *)n_diffuser_into_all},
     {"diffuserIntoAlwaysAll", "([J)J", (void *)n_diffuser_into_always_all},
     {"diffuserMap", "(Lio/diffuser/Function;J)J", (void *)n_diffuser_map},
-    {"diffuserMapAll", "([Lio/diffuser/Function;[J)J", (void *)n_diffuser_map_all},
+    {"diffuserMapAllJudged", "(Lio/diffuser/internal/MapAll;[J)J", (void *)n_diffuser_map_all_judged},
     {"diffuserRun", "(JLjava/lang/Object;)V", (void *)n_diffuser_run},
     {"diffuserRelease", "(J)V", (void *)n_diffuser_release},
     {"fuserFrom", "(Lio/diffuser/fuser/Source;)J", (void *)n_fuser_from},
@@ -892,6 +958,17 @@ static jclass global_class(JNIEnv *env, const char *name) {
     jclass local = (*env)->FindClass(env, name);
     if (local == NULL) return NULL;
     jclass global = (jclass)(*env)->NewGlobalRef(env, local);
+    (*env)->DeleteLocalRef(env, local);
+    return global;
+}
+
+/* A global reference to the object in static field `name` (type Object) of `cls`. */
+static jobject static_object(JNIEnv *env, jclass cls, const char *name) {
+    jfieldID field = (*env)->GetStaticFieldID(env, cls, name, "Ljava/lang/Object;");
+    if (field == NULL) return NULL;
+    jobject local = (*env)->GetStaticObjectField(env, cls, field);
+    if (local == NULL) return NULL;
+    jobject global = (*env)->NewGlobalRef(env, local);
     (*env)->DeleteLocalRef(env, local);
     return global;
 }
@@ -963,10 +1040,15 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
                                                  "(Lio/diffuser/Effect;)Lio/diffuser/fuser/Disposable;")) ||
         !(m_disposable_dispose = (*env)->GetMethodID(env, c_disposable, "dispose", "()V")) ||
         !(m_dispatch_effect_init = (*env)->GetMethodID(env, c_dispatch_effect, "<init>", "(J)V")) ||
-        !(m_map_all_select = (*env)->GetStaticMethodID(env, c_map_all, "select",
-                                                       "([Lio/diffuser/Function;Ljava/lang/Object;)[Ljava/lang/Object;")) ||
+        !(m_map_all_select = (*env)->GetMethodID(env, c_map_all, "select",
+                                                 "(Ljava/lang/Object;)[Ljava/lang/Object;")) ||
+        !(f_map_all_cached = (*env)->GetFieldID(env, c_map_all, "cached", "[Ljava/lang/Object;")) ||
+        !(f_map_all_verdicts = (*env)->GetFieldID(env, c_map_all, "verdicts", "[B")) ||
         !(f_failure_index = (*env)->GetFieldID(env, c_map_all_failure, "index", "I")) ||
         !(f_failure_cause = (*env)->GetFieldID(env, c_map_all_failure, "cause", "Ljava/lang/Throwable;")))
+        return JNI_ERR;
+    if (!(g_unjudged = static_object(env, c_map_all, "UNJUDGED")) ||
+        !(g_absent = static_object(env, c_map_all, "ABSENT")))
         return JNI_ERR;
 
     jclass natives = (*env)->FindClass(env, NATIVE_CLASS);

@@ -230,6 +230,14 @@ public final class Diffuser<A> {
    * run, in order, and none after; then the exception reaches the caller of {@code run}
    * (it does even if one of those children throws too: it was thrown first).
    *
+   * <p>In the same call, each part that goes to a gate ({@link #into(Effect)} or
+   * {@code intoAll}) used nowhere else under this fan-out is compared with that gate's
+   * previous value, as the gate would ({@code Objects.equals(previous, part)}), right after
+   * its transform: an equal part is then not passed at all, and a different one is not
+   * compared again. So those {@code equals} calls too happen before the first child runs.
+   * If such an {@code equals} throws, the gate compares the part again at its turn, and
+   * that failure aborts the run there, as it would without the early comparison.
+   *
    * @param children the children (the collection is copied)
    * @param <A> the value type
    * @return the diffuser
@@ -303,7 +311,8 @@ public final class Diffuser<A> {
    * form. The core defines that node as the ungated fan-out of the same maps, except that
    * the transforms are called together before the first child runs, and a child shares
    * its cache wherever it is used, so the only visible difference is when the transforms
-   * are called. Any other fan-out is built as it is.
+   * (and the comparisons the node lets the selection make, see {@code MapAll}) are
+   * called. Any other fan-out is built as it is.
    */
   private static long fanOut(Diffuser<?>[] children, boolean gated) {
     long[] handles = new long[children.length];

@@ -1,0 +1,152 @@
+/// A node that caches the last value it passed and lets a new value through only when
+/// it differs: the base of the equality gates (`into`, `intoAll`).
+///
+/// What the base adds to the gate kinds is what a fan-out of maps needs to judge a
+/// child's part before the child runs (see `SelectionFunction.judgesParts`): where the
+/// cache lies, a count of its changes, and a way to let a value through that was
+/// already judged different, so that it is not compared twice.
+@usableFromInline
+class GateNode<A>: Node<A> {
+    /// The last value let through, `nil` before the first.
+    @usableFromInline @exclusivity(unchecked)
+    final var cache: A?
+    /// Set by a fan-out that judged the value it is about to pass different from
+    /// `cache`; the next pass then skips the comparison and clears it.
+    @usableFromInline @exclusivity(unchecked)
+    final var judgedChanged = false
+    /// Starts at 1 and grows by one whenever `cache` is replaced, so that whoever read
+    /// the cache can tell later whether what it read is still there.
+    @usableFromInline @exclusivity(unchecked)
+    final var generation: UInt64 = 1
+
+    @inlinable
+    override init(step: @escaping Step) {
+        super.init(step: step)
+    }
+
+    /// Replaces the cache with `kept`.
+    @inlinable
+    @inline(__always)
+    final func store(_ kept: A) {
+        cache = kept
+        generation &+= 1
+    }
+
+    /// Whether the next pass must compare its value with the cache: false once, after a
+    /// fan-out judged that value different.
+    @inlinable
+    @inline(__always)
+    final func takeComparison() -> Bool {
+        if judgedChanged {
+            judgedChanged = false
+            return false
+        }
+        return true
+    }
+
+    /// Whether the gate holds a value, read without copying it.
+    @inlinable
+    @inline(__always)
+    final var hasCache: Bool {
+        withUnsafeMutablePointer(to: &cache) { $0.pointee != nil }
+    }
+}
+
+/// A part's verdict: what a judging selection found when it compared the part with the
+/// cache of the gate that will receive it (see `SelectionFunction.judgesParts`).
+///
+/// The raw values are those of the C ABI (`dfs_part_verdict`).
+public struct PartVerdict: RawRepresentable, Hashable, Sendable {
+    public var rawValue: Int8
+
+    @inlinable
+    public init(rawValue: Int8) {
+        self.rawValue = rawValue
+    }
+
+    /// Not judged: the gate compares the part itself.
+    public static let unknown = PartVerdict(rawValue: -1)
+    /// Differs from the cache: the gate lets it through without comparing again.
+    public static let changed = PartVerdict(rawValue: 0)
+    /// Equal to the cache: the gate would stop it, so it is not passed at all.
+    public static let unchanged = PartVerdict(rawValue: 1)
+}
+
+/// The caches of a fan-out's children, as a judging selection reads them before the
+/// children run. Valid only during the `selectAll` call it is passed to.
+///
+/// A child is *judged* when it is an equality gate that only its own part can change
+/// during the fan-out's pass: it occurs once among the children, and no other child
+/// reaches it. For any other child the selection's verdict is ignored.
+public struct JudgedChildren<Value> {
+    @usableFromInline
+    let gates: UnsafeBufferPointer<Unmanaged<GateNode<Value>>?>
+
+    @inlinable
+    init(_ gates: UnsafeBufferPointer<Unmanaged<GateNode<Value>>?>) {
+        self.gates = gates
+    }
+
+    /// The number of children.
+    @inlinable
+    public var count: Int { gates.count }
+
+    /// 0 if child `index` is not judged; otherwise a number, never 0, that changes
+    /// whenever that child's cache changes (a binding may keep a copy of the cached
+    /// value and refresh it only when this moves).
+    @inlinable
+    public func generation(of index: Int) -> UInt64 {
+        guard index >= 0 && index < gates.count, let gate = gates[index] else { return 0 }
+        return gate._withUnsafeGuaranteedRef { $0.generation }
+    }
+
+    /// Calls `body` with the cached value of child `index`, where it lies, or with `nil`
+    /// if that child is not judged or holds no value yet.
+    @inlinable
+    public func withCachedValue<R>(of index: Int, _ body: (UnsafePointer<Value>?) throws -> R) rethrows -> R {
+        guard index >= 0 && index < gates.count, let gate = gates[index] else { return try body(nil) }
+        return try gate._withUnsafeGuaranteedRef { gate in
+            try withUnsafeMutablePointer(to: &gate.cache) { cache in
+                if cache.pointee == nil { return try body(nil) }
+                return try body(UnsafeRawPointer(cache).assumingMemoryBound(to: Value.self))
+            }
+        }
+    }
+}
+
+/// The children of a fan-out that it may judge (see `JudgedChildren`): each gate child
+/// that occurs once and that no other child reaches; `nil` for every other child.
+///
+/// The tree below a node never changes, so this holds for the node's whole life. It
+/// costs a walk of the children's subtrees, once, when the fan-out is built.
+@usableFromInline
+func judgeableGates<B>(_ children: ContiguousArray<Node<B>>) -> ContiguousArray<Unmanaged<GateNode<B>>?> {
+    var gates = ContiguousArray(children.lazy.map { child -> Unmanaged<GateNode<B>>? in
+        (child as? GateNode<B>).map { Unmanaged.passUnretained($0) }
+    })
+    var position: [ObjectIdentifier: Int] = [:]
+    for (i, gate) in gates.enumerated() {
+        guard let gate else { continue }
+        let id = ObjectIdentifier(gate.takeUnretainedValue())
+        if let first = position[id] {
+            gates[first] = nil
+            gates[i] = nil
+        } else {
+            position[id] = i
+        }
+    }
+    if position.isEmpty { return gates }
+    for (owner, child) in children.enumerated() {
+        var visited = Set<ObjectIdentifier>()
+        var stack: [AnyNode] = [child]
+        while let node = stack.popLast() {
+            node.forEachChild { below in
+                let id = ObjectIdentifier(below)
+                guard visited.insert(id).inserted else { return }
+                if let i = position[id], i != owner { gates[i] = nil }
+                stack.append(below)
+            }
+        }
+    }
+    return gates
+}
