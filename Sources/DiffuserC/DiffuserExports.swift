@@ -421,27 +421,19 @@ public func dfs_diffuser_map_borrowed(
     mapDiffuser(type, transform, ctx, destroy, child, out, borrowed: true)
 }
 
-/// The children of a fan-out of maps and the type of their parts, which is the type of
-/// the first child; `children` checks the others.
-private func partChildren(
-    _ list: UnsafePointer<OpaquePointer?>?, _ count: Int
-) throws -> (ValueType, [Diffuser<CValue>]) {
-    if count > 0 && list == nil { throw CError.null("children") }
-    let partType = count > 0 ? try lookupDiffuser(list![0], "children[0]").type.type : ValueType.pointer
-    return (partType, try children(list, count, of: partType))
-}
-
-/// `dfs_diffuser_map_all` and `dfs_diffuser_map_all_borrowed`.
-private func mapAllDiffuser(
-    _ type: OpaquePointer?, _ select: dfs_select_all_fn?, _ ctx: UnsafeMutableRawPointer?,
-    _ destroy: dfs_destroy_fn?, _ list: UnsafePointer<OpaquePointer?>?, _ count: Int,
-    _ out: UnsafeMutablePointer<OpaquePointer?>?, borrowed: Bool
-) -> dfs_status {
-    let callback = CCallback(select, ctx, destroy)
-    return produce(out) {
+/// The exports that make a fan-out of maps: they differ only in the form of the
+/// selection, which `selection` makes for the parts' type, the type of the first child
+/// (`children` checks the others).
+private func mapAllDiffuser<Selection: SelectionFunction>(
+    _ type: OpaquePointer?, _ list: UnsafePointer<OpaquePointer?>?, _ count: Int,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?, _ selection: (ValueType) throws -> Selection
+) -> dfs_status where Selection.Input == CValue, Selection.Output == CValue {
+    produce(out) {
         let valueType = try lookupType(type)
-        let (partType, all) = try partChildren(list, count)
-        return try publish(.mapAll(calling: try CSelection(callback, output: partType, borrowed: borrowed), all), valueType)
+        if count > 0 && list == nil { throw CError.null("children") }
+        let partType = count > 0 ? try lookupDiffuser(list![0], "children[0]").type.type : ValueType.pointer
+        let made = try selection(partType)
+        return try publish(.mapAll(calling: made, try children(list, count, of: partType)), valueType)
     }
 }
 
@@ -452,11 +444,7 @@ public func dfs_diffuser_map_all_judged(
     _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> dfs_status {
     let callback = CCallback(select, ctx, destroy)
-    return produce(out) {
-        let valueType = try lookupType(type)
-        let (_, all) = try partChildren(list, count)
-        return try publish(.mapAll(calling: try CJudgedSelection(callback), all), valueType)
-    }
+    return mapAllDiffuser(type, list, count, out) { _ in try CJudgedSelection(callback) }
 }
 
 @_cdecl("dfs_diffuser_map_all")
@@ -465,7 +453,8 @@ public func dfs_diffuser_map_all(
     _ destroy: dfs_destroy_fn?, _ list: UnsafePointer<OpaquePointer?>?, _ count: Int,
     _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> dfs_status {
-    mapAllDiffuser(type, select, ctx, destroy, list, count, out, borrowed: false)
+    let callback = CCallback(select, ctx, destroy)
+    return mapAllDiffuser(type, list, count, out) { try CSelection(callback, output: $0, borrowed: false) }
 }
 
 @_cdecl("dfs_diffuser_map_all_borrowed")
@@ -474,7 +463,8 @@ public func dfs_diffuser_map_all_borrowed(
     _ destroy: dfs_destroy_fn?, _ list: UnsafePointer<OpaquePointer?>?, _ count: Int,
     _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> dfs_status {
-    mapAllDiffuser(type, select, ctx, destroy, list, count, out, borrowed: true)
+    let callback = CCallback(select, ctx, destroy)
+    return mapAllDiffuser(type, list, count, out) { try CSelection(callback, output: $0, borrowed: true) }
 }
 
 private let truePointer = UnsafeRawPointer(bitPattern: 1)

@@ -5,18 +5,6 @@ import XCTest
 /// equalities given as values of the callback protocols instead of closures, and
 /// `mapAll`, whose one selection call stands for a fan-out of maps.
 final class CallableValueTests: XCTestCase {
-    /// Logs every value it is run with.
-    struct LogEffect: EffectFunction {
-        let name: String
-        let log: Recorder<String>
-        var failOn: Int?
-
-        func run(_ value: Int) throws {
-            if value == failOn { throw TestFailure(tag: name) }
-            log.append("\(name):\(value)")
-        }
-    }
-
     /// Equality modulo 10, counting its calls.
     struct LastDigit: EqualityFunction {
         let calls: Recorder<(Int, Int)>

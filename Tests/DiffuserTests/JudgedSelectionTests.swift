@@ -5,18 +5,6 @@ import XCTest
 /// which children it may judge, what it is told about their caches, and how the core
 /// uses its verdicts.
 final class JudgedSelectionTests: XCTestCase {
-    /// Logs every value it is run with.
-    struct LogEffect: EffectFunction {
-        let name: String
-        let log: Recorder<String>
-        var failOn: Int?
-
-        func run(_ value: Int) throws {
-            if value == failOn { throw TestFailure(tag: name) }
-            log.append("\(name):\(value)")
-        }
-    }
-
     /// `==`, logging every comparison a gate makes itself.
     struct CountedEquality: EqualityFunction {
         let log: Recorder<String>

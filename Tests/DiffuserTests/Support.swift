@@ -67,3 +67,15 @@ final class ManualSource<T>: Source, @unchecked Sendable {
         return effects.count
     }
 }
+
+/// An effect on integers that logs "name:value", and fails on `failOn`.
+struct LogEffect: EffectFunction {
+    let name: String
+    let log: Recorder<String>
+    var failOn: Int?
+
+    func run(_ value: Int) throws {
+        if value == failOn { throw TestFailure(tag: name) }
+        log.append("\(name):\(value)")
+    }
+}
