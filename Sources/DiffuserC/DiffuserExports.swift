@@ -140,18 +140,17 @@ struct CEquality: EqualityFunction {
 }
 
 /// A C transform as the core calls it; its results are values of `output`, handed over
-/// with a reference the core drops.
+/// with a reference the core drops, or lent for the run (`dfs_diffuser_map_borrowed`).
 struct CTransform: TransformFunction {
     let function: CFunction<dfs_transform_fn>
-    let output: ValueType
-    /// Whether outputs are borrowed for the run (`dfs_diffuser_map_borrowed`) rather
-    /// than handed over with a reference.
-    let borrowed: Bool
+    /// The type through which the core releases the outputs it was handed; `nil` when
+    /// they are borrowed. (One optional reference rather than a type and a flag keeps
+    /// a map node within a smaller allocation size.)
+    let owned: ValueType?
 
     init(_ callback: CCallback<dfs_transform_fn>, output: ValueType, borrowed: Bool = false) throws {
         function = try CFunction(callback, "transform")
-        self.output = output
-        self.borrowed = borrowed
+        owned = borrowed ? nil : output
     }
 
     @inline(__always)
@@ -160,10 +159,11 @@ struct CTransform: TransformFunction {
         let code = function.fn(value.pointer, &result, function.ctx)
         if code != 0 {
             // A transform that failed after producing a value: do not leak it.
-            if !borrowed, let result { output.releaseFn?(result, output.context.ctx) }
+            if let owned, let result { owned.releaseFn?(result, owned.context.ctx) }
             throw CError.callback("transform", code: code)
         }
-        return borrowed ? CValue(result) : output.adopt(result)
+        guard let owned else { return CValue(result) }
+        return owned.adopt(result)
     }
 }
 
