@@ -168,34 +168,21 @@ struct CTransform: TransformFunction {
 }
 
 /// A C selection of many parts (`dfs_select_all_fn`) as the core calls it; its parts are
-/// values of `output`, handed over with a reference the core drops.
+/// values of the output type, handed over with a reference the core drops, or lent.
 struct CSelection: SelectionFunction {
     let function: CFunction<dfs_select_all_fn>
-    let output: ValueType
-    /// Whether parts are borrowed for the run (`dfs_diffuser_map_all_borrowed`).
-    let borrowed: Bool
+    /// The type through which the core releases the parts it was handed; `nil` when they
+    /// are borrowed for the run (`dfs_diffuser_map_all_borrowed`), as for `CTransform`.
+    let owned: ValueType?
 
     init(_ callback: CCallback<dfs_select_all_fn>, output: ValueType, borrowed: Bool) throws {
         function = try CFunction(callback, "select")
-        self.output = output
-        self.borrowed = borrowed
+        owned = borrowed ? nil : output
     }
 
     func selectAll(_ value: CValue, count: Int, into parts: inout ContiguousArray<CValue>) throws {
-        try withUnsafeTemporaryAllocation(of: UnsafeRawPointer?.self, capacity: count) { out in
-            out.initialize(repeating: nil)
-            var produced = 0
-            let code = function.fn(value.pointer, count, out.baseAddress, &produced, function.ctx)
-            let made = code == 0 ? count : min(produced, count)
-            parts.reserveCapacity(made)
-            if borrowed {
-                for i in 0..<made { parts.append(CValue(out[i])) }
-            } else {
-                for i in 0..<made { parts.append(output.adopt(out[i])) }
-            }
-            if code != 0 {
-                throw CError.callback("select (part \(made) of \(count))", code: code)
-            }
+        try collectParts(count, into: &parts, adoptedBy: owned) { out, produced in
+            function.fn(value.pointer, count, out, produced, function.ctx)
         }
     }
 }
@@ -240,20 +227,37 @@ struct CJudgedSelection: SelectionFunction {
     ) throws {
         try withUnsafeTemporaryAllocation(of: dfs_cached_part.self, capacity: count) { views in
             for i in 0..<count { views.initializeElement(at: i, to: cached(i)) }
-            try withUnsafeTemporaryAllocation(of: UnsafeRawPointer?.self, capacity: count) { out in
-                out.initialize(repeating: nil)
-                var produced = 0
-                let code = verdicts.withMemoryRebound(to: Int8.self) { verdict in
-                    function.fn(value.pointer, count, views.baseAddress, out.baseAddress, verdict.baseAddress,
-                                &produced, function.ctx)
-                }
-                let made = code == 0 ? count : min(produced, count)
-                parts.reserveCapacity(made)
-                for i in 0..<made { parts.append(CValue(out[i])) }
-                if code != 0 {
-                    throw CError.callback("select (part \(made) of \(count))", code: code)
+            try collectParts(count, into: &parts, adoptedBy: nil) { out, produced in
+                verdicts.withMemoryRebound(to: Int8.self) { verdict in
+                    function.fn(value.pointer, count, views.baseAddress, out, verdict.baseAddress, produced,
+                                function.ctx)
                 }
             }
+        }
+    }
+}
+
+/// Calls a C selection with an output array of `count` parts (all NULL on entry) and
+/// appends the parts it reports made to `parts`: all of them, or the first `*produced`
+/// when it fails, which then throws. Parts are adopted through `owner` (they come with a
+/// reference the core drops), or borrowed when it is `nil`.
+private func collectParts(
+    _ count: Int, into parts: inout ContiguousArray<CValue>, adoptedBy owner: ValueType?,
+    _ select: (_ out: UnsafeMutablePointer<UnsafeRawPointer?>?, _ produced: UnsafeMutablePointer<Int>) -> Int32
+) throws {
+    try withUnsafeTemporaryAllocation(of: UnsafeRawPointer?.self, capacity: count) { out in
+        out.initialize(repeating: nil)
+        var produced = 0
+        let code = select(out.baseAddress, &produced)
+        let made = code == 0 ? count : min(produced, count)
+        parts.reserveCapacity(made)
+        if let owner {
+            for i in 0..<made { parts.append(owner.adopt(out[i])) }
+        } else {
+            for i in 0..<made { parts.append(CValue(out[i])) }
+        }
+        if code != 0 {
+            throw CError.callback("select (part \(made) of \(count))", code: code)
         }
     }
 }
