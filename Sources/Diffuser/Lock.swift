@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -11,31 +12,87 @@ import Darwin
 ///
 /// `Synchronization.Mutex` only offers scoped locking; the run serializer needs to
 /// hold a lock across a whole `run` and to take two locks at once when graphs merge.
+///
+/// Every `run` takes one of these (two through the C ABI, with the handle table's), so
+/// the uncontended case is one atomic compare-and-swap to lock and one atomic exchange
+/// to unlock, inlined, with no call into the C library. Only a thread that finds the
+/// lock held goes to sleep, on a pthread condition variable; the state word records
+/// that someone may be sleeping, so that only then does `unlock` wake a sleeper. (This
+/// is the classic three-state futex mutex, with the condition variable and its mutex
+/// standing in for the futex, which Swift cannot call portably.)
 @_spi(Bindings)
 public final class Lock: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    /// 0: free; 1: held; 2: held, and a thread may be sleeping until it is free.
+    @usableFromInline
+    let state = Atomic<UInt32>(0)
+    /// Guard `wakeup`: a sleeper checks the state and waits under `sleepers`, and a
+    /// waker signals under it, so a wake-up cannot fall between the check and the wait.
+    private let sleepers: UnsafeMutablePointer<pthread_mutex_t>
+    private let wakeup: UnsafeMutablePointer<pthread_cond_t>
 
     public init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
+        sleepers = .allocate(capacity: 1)
+        sleepers.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(sleepers, nil)
+        wakeup = .allocate(capacity: 1)
+        wakeup.initialize(to: pthread_cond_t())
+        pthread_cond_init(wakeup, nil)
     }
 
     deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deinitialize(count: 1)
-        mutex.deallocate()
+        pthread_cond_destroy(wakeup)
+        wakeup.deinitialize(count: 1)
+        wakeup.deallocate()
+        pthread_mutex_destroy(sleepers)
+        sleepers.deinitialize(count: 1)
+        sleepers.deallocate()
     }
 
-    public func lock() { pthread_mutex_lock(mutex) }
+    @inlinable
+    @inline(__always)
+    public func lock() {
+        if !state.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged {
+            lockContended()
+        }
+    }
 
-    public func unlock() { pthread_mutex_unlock(mutex) }
+    @inlinable
+    @inline(__always)
+    public func unlock() {
+        if state.exchange(0, ordering: .releasing) == 2 {
+            wakeOne()
+        }
+    }
 
     /// Runs `body` with the lock held.
+    @inlinable
     public func withLock<R>(_ body: () throws -> R) rethrows -> R {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        lock()
+        defer { unlock() }
         return try body()
+    }
+
+    /// The lock was held: mark it contended and sleep until it is free. Whoever takes it
+    /// here leaves it marked contended, which at worst costs one needless wake-up.
+    @usableFromInline
+    @inline(never)
+    func lockContended() {
+        while state.exchange(2, ordering: .acquiring) != 0 {
+            pthread_mutex_lock(sleepers)
+            if state.load(ordering: .relaxed) == 2 {
+                pthread_cond_wait(wakeup, sleepers)
+            }
+            pthread_mutex_unlock(sleepers)
+        }
+    }
+
+    /// Wakes one sleeper, if any, after an unlock of a contended lock.
+    @usableFromInline
+    @inline(never)
+    func wakeOne() {
+        pthread_mutex_lock(sleepers)
+        pthread_cond_signal(wakeup)
+        pthread_mutex_unlock(sleepers)
     }
 }
 

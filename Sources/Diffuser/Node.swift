@@ -24,9 +24,15 @@ class AnyNode {
 
     /// The serializer this node last recorded, if any; may have been merged since.
     final func loadSerializer() -> Serializer? {
+        recordedSerializer()?.takeUnretainedValue()
+    }
+
+    /// `loadSerializer()` without a reference: valid while this node lives, since the
+    /// node holds its serializer and a replaced one is held by its replacement.
+    final func recordedSerializer() -> Unmanaged<Serializer>? {
         let bits = serializerAddress.load(ordering: .acquiring)
         guard let pointer = UnsafeRawPointer(bitPattern: bits) else { return nil }
-        return Unmanaged<Serializer>.fromOpaque(pointer).takeUnretainedValue()
+        return Unmanaged<Serializer>.fromOpaque(pointer)
     }
 
     /// Records `serializer` as this node's. Call with `Serializer.graphLock` held, and only

@@ -38,7 +38,7 @@ final class Serializer: @unchecked Sendable {
     /// `AnyNode.loadSerializer`), so they live as long as this one.
     private var absorbed: [Serializer] = []
     /// Runs requested by the owner thread during a pass. Touched only by the owner.
-    var pending: [() throws -> Void] = []
+    @exclusivity(unchecked) var pending: [() throws -> Void] = []
 
     init() {}
 
@@ -146,14 +146,20 @@ final class Serializer: @unchecked Sendable {
     static func perform(on node: AnyNode, _ pass: () throws -> Void, queued: () -> () throws -> Void) throws {
         let me = currentThreadID()
         var serializer: Serializer
-        if let recorded = node.loadSerializer(), recorded.owner.load(ordering: .acquiring) != me {
-            // The common case: a graph that ran before and was not merged since. One lock.
-            recorded.lock.lock()
-            if recorded.forward == nil {
-                try recorded.run(pass, me: me)
-                return
+        if let recorded = node.recordedSerializer() {
+            // The common case: a graph that ran before and was not merged since. One lock,
+            // and no reference counting: the node keeps its serializer alive.
+            let done = try recorded._withUnsafeGuaranteedRef { recorded in
+                guard recorded.owner.load(ordering: .acquiring) != me else { return false }
+                recorded.lock.lock()
+                if recorded.forward == nil {
+                    try recorded.run(pass, me: me)
+                    return true
+                }
+                recorded.lock.unlock()
+                return false
             }
-            recorded.lock.unlock()
+            if done { return }
         }
         graphLock.lock()
         var found = resolveLocked(node, me: me)

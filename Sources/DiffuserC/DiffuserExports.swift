@@ -489,10 +489,10 @@ public func dfs_diffuser_invert(_ child: OpaquePointer?, _ out: UnsafeMutablePoi
 public func dfs_diffuser_run(_ diffuser: OpaquePointer?, _ value: UnsafeRawPointer?) -> dfs_status {
     guarded {
         let target = try lookupDiffuser(diffuser)
-        let type = target.type.type
         // The value is borrowed for this call: gates retain it only if they cache it, and
-        // a run queued from inside an effect retains it when queued.
-        try target.diffuser.tryRun(CValue(value), keepingQueued: { try type.kept($0) })
+        // a run queued from inside an effect retains it when queued. (The type is read
+        // through `target` only then, so that a run does not retain it.)
+        try target.diffuser.tryRun(CValue(value), keepingQueued: { try target.type.type.kept($0) })
     }
 }
 
