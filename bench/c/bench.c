@@ -9,7 +9,15 @@
  * unchanged section with the base model (what copy-on-write gives in Swift).
  *
  * Library: into_all(sections: map(section_i, into_all(fields: map(field_j, into(sink)))))
- * built through the C API. Screen, section and string types are made with dfs_type_new
+ * built through the C API, one dfs_diffuser_map per map. A second form, `judged`, is the
+ * same tree with each fan-out of maps made by one judging selection
+ * (dfs_diffuser_map_all_judged): the selection makes every part of a fan-out in one call
+ * and compares each with the cache of the gate it goes to, using the parts' own equality;
+ * the core still decides which gates may be judged, caches, and runs the effects. The
+ * ten fields of a section are two fan-outs (strings, ints), as a fan-out's parts share
+ * one type. The targets are checked against the first form; the second shows what the
+ * C ABI offers callers whose selections can compare cheaply. Before measuring, every
+ * renderer must run the same effects on the same screens. Screen, section and string types are made with dfs_type_new
  * (equality comparing contents, with an identity fast path); values are borrowed (no
  * retain/release) because the models outlive the runs. Ints travel in the pointer
  * (dfs_type_pointer).
@@ -247,8 +255,79 @@ static dfs_diffuser *build_library(void) {
     return root;
 }
 
+/* The judged form: every fan-out of maps is one selection that also compares. A verdict
+ * is given only for a judged child holding a value, and is what the parts' type's
+ * equality says. */
+static int select_sections_judged(const void *value, size_t count, const dfs_cached_part *cached,
+                                  const void **out, signed char *verdict, size_t *produced, void *ctx) {
+    (void)produced, (void)ctx;
+    const screen *sc = value;
+    for (size_t i = 0; i < count; i++) {
+        const section *part = sc->sections[i];
+        out[i] = part;
+        if (cached[i].generation != 0 && cached[i].present)
+            verdict[i] = section_eq(cached[i].value, part) ? DFS_PART_UNCHANGED : DFS_PART_CHANGED;
+    }
+    return 0;
+}
+
+static int select_strings_judged(const void *value, size_t count, const dfs_cached_part *cached,
+                                 const void **out, signed char *verdict, size_t *produced, void *ctx) {
+    (void)produced, (void)ctx;
+    const section *s = value;
+    for (size_t k = 0; k < count; k++) {
+        out[k] = s->s[k];
+        if (cached[k].generation != 0 && cached[k].present)
+            verdict[k] = str_eq(cached[k].value, s->s[k]) ? DFS_PART_UNCHANGED : DFS_PART_CHANGED;
+    }
+    return 0;
+}
+
+static int select_ints_judged(const void *value, size_t count, const dfs_cached_part *cached,
+                              const void **out, signed char *verdict, size_t *produced, void *ctx) {
+    (void)produced, (void)ctx;
+    const section *s = value;
+    for (size_t k = 0; k < count; k++) {
+        const void *part = (const void *)(intptr_t)s->i[k];
+        out[k] = part;
+        if (cached[k].generation != 0 && cached[k].present)
+            verdict[k] = cached[k].value == part ? DFS_PART_UNCHANGED : DFS_PART_CHANGED;
+    }
+    return 0;
+}
+
+/* One fan-out of `count` gated leaves of `type`, judged by `select`. */
+static dfs_diffuser *judged_leaves(dfs_type *type, dfs_select_judged_fn select, dfs_effect_fn effect, int count) {
+    dfs_diffuser *leaves[FIELDS];
+    for (int k = 0; k < count; k++) must(dfs_diffuser_into(type, effect, NULL, NULL, &leaves[k]), "into");
+    dfs_diffuser *all = NULL;
+    must(dfs_diffuser_map_all_judged(section_type, select, NULL, NULL, leaves, (size_t)count, &all), "map_all_judged");
+    for (int k = 0; k < count; k++) dfs_diffuser_release(leaves[k]);
+    return all;
+}
+
+static dfs_diffuser *build_library_judged(void) {
+    dfs_diffuser *sections[SECTIONS];
+    for (int i = 0; i < SECTIONS; i++) {
+        dfs_diffuser *halves[2] = {
+            judged_leaves(string_type, select_strings_judged, sink_string, STRINGS),
+            judged_leaves(dfs_type_pointer(), select_ints_judged, sink_int, FIELDS - STRINGS),
+        };
+        must(dfs_diffuser_into_all(section_type, halves, 2, &sections[i]), "into_all");
+        dfs_diffuser_release(halves[0]);
+        dfs_diffuser_release(halves[1]);
+    }
+    dfs_diffuser *all = NULL, *root = NULL;
+    must(dfs_diffuser_map_all_judged(screen_type, select_sections_judged, NULL, NULL, sections, SECTIONS, &all),
+         "map_all_judged");
+    for (int i = 0; i < SECTIONS; i++) dfs_diffuser_release(sections[i]);
+    must(dfs_diffuser_into_all(screen_type, &all, 1, &root), "into_all");
+    dfs_diffuser_release(all);
+    return root;
+}
+
 /* ------------------------------------------------------------------------------------
- * Renderers: the library and the two baselines behind one interface
+ * Renderers: the library (two forms) and the two baselines behind one interface
  * ------------------------------------------------------------------------------------ */
 
 typedef struct renderer {
@@ -259,6 +338,8 @@ typedef struct renderer {
 } renderer;
 
 static void *library_make(void) { return build_library(); }
+
+static void *judged_make(void) { return build_library_judged(); }
 
 static void library_render(void *self, const screen *sc) {
     if (dfs_diffuser_run(self, sc) != DFS_OK) {
@@ -328,8 +409,10 @@ static void hand_tree_render(void *self, const screen *sc) {
     t->screen = sc;
 }
 
-static const renderer renderers[3] = {
+enum { RENDERERS = 4 };
+static const renderer renderers[RENDERERS] = {
     {"library", library_make, library_render, library_destroy},
+    {"judged", judged_make, library_render, library_destroy},
     {"hand", hand_make, hand_render, free},
     {"hand-tree", hand_tree_make, hand_tree_render, free},
 };
@@ -376,6 +459,27 @@ static double measure_build(const renderer *r, int iterations) {
     return (double)elapsed / iterations;
 }
 
+/* Before measuring: every renderer must run the same effects on the same sequence of
+ * screens (same sink sums), or the figures would compare different work. */
+static void check_renderers_agree(const screen *const *sequence, int length) {
+    uint64_t expected = 0;
+    for (int r = 0; r < RENDERERS; r++) {
+        uint64_t saved = sink_accumulator;
+        sink_accumulator = 0;
+        void *self = renderers[r].make();
+        for (int k = 0; k < length; k++) renderers[r].render(self, sequence[k]);
+        renderers[r].destroy(self);
+        uint64_t got = sink_accumulator;
+        sink_accumulator = saved;
+        if (r == 0) {
+            expected = got;
+        } else if (got != expected) {
+            fprintf(stderr, "renderer %s ran different effects than %s\n", renderers[r].name, renderers[0].name);
+            exit(1);
+        }
+    }
+}
+
 static int compare_doubles(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -388,12 +492,12 @@ static double median(double *xs, int n) {
 
 /* Native bytes per leaf of a built tree (and after its first run, which gives the
  * graph its serializer and fills the caches). */
-static void memory_per_leaf(const screen *base, double *built, double *after_run) {
+static void memory_per_leaf(dfs_diffuser *(*build)(void), const screen *base, double *built, double *after_run) {
     enum { TREES = 20 };
     dfs_diffuser *trees[TREES];
     malloc_trim(0);
     size_t before = mallinfo2().uordblks;
-    for (int t = 0; t < TREES; t++) trees[t] = build_library();
+    for (int t = 0; t < TREES; t++) trees[t] = build();
     size_t mid = mallinfo2().uordblks;
     for (int t = 0; t < TREES; t++) library_render(trees[t], base);
     size_t after = mallinfo2().uordblks;
@@ -428,6 +532,9 @@ int main(int argc, char **argv) {
     screen *ten_pct = shallow_copy(base);
     for (int leaf = 3; leaf < LEAVES; leaf += 10) edit(ten_pct, leaf, 1, 1);
 
+    const screen *sequence[] = {base, one_leaf, ten_pct, one_leaf_deep, deep_copy(base), base, one_leaf, base};
+    check_renderers_agree(sequence, (int)(sizeof sequence / sizeof sequence[0]));
+
     scenario scenarios[] = {
         {"unchanged-same", base, base},
         {"unchanged-equal", base, deep_copy(base)},
@@ -437,8 +544,8 @@ int main(int argc, char **argv) {
     };
     enum { SCENARIOS = sizeof scenarios / sizeof scenarios[0] };
     const char *names[SCENARIOS + 1];
-    double results[SCENARIOS + 1][3];
-    double *samples = malloc(sizeof(double) * (size_t)rounds * 3);
+    double results[SCENARIOS + 1][RENDERERS];
+    double *samples = malloc(sizeof(double) * (size_t)rounds * RENDERERS);
 
     int shown[SCENARIOS + 1];
     for (int s = 0; s < SCENARIOS; s++) {
@@ -446,37 +553,48 @@ int main(int argc, char **argv) {
         shown[s] = only == NULL || strcmp(only, names[s]) == 0;
         if (!shown[s]) continue;
         for (int round = 0; round < rounds; round++)
-            for (int r = 0; r < 3; r++) samples[r * rounds + round] = measure_runs(&renderers[r], &scenarios[s], 400);
-        for (int r = 0; r < 3; r++) results[s][r] = median(samples + r * rounds, rounds);
+            for (int r = 0; r < RENDERERS; r++)
+                samples[r * rounds + round] = measure_runs(&renderers[r], &scenarios[s], 400);
+        for (int r = 0; r < RENDERERS; r++) results[s][r] = median(samples + r * rounds, rounds);
     }
     names[SCENARIOS] = "build";
     shown[SCENARIOS] = only == NULL || strcmp(only, "build") == 0;
     if (shown[SCENARIOS]) {
         for (int round = 0; round < rounds; round++)
-            for (int r = 0; r < 3; r++) samples[r * rounds + round] = measure_build(&renderers[r], 40);
-        for (int r = 0; r < 3; r++) results[SCENARIOS][r] = median(samples + r * rounds, rounds);
+            for (int r = 0; r < RENDERERS; r++) samples[r * rounds + round] = measure_build(&renderers[r], 40);
+        for (int r = 0; r < RENDERERS; r++) results[SCENARIOS][r] = median(samples + r * rounds, rounds);
     }
 
-    double built = 0, after_run = 0;
-    if (only == NULL) memory_per_leaf(base, &built, &after_run);
+    double built = 0, after_run = 0, judged_built = 0, judged_after_run = 0;
+    if (only == NULL) {
+        memory_per_leaf(build_library, base, &built, &after_run);
+        memory_per_leaf(build_library_judged, base, &judged_built, &judged_after_run);
+    }
 
+    /* results[s]: library, judged, hand, hand-tree */
     if (tsv) {
-        for (int s = 0; s <= SCENARIOS; s++)
-            if (shown[s]) printf("c\t%s\t%.1f\t%.1f\t%.1f\n", names[s], results[s][0], results[s][1], results[s][2]);
-        if (only == NULL)
-            printf("# memory per leaf (bytes): library %.1f built, %.1f after a run; hand %.1f; hand-tree %.1f\n", built,
-               after_run, (double)sizeof(hand) / LEAVES, (double)sizeof(hand_tree) / LEAVES);
-    } else {
-        printf("Diffuser C benchmark: 100 sections x 10 fields, median of %d interleaved rounds\n", rounds);
-        printf("scenario          library ns    hand ns  hand-tree ns   x hand  x hand-tree\n");
         for (int s = 0; s <= SCENARIOS; s++) {
             if (!shown[s]) continue;
-            double l = results[s][0], h = results[s][1], t = results[s][2];
-            printf("%-16s%12.0f%11.0f%14.0f%9.2f%13.2f\n", names[s], l, h, t, l / h, l / t);
+            printf("c\t%s\t%.1f\t%.1f\t%.1f\n", names[s], results[s][0], results[s][2], results[s][3]);
+            printf("c-judged\t%s\t%.1f\t%.1f\t%.1f\n", names[s], results[s][1], results[s][2], results[s][3]);
+        }
+        if (only == NULL)
+            printf("# memory per leaf (bytes): library %.1f built, %.1f after a run; judged %.1f built, %.1f after a "
+                   "run; hand %.1f; hand-tree %.1f\n",
+                   built, after_run, judged_built, judged_after_run, (double)sizeof(hand) / LEAVES,
+                   (double)sizeof(hand_tree) / LEAVES);
+    } else {
+        printf("Diffuser C benchmark: 100 sections x 10 fields, median of %d interleaved rounds\n", rounds);
+        printf("scenario          library ns    hand ns  hand-tree ns   x hand  x hand-tree   judged ns  x hand-tree\n");
+        for (int s = 0; s <= SCENARIOS; s++) {
+            if (!shown[s]) continue;
+            double l = results[s][0], j = results[s][1], h = results[s][2], t = results[s][3];
+            printf("%-16s%12.0f%11.0f%14.0f%9.2f%13.2f%12.0f%13.2f\n", names[s], l, h, t, l / h, l / t, j, j / t);
         }
         if (only == NULL) {
             printf("\nnative memory per leaf node (mallinfo2, %d leaves per tree):\n", LEAVES);
             printf("  library   %7.1f bytes built, %7.1f bytes after the first run\n", built, after_run);
+            printf("  judged    %7.1f bytes built, %7.1f bytes after the first run\n", judged_built, judged_after_run);
             printf("  hand      %7.1f bytes   hand-tree %5.1f bytes\n", (double)sizeof(hand) / LEAVES,
                    (double)sizeof(hand_tree) / LEAVES);
         }
