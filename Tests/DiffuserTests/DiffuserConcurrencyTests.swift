@@ -4,17 +4,6 @@ import XCTest
 
 /// These tests fail (lost updates, broken cache chains) when runs are not serialized.
 final class DiffuserConcurrencyTests: XCTestCase {
-    /// A counter that is deliberately not thread-safe and slow to update, so that two
-    /// effects running at once lose increments.
-    final class RacyCounter: @unchecked Sendable {
-        var value = 0
-        func increment() {
-            let read = value
-            for _ in 0..<50 { _ = UInt64.random(in: 0...1) }
-            value = read + 1
-        }
-    }
-
     func testRunsFromManyThreadsAreSerializedAndNoneIsLost() {
         let counter = RacyCounter()
         let d = Diffuser<Int>.intoAlways { _ in counter.increment() }

@@ -4,24 +4,14 @@ import XCTest
 
 /// The run lock: exclusion, sleeping waiters that are woken, and release on a throw.
 final class LockTests: XCTestCase {
-    /// Not thread-safe on purpose: two threads inside `bump` at once lose increments.
-    final class Racy: @unchecked Sendable {
-        var value = 0
-        func bump() {
-            let read = value
-            for _ in 0..<20 { _ = UInt64.random(in: 0...1) }
-            value = read + 1
-        }
-    }
-
     func testExcludesUnderContention() {
         let lock = Lock()
-        let racy = Racy()
+        let racy = RacyCounter()
         let threads = 8, perThread = 3_000
         DispatchQueue.concurrentPerform(iterations: threads) { _ in
             for _ in 0..<perThread {
                 lock.lock()
-                racy.bump()
+                racy.increment()
                 lock.unlock()
             }
         }
@@ -33,7 +23,7 @@ final class LockTests: XCTestCase {
         // The holder keeps the lock long enough for every other thread to go to sleep on
         // it; each must be woken in turn, or the test hangs.
         let lock = Lock()
-        let racy = Racy()
+        let racy = RacyCounter()
         let holding = DispatchSemaphore(value: 0)
         let done = DispatchGroup()
         lock.lock()
@@ -42,7 +32,7 @@ final class LockTests: XCTestCase {
             done.enter()
             Thread.detachNewThread {
                 holding.signal()
-                lock.withLock { racy.bump() }
+                lock.withLock { racy.increment() }
                 done.leave()
             }
         }

@@ -13,6 +13,17 @@ final class Recorder<T>: @unchecked Sendable {
     func clear() { lock.lock(); storage.removeAll(); lock.unlock() }
 }
 
+/// A counter that is deliberately not thread-safe and slow to update, so that two
+/// threads inside `increment` at once lose increments: what the locking tests detect.
+final class RacyCounter: @unchecked Sendable {
+    var value = 0
+    func increment() {
+        let read = value
+        for _ in 0..<50 { _ = UInt64.random(in: 0...1) }
+        value = read + 1
+    }
+}
+
 /// A deterministic pseudo-random generator (SplitMix64), so property tests replay.
 struct SeededGenerator: RandomNumberGenerator {
     private var state: UInt64
