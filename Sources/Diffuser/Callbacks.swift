@@ -149,18 +149,18 @@ struct StandardEquality<Value: Equatable>: EqualityFunction {
 public protocol SelectionFunction {
     associatedtype Input
     associatedtype Output
-    /// Appends the part for each of the first `count` children, in order, to `parts`,
-    /// which comes in empty.
+    /// Appends the part for each child, in order, to `parts`, which comes in empty with
+    /// room for one part per child (`parts.capacity`).
     ///
     /// To fail, throw after appending the parts made so far: their children still run,
     /// in order, then the pass aborts with the error, as if the transform of the next
     /// child had thrown. If one of those children fails too, the pass stops there and
-    /// still reports the selection's error, the first one thrown. Parts past `count` are
-    /// ignored; children past the last part do not run.
-    func selectAll(_ value: Input, count: Int, into parts: inout ContiguousArray<Output>) throws
+    /// still reports the selection's error, the first one thrown. Parts past the
+    /// capacity are ignored; children past the last part do not run.
+    func selectAll(_ value: Input, into parts: inout SelectedParts<Output>) throws
 
-    /// Whether `mapAll` calls `selectAll(_:count:judging:into:verdicts:)` instead of
-    /// `selectAll(_:count:into:)`. False unless a conformance says otherwise.
+    /// Whether `mapAll` calls `selectAll(_:judging:into:verdicts:)` instead of
+    /// `selectAll(_:into:)`. False unless a conformance says otherwise.
     ///
     /// A selection judges parts when comparing a part with its child's cache costs much
     /// less inside the selection than in the child: a binding that would otherwise make
@@ -168,10 +168,10 @@ public protocol SelectionFunction {
     /// selects the parts.
     static var judgesParts: Bool { get }
 
-    /// `selectAll(_:count:into:)` that may also judge each part against the cache of the
+    /// `selectAll(_:into:)` that may also judge each part against the cache of the
     /// child that receives it, before any child runs.
     ///
-    /// `verdicts` has `count` elements, all `.unknown` on entry. For a child that
+    /// `verdicts` has one element per child, all `.unknown` on entry. For a child that
     /// `children` reports as judged, the selection may set `.unchanged` if the part
     /// equals the cached value (the child is then not run: an equality gate would stop
     /// the part anyway), or `.changed` if it differs (the gate lets the part through
@@ -180,10 +180,10 @@ public protocol SelectionFunction {
     /// ignored. A part judged `.unchanged` is still appended (any value will do: it is
     /// not used).
     ///
-    /// The default ignores `children` and `verdicts` and calls `selectAll(_:count:into:)`.
+    /// The default ignores `children` and `verdicts` and calls `selectAll(_:into:)`.
     func selectAll(
-        _ value: Input, count: Int, judging children: JudgedChildren<Output>,
-        into parts: inout ContiguousArray<Output>, verdicts: UnsafeMutableBufferPointer<PartVerdict>
+        _ value: Input, judging children: JudgedChildren<Output>,
+        into parts: inout SelectedParts<Output>, verdicts: UnsafeMutableBufferPointer<PartVerdict>
     ) throws
 }
 
@@ -195,9 +195,9 @@ extension SelectionFunction {
     /// Selects the parts and leaves every verdict `.unknown`.
     @inlinable
     public func selectAll(
-        _ value: Input, count: Int, judging children: JudgedChildren<Output>,
-        into parts: inout ContiguousArray<Output>, verdicts: UnsafeMutableBufferPointer<PartVerdict>
+        _ value: Input, judging children: JudgedChildren<Output>,
+        into parts: inout SelectedParts<Output>, verdicts: UnsafeMutableBufferPointer<PartVerdict>
     ) throws {
-        try selectAll(value, count: count, into: &parts)
+        try selectAll(value, into: &parts)
     }
 }

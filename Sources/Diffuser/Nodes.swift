@@ -236,6 +236,10 @@ where Transform.Input == A, Transform.Output == B {
 /// A selection that judges parts (`SelectionFunction.judgesParts`) also compares them
 /// with the caches of the gate children it may judge; a part judged unchanged is not
 /// passed, one judged changed is passed without a second comparison.
+///
+/// The parts and verdicts of a pass live in room the node allocates once: a pass of a
+/// node cannot start inside another pass of the same node (a node is never its own
+/// descendant, and nested runs are queued), so one pass at a time uses it.
 @usableFromInline
 final class MapAllNode<A, B, Selection: SelectionFunction>: Node<A>
 where Selection.Input == A, Selection.Output == B {
@@ -250,10 +254,12 @@ where Selection.Input == A, Selection.Output == B {
     /// selection may judge, else `nil`; empty for other selections.
     @usableFromInline
     let judged: ContiguousArray<Unmanaged<GateNode<B>>?>
-    /// The parts buffer, kept between passes so that a pass allocates nothing. Empty
-    /// outside a pass.
-    @usableFromInline @exclusivity(unchecked)
-    var parts = ContiguousArray<B>()
+    /// Room for one part per child; holds parts only during a pass.
+    @usableFromInline
+    let partRoom: UnsafeMutablePointer<B>
+    /// Room for one verdict per child, for a judging selection.
+    @usableFromInline
+    let verdictRoom: UnsafeMutablePointer<PartVerdict>
 
     @inlinable
     init(_ selection: Selection, _ children: ContiguousArray<Node<B>>) {
@@ -261,47 +267,45 @@ where Selection.Input == A, Selection.Output == B {
         self.children = children
         self.fastChildren = ContiguousArray(children.lazy.map { Unmanaged.passUnretained($0) })
         self.judged = Selection.judgesParts ? judgeableGates(children) : []
+        self.partRoom = .allocate(capacity: children.count)
+        self.verdictRoom = .allocate(capacity: Selection.judgesParts ? children.count : 0)
         super.init(step: { node, value in
             let me = unsafeDowncast(node, to: MapAllNode<A, B, Selection>.self)
             let count = me.fastChildren.count
             if count == 0 { return }
-            // Take the buffer for the pass; a pass of this node cannot start inside it
-            // (a node is never its own descendant, and nested runs are queued), but the
-            // buffer is emptied and returned whatever happens.
-            var parts = ContiguousArray<B>()
-            swap(&parts, &me.parts)
-            defer {
-                parts.removeAll(keepingCapacity: true)
-                swap(&parts, &me.parts)
-            }
+            var parts = SelectedParts(me.partRoom, capacity: count)
+            defer { parts.destroyAll() }
             if Selection.judgesParts {
-                try withUnsafeTemporaryAllocation(of: PartVerdict.self, capacity: count) { verdicts in
-                    verdicts.initialize(repeating: .unknown)
-                    try me.judged.withUnsafeBufferPointer { judged in
-                        try me.pass(value, parts: &parts) {
-                            try me.selection.selectAll(
-                                value, count: count, judging: JudgedChildren(judged), into: &$0, verdicts: verdicts)
-                        } skipping: { i in
-                            // A verdict counts only for a judged child, and `.unchanged`
-                            // only if the gate has a cache to be equal to.
-                            guard let gate = judged[i] else { return false }
-                            return gate._withUnsafeGuaranteedRef { gate in
-                                switch verdicts[i] {
-                                case .unchanged: return gate.hasCache
-                                case .changed: gate.judgedChanged = true
-                                default: break
-                                }
-                                return false
+                let verdicts = UnsafeMutableBufferPointer(start: me.verdictRoom, count: count)
+                verdicts.initialize(repeating: .unknown)
+                try me.judged.withUnsafeBufferPointer { judged in
+                    try me.pass(value, parts: &parts) {
+                        try me.selection.selectAll(value, judging: JudgedChildren(judged), into: &$0, verdicts: verdicts)
+                    } skipping: { i in
+                        // A verdict counts only for a judged child, and `.unchanged`
+                        // only if the gate has a cache to be equal to.
+                        guard let gate = judged[i] else { return false }
+                        return gate._withUnsafeGuaranteedRef { gate in
+                            switch verdicts[i] {
+                            case .unchanged: return gate.hasCache
+                            case .changed: gate.judgedChanged = true
+                            default: break
                             }
+                            return false
                         }
                     }
                 }
             } else {
                 try me.pass(value, parts: &parts) {
-                    try me.selection.selectAll(value, count: count, into: &$0)
+                    try me.selection.selectAll(value, into: &$0)
                 } skipping: { _ in false }
             }
         })
+    }
+
+    deinit {
+        partRoom.deallocate()
+        verdictRoom.deallocate()
     }
 
     /// Selects the parts with `select`, then runs each child on its part in order, except
@@ -309,10 +313,9 @@ where Selection.Input == A, Selection.Output == B {
     @inlinable
     @inline(__always)
     final func pass(
-        _ value: A, parts: inout ContiguousArray<B>,
-        select: (inout ContiguousArray<B>) throws -> Void, skipping skip: (Int) -> Bool
+        _ value: A, parts: inout SelectedParts<B>,
+        select: (inout SelectedParts<B>) throws -> Void, skipping skip: (Int) -> Bool
     ) throws {
-        let count = fastChildren.count
         var failure: (any Error)?
         do {
             try select(&parts)
@@ -321,9 +324,7 @@ where Selection.Input == A, Selection.Output == B {
         }
         do {
             try fastChildren.withUnsafeBufferPointer { children in
-                try parts.withUnsafeBufferPointer { parts in
-                    for i in 0..<min(parts.count, count) where !skip(i) { try children[i].run(parts[i]) }
-                }
+                for i in 0..<parts.count where !skip(i) { try children[i].run(partRoom[i]) }
             }
         } catch {
             // The first failure wins: a selection that failed threw before any child.

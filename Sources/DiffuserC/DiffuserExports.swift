@@ -180,9 +180,14 @@ struct CSelection: SelectionFunction {
         owned = borrowed ? nil : output
     }
 
-    func selectAll(_ value: CValue, count: Int, into parts: inout ContiguousArray<CValue>) throws {
-        try collectParts(count, into: &parts, adoptedBy: owned) { out, produced in
-            function.fn(value.pointer, count, out, produced, function.ctx)
+    @inline(__always)
+    func selectAll(_ value: CValue, into parts: inout SelectedParts<CValue>) throws {
+        let count = parts.capacity
+        try withUnsafeTemporaryAllocation(of: UnsafeRawPointer?.self, capacity: count) { out in
+            for i in 0..<count { out.initializeElement(at: i, to: nil) }
+            var produced = 0
+            let code = function.fn(value.pointer, count, out.baseAddress, &produced, function.ctx)
+            try adoptParts(out, code, produced, into: &parts, adoptedBy: owned)
         }
     }
 }
@@ -199,66 +204,71 @@ struct CJudgedSelection: SelectionFunction {
     static var judgesParts: Bool { true }
 
     /// Without children to judge: every child is reported as not judged.
-    func selectAll(_ value: CValue, count: Int, into parts: inout ContiguousArray<CValue>) throws {
-        try withUnsafeTemporaryAllocation(of: PartVerdict.self, capacity: count) { verdicts in
+    func selectAll(_ value: CValue, into parts: inout SelectedParts<CValue>) throws {
+        try withUnsafeTemporaryAllocation(of: PartVerdict.self, capacity: parts.capacity) { verdicts in
             verdicts.initialize(repeating: .unknown)
-            try call(value, count, into: &parts, verdicts: verdicts) { _ in
+            try call(value, into: &parts, verdicts: verdicts) { _ in
                 dfs_cached_part(generation: 0, present: 0, value: nil)
             }
         }
     }
 
     func selectAll(
-        _ value: CValue, count: Int, judging children: JudgedChildren<CValue>,
-        into parts: inout ContiguousArray<CValue>, verdicts: UnsafeMutableBufferPointer<PartVerdict>
+        _ value: CValue, judging children: JudgedChildren<CValue>,
+        into parts: inout SelectedParts<CValue>, verdicts: UnsafeMutableBufferPointer<PartVerdict>
     ) throws {
-        try call(value, count, into: &parts, verdicts: verdicts) { i in
+        try call(value, into: &parts, verdicts: verdicts) { i in
             let generation = children.generation(of: i)
-            return children.withCachedValue(of: i) { value in
-                dfs_cached_part(generation: generation, present: value == nil ? 0 : 1, value: value?.pointee.pointer)
+            if generation == 0 { return dfs_cached_part(generation: 0, present: 0, value: nil) }
+            return children.withCachedValue(of: i) { cached in
+                dfs_cached_part(generation: generation, present: cached == nil ? 0 : 1, value: cached?.pointee.pointer)
             }
         }
     }
 
-    /// Calls the C selection with what `cached` says of each child.
+    /// Calls the C selection with what `cached` says of each child (the scratch arrays
+    /// live on the stack for the call), then adopts the parts it made.
+    @inline(__always)
     private func call(
-        _ value: CValue, _ count: Int, into parts: inout ContiguousArray<CValue>,
+        _ value: CValue, into parts: inout SelectedParts<CValue>,
         verdicts: UnsafeMutableBufferPointer<PartVerdict>, cached: (Int) -> dfs_cached_part
     ) throws {
+        let count = parts.capacity
         try withUnsafeTemporaryAllocation(of: dfs_cached_part.self, capacity: count) { views in
-            for i in 0..<count { views.initializeElement(at: i, to: cached(i)) }
-            try collectParts(count, into: &parts, adoptedBy: nil) { out, produced in
-                verdicts.withMemoryRebound(to: Int8.self) { verdict in
-                    function.fn(value.pointer, count, views.baseAddress, out, verdict.baseAddress, produced,
-                                function.ctx)
+            try withUnsafeTemporaryAllocation(of: UnsafeRawPointer?.self, capacity: count) { out in
+                for i in 0..<count {
+                    out.initializeElement(at: i, to: nil)
+                    views.initializeElement(at: i, to: cached(i))
                 }
+                var produced = 0
+                let code = verdicts.withMemoryRebound(to: Int8.self) { verdict in
+                    function.fn(value.pointer, count, views.baseAddress, out.baseAddress, verdict.baseAddress,
+                                &produced, function.ctx)
+                }
+                try adoptParts(out, code, produced, into: &parts, adoptedBy: nil)
             }
         }
     }
 }
 
-/// Calls a C selection with an output array of `count` parts (all NULL on entry) and
-/// appends the parts it reports made to `parts`: all of them, or the first `*produced`
-/// when it fails, which then throws. Parts are adopted through `owner` (they come with a
-/// reference the core drops), or borrowed when it is `nil`.
-private func collectParts(
-    _ count: Int, into parts: inout ContiguousArray<CValue>, adoptedBy owner: ValueType?,
-    _ select: (_ out: UnsafeMutablePointer<UnsafeRawPointer?>?, _ produced: UnsafeMutablePointer<Int>) -> Int32
+/// Appends the parts a C selection reported made in `out` to `parts`: all of them, or
+/// the first `produced` when it failed (`code` not 0), which then throws. Parts are
+/// adopted through `owner` (they come with a reference the core drops), or borrowed when
+/// it is `nil`.
+@inline(__always)
+private func adoptParts(
+    _ out: UnsafeMutableBufferPointer<UnsafeRawPointer?>, _ code: Int32, _ produced: Int,
+    into parts: inout SelectedParts<CValue>, adoptedBy owner: ValueType?
 ) throws {
-    try withUnsafeTemporaryAllocation(of: UnsafeRawPointer?.self, capacity: count) { out in
-        out.initialize(repeating: nil)
-        var produced = 0
-        let code = select(out.baseAddress, &produced)
-        let made = code == 0 ? count : min(produced, count)
-        parts.reserveCapacity(made)
-        if let owner {
-            for i in 0..<made { parts.append(owner.adopt(out[i])) }
-        } else {
-            for i in 0..<made { parts.append(CValue(out[i])) }
-        }
-        if code != 0 {
-            throw CError.callback("select (part \(made) of \(count))", code: code)
-        }
+    let count = out.count
+    let made = code == 0 ? count : max(0, min(produced, count))
+    if let owner {
+        for i in 0..<made { parts.append(owner.adopt(out[i])) }
+    } else {
+        for i in 0..<made { parts.append(CValue(out[i])) }
+    }
+    if code != 0 {
+        throw CError.callback("select (part \(made) of \(count))", code: code)
     }
 }
 

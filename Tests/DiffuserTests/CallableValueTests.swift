@@ -29,9 +29,10 @@ final class CallableValueTests: XCTestCase {
         var failOn: Int?
         var failAfter = 0
 
-        func selectAll(_ value: Int, count: Int, into parts: inout ContiguousArray<Int>) throws {
+        func selectAll(_ value: Int, into parts: inout SelectedParts<Int>) throws {
             log.append("select:\(value)")
-            let n = value == failOn ? failAfter : count
+            XCTAssertEqual(parts.count, 0)
+            let n = value == failOn ? failAfter : parts.capacity
             for i in 0..<n { parts.append(value * 10 + i) }
             if value == failOn { throw TestFailure(tag: "select") }
         }
@@ -145,6 +146,63 @@ final class CallableValueTests: XCTestCase {
         let d = Diffuser<Int>.mapAll(calling: Digits(log: log, failOn: 5, failAfter: 3), children)
         XCTAssertThrowsError(try d.tryRun(5)) { XCTAssertEqual($0 as? TestFailure, TestFailure(tag: "select")) }
         XCTAssertEqual(log.values, ["select:5", "a:50"])
+    }
+
+    /// How many `Tracked` parts are alive.
+    final class Census: @unchecked Sendable {
+        var value = 0
+    }
+
+    /// A part that counts how many of its kind are alive.
+    final class Tracked {
+        let value: Int
+        let alive: Census
+        init(_ value: Int, _ alive: Census) {
+            self.value = value
+            self.alive = alive
+            alive.value += 1
+        }
+        deinit { alive.value -= 1 }
+    }
+
+    /// Appends `extra` parts more than there are children; fails on `failOn` after
+    /// making every part.
+    struct Overfull: SelectionFunction {
+        let alive: Census
+        let extra: Int
+        var failOn: Int?
+
+        func selectAll(_ value: Int, into parts: inout SelectedParts<Tracked>) throws {
+            for i in 0..<parts.capacity + extra { parts.append(Tracked(value * 10 + i, alive)) }
+            XCTAssertTrue(parts.isFull)
+            XCTAssertEqual(parts.count, parts.capacity)
+            XCTAssertEqual(parts[0].value, value * 10)
+            if value == failOn { throw TestFailure(tag: "select") }
+        }
+    }
+
+    func testMapAllIgnoresPartsPastItsChildrenAndDestroysEveryPartAfterAPass() {
+        let alive = Census(), log = Recorder<String>()
+        let seen = { (name: String) in
+            Diffuser<Tracked>.intoAlways { (part: Tracked) in
+                XCTAssertGreaterThan(alive.value, 0)
+                log.append("\(name):\(part.value)")
+            }
+        }
+        let failing = Diffuser<Tracked>.intoAlways(throwing: { (part: Tracked) in
+            if part.value == 71 { throw TestFailure(tag: "child") }
+        })
+        let d = Diffuser<Int>.mapAll(calling: Overfull(alive: alive, extra: 3, failOn: 6), [seen("a"), failing, seen("c")])
+        d.run(1)
+        XCTAssertEqual(log.values, ["a:10", "c:12"])
+        XCTAssertEqual(alive.value, 0, "the parts of a pass outlived it")
+        XCTAssertThrowsError(try d.tryRun(6)) { XCTAssertEqual($0 as? TestFailure, TestFailure(tag: "select")) }
+        XCTAssertEqual(alive.value, 0, "the parts of a failed selection outlived the pass")
+        XCTAssertThrowsError(try d.tryRun(7)) { XCTAssertEqual($0 as? TestFailure, TestFailure(tag: "child")) }
+        XCTAssertEqual(alive.value, 0, "the parts of a pass that a child failed outlived it")
+        d.run(2)
+        XCTAssertEqual(log.values, ["a:10", "c:12", "a:60", "c:62", "a:70", "a:20", "c:22"])
+        XCTAssertEqual(alive.value, 0)
     }
 
     func testMapAllWithNoChildrenNeverSelects() {

@@ -36,14 +36,16 @@ final class JudgedSelectionTests: XCTestCase {
         var failOn: Int?
         var failAfter = 0
 
-        func selectAll(_ value: Int, count: Int, into parts: inout ContiguousArray<Int>) throws {
+        func selectAll(_ value: Int, into parts: inout SelectedParts<Int>) throws {
             XCTFail("a judging selection is called with its children")
         }
 
         func selectAll(
-            _ value: Int, count: Int, judging children: JudgedChildren<Int>,
-            into parts: inout ContiguousArray<Int>, verdicts: UnsafeMutableBufferPointer<PartVerdict>
+            _ value: Int, judging children: JudgedChildren<Int>,
+            into parts: inout SelectedParts<Int>, verdicts: UnsafeMutableBufferPointer<PartVerdict>
         ) throws {
+            let count = parts.capacity
+            XCTAssertEqual(parts.count, 0)
             XCTAssertEqual(children.count, count)
             XCTAssertEqual(verdicts.count, count)
             let n = value == failOn ? failAfter : count
