@@ -28,6 +28,7 @@ struct CError: Error {
 
     /// A user callback returned `code`: the message it set with `dfs_set_error`, if it
     /// set one while running, or a description of the callback.
+    @inline(never)
     static func callback(_ role: String, code: Int32) -> CError {
         let message = ThreadError.takePending() ?? "\(role) returned \(code)"
         return CError(status: DFS_ERR_CALLBACK, message: message)

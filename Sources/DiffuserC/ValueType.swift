@@ -44,8 +44,15 @@ final class ValueType: @unchecked Sendable {
     func equal(_ a: UnsafeRawPointer?, _ b: UnsafeRawPointer?) throws -> Bool {
         guard let equalFn else { return a == b }
         let result = equalFn(a, b, context.ctx)
-        if result < 0 { throw CError.callback("equality of type '\(name)'", code: result) }
+        if result < 0 { throw equalityFailure(result) }
         return result != 0
+    }
+
+    /// The error of an equality callback that returned `code`; kept out of line, so that
+    /// the comparison a gate inlines stays small.
+    @inline(never)
+    private func equalityFailure(_ code: Int32) -> CError {
+        CError.callback("equality of type '\(name)'", code: code)
     }
 
     /// A value the core keeps beyond the current call: retained through the type.
