@@ -196,9 +196,12 @@ struct CSelection: SelectionFunction {
 /// parts are borrowed, as those of `dfs_diffuser_map_all_borrowed`.
 struct CJudgedSelection: SelectionFunction {
     let function: CFunction<dfs_select_judged_fn>
+    let scratch: JudgingScratch
 
-    init(_ callback: CCallback<dfs_select_judged_fn>) throws {
+    /// A selection for a fan-out of `count` children.
+    init(_ callback: CCallback<dfs_select_judged_fn>, count: Int) throws {
         function = try CFunction(callback, "select")
+        scratch = JudgingScratch(capacity: count)
     }
 
     static var judgesParts: Bool { true }
@@ -218,36 +221,70 @@ struct CJudgedSelection: SelectionFunction {
         into parts: inout SelectedParts<CValue>, verdicts: UnsafeMutableBufferPointer<PartVerdict>
     ) throws {
         try call(value, into: &parts, verdicts: verdicts) { i in
-            let generation = children.generation(of: i)
-            if generation == 0 { return dfs_cached_part(generation: 0, present: 0, value: nil) }
-            return children.withCachedValue(of: i) { cached in
+            children.withCache(of: i) { generation, cached in
                 dfs_cached_part(generation: generation, present: cached == nil ? 0 : 1, value: cached?.pointee.pointer)
             }
         }
     }
 
-    /// Calls the C selection with what `cached` says of each child (the scratch arrays
-    /// live on the stack for the call), then adopts the parts it made.
+    /// Calls the C selection with what `cached` says of each child, then adopts the
+    /// parts it made. The arrays it is given are the scratch's (on the stack instead for
+    /// a fan-out wider than the scratch, which the node never asks for).
     @inline(__always)
     private func call(
         _ value: CValue, into parts: inout SelectedParts<CValue>,
         verdicts: UnsafeMutableBufferPointer<PartVerdict>, cached: (Int) -> dfs_cached_part
     ) throws {
         let count = parts.capacity
+        if count <= scratch.capacity {
+            try call(value, views: scratch.views, out: scratch.out, into: &parts, verdicts: verdicts, cached: cached)
+            return
+        }
         try withUnsafeTemporaryAllocation(of: dfs_cached_part.self, capacity: count) { views in
             try withUnsafeTemporaryAllocation(of: UnsafeRawPointer?.self, capacity: count) { out in
-                for i in 0..<count {
-                    out.initializeElement(at: i, to: nil)
-                    views.initializeElement(at: i, to: cached(i))
-                }
-                var produced = 0
-                let code = verdicts.withMemoryRebound(to: Int8.self) { verdict in
-                    function.fn(value.pointer, count, views.baseAddress, out.baseAddress, verdict.baseAddress,
-                                &produced, function.ctx)
-                }
-                try adoptParts(out, code, produced, into: &parts, adoptedBy: nil)
+                try call(value, views: views.baseAddress!, out: out.baseAddress!, into: &parts, verdicts: verdicts,
+                         cached: cached)
             }
         }
+    }
+
+    @inline(__always)
+    private func call(
+        _ value: CValue, views: UnsafeMutablePointer<dfs_cached_part>, out: UnsafeMutablePointer<UnsafeRawPointer?>,
+        into parts: inout SelectedParts<CValue>, verdicts: UnsafeMutableBufferPointer<PartVerdict>,
+        cached: (Int) -> dfs_cached_part
+    ) throws {
+        let count = parts.capacity
+        for i in 0..<count {
+            out[i] = nil
+            views[i] = cached(i)
+        }
+        var produced = 0
+        let code = verdicts.withMemoryRebound(to: Int8.self) { verdict in
+            function.fn(value.pointer, count, views, out, verdict.baseAddress, &produced, function.ctx)
+        }
+        try adoptParts(UnsafeMutableBufferPointer(start: out, count: count), code, produced, into: &parts,
+                       adoptedBy: nil)
+    }
+}
+
+/// The arrays a judging C selection is called with, allocated once per fan-out node:
+/// what it is told of each child's cache, and where it puts each part. A node's passes
+/// never overlap (nested runs are queued), so neither do the calls that use them.
+final class JudgingScratch {
+    let capacity: Int
+    let views: UnsafeMutablePointer<dfs_cached_part>
+    let out: UnsafeMutablePointer<UnsafeRawPointer?>
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 0)
+        views = .allocate(capacity: self.capacity)
+        out = .allocate(capacity: self.capacity)
+    }
+
+    deinit {
+        views.deallocate()
+        out.deallocate()
     }
 }
 
@@ -446,8 +483,8 @@ private func mapAllDiffuser<Selection: SelectionFunction>(
         let valueType = try lookupType(type)
         if count > 0 && list == nil { throw CError.null("children") }
         let partType = count > 0 ? try lookupDiffuser(list![0], "children[0]").type.type : ValueType.pointer
-        let made = try selection(partType)
-        return try publish(.mapAll(calling: made, try children(list, count, of: partType)), valueType)
+        let members = try children(list, count, of: partType)
+        return try publish(.mapAll(calling: try selection(partType), members), valueType)
     }
 }
 
@@ -458,7 +495,7 @@ public func dfs_diffuser_map_all_judged(
     _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> dfs_status {
     let callback = CCallback(select, ctx, destroy)
-    return mapAllDiffuser(type, list, count, out) { _ in try CJudgedSelection(callback) }
+    return mapAllDiffuser(type, list, count, out) { _ in try CJudgedSelection(callback, count: count) }
 }
 
 @_cdecl("dfs_diffuser_map_all")

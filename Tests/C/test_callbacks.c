@@ -575,6 +575,15 @@ static int judge_boxes(const void *value, size_t count, const dfs_cached_part *c
 
 static void judge_destroy(void *ctx) { ((judge_ctx *)ctx)->destroyed++; }
 
+/* Fails without storing a part, and reports a nonsense number of parts made. */
+static int judge_nonsense(const void *value, size_t count, const dfs_cached_part *cached, const void **out,
+                          signed char *verdict, size_t *produced, void *ctx) {
+    (void)value, (void)count, (void)cached, (void)out, (void)verdict;
+    log_add(((judge_ctx *)ctx)->log, "nonsense");
+    *produced = (size_t)-1;
+    return 2;
+}
+
 static void test_map_all_judged(void) {
     check_section("map_all_judged: a selection that judges its parts");
     test_log log;
@@ -651,6 +660,20 @@ static void test_map_all_judged(void) {
     CHECK_INT(j.destroyed, 3, "the context of a failed call is destroyed");
     CHECK_STATUS(dfs_diffuser_map_all_judged(NULL, judge_boxes, &j, NULL, &leaf, 1, &out), DFS_ERR_NULL,
                  "a NULL type");
+    dfs_diffuser *many[2] = {leaf, leaf};
+    CHECK_STATUS(dfs_diffuser_map_all_judged(dfs_type_pointer(), judge_boxes, &j, judge_destroy, many,
+                                             (size_t)1 << 40, &out),
+                 DFS_ERR_ARGUMENT, "a count out of range (before anything is sized by it)");
+    CHECK_INT(j.destroyed, 4, "that context is destroyed too");
+
+    /* A selection that fails reporting more parts made than there are children (here
+     * SIZE_MAX, which a signed reading makes negative) ran none of them. */
+    dfs_diffuser *odd = NULL;
+    CHECK_OK(dfs_diffuser_map_all_judged(dfs_type_pointer(), judge_nonsense, &j, NULL, many, 2, &odd),
+             "map_all_judged with a selection that reports nonsense");
+    CHECK_STATUS(dfs_diffuser_run(odd, IV(1)), DFS_ERR_CALLBACK, "its run fails");
+    CHECK_LOG(&log, "nonsense", "no child ran: no part was made");
+    dfs_diffuser_release(odd);
     dfs_diffuser_release(leaf);
     for (int v = 1; v < 8; v++)
         for (int i = 0; i < 4; i++) box_unref(j.pool[v][i]);
