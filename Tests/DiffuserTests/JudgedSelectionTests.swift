@@ -54,9 +54,19 @@ final class JudgedSelectionTests: XCTestCase {
                 let look = Seen(index: i, generation: children.generation(of: i),
                                 cached: children.withCachedValue(of: i) { $0?.pointee })
                 seen.append(look)
+                children.withCache(of: i) { generation, cached in
+                    XCTAssertEqual(generation, look.generation)
+                    XCTAssertEqual(cached?.pointee, look.cached)
+                }
                 let made = part(value, i)
                 parts.append(made)
                 verdicts[i] = verdict(look, made)
+            }
+            for outside in [-1, count] {
+                children.withCache(of: outside) { generation, cached in
+                    XCTAssertEqual(generation, 0, "an index outside the children is not judged")
+                    XCTAssertNil(cached)
+                }
             }
             if value == failOn { throw TestFailure(tag: "select") }
         }
