@@ -196,12 +196,9 @@ struct CSelection: SelectionFunction {
 /// parts are borrowed, as those of `dfs_diffuser_map_all_borrowed`.
 struct CJudgedSelection: SelectionFunction {
     let function: CFunction<dfs_select_judged_fn>
-    let scratch: JudgingScratch
 
-    /// A selection for a fan-out of `count` children.
-    init(_ callback: CCallback<dfs_select_judged_fn>, count: Int) throws {
+    init(_ callback: CCallback<dfs_select_judged_fn>) throws {
         function = try CFunction(callback, "select")
-        scratch = JudgingScratch(capacity: count)
     }
 
     static var judgesParts: Bool { true }
@@ -228,18 +225,14 @@ struct CJudgedSelection: SelectionFunction {
     }
 
     /// Calls the C selection with what `cached` says of each child, then adopts the
-    /// parts it made. The arrays it is given are the scratch's (on the stack instead for
-    /// a fan-out wider than the scratch, which the node never asks for).
+    /// parts it made. The arrays it is given live on the stack for the call (on the heap
+    /// beyond a few dozen children, as the standard library decides).
     @inline(__always)
     private func call(
         _ value: CValue, into parts: inout SelectedParts<CValue>,
         verdicts: UnsafeMutableBufferPointer<PartVerdict>, cached: (Int) -> dfs_cached_part
     ) throws {
         let count = parts.capacity
-        if count <= scratch.capacity {
-            try call(value, views: scratch.views, out: scratch.out, into: &parts, verdicts: verdicts, cached: cached)
-            return
-        }
         try withUnsafeTemporaryAllocation(of: dfs_cached_part.self, capacity: count) { views in
             try withUnsafeTemporaryAllocation(of: UnsafeRawPointer?.self, capacity: count) { out in
                 try call(value, views: views.baseAddress!, out: out.baseAddress!, into: &parts, verdicts: verdicts,
@@ -265,26 +258,6 @@ struct CJudgedSelection: SelectionFunction {
         }
         try adoptParts(UnsafeMutableBufferPointer(start: out, count: count), code, produced, into: &parts,
                        adoptedBy: nil)
-    }
-}
-
-/// The arrays a judging C selection is called with, allocated once per fan-out node:
-/// what it is told of each child's cache, and where it puts each part. A node's passes
-/// never overlap (nested runs are queued), so neither do the calls that use them.
-final class JudgingScratch {
-    let capacity: Int
-    let views: UnsafeMutablePointer<dfs_cached_part>
-    let out: UnsafeMutablePointer<UnsafeRawPointer?>
-
-    init(capacity: Int) {
-        self.capacity = max(capacity, 0)
-        views = .allocate(capacity: self.capacity)
-        out = .allocate(capacity: self.capacity)
-    }
-
-    deinit {
-        views.deallocate()
-        out.deallocate()
     }
 }
 
@@ -495,7 +468,7 @@ public func dfs_diffuser_map_all_judged(
     _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> dfs_status {
     let callback = CCallback(select, ctx, destroy)
-    return mapAllDiffuser(type, list, count, out) { _ in try CJudgedSelection(callback, count: count) }
+    return mapAllDiffuser(type, list, count, out) { _ in try CJudgedSelection(callback) }
 }
 
 @_cdecl("dfs_diffuser_map_all")
