@@ -45,6 +45,23 @@ public struct SelectedParts<Element>: ~Copyable {
         return base[index]
     }
 
+    /// The parts `body` makes in room for `capacity` of them, in order: a selection
+    /// called outside a fan-out, as a test of it would.
+    ///
+    ///     let parts = try SelectedParts<Int>.collect(capacity: 3) { try selection.selectAll(7, into: &$0) }
+    @inlinable
+    public static func collect(
+        capacity: Int, _ body: (inout SelectedParts<Element>) throws -> Void
+    ) rethrows -> [Element] {
+        precondition(capacity >= 0, "a negative capacity")
+        let room = UnsafeMutablePointer<Element>.allocate(capacity: capacity)
+        defer { room.deallocate() }
+        var parts = SelectedParts(room, capacity: capacity)
+        defer { parts.destroyAll() }
+        try body(&parts)
+        return Array(UnsafeBufferPointer(start: room, count: parts.count))
+    }
+
     /// Destroys the parts made and empties the room for the next pass.
     @inlinable
     mutating func destroyAll() {

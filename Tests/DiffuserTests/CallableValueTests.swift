@@ -205,6 +205,23 @@ final class CallableValueTests: XCTestCase {
         XCTAssertEqual(alive.value, 0)
     }
 
+    func testASelectionCanBeCalledOutsideAFanOut() throws {
+        let log = Recorder<String>()
+        XCTAssertEqual(try SelectedParts<Int>.collect(capacity: 3) { try Digits(log: log).selectAll(4, into: &$0) },
+                       [40, 41, 42])
+        XCTAssertEqual(SelectedParts<Int>.collect(capacity: 0) { $0.append(1) }, [], "no room: the part is ignored")
+        XCTAssertThrowsError(try SelectedParts<Int>.collect(capacity: 3) {
+            try Digits(log: log, failOn: 5, failAfter: 2).selectAll(5, into: &$0)
+        })
+        let alive = Census()
+        let kept = SelectedParts<Tracked>.collect(capacity: 2) { parts in
+            for i in 0..<4 { parts.append(Tracked(i, alive)) }
+        }
+        XCTAssertEqual(kept.map(\.value), [0, 1])
+        XCTAssertEqual(alive.value, 2, "the returned parts are alive, the ignored ones are not")
+        XCTAssertEqual(log.values, ["select:4", "select:5"])
+    }
+
     func testMapAllWithNoChildrenNeverSelects() {
         let log = Recorder<String>()
         let d = Diffuser<Int>.mapAll(calling: Digits(log: log), [])
