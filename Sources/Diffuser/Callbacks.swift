@@ -116,6 +116,15 @@ public protocol EqualityFunction {
     /// callback. A conformance whose comparison needs only part of the value (a
     /// binding's pointer) reads just that part.
     func equals(cachedAt cached: UnsafePointer<Value>, _ new: Value) throws -> Bool
+    /// Whether `new` is the very value cached at `cached` (the same bits, the same
+    /// pointer), so that `equals` would surely say equal; by default `false`.
+    ///
+    /// A diffuser whose root is a gate with this equality returns from `run` at once
+    /// when given the value its root holds and no pass is in progress, taking no lock
+    /// and calling no comparison: the common re-render of an unchanged model. Must not
+    /// call user code or retain anything: it may read a cache being replaced (the
+    /// result is then discarded).
+    func isIdentical(cachedAt cached: UnsafePointer<Value>, _ new: Value) -> Bool
 }
 
 extension EqualityFunction {
@@ -129,9 +138,19 @@ extension EqualityFunction {
     @inlinable
     @inline(__always)
     public func keep(_ value: Value) -> Value { value }
+
+    /// False: nothing is known about the equality, so a value is always compared.
+    @inlinable
+    @inline(__always)
+    public func isIdentical(cachedAt cached: UnsafePointer<Value>, _ new: Value) -> Bool { false }
 }
 
 /// `==` of an `Equatable` type, the equality of the Swift API's `into` and `intoAll`.
+///
+/// A value identical bit for bit to the cached one is equal to it without calling `==`:
+/// `Equatable` requires `a == a`. (Floating-point NaN is the one exception in the
+/// standard library; a model that is a NaN, run twice as the same bits, is not run
+/// again, as `Array` already treats its elements when its storage is shared.)
 @usableFromInline
 struct StandardEquality<Value: Equatable>: EqualityFunction {
     @inlinable
@@ -142,6 +161,33 @@ struct StandardEquality<Value: Equatable>: EqualityFunction {
     func equals(_ cached: Value, _ new: Value) -> Bool {
         cached == new
     }
+
+    @inlinable
+    @inline(__always)
+    func isIdentical(cachedAt cached: UnsafePointer<Value>, _ new: Value) -> Bool {
+        withUnsafePointer(to: new) { sameBits(UnsafeRawPointer(cached), UnsafeRawPointer($0), count: MemoryLayout<Value>.size) }
+    }
+}
+
+/// Whether the `count` bytes at `a` and `b` are the same, compared word by word where
+/// the size allows: for small values a few loads, once specialized.
+@inlinable
+@inline(__always)
+func sameBits(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, count: Int) -> Bool {
+    var offset = 0
+    while offset + MemoryLayout<UInt>.size <= count {
+        if a.loadUnaligned(fromByteOffset: offset, as: UInt.self) != b.loadUnaligned(fromByteOffset: offset, as: UInt.self) {
+            return false
+        }
+        offset += MemoryLayout<UInt>.size
+    }
+    while offset < count {
+        if a.load(fromByteOffset: offset, as: UInt8.self) != b.load(fromByteOffset: offset, as: UInt8.self) {
+            return false
+        }
+        offset += 1
+    }
+    return true
 }
 
 /// Selects the parts of a value for many children at once, for `mapAll`: what a

@@ -31,6 +31,12 @@ public typealias DidChange<A> = (A, A) -> Bool
 /// right after the current pass, before the outermost `run` returns, so an effect never
 /// sees caches half-updated and nothing deadlocks. Effects run on the calling thread.
 ///
+/// ## Unchanged models
+/// A run of the very value the root gate (`into`, `intoAll`) holds, with no pass in
+/// progress, returns at once without taking the lock or calling `==`: the same bits
+/// are equal by `Equatable`'s reflexivity. Re-rendering an unchanged model costs a few
+/// loads.
+///
 /// ## Failures
 /// Effects, predicates and transforms built with the `throwing:` combinators may throw.
 /// A throw stops the pass; every gate on the way to the failing node keeps its previous
@@ -38,10 +44,36 @@ public typealias DidChange<A> = (A, A) -> Bool
 public struct Diffuser<A> {
     @usableFromInline
     let node: Node<A>
+    /// For a diffuser whose node is an equality gate: whether a run of a value would do
+    /// nothing, decided without the lock (`GateNode.isSettled(on:by:)`). Compiled with
+    /// the gate, for its value type.
+    @usableFromInline
+    let settled: ((Node<A>, A) -> Bool)?
 
     @usableFromInline
     init(node: Node<A>) {
         self.node = node
+        self.settled = nil
+    }
+
+    /// A diffuser of `intoAll` gates: a run of the value the gate holds returns at once.
+    @inlinable
+    init<Equality>(gate: EqualityNode<A, Equality>) {
+        self.node = gate
+        self.settled = { node, value in
+            let gate = unsafeDowncast(node, to: EqualityNode<A, Equality>.self)
+            return gate.isSettled(on: value, by: gate.equality)
+        }
+    }
+
+    /// A diffuser of `into` gates: a run of the value the gate holds returns at once.
+    @inlinable
+    init<Equality, Effect>(gate: EqualityEffectNode<A, Equality, Effect>) {
+        self.node = gate
+        self.settled = { node, value in
+            let gate = unsafeDowncast(node, to: EqualityEffectNode<A, Equality, Effect>.self)
+            return gate.isSettled(on: value, by: gate.equality)
+        }
     }
 
     /// Renders `newValue`: runs every effect whose input changed since the last run.
@@ -60,6 +92,7 @@ public struct Diffuser<A> {
     /// returns without error; an error of such a queued pass reaches the outermost
     /// caller if its own pass succeeded.
     public func tryRun(_ newValue: A) throws {
+        if settled?(node, newValue) == true { return }
         let node = self.node
         try Serializer.perform(
             on: node,
@@ -76,6 +109,7 @@ extension Diffuser {
     /// throws, the queued run fails with that error when its turn comes.
     @_spi(Bindings)
     public func tryRun(_ newValue: A, keepingQueued keep: (A) throws -> A) throws {
+        if settled?(node, newValue) == true { return }
         let node = self.node
         try Serializer.perform(
             on: node,
@@ -89,6 +123,17 @@ extension Diffuser {
                 }
             }
         )
+    }
+}
+
+extension Diffuser {
+    /// Whether a run of `newValue` would do nothing, decided as `run` decides it before
+    /// taking the lock (see "Unchanged models"): for a binding that can check it more
+    /// cheaply than it can set up a run.
+    @_spi(Bindings)
+    @inlinable
+    public func isSettled(on newValue: A) -> Bool {
+        settled?(node, newValue) == true
     }
 }
 

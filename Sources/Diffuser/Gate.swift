@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A node that caches the last value it passed and lets a new value through only when
 /// it differs: the base of the equality gates (`into`, `intoAll`).
 ///
@@ -14,6 +16,12 @@ class GateNode<A>: Node<A> {
     /// `cache`; the next pass then skips the comparison and clears it.
     @usableFromInline @exclusivity(unchecked)
     final var judgedChanged = false
+    /// Odd while `cache` is being replaced, bumped before and after: lets a thread that
+    /// holds no lock tell whether what it read of the cache was torn or replaced while it
+    /// read (see `isSettled(on:by:)`). Declared here, after a `Bool`, so that it usually
+    /// sits in padding and costs no memory.
+    @usableFromInline
+    final let replacing = Atomic<UInt32>(0)
     /// Starts at 1 and grows by one whenever `cache` is replaced, so that whoever read
     /// the cache can tell later whether what it read is still there.
     @usableFromInline @exclusivity(unchecked)
@@ -28,8 +36,36 @@ class GateNode<A>: Node<A> {
     @inlinable
     @inline(__always)
     final func store(_ kept: A) {
+        let count = replacing.load(ordering: .relaxed)
+        replacing.store(count &+ 1, ordering: .relaxed)
+        atomicMemoryFence(ordering: .releasing)
         cache = kept
         generation &+= 1
+        replacing.store(count &+ 2, ordering: .releasing)
+    }
+
+    /// Whether a run of `value` from this gate would do nothing: the graph is between
+    /// passes and the cache holds a value that `equality` finds identical to `value`, so
+    /// the gate would stop it. Takes no lock and calls no user code.
+    ///
+    /// A run that finds this true returns at once; it is ordered before any pass that
+    /// started after the check, which is what it would have been had it taken the lock
+    /// first. A pass in progress (on this thread, from inside an effect, or on another)
+    /// makes it false, so such a run waits or is queued as always.
+    @inlinable
+    final func isSettled<Equality: EqualityFunction>(on value: A, by equality: Equality) -> Bool
+    where Equality.Value == A {
+        guard let serializer = recordedSerializer() else { return false }
+        let before = replacing.load(ordering: .acquiring)
+        guard before & 1 == 0, serializer._withUnsafeGuaranteedRef({ $0.isIdle }) else { return false }
+        // Read without the lock: a torn read is possible here and harmless (nothing is
+        // retained or called on what was read), and `replacing` rejects it below.
+        let identical = withUnsafeMutablePointer(to: &cache) { cache in
+            cache.pointee != nil
+                && equality.isIdentical(cachedAt: UnsafeRawPointer(cache).assumingMemoryBound(to: A.self), value)
+        }
+        atomicMemoryFence(ordering: .acquiring)
+        return identical && replacing.load(ordering: .relaxed) == before
     }
 
     /// Whether the next pass must compare its value with the cache: false once, after a

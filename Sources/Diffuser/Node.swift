@@ -11,7 +11,8 @@ class AnyNode {
     /// Written only with `Serializer.graphLock` held, and only to replace a serializer
     /// by the one it was merged into (which keeps it alive), so a run may read it
     /// without `graphLock`: that is what makes a run take a single lock.
-    private let serializerAddress = Atomic<UInt>(0)
+    @usableFromInline
+    let serializerAddress = Atomic<UInt>(0)
 
     @usableFromInline
     init() {}
@@ -29,6 +30,7 @@ class AnyNode {
 
     /// `loadSerializer()` without a reference: valid while this node lives, since the
     /// node holds its serializer and a replaced one is held by its replacement.
+    @inlinable
     final func recordedSerializer() -> Unmanaged<Serializer>? {
         let bits = serializerAddress.load(ordering: .acquiring)
         guard let pointer = UnsafeRawPointer(bitPattern: bits) else { return nil }
@@ -73,6 +75,12 @@ class Node<A>: AnyNode {
     init(step: @escaping Step) {
         self.step = step
     }
+
+    /// Whether a run of `value` from this node would do nothing, decided without the
+    /// graph's lock and without calling user code; false unless a node kind can tell
+    /// (the equality gates, see `GateNode.isSettled(on:by:)`).
+    @usableFromInline
+    func isSettled(on value: A) -> Bool { false }
 
     /// Runs this node on `value`.
     @inlinable

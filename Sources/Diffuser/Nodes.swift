@@ -145,6 +145,11 @@ final class EqualityNode<A, Equality: EqualityFunction>: GateNode<A> where Equal
         })
     }
 
+    @usableFromInline
+    override func isSettled(on value: A) -> Bool {
+        isSettled(on: value, by: equality)
+    }
+
     override func forEachChild(_ body: (AnyNode) -> Void) { body(child) }
 }
 
@@ -172,6 +177,11 @@ where Equality.Value == A, Effect.Value == A {
             try me.effect.run(value)
             me.store(kept)
         })
+    }
+
+    @usableFromInline
+    override func isSettled(on value: A) -> Bool {
+        isSettled(on: value, by: equality)
     }
 }
 

@@ -28,6 +28,10 @@ final class Serializer: @unchecked Sendable {
 
     /// Held for the whole of a pass over the graph.
     let lock = Lock()
+    /// Set, with `lock` held, when this serializer is merged into another: from then on
+    /// the graph's passes hold the other one's lock, so this one's being free no longer
+    /// means the graph is idle.
+    let retired = Atomic<Bool>(false)
     /// The thread holding `lock`, or 0. Written only by that thread, read by any.
     let owner = Atomic<UInt>(0)
     /// The serializer this one was merged into, if any. Written with `graphLock` held
@@ -114,15 +118,22 @@ final class Serializer: @unchecked Sendable {
             .sorted { ObjectIdentifier($0) < ObjectIdentifier($1) }
         for serializer in toLock { serializer.lock.lock() }
         graphLock.lock()
-        // Another thread may have merged some of them meanwhile; merge what is left.
+        // Another thread may have merged some of them meanwhile; merge what is left, but
+        // only serializers whose lock is held here (by this merge or by this thread's
+        // pass): one merged into a serializer this thread does not hold may be running.
+        // The caller then looks for the roots again and merges those.
         var tops: [Serializer] = []
         for serializer in roots {
             let top = root(serializer)
             if !tops.contains(where: { $0 === top }) { tops.append(top) }
         }
-        if let target = tops.first(where: { $0.owner.load(ordering: .relaxed) == me }) ?? tops.first {
+        let allHeld = tops.allSatisfy { top in
+            toLock.contains { $0 === top } || top.owner.load(ordering: .relaxed) == me
+        }
+        if allHeld, let target = tops.first(where: { $0.owner.load(ordering: .relaxed) == me }) ?? tops.first {
             for other in tops where other !== target {
                 other.forward = target
+                other.retired.store(true, ordering: .relaxed)
                 target.absorbed.append(other)
                 if !other.pending.isEmpty {
                     target.pending.append(contentsOf: other.pending)
@@ -135,6 +146,18 @@ final class Serializer: @unchecked Sendable {
     }
 
     // MARK: Running
+
+    /// Whether no pass over this serializer's graph was in progress at the moment of the
+    /// call, and this serializer was still the graph's. Reads two atomics, takes no lock.
+    ///
+    /// A reader that then finds a cache unchanged since before this call (see
+    /// `GateNode.isSettled(on:by:)`) saw the graph in a state between passes.
+    @usableFromInline
+    var isIdle: Bool {
+        // The lock is released after `retired` is set, so reading it free with acquiring
+        // order makes a completed merge visible.
+        lock.state.load(ordering: .acquiring) == 0 && !retired.load(ordering: .relaxed)
+    }
 
     /// Runs `pass` over `node`'s graph with the graph's lock held, or queues the pass
     /// that `queued` makes when the calling thread is already running that graph.

@@ -137,6 +137,14 @@ struct CEquality: EqualityFunction {
     func keep(_ value: CValue) throws -> CValue {
         try type.kept(value)
     }
+
+    /// The same pointer as the cached one: equal, since an equality must be reflexive
+    /// (see `dfs_equal_fn`). Loads the pointer as plain bits, touching nothing else of a
+    /// cache that may be being replaced.
+    @inline(__always)
+    func isIdentical(cachedAt cached: UnsafePointer<CValue>, _ new: CValue) -> Bool {
+        UnsafeRawPointer(cached).load(as: UInt.self) == UInt(bitPattern: new.pointer)
+    }
 }
 
 /// A C transform as the core calls it; its results are values of `output`, handed over
@@ -507,7 +515,12 @@ public func dfs_diffuser_invert(_ child: OpaquePointer?, _ out: UnsafeMutablePoi
 
 @_cdecl("dfs_diffuser_run")
 public func dfs_diffuser_run(_ diffuser: OpaquePointer?, _ value: UnsafeRawPointer?) -> dfs_status {
-    guarded {
+    // The value the root gate holds, with no run in progress: nothing to do. Checked
+    // under the handle table's lock, which keeps the diffuser alive without a retain.
+    if handles.peek(diffuser, .diffuser, as: CDiffuser.self, { $0.diffuser.isSettled(on: CValue(value)) }) == true {
+        return DFS_OK
+    }
+    return guarded {
         let target = try lookupDiffuser(diffuser)
         // The value is borrowed for this call: gates retain it only if they cache it, and
         // a run queued from inside an effect retains it when queued. (The type is read

@@ -30,16 +30,36 @@ final class HandleTable: @unchecked Sendable {
         var generation: UInt32 = 1
         var kind: HandleKind = .type
         var object: AnyObject?
+        /// `object`'s address, for `peek`, which must not retain it.
+        var address: UnsafeMutableRawPointer?
         var references = 0
         var permanent = false
     }
 
     private let lock = Lock()
     // Guarded by `lock`, so the runtime's exclusivity checks would only add cost.
-    @exclusivity(unchecked) private var slots: [Slot] = []
+    // Not an Array: `peek` reads a slot without retaining a buffer, and slots are only
+    // ever appended.
+    private var slots = UnsafeMutablePointer<Slot>.allocate(capacity: 64)
+    private var slotCapacity = 64
+    private var slotCount = 0
     @exclusivity(unchecked) private var free: [Int] = []
 
     static let shared = HandleTable()
+
+    deinit {
+        slots.deinitialize(count: slotCount)
+        slots.deallocate()
+    }
+
+    /// Doubles the room for slots. With `lock` held.
+    private func grow() {
+        let larger = UnsafeMutablePointer<Slot>.allocate(capacity: slotCapacity * 2)
+        larger.moveInitialize(from: slots, count: slotCount)
+        slots.deallocate()
+        slots = larger
+        slotCapacity *= 2
+    }
 
     private static func encode(index: Int, generation: UInt32) -> OpaquePointer {
         // Index + 1 in the low half so that no handle is NULL.
@@ -59,11 +79,14 @@ final class HandleTable: @unchecked Sendable {
             if let reused = free.popLast() {
                 index = reused
             } else {
-                slots.append(Slot())
-                index = slots.count - 1
+                if slotCount == slotCapacity { grow() }
+                (slots + slotCount).initialize(to: Slot())
+                slotCount += 1
+                index = slotCount - 1
             }
             slots[index].kind = kind
             slots[index].object = object
+            slots[index].address = Unmanaged.passUnretained(object).toOpaque()
             slots[index].references = 1
             slots[index].permanent = permanent
             return Self.encode(index: index, generation: slots[index].generation)
@@ -77,7 +100,7 @@ final class HandleTable: @unchecked Sendable {
         guard let handle else { throw CError.null(name()) }
         let (index, generation) = Self.decode(handle)
         let object: AnyObject? = lock.withLock {
-            guard index >= 0, index < slots.count, slots[index].generation == generation,
+            guard index >= 0, index < slotCount, slots[index].generation == generation,
                   slots[index].kind == kind else { return nil }
             return slots[index].object
         }
@@ -85,11 +108,29 @@ final class HandleTable: @unchecked Sendable {
         return unsafeDowncast(object, to: T.self)
     }
 
+    /// `body(object)` for the object behind `handle` if it is a live handle of `kind`,
+    /// called with the table's lock held and without retaining the object (the lock
+    /// keeps it from being released meanwhile); `nil` for a NULL or stale handle, with
+    /// no error: the caller then takes the checked path, which reports it.
+    ///
+    /// For a check that must cost less than a retain and a release: `body` may read the
+    /// object, must not call user code or this table, and must be short.
+    @inline(__always)
+    func peek<T: AnyObject, R>(_ handle: OpaquePointer?, _ kind: HandleKind, as: T.Type, _ body: (T) -> R) -> R? {
+        guard let handle else { return nil }
+        let (index, generation) = Self.decode(handle)
+        lock.lock()
+        defer { lock.unlock() }
+        guard index >= 0, index < slotCount, slots[index].generation == generation,
+              slots[index].kind == kind, let address = slots[index].address else { return nil }
+        return Unmanaged<T>.fromOpaque(address)._withUnsafeGuaranteedRef(body)
+    }
+
     func retain(_ handle: OpaquePointer?, _ kind: HandleKind, name: String) throws {
         guard let handle else { throw CError.null(name) }
         let (index, generation) = Self.decode(handle)
         let ok: Bool = lock.withLock {
-            guard index >= 0, index < slots.count, slots[index].generation == generation,
+            guard index >= 0, index < slotCount, slots[index].generation == generation,
                   slots[index].kind == kind, slots[index].object != nil else { return false }
             if !slots[index].permanent { slots[index].references += 1 }
             return true
@@ -105,13 +146,14 @@ final class HandleTable: @unchecked Sendable {
         let (index, generation) = Self.decode(handle)
         var released: AnyObject?
         let ok: Bool = lock.withLock {
-            guard index >= 0, index < slots.count, slots[index].generation == generation,
+            guard index >= 0, index < slotCount, slots[index].generation == generation,
                   slots[index].kind == kind, slots[index].object != nil else { return false }
             if slots[index].permanent { return true }
             slots[index].references -= 1
             if slots[index].references == 0 {
                 released = slots[index].object
                 slots[index].object = nil
+                slots[index].address = nil
                 slots[index].generation &+= 1
                 if slots[index].generation == 0 { slots[index].generation = 1 }
                 free.append(index)
@@ -126,10 +168,11 @@ final class HandleTable: @unchecked Sendable {
     func invalidate(_ handle: OpaquePointer) {
         let (index, generation) = Self.decode(handle)
         let dropped: AnyObject? = lock.withLock {
-            guard index >= 0, index < slots.count, slots[index].generation == generation,
+            guard index >= 0, index < slotCount, slots[index].generation == generation,
                   slots[index].object != nil else { return nil }
             let object = slots[index].object
             slots[index].object = nil
+            slots[index].address = nil
             slots[index].generation &+= 1
             if slots[index].generation == 0 { slots[index].generation = 1 }
             free.append(index)
@@ -140,13 +183,13 @@ final class HandleTable: @unchecked Sendable {
 
     /// How many slots hold an object: for leak checks in tests.
     var liveCount: Int {
-        lock.withLock { slots.reduce(0) { $0 + ($1.object == nil ? 0 : 1) } }
+        lock.withLock { (0..<slotCount).reduce(0) { $0 + (slots[$1].object == nil ? 0 : 1) } }
     }
 
     private func staleError(_ handle: OpaquePointer, _ kind: HandleKind, name: String) -> CError {
         let (index, generation) = Self.decode(handle)
         let actual: HandleKind? = lock.withLock {
-            guard index >= 0, index < slots.count, slots[index].generation == generation,
+            guard index >= 0, index < slotCount, slots[index].generation == generation,
                   slots[index].object != nil else { return nil }
             return slots[index].kind
         }

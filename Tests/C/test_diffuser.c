@@ -395,7 +395,7 @@ static void test_user_type(void) {
     CHECK_OK(dfs_diffuser_run(d, two), "run box 2");
     CHECK_LOG(&log, "eq:1,2 a:2", "different box: the effect runs");
     CHECK_OK(dfs_diffuser_run(d, two), "run box 2 again (same pointer)");
-    CHECK_LOG(&log, "eq:2,2", "same box: no effect");
+    CHECK_LOG(&log, "", "the box the gate holds: neither compared (equality is reflexive) nor rendered");
     CHECK_INT(one->refs, 1, "a replaced value is released");
 
     box_unref(one);
@@ -458,6 +458,84 @@ static void test_user_type(void) {
     CHECK_INT(box_live, live_before, "zero outstanding boxes after releasing into_when/into_all");
     CHECK_INT(tc.destroyed, 1, "type destroyed once");
     CHECK_INT(k1.destroyed + k2.destroyed + pr.destroyed, 3, "contexts destroyed once each");
+    log_clear(&log);
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+/* Runs the value the root gate holds: returns at once, unless a run is in progress
+ * (then it is queued as always) or the last pass failed (then it is retried). */
+typedef struct feedback {
+    dfs_diffuser *diffuser;
+    const void *again;  /* run from inside the effect when it sees `trigger` */
+    long trigger;
+    test_log *log;
+} feedback;
+
+static int feedback_effect(const void *value, void *ctx) {
+    feedback *f = ctx;
+    const box *b = value;
+    log_add(f->log, "f:%ld", b->value);
+    if (b->value == f->trigger && f->again) {
+        const void *again = f->again;
+        f->again = NULL;
+        dfs_status status = dfs_diffuser_run(f->diffuser, again);
+        log_add(f->log, "queued:%s", dfs_status_name(status));
+    }
+    return 0;
+}
+
+static void test_identical_runs(void) {
+    check_section("a run of the value the root gate holds");
+    test_log log;
+    log_clear(&log);
+    box_type_ctx tc;
+    memset(&tc, 0, sizeof tc);
+    tc.log = &log;
+    int live_before = box_live;
+    dfs_type *bt = box_type_new("box", &tc);
+    box *one = box_new(1), *two = box_new(2), *two_again = box_new(2);
+
+    /* From inside the pass of 2, the gate still holds 1: a run of 1 is queued, then
+     * renders 1 again. */
+    feedback f = {NULL, one, 2, &log};
+    dfs_diffuser *d = NULL;
+    CHECK_OK(dfs_diffuser_into(bt, feedback_effect, &f, NULL, &d), "into(box) with a feedback effect");
+    f.diffuser = d;
+    CHECK_OK(dfs_diffuser_run(d, one), "run 1");
+    CHECK_OK(dfs_diffuser_run(d, one), "run 1 again");
+    CHECK_LOG(&log, "f:1", "the held box: nothing compared, nothing rendered");
+    CHECK_OK(dfs_diffuser_run(d, two), "run 2, whose effect runs 1");
+    CHECK_LOG(&log, "eq:1,2 f:2 queued:DFS_OK eq:2,1 f:1", "the run of the held box from the effect was queued and rendered");
+    CHECK_OK(dfs_diffuser_run(d, two), "run 2");
+    CHECK_OK(dfs_diffuser_run(d, two_again), "run an equal box");
+    CHECK_LOG(&log, "eq:1,2 f:2 eq:2,2", "an equal box that is another pointer is compared, and not rendered");
+    dfs_diffuser_release(d);
+
+    /* A failed pass leaves the gate's old value: the same pointer is tried again. */
+    recorder r = rec_make("r", &log, REC_BOX);
+    r.fail_times = 1;
+    r.fail_any = 1;
+    dfs_diffuser *inner = NULL, *all = NULL;
+    CHECK_OK(dfs_diffuser_into_always(bt, rec_effect, &r, rec_destroy, &inner), "into_always(box)");
+    CHECK_OK(dfs_diffuser_into_all(bt, &inner, 1, &all), "into_all over it");
+    dfs_diffuser_release(inner);
+    CHECK_INT(dfs_diffuser_run(all, one), DFS_ERR_CALLBACK, "the first pass fails");
+    CHECK_OK(dfs_diffuser_run(all, one), "the same box again");
+    CHECK_OK(dfs_diffuser_run(all, one), "and again");
+    CHECK_LOG(&log, "r:1! r:1", "retried once, then held");
+    dfs_diffuser_release(all);
+
+    /* A released handle is still reported as one. */
+    CHECK_INT(dfs_diffuser_run(all, one), DFS_ERR_HANDLE, "run on a released diffuser");
+    CHECK(strstr(dfs_last_error(), "not a live dfs_diffuser") != NULL, "with its message (\"%s\")", dfs_last_error());
+
+    box_unref(one);
+    box_unref(two);
+    box_unref(two_again);
+    dfs_type_release(bt);
+    CHECK_INT(box_live, live_before, "no box outlives the diffusers");
+    CHECK_INT(r.destroyed, 1, "effect ctx destroyed once");
     log_clear(&log);
 }
 
@@ -575,6 +653,7 @@ int main(int argc, char **argv) {
     test_into_all();
     test_map_and_invert();
     test_user_type();
+    test_identical_runs();
     test_shared_child();
     test_handle_refcounts();
     check_section("totals");
