@@ -80,7 +80,8 @@ public struct Diffuser<A> {
     ///
     /// Errors thrown by `throwing:` effects are discarded; use `tryRun(_:)` to see them.
     public func run(_ newValue: A) {
-        try? tryRun(newValue)
+        if settled?(node, newValue) == true { return }
+        try? runLocked(newValue)
     }
 
     /// Renders `newValue` like `run(_:)`, rethrowing the first error an effect,
@@ -93,6 +94,11 @@ public struct Diffuser<A> {
     /// caller if its own pass succeeded.
     public func tryRun(_ newValue: A) throws {
         if settled?(node, newValue) == true { return }
+        try runLocked(newValue)
+    }
+
+    /// `tryRun(_:)` once the run is known to need the lock.
+    private func runLocked(_ newValue: A) throws {
         let node = self.node
         try Serializer.perform(
             on: node,
