@@ -116,15 +116,16 @@ public protocol EqualityFunction {
     /// callback. A conformance whose comparison needs only part of the value (a
     /// binding's pointer) reads just that part.
     func equals(cachedAt cached: UnsafePointer<Value>, _ new: Value) throws -> Bool
-    /// Whether `new` is the very value cached at `cached` (the same bits, the same
-    /// pointer), so that `equals` would surely say equal; by default `false`.
+    /// How many leading bytes of a value identify it: two values whose first
+    /// `identifyingBytes` bytes are the same are equal without calling `equals`. 0 (the
+    /// default) when no bytes do.
     ///
-    /// A diffuser whose root is a gate with this equality returns from `run` at once
-    /// when given the value its root holds and no pass is in progress, taking no lock
-    /// and calling no comparison: the common re-render of an unchanged model. Must not
-    /// call user code or retain anything: it may read a cache being replaced (the
-    /// result is then discarded).
-    func isIdentical(cachedAt cached: UnsafePointer<Value>, _ new: Value) -> Bool
+    /// A diffuser whose root is a gate with such an equality returns from `run` at once
+    /// when given the very value its root holds and no pass is in progress, taking no
+    /// lock and comparing nothing: the common re-render of an unchanged model.
+    /// `Equatable`'s `==` (the `into` and `intoAll` of the Swift API): the whole value,
+    /// as `a == a`. The C ABI's values: the pointer.
+    static var identifyingBytes: Int { get }
 }
 
 extension EqualityFunction {
@@ -139,10 +140,9 @@ extension EqualityFunction {
     @inline(__always)
     public func keep(_ value: Value) -> Value { value }
 
-    /// False: nothing is known about the equality, so a value is always compared.
+    /// 0: nothing is known about the equality, so a value is always compared.
     @inlinable
-    @inline(__always)
-    public func isIdentical(cachedAt cached: UnsafePointer<Value>, _ new: Value) -> Bool { false }
+    public static var identifyingBytes: Int { 0 }
 }
 
 /// `==` of an `Equatable` type, the equality of the Swift API's `into` and `intoAll`.
@@ -162,16 +162,13 @@ struct StandardEquality<Value: Equatable>: EqualityFunction {
         cached == new
     }
 
+    /// The whole value: the same bits are equal, by `Equatable`'s reflexivity.
     @inlinable
-    @inline(__always)
-    func isIdentical(cachedAt cached: UnsafePointer<Value>, _ new: Value) -> Bool {
-        withUnsafePointer(to: new) { sameBits(UnsafeRawPointer(cached), UnsafeRawPointer($0), count: MemoryLayout<Value>.size) }
-    }
+    static var identifyingBytes: Int { MemoryLayout<Value>.size }
 }
 
 /// Whether the `count` bytes at `a` and `b` are the same, compared word by word where
-/// the size allows: for small values a few loads, once specialized.
-@inlinable
+/// the size allows.
 @inline(__always)
 func sameBits(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, count: Int) -> Bool {
     var offset = 0

@@ -164,13 +164,13 @@ extension Diffuser where A: Equatable {
     /// equal (`!=`) to the previous one.
     @inlinable
     public static func into(_ effect: @escaping Effect<A>) -> Diffuser<A> {
-        Diffuser(gate: EqualityEffectNode(StandardEquality(), ClosureEffect(effect)))
+        Diffuser(node: EqualityEffectNode(StandardEquality(), ClosureEffect(effect)))
     }
 
     /// Like `into(_:)` with an effect that may throw to abort the run.
     @inlinable
     public static func into(throwing effect: @escaping (A) throws -> Void) -> Diffuser<A> {
-        Diffuser(gate: EqualityEffectNode(StandardEquality(), ClosureEffect(effect)))
+        Diffuser(node: EqualityEffectNode(StandardEquality(), ClosureEffect(effect)))
     }
 
     /// A diffuser that runs every child, in order, on the first value and whenever the
@@ -178,7 +178,7 @@ extension Diffuser where A: Equatable {
     @inlinable
     public static func intoAll(_ children: [Diffuser<A>]) -> Diffuser<A> {
         let nodes = ContiguousArray(children.lazy.map { $0.node })
-        return Diffuser(gate: EqualityNode(StandardEquality(), FanOutNode(nodes)))
+        return Diffuser(node: EqualityNode(StandardEquality(), FanOutNode(nodes)))
     }
 
     /// A diffuser that runs every child, in order, on the first value and whenever the
@@ -260,7 +260,7 @@ extension Diffuser {
     @inlinable
     public static func into<Effect: EffectFunction>(calling effect: Effect) -> Diffuser<A>
     where A: Equatable, Effect.Value == A {
-        Diffuser(gate: EqualityEffectNode(StandardEquality(), effect))
+        Diffuser(node: EqualityEffectNode(StandardEquality(), effect))
     }
 
     /// `into(throwing:)` with values compared by `equality` instead of `==`: the effect
@@ -270,7 +270,7 @@ extension Diffuser {
     public static func into<Equality: EqualityFunction, Effect: EffectFunction>(
         comparing equality: Equality, calling effect: Effect
     ) -> Diffuser<A> where Equality.Value == A, Effect.Value == A {
-        Diffuser(gate: EqualityEffectNode(equality, effect))
+        Diffuser(node: EqualityEffectNode(equality, effect))
     }
 
     /// `intoAll(_:)` with values compared by `equality` instead of `==`.
@@ -279,6 +279,6 @@ extension Diffuser {
         comparing equality: Equality, _ children: [Diffuser<A>]
     ) -> Diffuser<A> where Equality.Value == A {
         let nodes = ContiguousArray(children.lazy.map { $0.node })
-        return Diffuser(gate: EqualityNode(equality, FanOutNode(nodes)))
+        return Diffuser(node: EqualityNode(equality, FanOutNode(nodes)))
     }
 }

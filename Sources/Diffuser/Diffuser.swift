@@ -44,43 +44,17 @@ public typealias DidChange<A> = (A, A) -> Bool
 public struct Diffuser<A> {
     @usableFromInline
     let node: Node<A>
-    /// For a diffuser whose node is an equality gate: whether a run of a value would do
-    /// nothing, decided without the lock (`GateNode.isSettled(on:by:)`). Compiled with
-    /// the gate, for its value type.
-    @usableFromInline
-    let settled: ((Node<A>, A) -> Bool)?
-
     @usableFromInline
     init(node: Node<A>) {
         self.node = node
-        self.settled = nil
-    }
-
-    /// A diffuser of `intoAll` gates: a run of the value the gate holds returns at once.
-    @inlinable
-    init<Equality>(gate: EqualityNode<A, Equality>) {
-        self.node = gate
-        self.settled = { node, value in
-            let gate = unsafeDowncast(node, to: EqualityNode<A, Equality>.self)
-            return gate.isSettled(on: value, by: gate.equality)
-        }
-    }
-
-    /// A diffuser of `into` gates: a run of the value the gate holds returns at once.
-    @inlinable
-    init<Equality, Effect>(gate: EqualityEffectNode<A, Equality, Effect>) {
-        self.node = gate
-        self.settled = { node, value in
-            let gate = unsafeDowncast(node, to: EqualityEffectNode<A, Equality, Effect>.self)
-            return gate.isSettled(on: value, by: gate.equality)
-        }
     }
 
     /// Renders `newValue`: runs every effect whose input changed since the last run.
     ///
     /// Errors thrown by `throwing:` effects are discarded; use `tryRun(_:)` to see them.
+    @inlinable
     public func run(_ newValue: A) {
-        if settled?(node, newValue) == true { return }
+        if settles(newValue) { return }
         try? runLocked(newValue)
     }
 
@@ -92,13 +66,15 @@ public struct Diffuser<A> {
     /// inside one of this graph's effects is queued (see the type's documentation) and
     /// returns without error; an error of such a queued pass reaches the outermost
     /// caller if its own pass succeeded.
+    @inlinable
     public func tryRun(_ newValue: A) throws {
-        if settled?(node, newValue) == true { return }
+        if settles(newValue) { return }
         try runLocked(newValue)
     }
 
     /// `tryRun(_:)` once the run is known to need the lock.
-    private func runLocked(_ newValue: A) throws {
+    @usableFromInline
+    func runLocked(_ newValue: A) throws {
         let node = self.node
         try Serializer.perform(
             on: node,
@@ -115,7 +91,7 @@ extension Diffuser {
     /// throws, the queued run fails with that error when its turn comes.
     @_spi(Bindings)
     public func tryRun(_ newValue: A, keepingQueued keep: (A) throws -> A) throws {
-        if settled?(node, newValue) == true { return }
+        if settles(newValue) { return }
         let node = self.node
         try Serializer.perform(
             on: node,
@@ -139,7 +115,15 @@ extension Diffuser {
     @_spi(Bindings)
     @inlinable
     public func isSettled(on newValue: A) -> Bool {
-        settled?(node, newValue) == true
+        settles(newValue)
+    }
+
+    /// `isSettled(on:)`, inlined where the value type is known, so that the value's
+    /// address is taken without a generic call.
+    @inlinable
+    @inline(__always)
+    func settles(_ newValue: A) -> Bool {
+        withUnsafePointer(to: newValue) { node.isSettled(at: $0) }
     }
 }
 

@@ -16,20 +16,40 @@ class GateNode<A>: Node<A> {
     /// `cache`; the next pass then skips the comparison and clears it.
     @usableFromInline @exclusivity(unchecked)
     final var judgedChanged = false
+    /// Where `cache` lies, in bytes from the start of this object: `isSettled(at:)`,
+    /// which runs unspecialized, finds the cache without looking up the metadata of `A?`.
+    @usableFromInline @exclusivity(unchecked)
+    final var cacheOffset: UInt8 = 0
+    /// How many leading bytes identify a value for this gate's equality (see
+    /// `EqualityFunction.identifyingBytes`); 0 when none do.
+    @usableFromInline @exclusivity(unchecked)
+    final var identifyingBytes: UInt16 = 0
     /// Odd while `cache` is being replaced, bumped before and after: lets a thread that
     /// holds no lock tell whether what it read of the cache was torn or replaced while it
-    /// read (see `isSettled(on:by:)`). Declared here, after a `Bool`, so that it usually
-    /// sits in padding and costs no memory.
+    /// read (see `isSettled(at:)`).
+    ///
+    /// This and the two fields above follow a `Bool`, so in the usual layouts they sit in
+    /// the padding before `generation` and cost no memory.
     @usableFromInline
     final let replacing = Atomic<UInt32>(0)
     /// Starts at 1 and grows by one whenever `cache` is replaced, so that whoever read
-    /// the cache can tell later whether what it read is still there.
+    /// the cache can tell later whether what it read is still there. Above 1 exactly
+    /// when `cache` holds a value.
     @usableFromInline @exclusivity(unchecked)
     final var generation: UInt64 = 1
 
+    /// A gate whose equality finds two values equal when their first `identifyingBytes`
+    /// bytes are the same (0: never by their bytes alone).
     @inlinable
-    override init(step: @escaping Step) {
+    init(step: @escaping Step, identifyingBytes: Int) {
         super.init(step: step)
+        let start = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
+        let offset = withUnsafeMutablePointer(to: &cache) { UnsafeRawPointer($0) - start }
+        if identifyingBytes > 0, identifyingBytes <= MemoryLayout<A>.size,
+           identifyingBytes <= Int(UInt16.max), offset > 0, offset <= Int(UInt8.max) {
+            self.cacheOffset = UInt8(offset)
+            self.identifyingBytes = UInt16(identifyingBytes)
+        }
     }
 
     /// Replaces the cache with `kept`.
@@ -45,25 +65,24 @@ class GateNode<A>: Node<A> {
     }
 
     /// Whether a run of `value` from this gate would do nothing: the graph is between
-    /// passes and the cache holds a value that `equality` finds identical to `value`, so
-    /// the gate would stop it. Takes no lock and calls no user code.
+    /// passes and the cache holds the very value (its identifying bytes are those of
+    /// `value`), which the gate's equality would find equal. Takes no lock, calls no user
+    /// code, and looks up no metadata, so that it is cheap even unspecialized.
     ///
     /// A run that finds this true returns at once; it is ordered before any pass that
     /// started after the check, which is what it would have been had it taken the lock
     /// first. A pass in progress (on this thread, from inside an effect, or on another)
     /// makes it false, so such a run waits or is queued as always.
-    @inlinable
-    final func isSettled<Equality: EqualityFunction>(on value: A, by equality: Equality) -> Bool
-    where Equality.Value == A {
-        guard let serializer = recordedSerializer() else { return false }
+    @usableFromInline
+    override final func isSettled(at value: UnsafePointer<A>) -> Bool {
+        let count = Int(identifyingBytes)
+        guard count != 0, let serializer = recordedSerializer() else { return false }
         let before = replacing.load(ordering: .acquiring)
         guard before & 1 == 0, serializer._withUnsafeGuaranteedRef({ $0.isIdle }) else { return false }
         // Read without the lock: a torn read is possible here and harmless (nothing is
         // retained or called on what was read), and `replacing` rejects it below.
-        let identical = withUnsafeMutablePointer(to: &cache) { cache in
-            cache.pointee != nil
-                && equality.isIdentical(cachedAt: UnsafeRawPointer(cache).assumingMemoryBound(to: A.self), value)
-        }
+        let cached = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) + Int(cacheOffset)
+        let identical = generation > 1 && sameBits(cached, UnsafeRawPointer(value), count: count)
         atomicMemoryFence(ordering: .acquiring)
         return identical && replacing.load(ordering: .relaxed) == before
     }

@@ -78,9 +78,13 @@ class Node<A>: AnyNode {
 
     /// Whether a run of `value` from this node would do nothing, decided without the
     /// graph's lock and without calling user code; false unless a node kind can tell
-    /// (the equality gates, see `GateNode.isSettled(on:by:)`).
+    /// (the equality gates, see `GateNode.isSettled(at:)`). A method rather than a step:
+    /// it is called once per run, at the root, and a stored closure would cost memory in
+    /// every node.
+    ///
+    /// Takes the value by address, so that no override needs `A`'s metadata to find it.
     @usableFromInline
-    func isSettled(on value: A) -> Bool { false }
+    func isSettled(at value: UnsafePointer<A>) -> Bool { false }
 
     /// Runs this node on `value`.
     @inlinable

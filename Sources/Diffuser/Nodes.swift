@@ -142,12 +142,7 @@ final class EqualityNode<A, Equality: EqualityFunction>: GateNode<A> where Equal
             let kept = try me.equality.keep(value)
             try me.fastChild.run(value)
             me.store(kept)
-        })
-    }
-
-    @usableFromInline
-    override func isSettled(on value: A) -> Bool {
-        isSettled(on: value, by: equality)
+        }, identifyingBytes: Equality.identifyingBytes)
     }
 
     override func forEachChild(_ body: (AnyNode) -> Void) { body(child) }
@@ -176,12 +171,7 @@ where Equality.Value == A, Effect.Value == A {
             let kept = try me.equality.keep(value)
             try me.effect.run(value)
             me.store(kept)
-        })
-    }
-
-    @usableFromInline
-    override func isSettled(on value: A) -> Bool {
-        isSettled(on: value, by: equality)
+        }, identifyingBytes: Equality.identifyingBytes)
     }
 }
 

@@ -151,7 +151,7 @@ final class Serializer: @unchecked Sendable {
     /// call, and this serializer was still the graph's. Reads two atomics, takes no lock.
     ///
     /// A reader that then finds a cache unchanged since before this call (see
-    /// `GateNode.isSettled(on:by:)`) saw the graph in a state between passes.
+    /// `GateNode.isSettled(at:)`) saw the graph in a state between passes.
     @usableFromInline
     var isIdle: Bool {
         // The lock is released after `retired` is set, so reading it free with acquiring

@@ -138,13 +138,9 @@ struct CEquality: EqualityFunction {
         try type.kept(value)
     }
 
-    /// The same pointer as the cached one: equal, since an equality must be reflexive
-    /// (see `dfs_equal_fn`). Loads the pointer as plain bits, touching nothing else of a
-    /// cache that may be being replaced.
-    @inline(__always)
-    func isIdentical(cachedAt cached: UnsafePointer<CValue>, _ new: CValue) -> Bool {
-        UnsafeRawPointer(cached).load(as: UInt.self) == UInt(bitPattern: new.pointer)
-    }
+    /// The pointer, a `CValue`'s first field: the same pointer is equal, since an
+    /// equality must be reflexive (see `dfs_equal_fn`).
+    static var identifyingBytes: Int { MemoryLayout<UnsafeRawPointer?>.size }
 }
 
 /// A C transform as the core calls it; its results are values of `output`, handed over

@@ -102,6 +102,8 @@ final class ValueOwner {
 /// holds a reference to it. Borrowed values (types without release) have no owner and
 /// cost no allocation.
 struct CValue {
+    /// First, so that a gate finds it in a cached value's leading bytes
+    /// (`CEquality.identifyingBytes`).
     let pointer: UnsafeRawPointer?
     let owner: ValueOwner?
 

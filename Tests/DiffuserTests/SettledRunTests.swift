@@ -49,6 +49,27 @@ final class SettledRunTests: XCTestCase {
         XCTAssertEqual(rendered.values, [1, 2])
     }
 
+    /// An equality that says nothing about identifying bytes, as a user's may.
+    struct CountingEquality: EqualityFunction {
+        let comparisons: RacyCounter
+        func equals(_ cached: Int, _ new: Int) -> Bool {
+            comparisons.increment()
+            return cached == new
+        }
+    }
+
+    func testAnEqualityWithoutIdentifyingBytesIsAlwaysAsked() {
+        let comparisons = RacyCounter()
+        let rendered = Recorder<String>()
+        let d = Diffuser<Int>.into(comparing: CountingEquality(comparisons: comparisons),
+                                   calling: LogEffect(name: "e", log: rendered))
+        d.run(1)
+        d.run(1)
+        d.run(1)
+        XCTAssertEqual(rendered.values, ["e:1"])
+        XCTAssertEqual(comparisons.value, 2, "the same value is compared by an equality that did not opt in")
+    }
+
     func testAnIntoAllRootSkipsItsWholeTreeForTheIdenticalValue() {
         let comparisons = RacyCounter()
         let rendered = Recorder<String>()
