@@ -117,12 +117,12 @@ public protocol EqualityFunction {
     /// binding's pointer) reads just that part.
     func equals(cachedAt cached: UnsafePointer<Value>, _ new: Value) throws -> Bool
     /// How many leading bytes of a value identify it: two values whose first
-    /// `identifyingBytes` bytes are the same are equal without calling `equals`. 0 (the
-    /// default) when no bytes do.
+    /// `identifyingBytes` bytes are the same must be equal by `equals`. 0 (the default)
+    /// when no bytes do.
     ///
     /// A diffuser whose root is a gate with such an equality returns from `run` at once
     /// when given the very value its root holds and no pass is in progress, taking no
-    /// lock and comparing nothing: the common re-render of an unchanged model.
+    /// lock and calling no `equals`: the common re-render of an unchanged model.
     /// `Equatable`'s `==` (the `into` and `intoAll` of the Swift API): the whole value,
     /// as `a == a`. The C ABI's values: the pointer.
     static var identifyingBytes: Int { get }
@@ -147,10 +147,10 @@ extension EqualityFunction {
 
 /// `==` of an `Equatable` type, the equality of the Swift API's `into` and `intoAll`.
 ///
-/// A value identical bit for bit to the cached one is equal to it without calling `==`:
+/// At a diffuser's root, a value identical bit for bit to the cached one needs no `==`:
 /// `Equatable` requires `a == a`. (Floating-point NaN is the one exception in the
-/// standard library; a model that is a NaN, run twice as the same bits, is not run
-/// again, as `Array` already treats its elements when its storage is shared.)
+/// standard library: a root model that is a NaN, run again as the same bits, is not
+/// rendered again, as `Array` treats the elements of storage it shares.)
 @usableFromInline
 struct StandardEquality<Value: Equatable>: EqualityFunction {
     @inlinable
