@@ -227,6 +227,14 @@ static inline dfs_type *box_type_new(const char *name, box_type_ctx *ctx) {
     return type;
 }
 
+/** Clears `ctx`, logs its equality calls to `log` (NULL: not logged) and makes a "box"
+ *  type over it: the start of most tests with boxes. */
+static inline dfs_type *box_type_fresh(box_type_ctx *ctx, test_log *log) {
+    memset(ctx, 0, sizeof *ctx);
+    ctx->log = log;
+    return box_type_new("box", ctx);
+}
+
 enum { REC_INT, REC_STR, REC_BOX };
 
 typedef struct recorder {

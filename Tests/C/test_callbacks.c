@@ -121,8 +121,7 @@ static void test_failing_transform(void) {
 
     /* A transform that stores a value and then fails: the value is released. */
     box_type_ctx tc;
-    memset(&tc, 0, sizeof tc);
-    dfs_type *bt = box_type_new("box", &tc);
+    dfs_type *bt = box_type_fresh(&tc, NULL);
     recorder b = rec_make("b", &log, REC_BOX);
     int live = box_live;
     dfs_diffuser_into(bt, rec_effect, &b, rec_destroy, &leaf);
@@ -315,8 +314,7 @@ static void test_map_all(void) {
     test_log log;
     log_clear(&log);
     box_type_ctx tc;
-    memset(&tc, 0, sizeof tc);
-    dfs_type *bt = box_type_new("box", &tc);
+    dfs_type *bt = box_type_fresh(&tc, NULL);
     recorder r[3] = {rec_make("a", &log, REC_BOX), rec_make("b", &log, REC_BOX), rec_make("c", &log, REC_BOX)};
     dfs_diffuser *kids[3], *fan = NULL, *gate = NULL;
     for (int i = 0; i < 3; i++) dfs_diffuser_into(bt, rec_effect, &r[i], rec_destroy, &kids[i]);
@@ -426,8 +424,7 @@ static void test_borrowed(void) {
     test_log log;
     log_clear(&log);
     box_type_ctx tc;
-    memset(&tc, 0, sizeof tc);
-    dfs_type *bt = box_type_new("box", &tc);
+    dfs_type *bt = box_type_fresh(&tc, NULL);
     int live = box_live;
 
     /* A run's value: a gate retains it when it caches it, not on every run. */
@@ -589,8 +586,7 @@ static void test_map_all_judged(void) {
     test_log log;
     log_clear(&log);
     box_type_ctx tc;
-    memset(&tc, 0, sizeof tc);
-    dfs_type *bt = box_type_new("box", &tc);
+    dfs_type *bt = box_type_fresh(&tc, NULL);
     int live = box_live;
     judge_ctx j;
     memset(&j, 0, sizeof j);

@@ -348,8 +348,7 @@ static void test_map_and_invert(void) {
 
     /* map into a reference-counted type: the transform's new references are released. */
     box_type_ctx tc;
-    memset(&tc, 0, sizeof tc);
-    dfs_type *bt = box_type_new("box", &tc);
+    dfs_type *bt = box_type_fresh(&tc, NULL);
     recorder boxed = rec_make("boxed", &log, REC_BOX);
     CHECK_OK(dfs_diffuser_into(bt, rec_effect, &boxed, rec_destroy, &leaf), "box leaf");
     CHECK_OK(dfs_diffuser_map(dfs_type_pointer(), select_count_box, NULL, NULL, leaf, &root), "map count -> box");
@@ -376,11 +375,9 @@ static void test_user_type(void) {
     test_log log;
     log_clear(&log);
     box_type_ctx tc;
-    memset(&tc, 0, sizeof tc);
-    tc.log = &log;
     int live_before = box_live;
     int retains_before = box_retains, releases_before = box_releases;
-    dfs_type *bt = box_type_new("box", &tc);
+    dfs_type *bt = box_type_fresh(&tc, &log);
     recorder a = rec_make("a", &log, REC_BOX);
     dfs_diffuser *d = NULL;
     CHECK_OK(dfs_diffuser_into(bt, rec_effect, &a, rec_destroy, &d), "into(box)");
@@ -431,8 +428,7 @@ static void test_user_type(void) {
     CHECK_INT(destroyed, 1, "plain type ctx destroyed once");
 
     /* into_all and into_when over boxes: nothing leaks either. */
-    memset(&tc, 0, sizeof tc);
-    bt = box_type_new("box", &tc);
+    bt = box_type_fresh(&tc, NULL);
     dfs_diffuser *kids[2] = {NULL, NULL}, *all = NULL, *when = NULL;
     recorder k1 = rec_make("k1", &log, REC_BOX), k2 = rec_make("k2", &log, REC_BOX);
     predicate pr = {&log, 0, 0};
@@ -490,10 +486,8 @@ static void test_identical_runs(void) {
     test_log log;
     log_clear(&log);
     box_type_ctx tc;
-    memset(&tc, 0, sizeof tc);
-    tc.log = &log;
     int live_before = box_live;
-    dfs_type *bt = box_type_new("box", &tc);
+    dfs_type *bt = box_type_fresh(&tc, &log);
     box *one = box_new(1), *two = box_new(2), *two_again = box_new(2);
 
     /* From inside the pass of 2, the gate still holds 1: a run of 1 is queued, then

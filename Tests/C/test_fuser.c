@@ -297,8 +297,7 @@ static void test_extract(void) {
 
     /* extract_constant of a user type: the constant is retained and released. */
     box_type_ctx tc;
-    memset(&tc, 0, sizeof tc);
-    dfs_type *bt = box_type_new("box", &tc);
+    dfs_type *bt = box_type_fresh(&tc, NULL);
     registry_init(&reg);
     dfs_fuser *src = registry_fuser(&reg, dfs_type_pointer()), *boxes = NULL;
     box *k = box_new(42);

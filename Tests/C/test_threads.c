@@ -161,8 +161,7 @@ static void test_reentrant_retain(void) {
     test_log log;
     log_clear(&log);
     box_type_ctx tc;
-    memset(&tc, 0, sizeof tc);
-    dfs_type *bt = box_type_new("box", &tc);
+    dfs_type *bt = box_type_fresh(&tc, NULL);
     box_loop bl = {&log, NULL};
     CHECK_OK(dfs_diffuser_into(bt, box_loop_effect, &bl, NULL, &bl.self), "into(box)");
     dfs_type_release(bt);
