@@ -89,9 +89,12 @@ extension Diffuser {
     /// run queued for later (one called from inside this graph's own effects) works on
     /// `keep(newValue)`, taken when it is queued, instead of `newValue`. If `keep`
     /// throws, the queued run fails with that error when its turn comes.
+    ///
+    /// Does not check `isSettled(on:)` itself: a binding checks it first, where that is
+    /// cheapest (the C ABI under its handle table's lock), and calls this only when the
+    /// run was not settled.
     @_spi(Bindings)
     public func tryRun(_ newValue: A, keepingQueued keep: (A) throws -> A) throws {
-        if settles(newValue) { return }
         let node = self.node
         try Serializer.perform(
             on: node,
