@@ -41,12 +41,19 @@ import java.util.Objects;
  * diffuser stays usable.
  *
  * <p><b>Memory.</b> The native node is released when this object becomes unreachable;
- * diffusers composed from it keep what they need.
+ * diffusers composed from it keep what they need. A {@link #map(Function, Diffuser) map}
+ * makes its native node only when one is needed: most maps are composed into a fan-out of
+ * maps, which is built over their children (see {@link #intoAll(Collection)}) and never
+ * needs them.
  *
  * @param <A> the type of model the diffuser accepts
  */
 public final class Diffuser<A> {
-  private final long handle;
+  /**
+   * The native node; 0 for a map whose node is not made yet (see {@link #handle()}).
+   * Written once, from 0 to the node, under this object's lock.
+   */
+  private volatile long handle;
   /**
    * For a diffuser made by {@link #map(Function, Diffuser)}: its transform and child, so
    * that a fan-out whose children are all maps can be built as one native node that
@@ -66,7 +73,32 @@ public final class Diffuser<A> {
     this.handle = handle;
     this.transform = transform;
     this.mapped = mapped;
-    Native.track(this, Native.Kind.DIFFUSER, handle);
+    if (handle != 0) Native.track(this, Native.Kind.DIFFUSER, handle);
+  }
+
+  /**
+   * The native node, made now if this is a map that has none yet. A map's node is made
+   * lazily because a fan-out of maps is built over the maps' children and never needs it:
+   * in a typical tree that is a native node, a handle and a global reference to the
+   * transform saved per map, the larger part of building the tree.
+   */
+  private long handle() {
+    long made = handle;
+    return made != 0 ? made : makeMapNode();
+  }
+
+  private synchronized long makeMapNode() {
+    if (handle == 0) {
+      long made = Native.diffuserMap(transform, mapped.handle());
+      try {
+        Native.track(this, Native.Kind.DIFFUSER, made);
+      } catch (RuntimeException | Error e) {
+        Native.diffuserRelease(made);
+        throw e;
+      }
+      handle = made;
+    }
+    return handle;
   }
 
   /**
@@ -108,7 +140,7 @@ public final class Diffuser<A> {
    */
   public void run(A newValue) {
     try {
-      Native.diffuserRun(handle, newValue);
+      Native.diffuserRun(handle(), newValue);
     } finally {
       Reference.reachabilityFence(this);
     }
@@ -174,7 +206,7 @@ public final class Diffuser<A> {
     Objects.requireNonNull(didChange, "didChange");
     Objects.requireNonNull(diffuser, "diffuser");
     try {
-      return new Diffuser<>(Native.diffuserIntoWhen(didChange, diffuser.handle));
+      return new Diffuser<>(Native.diffuserIntoWhen(didChange, diffuser.handle()));
     } finally {
       Reference.reachabilityFence(diffuser);
     }
@@ -272,6 +304,10 @@ public final class Diffuser<A> {
    * {@link #intoAlways(Collection)} and their other forms), the transforms of the maps are
    * called together, in order, before the first child runs.
    *
+   * <p>The native node of the map is made the first time it is needed (when it is run, or
+   * composed into anything but a fan-out of maps), so a failure to make it (running out of
+   * native memory) is reported there.
+   *
    * @param transform selects the part (called on every run that reaches the map)
    * @param diffuser the child
    * @param <A> the value type
@@ -281,16 +317,14 @@ public final class Diffuser<A> {
   public static <A, B> Diffuser<A> map(Function<A, B> transform, Diffuser<B> diffuser) {
     Objects.requireNonNull(transform, "transform");
     Objects.requireNonNull(diffuser, "diffuser");
-    try {
-      return new Diffuser<>(Native.diffuserMap(transform, diffuser.handle), transform, diffuser);
-    } finally {
-      Reference.reachabilityFence(diffuser);
-    }
+    return new Diffuser<>(0, transform, diffuser);
   }
 
+  /** {@code Diffuser[<native node>]}, or {@code Diffuser[map]} for a map that has none yet. */
   @Override
   public String toString() {
-    return "Diffuser[" + Long.toHexString(handle) + "]";
+    long made = handle;
+    return made != 0 ? "Diffuser[" + Long.toHexString(made) + "]" : "Diffuser[map]";
   }
 
   private static Diffuser<?>[] copy(Collection<? extends Diffuser<?>> children) {
@@ -315,17 +349,16 @@ public final class Diffuser<A> {
    * called. Any other fan-out is built as it is.
    */
   private static long fanOut(Diffuser<?>[] children, boolean gated) {
-    long[] handles = new long[children.length];
     boolean allMaps = children.length >= 2;
     for (int i = 0; i < children.length; i++) {
-      Diffuser<?> child = children[i];
       // The message is built only when it is needed: composing must not allocate per child.
-      if (child == null) throw new NullPointerException("children[" + i + "]");
-      handles[i] = child.handle;
-      allMaps &= child.transform != null;
+      if (children[i] == null) throw new NullPointerException("children[" + i + "]");
+      allMaps &= children[i].transform != null;
     }
     try {
       if (allMaps) return mapAll(children, gated);
+      long[] handles = new long[children.length];
+      for (int i = 0; i < children.length; i++) handles[i] = children[i].handle();
       return gated ? Native.diffuserIntoAll(handles) : Native.diffuserIntoAlwaysAll(handles);
     } finally {
       Reference.reachabilityFence(children);
@@ -343,7 +376,7 @@ public final class Diffuser<A> {
     long[] children = new long[maps.length];
     for (int i = 0; i < maps.length; i++) {
       transforms[i] = maps[i].transform;
-      children[i] = maps[i].mapped.handle;
+      children[i] = maps[i].mapped.handle();
     }
     long all = Native.diffuserMapAll(transforms, children);
     if (!gated) return all;

@@ -13,6 +13,8 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.Test;
 
 /**
@@ -400,6 +402,68 @@ public class DiffuserMapAllTest {
     Diffuser<String> again = Diffuser.intoAlways(upper, upper); // one map twice: one leaf twice
     again.run("c");
     assertEquals(Arrays.asList("leaf:C"), take());
+  }
+
+  @Test
+  public void aMapMakesItsNativeNodeOnlyWhenItIsNeeded() {
+    Diffuser<String> inFanOut = Diffuser.map((String s) -> s + "0", Diffuser.into((String v) -> log.add(v)));
+    Diffuser<String> inner = Diffuser.map((String s) -> s + "i", Diffuser.into((String v) -> log.add(v)));
+    Diffuser<String> outer = Diffuser.map((String s) -> s + "o", inner);
+    Diffuser<String> gated = Diffuser.map((String s) -> s + "w", Diffuser.into((String v) -> log.add(v)));
+    assertEquals("Diffuser[map]", inFanOut.toString());
+
+    // A fan-out of maps is built over the maps' children: a map's child that is itself
+    // a map needs its node, the maps themselves do not.
+    Diffuser<String> d = Diffuser.intoAll(inFanOut, outer);
+    assertEquals("Diffuser[map]", inFanOut.toString());
+    assertEquals("Diffuser[map]", outer.toString());
+    assertTrue(inner.toString(), inner.toString().matches("Diffuser\\[[0-9a-f]+\\]"));
+    Diffuser<String> when = Diffuser.intoWhen((String a, String b) -> true, gated);
+    assertTrue(gated.toString(), gated.toString().matches("Diffuser\\[[0-9a-f]+\\]"));
+
+    d.run("a");
+    when.run("b");
+    assertEquals(Arrays.asList("a0", "aoi", "bw"), take());
+    outer.run("a"); // made now, over the same child: "aoi" is cached
+    inFanOut.run("c");
+    assertTrue(outer.toString(), outer.toString().matches("Diffuser\\[[0-9a-f]+\\]"));
+    assertEquals(Arrays.asList("c0"), take());
+    String made = outer.toString();
+    outer.run("b");
+    assertEquals(made, outer.toString());
+    assertEquals(Arrays.asList("boi"), take());
+  }
+
+  @Test
+  public void aNewMapRunFromManyThreadsAtOnceLosesNoRun() throws Exception {
+    int threads = 8;
+    for (int attempt = 0; attempt < 20; attempt++) {
+      AtomicInteger effects = new AtomicInteger();
+      Diffuser<Integer> map = Diffuser.map((Integer n) -> n * 2, Diffuser.intoAlways((Integer v) -> effects.incrementAndGet()));
+      CyclicBarrier start = new CyclicBarrier(threads);
+      List<Thread> running = new ArrayList<>();
+      List<Throwable> failures = Collections.synchronizedList(new ArrayList<>());
+      for (int t = 0; t < threads; t++) {
+        int value = t;
+        Thread thread = new Thread(() -> {
+          try {
+            start.await();
+            map.run(value);
+          } catch (Throwable e) {
+            failures.add(e);
+          }
+        });
+        thread.start();
+        running.add(thread);
+      }
+      for (Thread thread : running) thread.join();
+      assertEquals(Collections.emptyList(), failures);
+      assertEquals(threads, effects.get());
+      String made = map.toString();
+      map.run(0);
+      assertEquals(made, map.toString());
+      assertEquals(threads + 1, effects.get());
+    }
   }
 
   @Test
