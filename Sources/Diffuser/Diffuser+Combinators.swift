@@ -18,8 +18,7 @@ extension Diffuser {
     /// The children keep their own gating; only this node does not gate.
     @inlinable
     public static func intoAlways(_ children: [Diffuser<A>]) -> Diffuser<A> {
-        let nodes = ContiguousArray(children.lazy.map { $0.node })
-        return Diffuser(node: FanOutNode(nodes))
+        Diffuser(node: FanOutNode(children))
     }
 
     /// A diffuser that runs every child, in order, on every value.
@@ -177,8 +176,7 @@ extension Diffuser where A: Equatable {
     /// value is not equal to the previous one.
     @inlinable
     public static func intoAll(_ children: [Diffuser<A>]) -> Diffuser<A> {
-        let nodes = ContiguousArray(children.lazy.map { $0.node })
-        return Diffuser(node: EqualityNode(StandardEquality(), FanOutNode(nodes)))
+        Diffuser(node: EqualityNode(StandardEquality(), FanOutNode(children)))
     }
 
     /// A diffuser that runs every child, in order, on the first value and whenever the
@@ -244,8 +242,7 @@ extension Diffuser {
     public static func mapAll<Selection: SelectionFunction>(
         calling selection: Selection, _ children: [Diffuser<Selection.Output>]
     ) -> Diffuser<A> where Selection.Input == A {
-        let nodes = ContiguousArray(children.lazy.map { $0.node })
-        return Diffuser(node: MapAllNode(selection, nodes))
+        Diffuser(node: MapAllNode(selection, children))
     }
 
     /// `map(throwing:_:)` for a transform in any form.
@@ -278,7 +275,6 @@ extension Diffuser {
     public static func intoAll<Equality: EqualityFunction>(
         comparing equality: Equality, _ children: [Diffuser<A>]
     ) -> Diffuser<A> where Equality.Value == A {
-        let nodes = ContiguousArray(children.lazy.map { $0.node })
-        return Diffuser(node: EqualityNode(equality, FanOutNode(nodes)))
+        Diffuser(node: EqualityNode(equality, FanOutNode(children)))
     }
 }

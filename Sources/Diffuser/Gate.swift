@@ -184,9 +184,9 @@ public struct JudgedChildren<Value> {
 /// The tree below a node never changes, so this holds for the node's whole life. It
 /// costs a walk of the children's subtrees, once, when the fan-out is built.
 @usableFromInline
-func judgeableGates<B>(_ children: ContiguousArray<Node<B>>) -> ContiguousArray<Unmanaged<GateNode<B>>?> {
-    var gates = ContiguousArray(children.lazy.map { child -> Unmanaged<GateNode<B>>? in
-        (child as? GateNode<B>).map { Unmanaged.passUnretained($0) }
+func judgeableGates<B>(_ children: ChildNodes<B>) -> ContiguousArray<Unmanaged<GateNode<B>>?> {
+    var gates = ContiguousArray(children.nodes.lazy.map { child -> Unmanaged<GateNode<B>>? in
+        (child.takeUnretainedValue() as? GateNode<B>).map { Unmanaged.passUnretained($0) }
     })
     var position: [ObjectIdentifier: Int] = [:]
     for (i, gate) in gates.enumerated() {
@@ -200,9 +200,9 @@ func judgeableGates<B>(_ children: ContiguousArray<Node<B>>) -> ContiguousArray<
         }
     }
     if position.isEmpty { return gates }
-    for (owner, child) in children.enumerated() {
+    for (owner, child) in children.nodes.enumerated() {
         var visited = Set<ObjectIdentifier>()
-        var stack: [AnyNode] = [child]
+        var stack: [AnyNode] = [child.takeUnretainedValue()]
         while let node = stack.popLast() {
             node.forEachChild { below in
                 let id = ObjectIdentifier(below)

@@ -21,25 +21,23 @@ final class EffectNode<A, Effect: EffectFunction>: Node<A> where Effect.Value ==
 @usableFromInline
 final class FanOutNode<A>: Node<A> {
     @usableFromInline
-    let children: ContiguousArray<Node<A>>
-    /// The same children, called without retaining them: `children` keeps them alive.
-    @usableFromInline
-    let fastChildren: ContiguousArray<Unmanaged<Node<A>>>
+    let children: ChildNodes<A>
 
     @inlinable
-    init(_ children: ContiguousArray<Node<A>>) {
-        self.children = children
-        self.fastChildren = ContiguousArray(children.lazy.map { Unmanaged.passUnretained($0) })
+    init(_ children: [Diffuser<A>]) {
+        self.children = ChildNodes(children)
         super.init(step: { node, value in
             let me = unsafeDowncast(node, to: FanOutNode<A>.self)
-            try me.fastChildren.withUnsafeBufferPointer { children in
-                for child in children { try child.run(value) }
-            }
+            for child in me.children.nodes { try child.run(value) }
         })
     }
 
+    deinit {
+        children.releaseAll()
+    }
+
     override func forEachChild(_ body: (AnyNode) -> Void) {
-        for child in children { body(child) }
+        children.forEach(body)
     }
 }
 
@@ -246,10 +244,7 @@ where Selection.Input == A, Selection.Output == B {
     @usableFromInline
     let selection: Selection
     @usableFromInline
-    let children: ContiguousArray<Node<B>>
-    /// The same children, called without retaining them: `children` keeps them alive.
-    @usableFromInline
-    let fastChildren: ContiguousArray<Unmanaged<Node<B>>>
+    let children: ChildNodes<B>
     /// For a judging selection, the gate among the children at each position that the
     /// selection may judge, else `nil`; empty for other selections.
     @usableFromInline
@@ -262,16 +257,16 @@ where Selection.Input == A, Selection.Output == B {
     let verdictRoom: UnsafeMutablePointer<PartVerdict>
 
     @inlinable
-    init(_ selection: Selection, _ children: ContiguousArray<Node<B>>) {
+    init(_ selection: Selection, _ children: [Diffuser<B>]) {
         self.selection = selection
+        let children = ChildNodes(children)
         self.children = children
-        self.fastChildren = ContiguousArray(children.lazy.map { Unmanaged.passUnretained($0) })
         self.judged = Selection.judgesParts ? judgeableGates(children) : []
         self.partRoom = .allocate(capacity: children.count)
         self.verdictRoom = .allocate(capacity: Selection.judgesParts ? children.count : 0)
         super.init(step: { node, value in
             let me = unsafeDowncast(node, to: MapAllNode<A, B, Selection>.self)
-            let count = me.fastChildren.count
+            let count = me.children.count
             if count == 0 { return }
             var parts = SelectedParts(me.partRoom, capacity: count)
             defer { parts.destroyAll() }
@@ -304,6 +299,7 @@ where Selection.Input == A, Selection.Output == B {
     }
 
     deinit {
+        children.releaseAll()
         partRoom.deallocate()
         verdictRoom.deallocate()
     }
@@ -323,9 +319,7 @@ where Selection.Input == A, Selection.Output == B {
             failure = error
         }
         do {
-            try fastChildren.withUnsafeBufferPointer { children in
-                for i in 0..<parts.count where !skip(i) { try children[i].run(partRoom[i]) }
-            }
+            for i in 0..<parts.count where !skip(i) { try children[i].run(partRoom[i]) }
         } catch {
             // The first failure wins: a selection that failed threw before any child.
             throw failure ?? error
@@ -334,6 +328,6 @@ where Selection.Input == A, Selection.Output == B {
     }
 
     override func forEachChild(_ body: (AnyNode) -> Void) {
-        for child in children { body(child) }
+        children.forEach(body)
     }
 }

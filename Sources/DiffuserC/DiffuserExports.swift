@@ -27,37 +27,32 @@ func publish(_ diffuser: Diffuser<CValue>, _ type: ValueType) throws -> OpaquePo
 
 // MARK: Callback adapters (no semantics: they only translate calls and errors)
 
-/// A C callback: its function and context, and the destroy that runs when the core drops
-/// its last reference. Created before anything else in an export, so that the destroy
-/// runs exactly once whether or not the export fails.
+/// A C callback: its function and context, and what runs its destroy when the core
+/// drops its last reference (`keeper`). Made before anything else in an export, so that
+/// the destroy runs exactly once whether or not the export fails.
+///
+/// The keeper exists only when there is a destroy to run: a callback with a static or
+/// caller-owned context costs no allocation, neither while its export builds the node
+/// nor in the node.
 ///
 /// `Fn` is a C function pointer type. It is stored as a plain pointer: a stored property
-/// of the generic type would make every deinit look up the metadata of `Optional<Fn>`
-/// (a hash-table search), which was a tenth of the cost of building a C tree.
-final class CCallback<Fn>: @unchecked Sendable {
+/// of the generic type would make copies look up the metadata of `Optional<Fn>` (a
+/// hash-table search), which was a tenth of the cost of building a C tree.
+struct CCallback<Fn> {
     private let function: UnsafeRawPointer?
     let ctx: UnsafeMutableRawPointer?
-    private let destroy: dfs_destroy_fn?
+    /// Runs the destroy when the last copy of this callback, or of a `CFunction` made
+    /// from it, goes away; `nil` when there is no destroy.
+    let keeper: CallbackContext?
 
     init(_ fn: Fn?, _ ctx: UnsafeMutableRawPointer?, _ destroy: dfs_destroy_fn?) {
         self.function = unsafeBitCast(fn, to: UnsafeRawPointer?.self)
         self.ctx = ctx
-        self.destroy = destroy
+        self.keeper = destroy.map { CallbackContext(ctx, $0) }
     }
 
     var fn: Fn? {
         unsafeBitCast(function, to: Fn?.self)
-    }
-
-    deinit {
-        destroy?(ctx)
-    }
-
-    /// What an adapter must hold to keep the context alive: this box, or nothing when
-    /// there is no destroy to run (a static or caller-owned context), so that such a
-    /// callback costs its node no allocation.
-    var keeper: CCallback<Fn>? {
-        destroy == nil ? nil : self
     }
 }
 
@@ -67,7 +62,7 @@ final class CCallback<Fn>: @unchecked Sendable {
 struct CFunction<Fn> {
     let fn: Fn
     let ctx: UnsafeMutableRawPointer?
-    let keeper: CCallback<Fn>?
+    let keeper: CallbackContext?
 
     /// Throws `DFS_ERR_NULL` naming `name` if the callback has no function.
     init(_ callback: CCallback<Fn>, _ name: String) throws {

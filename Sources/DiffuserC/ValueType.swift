@@ -5,7 +5,7 @@ import CDiffuserFFI
 #endif
 
 /// A user context with its destroy function: `destroy(ctx)` runs when the last
-/// closure holding this box goes away.
+/// holder of this box (a type, a closure, a callback's copies) goes away.
 final class CallbackContext: @unchecked Sendable {
     let ctx: UnsafeMutableRawPointer?
     private let destroy: dfs_destroy_fn?
