@@ -103,6 +103,41 @@ final class DiffuserTests: XCTestCase {
         Diffuser<Int>([]).run(1)
     }
 
+    /// Fan-outs hold their children by references they took themselves: a child lives as
+    /// long as a fan-out over it, however many times it occurs there, and no longer.
+    func testFanOutsKeepTheirChildrenAliveAndReleaseThem() {
+        final class Token {}
+        struct Part: TransformFunction {
+            func select(_ value: Int) -> Int { value }
+        }
+        struct Parts: SelectionFunction {
+            func selectAll(_ value: Int, into parts: inout SelectedParts<Int>) {
+                while parts.count < parts.capacity { parts.append(value) }
+            }
+        }
+        let kinds: [(String, ([Diffuser<Int>]) -> Diffuser<Int>)] = [
+            ("intoAll", { .intoAll($0) }),
+            ("intoAlways", { .intoAlways($0) }),
+            ("mapAll", { .mapAll(calling: Parts(), $0) }),
+        ]
+        for (name, fanOut) in kinds {
+            weak var token: Token?
+            var runs = 0
+            var tree: Diffuser<Int>?
+            do {
+                let held = Token()
+                token = held
+                let leaf = Diffuser<Int>.intoAlways { _ in withExtendedLifetime(held) { runs += 1 } }
+                tree = fanOut([leaf, .map(calling: Part(), leaf), leaf])
+            }
+            XCTAssertNotNil(token, name)
+            tree?.run(1)
+            XCTAssertEqual(runs, 3, name)
+            tree = nil
+            XCTAssertNil(token, "\(name) released its children")
+        }
+    }
+
     func testMapByClosureAndKeyPath() {
         let log = Recorder<String>()
         let d = Diffuser<Model>(
