@@ -7,16 +7,23 @@ import Synchronization
 /// child's part before the child runs (see `SelectionFunction.judgesParts`): where the
 /// cache lies, a count of its changes, and a way to let a value through that was
 /// already judged different, so that it is not compared twice.
+///
+/// `Cached` is always `A?`, the type of the cache (every gate kind is a subclass of
+/// `GateNode<A, A?>`). It is a parameter of its own so that destroying a gate, which
+/// runs unspecialized, finds the cache's metadata among the class's generic arguments:
+/// a field of type `A?` made every gate's deinit look up the metadata of `Optional<A>`
+/// in the runtime's hash table, the larger part of freeing a tree.
 @usableFromInline
-class GateNode<A>: Node<A> {
-    /// The last value let through, `nil` before the first.
+class GateNode<A, Cached>: Node<A> {
+    /// The last value let through, `nil` before the first. In the gate kinds, which
+    /// subclass `GateNode<A, A?>`, it is an `A?`; here, see `cachePointer`.
     @usableFromInline @exclusivity(unchecked)
-    final var cache: A?
-    /// Set by a fan-out that judged the value it is about to pass different from
-    /// `cache`; the next pass then skips the comparison and clears it.
+    final var cache: Cached
+    /// Set by a fan-out that judged the value it is about to pass different from the
+    /// cache; the next pass then skips the comparison and clears it.
     @usableFromInline @exclusivity(unchecked)
     final var judgedChanged = false
-    /// Where `cache` lies, in bytes from the start of this object: `isSettled(at:)`,
+    /// Where the cache lies, in bytes from the start of this object: `isSettled(at:)`,
     /// which runs unspecialized, finds the cache without looking up the metadata of `A?`.
     @usableFromInline @exclusivity(unchecked)
     final var cacheOffset: UInt8 = 0
@@ -24,7 +31,7 @@ class GateNode<A>: Node<A> {
     /// `EqualityFunction.identifyingBytes`); 0 when none do.
     @usableFromInline @exclusivity(unchecked)
     final var identifyingBytes: UInt16 = 0
-    /// Odd while `cache` is being replaced, bumped before and after: lets a thread that
+    /// Odd while the cache is being replaced, bumped before and after: lets a thread that
     /// holds no lock tell whether what it read of the cache was torn or replaced while it
     /// read (see `isSettled(at:)`).
     ///
@@ -32,16 +39,20 @@ class GateNode<A>: Node<A> {
     /// the padding before `generation` and cost no memory.
     @usableFromInline
     final let replacing = Atomic<UInt32>(0)
-    /// Starts at 1 and grows by one whenever `cache` is replaced, so that whoever read
+    /// Starts at 1 and grows by one whenever the cache is replaced, so that whoever read
     /// the cache can tell later whether what it read is still there. Above 1 exactly
-    /// when `cache` holds a value.
+    /// when the cache holds a value.
     @usableFromInline @exclusivity(unchecked)
     final var generation: UInt64 = 1
 
     /// A gate whose equality finds two values equal when their first `identifyingBytes`
     /// bytes are the same (0: never by their bytes alone).
+    ///
+    /// `empty` is `nil` as a `Cached`, that is, as an `A?`.
     @inlinable
-    init(step: @escaping Step, identifyingBytes: Int) {
+    init(step: @escaping Step, identifyingBytes: Int, empty: Cached) {
+        assert(Cached.self == A?.self, "a gate caches an A?")
+        cache = empty
         super.init(step: step)
         let start = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
         let offset = withUnsafeMutablePointer(to: &cache) { UnsafeRawPointer($0) - start }
@@ -52,10 +63,10 @@ class GateNode<A>: Node<A> {
         }
     }
 
-    /// Replaces the cache with `kept`.
+    /// Replaces the cache with `kept` (an `A?`, see `Cached`).
     @inlinable
     @inline(__always)
-    final func store(_ kept: A) {
+    final func store(_ kept: consuming Cached) {
         let count = replacing.load(ordering: .relaxed)
         replacing.store(count &+ 1, ordering: .relaxed)
         atomicMemoryFence(ordering: .releasing)
@@ -103,7 +114,20 @@ class GateNode<A>: Node<A> {
     @inlinable
     @inline(__always)
     final var hasCache: Bool {
-        withUnsafeMutablePointer(to: &cache) { $0.pointee != nil }
+        cachePointer.pointee != nil
+    }
+
+    /// The cache, where it lies, as the `A?` it is: for the code of the base, where
+    /// `cache` is a `Cached`.
+    ///
+    /// The address outlives the `withUnsafeMutablePointer` call that finds it, which is
+    /// sound here: `cache` is a final stored property of a class instance, with no
+    /// observers and no exclusivity checks, so it is the same memory for the object's
+    /// whole life, and only a pass (holding the graph's lock) reads or writes it.
+    @inlinable
+    @inline(__always)
+    final var cachePointer: UnsafeMutablePointer<A?> {
+        withUnsafeMutablePointer(to: &cache) { UnsafeMutableRawPointer($0).assumingMemoryBound(to: A?.self) }
     }
 }
 
@@ -135,10 +159,10 @@ public struct PartVerdict: RawRepresentable, Hashable, Sendable {
 /// reaches it. For any other child the selection's verdict is ignored.
 public struct JudgedChildren<Value> {
     @usableFromInline
-    let gates: UnsafeBufferPointer<Unmanaged<GateNode<Value>>?>
+    let gates: UnsafeBufferPointer<Unmanaged<GateNode<Value, Value?>>?>
 
     @inlinable
-    init(_ gates: UnsafeBufferPointer<Unmanaged<GateNode<Value>>?>) {
+    init(_ gates: UnsafeBufferPointer<Unmanaged<GateNode<Value, Value?>>?>) {
         self.gates = gates
     }
 
@@ -170,10 +194,9 @@ public struct JudgedChildren<Value> {
     ) rethrows -> R {
         guard index >= 0 && index < gates.count, let gate = gates[index] else { return try body(0, nil) }
         return try gate._withUnsafeGuaranteedRef { gate in
-            try withUnsafeMutablePointer(to: &gate.cache) { cache in
-                if cache.pointee == nil { return try body(gate.generation, nil) }
-                return try body(gate.generation, UnsafeRawPointer(cache).assumingMemoryBound(to: Value.self))
-            }
+            let cache = gate.cachePointer
+            if cache.pointee == nil { return try body(gate.generation, nil) }
+            return try body(gate.generation, UnsafeRawPointer(cache).assumingMemoryBound(to: Value.self))
         }
     }
 }
@@ -184,9 +207,9 @@ public struct JudgedChildren<Value> {
 /// The tree below a node never changes, so this holds for the node's whole life. It
 /// costs a walk of the children's subtrees, once, when the fan-out is built.
 @usableFromInline
-func judgeableGates<B>(_ children: ChildNodes<B>) -> ContiguousArray<Unmanaged<GateNode<B>>?> {
-    var gates = ContiguousArray(children.nodes.lazy.map { child -> Unmanaged<GateNode<B>>? in
-        (child.takeUnretainedValue() as? GateNode<B>).map { Unmanaged.passUnretained($0) }
+func judgeableGates<B>(_ children: ChildNodes<B>) -> ContiguousArray<Unmanaged<GateNode<B, B?>>?> {
+    var gates = ContiguousArray(children.nodes.lazy.map { child -> Unmanaged<GateNode<B, B?>>? in
+        (child.takeUnretainedValue() as? GateNode<B, B?>).map { Unmanaged.passUnretained($0) }
     })
     var position: [ObjectIdentifier: Int] = [:]
     for (i, gate) in gates.enumerated() {

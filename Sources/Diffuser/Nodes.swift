@@ -117,7 +117,7 @@ where Change.Value == A, Effect.Value == A {
 ///
 /// An equal value is not stored, so an unchanged pass writes nothing and copies nothing.
 @usableFromInline
-final class EqualityNode<A, Equality: EqualityFunction>: GateNode<A> where Equality.Value == A {
+final class EqualityNode<A, Equality: EqualityFunction>: GateNode<A, A?> where Equality.Value == A {
     @usableFromInline
     let equality: Equality
     @usableFromInline
@@ -139,8 +139,8 @@ final class EqualityNode<A, Equality: EqualityFunction>: GateNode<A> where Equal
             }
             let kept = try me.equality.keep(value)
             try me.fastChild.run(value)
-            me.store(kept)
-        }, identifyingBytes: Equality.identifyingBytes)
+            me.store(consume kept)
+        }, identifyingBytes: Equality.identifyingBytes, empty: nil)
     }
 
     override func forEachChild(_ body: (AnyNode) -> Void) { body(child) }
@@ -149,7 +149,7 @@ final class EqualityNode<A, Equality: EqualityFunction>: GateNode<A> where Equal
 /// Runs an effect on the first value and whenever the value is not equal to the cached
 /// one: `into(effect)`, the leaf of most trees, as one node instead of two.
 @usableFromInline
-final class EqualityEffectNode<A, Equality: EqualityFunction, Effect: EffectFunction>: GateNode<A>
+final class EqualityEffectNode<A, Equality: EqualityFunction, Effect: EffectFunction>: GateNode<A, A?>
 where Equality.Value == A, Effect.Value == A {
     @usableFromInline
     let equality: Equality
@@ -168,8 +168,8 @@ where Equality.Value == A, Effect.Value == A {
             }
             let kept = try me.equality.keep(value)
             try me.effect.run(value)
-            me.store(kept)
-        }, identifyingBytes: Equality.identifyingBytes)
+            me.store(consume kept)
+        }, identifyingBytes: Equality.identifyingBytes, empty: nil)
     }
 }
 
@@ -248,7 +248,7 @@ where Selection.Input == A, Selection.Output == B {
     /// For a judging selection, the gate among the children at each position that the
     /// selection may judge, else `nil`; empty for other selections.
     @usableFromInline
-    let judged: ContiguousArray<Unmanaged<GateNode<B>>?>
+    let judged: ContiguousArray<Unmanaged<GateNode<B, B?>>?>
     /// Room for one part per child; holds parts only during a pass.
     @usableFromInline
     let partRoom: UnsafeMutablePointer<B>

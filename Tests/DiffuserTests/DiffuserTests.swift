@@ -138,6 +138,29 @@ final class DiffuserTests: XCTestCase {
         }
     }
 
+    /// A gate holds its cached value until it is freed, and releases it then.
+    func testGatesReleaseTheirCachedValueWithThem() {
+        final class Box: Equatable {
+            static func == (a: Box, b: Box) -> Bool { a === b }
+        }
+        let kinds: [(String, () -> Diffuser<Box>)] = [
+            ("into", { .into { _ in } }),
+            ("intoAll", { .intoAll([.intoAlways { _ in }]) }),
+        ]
+        for (name, make) in kinds {
+            weak var cached: Box?
+            var gate: Diffuser<Box>? = make()
+            do {
+                let value = Box()
+                cached = value
+                gate?.run(value)
+            }
+            XCTAssertNotNil(cached, name)
+            gate = nil
+            XCTAssertNil(cached, "\(name) released its cache")
+        }
+    }
+
     func testMapByClosureAndKeyPath() {
         let log = Recorder<String>()
         let d = Diffuser<Model>(
