@@ -228,12 +228,22 @@ public protocol SelectionFunction {
         _ value: Input, judging children: JudgedChildren<Output>,
         into parts: inout SelectedParts<Output>, verdicts: UnsafeMutableBufferPointer<PartVerdict>
     ) throws
+
+    /// Whether every part this selection makes is trivial to destroy, so that the
+    /// fan-out may drop the parts of a pass without destroying them one by one. False
+    /// unless a conformance says otherwise; say true only if destroying a part would do
+    /// nothing (a pointer lent for the pass, a value with no references in it).
+    var makesTrivialParts: Bool { get }
 }
 
 extension SelectionFunction {
     /// False: the selection only selects.
     @inlinable
     public static var judgesParts: Bool { false }
+
+    /// False: the fan-out destroys each part.
+    @inlinable
+    public var makesTrivialParts: Bool { false }
 
     /// Selects the parts and leaves every verdict `.unknown`.
     @inlinable

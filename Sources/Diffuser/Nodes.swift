@@ -269,7 +269,7 @@ where Selection.Input == A, Selection.Output == B {
             let count = me.children.count
             if count == 0 { return }
             var parts = SelectedParts(me.partRoom, capacity: count)
-            defer { parts.destroyAll() }
+            defer { if me.selection.makesTrivialParts { parts.forgetAll() } else { parts.destroyAll() } }
             if Selection.judgesParts {
                 let verdicts = UnsafeMutableBufferPointer(start: me.verdictRoom, count: count)
                 verdicts.initialize(repeating: .unknown)

@@ -38,6 +38,20 @@ public struct SelectedParts<Element>: ~Copyable {
         made &+= 1
     }
 
+    /// Makes `part(i)` the part of the next child, for each `i` below `count`, in order:
+    /// `append(_:)` in a loop, for a selection that hands over many parts at once.
+    /// Parts past the capacity are ignored (and not asked for).
+    @inlinable
+    public mutating func append(count: Int, _ part: (Int) throws -> Element) rethrows {
+        let end = min(made + max(count, 0), capacity)
+        var next = made
+        defer { made = next }
+        while next < end {
+            (base + next).initialize(to: try part(next - made))
+            next &+= 1
+        }
+    }
+
     /// The part of child `index`, which must have been made.
     @inlinable
     public subscript(index: Int) -> Element {
@@ -60,6 +74,13 @@ public struct SelectedParts<Element>: ~Copyable {
         defer { parts.destroyAll() }
         try body(&parts)
         return Array(UnsafeBufferPointer(start: room, count: parts.count))
+    }
+
+    /// Empties the room for the next pass without destroying the parts made: only for
+    /// parts that are trivial to destroy (`SelectionFunction.makesTrivialParts`).
+    @inlinable
+    mutating func forgetAll() {
+        made = 0
     }
 
     /// Destroys the parts made and empties the room for the next pass.

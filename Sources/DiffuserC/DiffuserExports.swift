@@ -179,6 +179,9 @@ struct CSelection: SelectionFunction {
         owned = borrowed ? nil : output
     }
 
+    /// Lent parts hold no reference of the core's: there is nothing to destroy.
+    var makesTrivialParts: Bool { owned == nil }
+
     @inline(__always)
     func selectAll(_ value: CValue, into parts: inout SelectedParts<CValue>) throws {
         let count = parts.capacity
@@ -195,12 +198,19 @@ struct CSelection: SelectionFunction {
 /// parts are borrowed, as those of `dfs_diffuser_map_all_borrowed`.
 struct CJudgedSelection: SelectionFunction {
     let function: CFunction<dfs_select_judged_fn>
+    /// What the selection is told of each child's cache, kept from pass to pass.
+    let room: JudgedRoom
 
-    init(_ callback: CCallback<dfs_select_judged_fn>) throws {
+    /// A selection for `count` children.
+    init(_ callback: CCallback<dfs_select_judged_fn>, children count: Int) throws {
         function = try CFunction(callback, "select")
+        room = JudgedRoom(capacity: count)
     }
 
     static var judgesParts: Bool { true }
+
+    /// Its parts are lent: there is nothing to destroy.
+    var makesTrivialParts: Bool { true }
 
     /// Without children to judge: every child is reported as not judged.
     func selectAll(_ value: CValue, into parts: inout SelectedParts<CValue>) throws {
@@ -216,10 +226,23 @@ struct CJudgedSelection: SelectionFunction {
         _ value: CValue, judging children: JudgedChildren<CValue>,
         into parts: inout SelectedParts<CValue>, verdicts: UnsafeMutableBufferPointer<PartVerdict>
     ) throws {
-        try call(value, into: &parts, verdicts: verdicts) { i in
-            children.withCache(of: i) { generation, cached in
-                dfs_cached_part(generation: generation, present: cached == nil ? 0 : 1, value: cached?.pointee.pointer)
-            }
+        guard room.capacity == parts.capacity, room.capacity == children.count else {
+            return try call(value, into: &parts, verdicts: verdicts) { i in Self.view(of: i, in: children) }
+        }
+        // A child's view changes only when its cache does: most passes read one
+        // generation per child and write nothing.
+        let views = room.views
+        for i in 0..<room.capacity where views[i].generation != children.generation(of: i) {
+            views[i] = Self.view(of: i, in: children)
+        }
+        try call(value, views: views, out: room.parts, into: &parts, verdicts: verdicts)
+    }
+
+    /// What the C selection is told of child `i`'s cache.
+    @inline(__always)
+    private static func view(of i: Int, in children: JudgedChildren<CValue>) -> dfs_cached_part {
+        children.withCache(of: i) { generation, cached in
+            dfs_cached_part(generation: generation, present: cached == nil ? 0 : 1, value: cached?.pointee.pointer)
         }
     }
 
@@ -233,30 +256,52 @@ struct CJudgedSelection: SelectionFunction {
     ) throws {
         let count = parts.capacity
         try withUnsafeTemporaryAllocation(of: dfs_cached_part.self, capacity: count) { views in
+            for i in 0..<count { views.initializeElement(at: i, to: cached(i)) }
             try withUnsafeTemporaryAllocation(of: UnsafeRawPointer?.self, capacity: count) { out in
-                try call(value, views: views.baseAddress!, out: out.baseAddress!, into: &parts, verdicts: verdicts,
-                         cached: cached)
+                try call(value, views: views.baseAddress!, out: out.baseAddress!, into: &parts, verdicts: verdicts)
             }
         }
     }
 
+    /// Calls the C selection with `views` of the children's caches, then adopts the
+    /// parts it made in `out`, room for one per child.
     @inline(__always)
     private func call(
         _ value: CValue, views: UnsafeMutablePointer<dfs_cached_part>, out: UnsafeMutablePointer<UnsafeRawPointer?>,
-        into parts: inout SelectedParts<CValue>, verdicts: UnsafeMutableBufferPointer<PartVerdict>,
-        cached: (Int) -> dfs_cached_part
+        into parts: inout SelectedParts<CValue>, verdicts: UnsafeMutableBufferPointer<PartVerdict>
     ) throws {
         let count = parts.capacity
-        for i in 0..<count {
-            out[i] = nil
-            views[i] = cached(i)
-        }
+        for i in 0..<count { out[i] = nil }
         var produced = 0
         let code = verdicts.withMemoryRebound(to: Int8.self) { verdict in
             function.fn(value.pointer, count, views, out, verdict.baseAddress, &produced, function.ctx)
         }
         try adoptParts(UnsafeMutableBufferPointer(start: out, count: count), code, produced, into: &parts,
                        adoptedBy: nil)
+    }
+}
+
+/// Room a judging C selection keeps from pass to pass (a fan-out's passes never overlap):
+/// what it tells the C selection of each child's cache, refreshed only when that cache
+/// changed, and one slot per part.
+final class JudgedRoom {
+    let capacity: Int
+    let views: UnsafeMutablePointer<dfs_cached_part>
+    let parts: UnsafeMutablePointer<UnsafeRawPointer?>
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        // Generation 0 is what a child that is not judged reports, and no judged one
+        // does: every judged child's view is filled on the first pass.
+        views = .allocate(capacity: capacity)
+        views.initialize(repeating: dfs_cached_part(generation: 0, present: 0, value: nil), count: capacity)
+        parts = .allocate(capacity: capacity)
+        parts.initialize(repeating: nil, count: capacity)
+    }
+
+    deinit {
+        views.deallocate()
+        parts.deallocate()
     }
 }
 
@@ -272,9 +317,9 @@ private func adoptParts(
     let count = out.count
     let made = code == 0 ? count : max(0, min(produced, count))
     if let owner {
-        for i in 0..<made { parts.append(owner.adopt(out[i])) }
+        parts.append(count: made) { owner.adopt(out[$0]) }
     } else {
-        for i in 0..<made { parts.append(CValue(out[i])) }
+        parts.append(count: made) { CValue(out[$0]) }
     }
     if code != 0 {
         throw CError.callback("select (part \(made) of \(count))", code: code)
@@ -467,7 +512,7 @@ public func dfs_diffuser_map_all_judged(
     _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> dfs_status {
     let callback = CCallback(select, ctx, destroy)
-    return mapAllDiffuser(type, list, count, out) { _ in try CJudgedSelection(callback) }
+    return mapAllDiffuser(type, list, count, out) { _ in try CJudgedSelection(callback, children: count) }
 }
 
 @_cdecl("dfs_diffuser_map_all")

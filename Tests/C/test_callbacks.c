@@ -643,6 +643,24 @@ static void test_map_all_judged(void) {
     dfs_diffuser_release(shared);
     CHECK_INT(tc.equal_calls, 1, "that one comparison");
 
+    /* A judged gate whose cache is replaced from outside the fan-out (run through its
+     * own handle): the next selection is told the new value and generation. */
+    dfs_diffuser *gate = NULL, *fan3 = NULL;
+    recorder gr = rec_make("g", &log, REC_BOX);
+    dfs_diffuser_into(bt, rec_effect, &gr, rec_destroy, &gate);
+    CHECK_OK(dfs_diffuser_map_all_judged(dfs_type_pointer(), judge_boxes, &j, NULL, &gate, 1, &fan3),
+             "map_all_judged over a gate kept by handle");
+    CHECK_OK(dfs_diffuser_run(fan3, IV(1)), "run 1");
+    CHECK_LOG(&log, "s:1 g1 g:10", "judged changed: no cache yet");
+    CHECK_OK(dfs_diffuser_run(fan3, IV(1)), "run 1 again");
+    CHECK_LOG(&log, "s:1 g2=10", "judged unchanged");
+    CHECK_OK(dfs_diffuser_run(gate, j.pool[4][0]), "the gate run by itself");
+    CHECK_LOG(&log, "g:40", "it stores 40");
+    CHECK_OK(dfs_diffuser_run(fan3, IV(1)), "run 1 once more");
+    CHECK_LOG(&log, "s:1 g3=40 g:10", "the selection sees 40, so part 10 differs and passes");
+    dfs_diffuser_release(fan3);
+    dfs_diffuser_release(gate);
+
     dfs_diffuser_release(fan);
     CHECK_INT(j.destroyed, 2, "each selection context destroyed once");
 

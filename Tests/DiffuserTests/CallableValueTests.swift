@@ -222,6 +222,29 @@ final class CallableValueTests: XCTestCase {
         XCTAssertEqual(log.values, ["select:4", "select:5"])
     }
 
+    func testPartsAppendedInBulkStopAtTheCapacityAndSurviveAFailure() {
+        var asked: [Int] = []
+        XCTAssertEqual(SelectedParts<Int>.collect(capacity: 5) { parts in
+            parts.append(7)
+            parts.append(count: 6) { i in asked.append(i); return 100 + i }
+            parts.append(count: 2) { i in asked.append(-i); return 0 }
+        }, [7, 100, 101, 102, 103], "after the first part, four more fit")
+        XCTAssertEqual(asked, [0, 1, 2, 3], "no part is asked for past the capacity, nor once full")
+        XCTAssertEqual(SelectedParts<Int>.collect(capacity: 3) { $0.append(count: -1) { _ in 1 } }, [])
+
+        let alive = Census()
+        var made: [Int] = []
+        XCTAssertThrowsError(try SelectedParts<Tracked>.collect(capacity: 4) { parts in
+            defer { made = (0..<parts.count).map { parts[$0].value } }
+            try parts.append(count: 4) { i in
+                if i == 2 { throw TestFailure(tag: "part") }
+                return Tracked(i, alive)
+            }
+        })
+        XCTAssertEqual(made, [0, 1], "the parts made before the failure are counted")
+        XCTAssertEqual(alive.value, 0, "and destroyed with the room")
+    }
+
     func testMapAllWithNoChildrenNeverSelects() {
         let log = Recorder<String>()
         let d = Diffuser<Int>.mapAll(calling: Digits(log: log), [])
