@@ -198,13 +198,15 @@ struct CSelection: SelectionFunction {
 /// parts are borrowed, as those of `dfs_diffuser_map_all_borrowed`.
 struct CJudgedSelection: SelectionFunction {
     let function: CFunction<dfs_select_judged_fn>
-    /// What the selection is told of each child's cache, kept from pass to pass.
-    let room: JudgedRoom
+    /// What the selection is told of each child's cache, kept from pass to pass; `nil`
+    /// for a fan-out of fewer than `JudgedRoom.minimumChildren`, whose views are made
+    /// afresh for each call.
+    let room: JudgedRoom?
 
     /// A selection for `count` children.
     init(_ callback: CCallback<dfs_select_judged_fn>, children count: Int) throws {
         function = try CFunction(callback, "select")
-        room = JudgedRoom(capacity: count)
+        room = count >= JudgedRoom.minimumChildren ? JudgedRoom(capacity: count) : nil
     }
 
     static var judgesParts: Bool { true }
@@ -226,7 +228,7 @@ struct CJudgedSelection: SelectionFunction {
         _ value: CValue, judging children: JudgedChildren<CValue>,
         into parts: inout SelectedParts<CValue>, verdicts: UnsafeMutableBufferPointer<PartVerdict>
     ) throws {
-        guard room.capacity == parts.capacity, room.capacity == children.count else {
+        guard let room, room.capacity == parts.capacity, room.capacity == children.count else {
             return try call(value, into: &parts, verdicts: verdicts) { i in Self.view(of: i, in: children) }
         }
         // A child's view changes only when its cache does: most passes read one
@@ -255,12 +257,33 @@ struct CJudgedSelection: SelectionFunction {
         verdicts: UnsafeMutableBufferPointer<PartVerdict>, cached: (Int) -> dfs_cached_part
     ) throws {
         let count = parts.capacity
-        try withUnsafeTemporaryAllocation(of: dfs_cached_part.self, capacity: count) { views in
-            for i in 0..<count { views.initializeElement(at: i, to: cached(i)) }
-            try withUnsafeTemporaryAllocation(of: UnsafeRawPointer?.self, capacity: count) { out in
-                try call(value, views: views.baseAddress!, out: out.baseAddress!, into: &parts, verdicts: verdicts)
+        if count < JudgedRoom.minimumChildren {
+            // A size known here makes a fixed stack frame, with no check of the size.
+            try withUnsafeTemporaryAllocation(of: Slot.self, capacity: JudgedRoom.minimumChildren) { slots in
+                try call(value, slots: slots.baseAddress!, into: &parts, verdicts: verdicts, cached: cached)
+            }
+        } else {
+            try withUnsafeTemporaryAllocation(of: Slot.self, capacity: count) { slots in
+                try call(value, slots: slots.baseAddress!, into: &parts, verdicts: verdicts, cached: cached)
             }
         }
+    }
+
+    /// A child's view and its part's slot, side by side in one temporary allocation.
+    private typealias Slot = (view: dfs_cached_part, part: UnsafeRawPointer?)
+
+    @inline(__always)
+    private func call(
+        _ value: CValue, slots: UnsafeMutablePointer<Slot>, into parts: inout SelectedParts<CValue>,
+        verdicts: UnsafeMutableBufferPointer<PartVerdict>, cached: (Int) -> dfs_cached_part
+    ) throws {
+        let count = parts.capacity
+        // The views first, then the parts' slots, in the room for `count` of each.
+        let views = UnsafeMutableRawPointer(slots).bindMemory(to: dfs_cached_part.self, capacity: count)
+        for i in 0..<count { (views + i).initialize(to: cached(i)) }
+        let out = (UnsafeMutableRawPointer(slots) + count * MemoryLayout<dfs_cached_part>.stride)
+            .bindMemory(to: UnsafeRawPointer?.self, capacity: count)
+        try call(value, views: views, out: out, into: &parts, verdicts: verdicts)
     }
 
     /// Calls the C selection with `views` of the children's caches, then adopts the
@@ -284,7 +307,14 @@ struct CJudgedSelection: SelectionFunction {
 /// Room a judging C selection keeps from pass to pass (a fan-out's passes never overlap):
 /// what it tells the C selection of each child's cache, refreshed only when that cache
 /// changed, and one slot per part.
+///
+/// It costs 32 bytes per child and saves rewriting every child's view on every call,
+/// a dozen instructions per child; only a large fan-out, where a call changes few
+/// caches among many children, has one.
 final class JudgedRoom {
+    /// The fewest children a fan-out has for its selection to keep a room.
+    static let minimumChildren = 16
+
     let capacity: Int
     let views: UnsafeMutablePointer<dfs_cached_part>
     let parts: UnsafeMutablePointer<UnsafeRawPointer?>

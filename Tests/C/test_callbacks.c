@@ -581,6 +581,59 @@ static int judge_nonsense(const void *value, size_t count, const dfs_cached_part
     return 2;
 }
 
+/* Part i of integer v is v * 100 + i; judged by pointer equality. Logs "s:v" and, for
+ * the last child only, "gG" with "=c" (its cached value) when there is one. */
+static int judge_ints(const void *value, size_t count, const dfs_cached_part *cached, const void **out,
+                      signed char *verdict, size_t *produced, void *ctx) {
+    (void)produced;
+    long v = (long)(intptr_t)value;
+    log_add(ctx, "s:%ld", v);
+    for (size_t i = 0; i < count; i++) {
+        out[i] = IV(v * 100 + (long)i);
+        if (i + 1 == count) {
+            if (cached[i].present)
+                log_add(ctx, "g%llu=%ld", (unsigned long long)cached[i].generation, (long)(intptr_t)cached[i].value);
+            else
+                log_add(ctx, "g%llu", (unsigned long long)cached[i].generation);
+        }
+        if (cached[i].generation != 0)
+            verdict[i] = cached[i].present && cached[i].value == out[i] ? DFS_PART_UNCHANGED : DFS_PART_CHANGED;
+    }
+    return 0;
+}
+
+/* A judged gate whose cache is replaced from outside its fan-out (run through its own
+ * handle): the next selection is told the new value and generation. With `count`
+ * children, the last of them that gate: a small fan-out makes its views of the caches
+ * for each call, a wide one (16 children or more) keeps them and refreshes only those
+ * whose generation moved. */
+static void test_judged_gate_changed_elsewhere(test_log *log, size_t count) {
+    enum { MAX = 18 };
+    recorder r[MAX];
+    dfs_diffuser *kids[MAX], *fan = NULL;
+    for (size_t i = 0; i < count; i++) {
+        r[i] = rec_make(i + 1 == count ? "g" : "o", log, REC_INT);
+        dfs_diffuser_into(dfs_type_pointer(), rec_effect, &r[i], rec_destroy, &kids[i]);
+    }
+    dfs_diffuser *gate = kids[count - 1];
+    CHECK_OK(dfs_diffuser_map_all_judged(dfs_type_pointer(), judge_ints, log, NULL, kids, count, &fan),
+             "map_all_judged with the last gate kept by handle");
+    for (size_t i = 0; i + 1 < count; i++) dfs_diffuser_release(kids[i]);
+    char expected[64];
+    CHECK_OK(dfs_diffuser_run(fan, IV(1)), "run 1");
+    log_clear(log);
+    CHECK_OK(dfs_diffuser_run(fan, IV(1)), "run 1 again");
+    snprintf(expected, sizeof expected, "s:1 g2=%zu", 100 + count - 1);
+    CHECK_LOG(log, expected, "every part judged unchanged");
+    CHECK_OK(dfs_diffuser_run(gate, IV(500)), "the gate run by itself");
+    CHECK_LOG(log, "g:500", "it stores 500");
+    CHECK_OK(dfs_diffuser_run(fan, IV(1)), "run 1 once more");
+    snprintf(expected, sizeof expected, "s:1 g3=500 g:%zu", 100 + count - 1);
+    CHECK_LOG(log, expected, "the selection is told 500, so the last part differs and passes");
+    dfs_diffuser_release(fan);
+    dfs_diffuser_release(gate);
+}
+
 static void test_map_all_judged(void) {
     check_section("map_all_judged: a selection that judges its parts");
     test_log log;
@@ -643,23 +696,8 @@ static void test_map_all_judged(void) {
     dfs_diffuser_release(shared);
     CHECK_INT(tc.equal_calls, 1, "that one comparison");
 
-    /* A judged gate whose cache is replaced from outside the fan-out (run through its
-     * own handle): the next selection is told the new value and generation. */
-    dfs_diffuser *gate = NULL, *fan3 = NULL;
-    recorder gr = rec_make("g", &log, REC_BOX);
-    dfs_diffuser_into(bt, rec_effect, &gr, rec_destroy, &gate);
-    CHECK_OK(dfs_diffuser_map_all_judged(dfs_type_pointer(), judge_boxes, &j, NULL, &gate, 1, &fan3),
-             "map_all_judged over a gate kept by handle");
-    CHECK_OK(dfs_diffuser_run(fan3, IV(1)), "run 1");
-    CHECK_LOG(&log, "s:1 g1 g:10", "judged changed: no cache yet");
-    CHECK_OK(dfs_diffuser_run(fan3, IV(1)), "run 1 again");
-    CHECK_LOG(&log, "s:1 g2=10", "judged unchanged");
-    CHECK_OK(dfs_diffuser_run(gate, j.pool[4][0]), "the gate run by itself");
-    CHECK_LOG(&log, "g:40", "it stores 40");
-    CHECK_OK(dfs_diffuser_run(fan3, IV(1)), "run 1 once more");
-    CHECK_LOG(&log, "s:1 g3=40 g:10", "the selection sees 40, so part 10 differs and passes");
-    dfs_diffuser_release(fan3);
-    dfs_diffuser_release(gate);
+    test_judged_gate_changed_elsewhere(&log, 1);
+    test_judged_gate_changed_elsewhere(&log, 18);
 
     dfs_diffuser_release(fan);
     CHECK_INT(j.destroyed, 2, "each selection context destroyed once");
