@@ -1,24 +1,15 @@
 import Synchronization
 
 /// A node that caches the last value it passed and lets a new value through only when
-/// it differs: the base of the equality gates (`into`, `intoAll`).
+/// it differs: the base of the equality gates (`into`, `intoAll`). `Cached` is always
+/// `A?` (see `CachingNode`).
 ///
 /// What the base adds to the gate kinds is what a fan-out of maps needs to judge a
 /// child's part before the child runs (see `SelectionFunction.judgesParts`): where the
 /// cache lies, a count of its changes, and a way to let a value through that was
 /// already judged different, so that it is not compared twice.
-///
-/// `Cached` is always `A?`, the type of the cache (every gate kind is a subclass of
-/// `GateNode<A, A?>`). It is a parameter of its own so that destroying a gate, which
-/// runs unspecialized, finds the cache's metadata among the class's generic arguments:
-/// a field of type `A?` made every gate's deinit look up the metadata of `Optional<A>`
-/// in the runtime's hash table, the larger part of freeing a tree.
 @usableFromInline
-class GateNode<A, Cached>: Node<A> {
-    /// The last value let through, `nil` before the first. In the gate kinds, which
-    /// subclass `GateNode<A, A?>`, it is an `A?`; here, see `cachePointer`.
-    @usableFromInline @exclusivity(unchecked)
-    final var cache: Cached
+class GateNode<A, Cached>: CachingNode<A, Cached> {
     /// Set by a fan-out that judged the value it is about to pass different from the
     /// cache; the next pass then skips the comparison and clears it.
     @usableFromInline @exclusivity(unchecked)
@@ -51,9 +42,7 @@ class GateNode<A, Cached>: Node<A> {
     /// `empty` is `nil` as a `Cached`, that is, as an `A?`.
     @inlinable
     init(step: @escaping Step, identifyingBytes: Int, empty: Cached) {
-        assert(Cached.self == A?.self, "a gate caches an A?")
-        cache = empty
-        super.init(step: step)
+        super.init(step: step, empty: empty)
         let start = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
         let offset = withUnsafeMutablePointer(to: &cache) { UnsafeRawPointer($0) - start }
         if identifyingBytes > 0, identifyingBytes <= MemoryLayout<A>.size,
@@ -115,19 +104,6 @@ class GateNode<A, Cached>: Node<A> {
     @inline(__always)
     final var hasCache: Bool {
         cachePointer.pointee != nil
-    }
-
-    /// The cache, where it lies, as the `A?` it is: for the code of the base, where
-    /// `cache` is a `Cached`.
-    ///
-    /// The address outlives the `withUnsafeMutablePointer` call that finds it, which is
-    /// sound here: `cache` is a final stored property of a class instance, with no
-    /// observers and no exclusivity checks, so it is the same memory for the object's
-    /// whole life, and only a pass (holding the graph's lock) reads or writes it.
-    @inlinable
-    @inline(__always)
-    final var cachePointer: UnsafeMutablePointer<A?> {
-        withUnsafeMutablePointer(to: &cache) { UnsafeMutableRawPointer($0).assumingMemoryBound(to: A?.self) }
     }
 }
 

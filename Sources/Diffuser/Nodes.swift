@@ -47,7 +47,7 @@ final class FanOutNode<A>: Node<A> {
 /// The value is cached after every successful pass, whether or not the child ran, so a
 /// predicate such as "increased" always compares against the latest value.
 @usableFromInline
-final class WhenNode<A, Change: ChangeFunction>: Node<A> where Change.Value == A {
+final class WhenNode<A, Change: ChangeFunction>: CachingNode<A, A?> where Change.Value == A {
     @usableFromInline
     let change: Change
     @usableFromInline
@@ -55,8 +55,6 @@ final class WhenNode<A, Change: ChangeFunction>: Node<A> where Change.Value == A
     /// The same child, called without a retain: `child` keeps it alive.
     @usableFromInline
     let fastChild: Unmanaged<Node<A>>
-    @usableFromInline @exclusivity(unchecked)
-    var cache: A?
 
     @inlinable
     init(_ change: Change, _ child: Node<A>) {
@@ -74,7 +72,7 @@ final class WhenNode<A, Change: ChangeFunction>: Node<A> where Change.Value == A
                 try me.fastChild.run(value)
             }
             me.cache = kept
-        })
+        }, empty: nil)
     }
 
     override func forEachChild(_ body: (AnyNode) -> Void) { body(child) }
@@ -84,14 +82,12 @@ final class WhenNode<A, Change: ChangeFunction>: Node<A> where Change.Value == A
 /// so: `intoWhen(didChange, effect)` (and `into` for values compared by a predicate), as
 /// one node instead of a gate over an effect node.
 @usableFromInline
-final class WhenEffectNode<A, Change: ChangeFunction, Effect: EffectFunction>: Node<A>
+final class WhenEffectNode<A, Change: ChangeFunction, Effect: EffectFunction>: CachingNode<A, A?>
 where Change.Value == A, Effect.Value == A {
     @usableFromInline
     let change: Change
     @usableFromInline
     let effect: Effect
-    @usableFromInline @exclusivity(unchecked)
-    var cache: A?
 
     @inlinable
     init(_ change: Change, _ effect: Effect) {
@@ -108,7 +104,7 @@ where Change.Value == A, Effect.Value == A {
                 try me.effect.run(value)
             }
             me.cache = kept
-        })
+        }, empty: nil)
     }
 }
 

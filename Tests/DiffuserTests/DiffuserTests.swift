@@ -139,13 +139,15 @@ final class DiffuserTests: XCTestCase {
     }
 
     /// A gate holds its cached value until it is freed, and releases it then.
-    func testGatesReleaseTheirCachedValueWithThem() {
+    func testCachingNodesReleaseTheirCachedValueWithThem() {
         final class Box: Equatable {
             static func == (a: Box, b: Box) -> Bool { a === b }
         }
         let kinds: [(String, () -> Diffuser<Box>)] = [
             ("into", { .into { _ in } }),
             ("intoAll", { .intoAll([.intoAlways { _ in }]) }),
+            ("intoWhen(child)", { .intoWhen({ $0 !== $1 }, .intoAlways { _ in }) }),
+            ("intoWhen(effect)", { .intoWhen({ $0 !== $1 }, { (_: Box) in }) }),
         ]
         for (name, make) in kinds {
             weak var cached: Box?
