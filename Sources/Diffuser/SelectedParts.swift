@@ -43,11 +43,12 @@ public struct SelectedParts<Element>: ~Copyable {
     /// Parts past the capacity are ignored (and not asked for).
     @inlinable
     public mutating func append(count: Int, _ part: (Int) throws -> Element) rethrows {
-        let end = min(made + max(count, 0), capacity)
-        var next = made
+        let start = made
+        let end = start + min(max(count, 0), capacity - start)
+        var next = start
         defer { made = next }
         while next < end {
-            (base + next).initialize(to: try part(next - made))
+            (base + next).initialize(to: try part(next &- start))
             next &+= 1
         }
     }
