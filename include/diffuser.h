@@ -96,8 +96,9 @@ void dfs_set_error(const char *message);
  *
  *  equal:   returns 1 if a and b are equal, 0 if not, negative to report an error
  *           (aborts the run with DFS_ERR_CALLBACK). NULL: pointer identity. Must be
- *           reflexive (a value equals itself): a run of the very pointer the root gate
- *           holds, with no run in progress, returns DFS_OK at once without calling it.
+ *           reflexive (a value equals itself): the core never calls it with two
+ *           identical pointers, which are equal, and a run of the very pointer the root
+ *           gate holds, with no run in progress, returns DFS_OK at once.
  *  retain:  called when the core keeps a value beyond the call that passed it (in a
  *           cache, for a queued run). Returns the pointer to keep: the same one after
  *           incrementing a reference count, or a copy. NULL: the value is borrowed and

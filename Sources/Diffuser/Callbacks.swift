@@ -38,6 +38,21 @@ public protocol TransformFunction {
     associatedtype Output
     /// The selected part; a throw aborts the pass.
     func select(_ value: Input) throws -> Output
+    /// Calls `body` with the part `select(value)` would return; what `map` does with a
+    /// transform. A throw from either aborts the pass.
+    ///
+    /// The default is `body(select(value))`. A conformance whose parts sometimes need
+    /// no destroying (a binding's lent pointer) says so here, by handing `body` a part
+    /// built without the reference it would otherwise drop after the call.
+    func withSelected(_ value: Input, _ body: (Output) throws -> Void) throws
+}
+
+extension TransformFunction {
+    @inlinable
+    @inline(__always)
+    public func withSelected(_ value: Input, _ body: (Output) throws -> Void) throws {
+        try body(select(value))
+    }
 }
 
 /// A Swift closure as an effect.

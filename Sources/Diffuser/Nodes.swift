@@ -216,7 +216,7 @@ where Transform.Input == A, Transform.Output == B {
         self.fastChild = Unmanaged.passUnretained(child)
         super.init(step: { node, value in
             let me = unsafeDowncast(node, to: MapNode<A, B, Transform>.self)
-            try me.fastChild.run(me.transform.select(value))
+            try me.transform.withSelected(value) { try me.fastChild.run($0) }
         })
     }
 

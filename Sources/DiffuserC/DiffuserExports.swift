@@ -154,6 +154,23 @@ struct CTransform: TransformFunction {
 
     @inline(__always)
     func select(_ value: CValue) throws -> CValue {
+        let result = try output(of: value)
+        guard let owned else { return CValue(result) }
+        return owned.adopt(result)
+    }
+
+    /// Hands `body` a part with no owner when nothing is to be released (a borrowed
+    /// part, a type without `release`, NULL): the node then drops nothing after the call.
+    @inline(__always)
+    func withSelected(_ value: CValue, _ body: (CValue) throws -> Void) throws {
+        let result = try output(of: value)
+        guard let owned, owned.releaseFn != nil, result != nil else { return try body(CValue(result)) }
+        try body(owned.adopt(result))
+    }
+
+    /// The transform's pointer for `value`, with the reference it was handed if any.
+    @inline(__always)
+    private func output(of value: CValue) throws -> UnsafeRawPointer? {
         var result: UnsafeRawPointer?
         let code = function.fn(value.pointer, &result, function.ctx)
         if code != 0 {
@@ -161,8 +178,7 @@ struct CTransform: TransformFunction {
             if let owned, let result { owned.releaseFn?(result, owned.context.ctx) }
             throw CError.callback("transform", code: code)
         }
-        guard let owned else { return CValue(result) }
-        return owned.adopt(result)
+        return result
     }
 }
 

@@ -40,9 +40,14 @@ final class ValueType: @unchecked Sendable {
     }
 
     /// Whether two values are equal; throws if the equality callback reported an error.
+    ///
+    /// The same pointer is equal without a call: an equality must be reflexive (see
+    /// `dfs_equal_fn`), and most parts of an unchanged model are the very pointers the
+    /// gates hold.
     @inline(__always)
     func equal(_ a: UnsafeRawPointer?, _ b: UnsafeRawPointer?) throws -> Bool {
-        guard let equalFn else { return a == b }
+        if a == b { return true }
+        guard let equalFn else { return false }
         let result = equalFn(a, b, context.ctx)
         if result < 0 { throw equalityFailure(result) }
         return result != 0

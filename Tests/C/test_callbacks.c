@@ -190,6 +190,13 @@ static void test_failing_did_change(void) {
 
 /* ------------------------------------------------------------------------------------ */
 
+/* Always the box passed as ctx, lent. */
+static int select_fixed(const void *value, const void **out, void *ctx) {
+    (void)value;
+    *out = ctx;
+    return 0;
+}
+
 static void test_failing_equality(void) {
     check_section("a failing equality (equal returns -1)");
     test_log log;
@@ -227,6 +234,21 @@ static void test_failing_equality(void) {
     CHECK_STATUS(dfs_diffuser_run(all, bad), DFS_ERR_CALLBACK, "into_all: equality fails");
     dfs_diffuser_run(all, one);
     CHECK_LOG(&log, "k:2 eq:2,13 eq:2,1 k:1", "into_all's children did not run on the failed value");
+
+    /* A gate below the root given the very pointer it holds does not ask the equality:
+     * a value equals itself. Here the equality would fail on 13. */
+    dfs_diffuser *held = NULL, *same = NULL;
+    recorder h = rec_make("h", &log, REC_BOX);
+    dfs_diffuser_into(fragile, rec_effect, &h, rec_destroy, &held);
+    CHECK_OK(dfs_diffuser_map_borrowed(dfs_type_pointer(), select_fixed, bad, NULL, held, &same),
+             "map_borrowed(always box 13, into(fragile))");
+    dfs_diffuser_release(held);
+    CHECK_OK(dfs_diffuser_run(same, IV(1)), "run 1: the gate caches box 13");
+    int calls = tc.equal_calls;
+    CHECK_OK(dfs_diffuser_run(same, IV(2)), "run 2: the same box 13 again, not compared");
+    CHECK_INT(tc.equal_calls - calls, 0, "the equality was not called");
+    CHECK_LOG(&log, "h:13", "the effect ran once");
+    dfs_diffuser_release(same);
 
     box_unref(one);
     box_unref(bad);
