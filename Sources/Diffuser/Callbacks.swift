@@ -141,6 +141,14 @@ public protocol EqualityFunction {
     /// `Equatable`'s `==` (the `into` and `intoAll` of the Swift API): the whole value,
     /// as `a == a`. The C ABI's values: the pointer.
     static var identifyingBytes: Int { get }
+    /// Whether two values with the same `identifyingBytes` are equal at every gate, not
+    /// only at a diffuser's root. False (the default) unless `equals` is reflexive for
+    /// every value.
+    ///
+    /// When true, a `map` whose child is a gate with this equality does not run the gate
+    /// for a part that is the very value the gate holds (the common case of a part of an
+    /// unchanged model): the gate would find it equal and stop it.
+    static var identicalValuesAreEqual: Bool { get }
 }
 
 extension EqualityFunction {
@@ -158,6 +166,10 @@ extension EqualityFunction {
     /// 0: nothing is known about the equality, so a value is always compared.
     @inlinable
     public static var identifyingBytes: Int { 0 }
+
+    /// False: below the root, a value is always compared.
+    @inlinable
+    public static var identicalValuesAreEqual: Bool { false }
 }
 
 /// `==` of an `Equatable` type, the equality of the Swift API's `into` and `intoAll`.
@@ -180,10 +192,15 @@ struct StandardEquality<Value: Equatable>: EqualityFunction {
     /// The whole value: the same bits are equal, by `Equatable`'s reflexivity.
     @inlinable
     static var identifyingBytes: Int { MemoryLayout<Value>.size }
+
+    /// False: below the root, `==` decides, as for a NaN, which is not equal to itself.
+    @inlinable
+    static var identicalValuesAreEqual: Bool { false }
 }
 
 /// Whether the `count` bytes at `a` and `b` are the same, compared word by word where
 /// the size allows.
+@inlinable
 @inline(__always)
 func sameBits(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, count: Int) -> Bool {
     var offset = 0

@@ -18,6 +18,10 @@ class GateNode<A, Cached>: CachingNode<A, Cached> {
     /// which runs unspecialized, finds the cache without looking up the metadata of `A?`.
     @usableFromInline @exclusivity(unchecked)
     final var cacheOffset: UInt8 = 0
+    /// Whether the leading `identifyingBytes` bytes decide equality at every pass, not
+    /// only at the root (`EqualityFunction.identicalValuesAreEqual`): see `holds(_:)`.
+    @usableFromInline @exclusivity(unchecked)
+    final var identityDecides = false
     /// How many leading bytes identify a value for this gate's equality (see
     /// `EqualityFunction.identifyingBytes`); 0 when none do.
     @usableFromInline @exclusivity(unchecked)
@@ -37,11 +41,12 @@ class GateNode<A, Cached>: CachingNode<A, Cached> {
     final var generation: UInt64 = 1
 
     /// A gate whose equality finds two values equal when their first `identifyingBytes`
-    /// bytes are the same (0: never by their bytes alone).
+    /// bytes are the same (0: never by their bytes alone): at the root only, or at every
+    /// pass if `identityDecides`.
     ///
     /// `empty` is `nil` as a `Cached`, that is, as an `A?`.
     @inlinable
-    init(step: @escaping Step, identifyingBytes: Int, empty: Cached) {
+    init(step: @escaping Step, identifyingBytes: Int, identityDecides: Bool, empty: Cached) {
         super.init(step: step, empty: empty)
         let start = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
         let offset = withUnsafeMutablePointer(to: &cache) { UnsafeRawPointer($0) - start }
@@ -49,6 +54,33 @@ class GateNode<A, Cached>: CachingNode<A, Cached> {
            identifyingBytes <= Int(UInt16.max), offset > 0, offset <= Int(UInt8.max) {
             self.cacheOffset = UInt8(offset)
             self.identifyingBytes = UInt16(identifyingBytes)
+            self.identityDecides = identityDecides
+        }
+    }
+
+    /// This gate, if its equality lets identical values decide at every pass.
+    @usableFromInline
+    override final var identityGate: Unmanaged<GateNode<A, A?>>? {
+        // `Cached` is `A?` (see `CachingNode`): the same class.
+        identityDecides ? Unmanaged.fromOpaque(Unmanaged.passUnretained(self).toOpaque()) : nil
+    }
+
+    /// Whether a pass of `value` would stop here without a comparison: the gate holds
+    /// the very value (the same identifying bytes), its equality says that is enough at
+    /// every pass, and no fan-out judged the value changed. During a pass only.
+    ///
+    /// For a parent that can check this for less than the gate's own step costs.
+    @inlinable
+    @inline(__always)
+    final func holds(_ value: A) -> Bool {
+        guard identityDecides, !judgedChanged, generation > 1 else { return false }
+        let cache = UnsafeRawPointer(cachePointer)
+        return withUnsafePointer(to: value) { value in
+            // One word (a binding's pointer) inline; other sizes in a loop.
+            if identifyingBytes == MemoryLayout<UInt>.size {
+                return cache.loadUnaligned(as: UInt.self) == UnsafeRawPointer(value).loadUnaligned(as: UInt.self)
+            }
+            return sameBits(cache, UnsafeRawPointer(value), count: Int(identifyingBytes))
         }
     }
 

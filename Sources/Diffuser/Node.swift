@@ -86,6 +86,13 @@ class Node<A>: AnyNode {
     @usableFromInline
     func isSettled(at value: UnsafePointer<A>) -> Bool { false }
 
+    /// This node as a gate that the very value it holds satisfies at every pass (see
+    /// `GateNode.holds(_:)`), else `nil`: asked once, by a `map` being built over it,
+    /// which then checks its parts there before running it. A method rather than a cast,
+    /// which would look up the gate's generic metadata for every map built.
+    @usableFromInline
+    var identityGate: Unmanaged<GateNode<A, A?>>? { nil }
+
     /// Runs this node on `value`.
     @inlinable
     @inline(__always)

@@ -136,7 +136,7 @@ final class EqualityNode<A, Equality: EqualityFunction>: GateNode<A, A?> where E
             let kept = try me.equality.keep(value)
             try me.fastChild.run(value)
             me.store(consume kept)
-        }, identifyingBytes: Equality.identifyingBytes, empty: nil)
+        }, identifyingBytes: Equality.identifyingBytes, identityDecides: Equality.identicalValuesAreEqual, empty: nil)
     }
 
     override func forEachChild(_ body: (AnyNode) -> Void) { body(child) }
@@ -165,7 +165,7 @@ where Equality.Value == A, Effect.Value == A {
             let kept = try me.equality.keep(value)
             try me.effect.run(value)
             me.store(consume kept)
-        }, identifyingBytes: Equality.identifyingBytes, empty: nil)
+        }, identifyingBytes: Equality.identifyingBytes, identityDecides: Equality.identicalValuesAreEqual, empty: nil)
     }
 }
 
@@ -198,6 +198,9 @@ final class OnceNode<A>: Node<A> {
 }
 
 /// Feeds its child a part of the value: `map(transform, child)`.
+///
+/// A child that is a gate whose equality lets identical values decide
+/// (`EqualityFunction.identicalValuesAreEqual`) is not run for the very value it holds.
 @usableFromInline
 final class MapNode<A, B, Transform: TransformFunction>: Node<A>
 where Transform.Input == A, Transform.Output == B {
@@ -205,19 +208,30 @@ where Transform.Input == A, Transform.Output == B {
     let transform: Transform
     @usableFromInline
     let child: Node<B>
-    /// The same child, called without a retain: `child` keeps it alive.
+    /// The child again if it is a gate that identical values satisfy, else `nil`.
     @usableFromInline
-    let fastChild: Unmanaged<Node<B>>
+    let gate: Unmanaged<GateNode<B, B?>>?
 
     @inlinable
     init(_ transform: Transform, _ child: Node<B>) {
         self.transform = transform
+        self.gate = child.identityGate
         self.child = child
-        self.fastChild = Unmanaged.passUnretained(child)
-        super.init(step: { node, value in
-            let me = unsafeDowncast(node, to: MapNode<A, B, Transform>.self)
-            try me.transform.withSelected(value) { try me.fastChild.run($0) }
-        })
+        if gate != nil {
+            super.init(step: { node, value in
+                let me = unsafeDowncast(node, to: MapNode<A, B, Transform>.self)
+                let gate = me.gate.unsafelyUnwrapped
+                try me.transform.withSelected(value) { part in
+                    if gate._withUnsafeGuaranteedRef({ $0.holds(part) }) { return }
+                    try Unmanaged<Node<B>>.fromOpaque(gate.toOpaque()).run(part)
+                }
+            })
+        } else {
+            super.init(step: { node, value in
+                let me = unsafeDowncast(node, to: MapNode<A, B, Transform>.self)
+                try me.transform.withSelected(value) { try Unmanaged.passUnretained(me.child).run($0) }
+            })
+        }
     }
 
     override func forEachChild(_ body: (AnyNode) -> Void) { body(child) }

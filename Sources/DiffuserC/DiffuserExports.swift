@@ -136,6 +136,9 @@ struct CEquality: EqualityFunction {
     /// The pointer, a `CValue`'s first field: the same pointer is equal, since an
     /// equality must be reflexive (see `dfs_equal_fn`).
     static var identifyingBytes: Int { MemoryLayout<UnsafeRawPointer?>.size }
+
+    /// True: `dfs_equal_fn` must be reflexive, so the same pointer is equal anywhere.
+    static var identicalValuesAreEqual: Bool { true }
 }
 
 /// A C transform as the core calls it; its results are values of `output`, handed over

@@ -288,6 +288,52 @@ final class CallableValueTests: XCTestCase {
         }
     }
 
+    /// Equality of integers that promises identical values are equal everywhere, and
+    /// logs its calls.
+    struct ReflexiveEquality: EqualityFunction {
+        let log: Recorder<String>
+        func equals(_ cached: Int, _ new: Int) -> Bool {
+            log.append("eq:\(cached),\(new)")
+            return cached == new
+        }
+        static var identifyingBytes: Int { MemoryLayout<Int>.size }
+        static var identicalValuesAreEqual: Bool { true }
+    }
+
+    func testAMapDoesNotRunAGateForThePartItHoldsWhenIdenticalValuesAreEqual() {
+        let log = Recorder<String>()
+        let gate = Diffuser<Int>.into(comparing: ReflexiveEquality(log: log), calling: LogEffect(name: "g", log: log))
+        // The tens go through the map; the same gate is also run directly with -1.
+        let d = Diffuser<Int>.intoAlways([.map({ $0 / 10 }, gate), .map({ $0 < 0 ? -1 : $0 / 10 }, gate)])
+        d.run(10)
+        XCTAssertEqual(log.values, ["g:1"], "the second map's 1 is the value the gate holds: not compared")
+        log.clear()
+        d.run(11)
+        XCTAssertEqual(log.values, [], "1 again, twice: the gate neither compares nor runs")
+        d.run(-5)
+        XCTAssertEqual(log.values, ["eq:1,0", "g:0", "eq:0,-1", "g:-1"], "other values are compared")
+        log.clear()
+        d.run(5)
+        XCTAssertEqual(log.values, ["eq:-1,0", "g:0"], "the map reads the cache the other path left")
+
+        // Without the promise (the default, and `==`), the gate compares as before.
+        let calls = Recorder<(Int, Int)>()
+        let plain = Diffuser<Int>.map({ $0 / 10 }, .into(comparing: LastDigit(calls: calls), calling: LogEffect(name: "p", log: log)))
+        plain.run(10)
+        plain.run(11)
+        XCTAssertEqual(calls.values.count, 1, "the identical 1 is compared")
+    }
+
+    func testBelowTheRootEqualityDecidesEvenForTheSameBits() {
+        let rendered = Recorder<Double>()
+        let d = Diffuser<[Double]>.map({ $0[0] }, .into { rendered.append($0) })
+        d.run([.nan, 1])
+        d.run([.nan, 2])
+        d.run([.nan, 3])
+        XCTAssertEqual(rendered.values.count, 3, "a NaN is not equal to itself by ==, so it is rendered every time")
+        XCTAssertTrue(rendered.values.allSatisfy(\.isNaN))
+    }
+
     func testGatesCompareTheCachedValueWhereItLies() {
         let log = Recorder<String>()
         let runs = Recorder<[Int]>()
