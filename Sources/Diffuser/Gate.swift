@@ -10,18 +10,27 @@ import Synchronization
 /// already judged different, so that it is not compared twice.
 @usableFromInline
 class GateNode<A, Cached>: CachingNode<A, Cached> {
+    /// `judgedChanged` and `identityDecides`, in one byte so that the gate's bookkeeping
+    /// stays within the padding it has (see `replacing`).
+    @usableFromInline @exclusivity(unchecked)
+    final var flags: UInt8 = 0
     /// Set by a fan-out that judged the value it is about to pass different from the
     /// cache; the next pass then skips the comparison and clears it.
-    @usableFromInline @exclusivity(unchecked)
-    final var judgedChanged = false
+    @inlinable
+    final var judgedChanged: Bool {
+        @inline(__always) get { flags & GateFlags.judgedChanged != 0 }
+        @inline(__always) set { flags = newValue ? flags | GateFlags.judgedChanged : flags & ~GateFlags.judgedChanged }
+    }
+    /// Whether the bytes that identify a value decide equality at every pass, not only
+    /// at the root (`EqualityFunction.identicalValuesAreEqual`); see `holds(_:)`.
+    @inlinable
+    final var identityDecides: Bool {
+        @inline(__always) get { flags & GateFlags.identityDecides != 0 }
+    }
     /// Where the cache lies, in bytes from the start of this object: `isSettled(at:)`,
     /// which runs unspecialized, finds the cache without looking up the metadata of `A?`.
     @usableFromInline @exclusivity(unchecked)
     final var cacheOffset: UInt8 = 0
-    /// Whether the leading `identifyingBytes` bytes decide equality at every pass, not
-    /// only at the root (`EqualityFunction.identicalValuesAreEqual`): see `holds(_:)`.
-    @usableFromInline @exclusivity(unchecked)
-    final var identityDecides = false
     /// How many leading bytes identify a value for this gate's equality (see
     /// `EqualityFunction.identifyingBytes`); 0 when none do.
     @usableFromInline @exclusivity(unchecked)
@@ -54,11 +63,11 @@ class GateNode<A, Cached>: CachingNode<A, Cached> {
            identifyingBytes <= Int(UInt16.max), offset > 0, offset <= Int(UInt8.max) {
             self.cacheOffset = UInt8(offset)
             self.identifyingBytes = UInt16(identifyingBytes)
-            self.identityDecides = identityDecides
+            if identityDecides { flags |= GateFlags.identityDecides }
         }
     }
 
-    /// This gate, if its equality lets identical values decide at every pass.
+    /// This gate, if identical values decide at every pass.
     @usableFromInline
     override final var identityGate: Unmanaged<GateNode<A, A?>>? {
         // `Cached` is `A?` (see `CachingNode`): the same class.
@@ -66,14 +75,15 @@ class GateNode<A, Cached>: CachingNode<A, Cached> {
     }
 
     /// Whether a pass of `value` would stop here without a comparison: the gate holds
-    /// the very value (the same identifying bytes), its equality says that is enough at
-    /// every pass, and no fan-out judged the value changed. During a pass only.
+    /// the very value (the same identifying bytes) and no fan-out judged the value
+    /// changed. Meaningful only for a gate that is its own `identityGate`; during a pass
+    /// only.
     ///
     /// For a parent that can check this for less than the gate's own step costs.
     @inlinable
     @inline(__always)
     final func holds(_ value: A) -> Bool {
-        guard identityDecides, !judgedChanged, generation > 1 else { return false }
+        guard !judgedChanged, generation > 1 else { return false }
         let cache = UnsafeRawPointer(cachePointer)
         return withUnsafePointer(to: value) { value in
             // One word (a binding's pointer) inline; other sizes in a loop.
@@ -244,4 +254,11 @@ func judgeableGates<B>(_ children: ChildNodes<B>) -> ContiguousArray<Unmanaged<G
         }
     }
     return gates
+}
+
+/// The bits of `GateNode.flags`.
+@usableFromInline
+enum GateFlags {
+    @usableFromInline static let judgedChanged: UInt8 = 1
+    @usableFromInline static let identityDecides: UInt8 = 2
 }
