@@ -38,13 +38,26 @@ public protocol TransformFunction {
     associatedtype Output
     /// The selected part; a throw aborts the pass.
     func select(_ value: Input) throws -> Output
-    /// Calls `body` with the part `select(value)` would return; what `map` does with a
-    /// transform. A throw from either aborts the pass.
+    /// Calls `body` with the part `select(value)` would return: what a `map` does with
+    /// a transform that does not lend its parts. A throw from either aborts the pass.
     ///
-    /// The default is `body(select(value))`. A conformance whose parts sometimes need
-    /// no destroying (a binding's lent pointer) says so here, by handing `body` a part
-    /// built without the reference it would otherwise drop after the call.
+    /// The default is `body(select(value))`.
     func withSelected(_ value: Input, _ body: (Output) throws -> Void) throws
+    /// Whether a `map` selects its parts with `select(_:into:)` instead of
+    /// `withSelected(_:_:)`, because some of them hold nothing to release (a binding's
+    /// lent pointer). Default `false`.
+    static var lendsParts: Bool { get }
+    /// Puts the part `select(value)` would return into `part`, which is uninitialized,
+    /// and says whether the node must destroy it after use; what a `map` does with a
+    /// transform that `lendsParts`. A throw aborts the pass; `part` is then left
+    /// uninitialized.
+    ///
+    /// A conformance that lends parts returns `false` for those that hold nothing to
+    /// release, and the node forgets them instead of destroying them. The part stays
+    /// where the node put it: the node looks at it in place before deciding whether to
+    /// run its child, so a lent part is neither copied nor released. The default
+    /// initializes `part` with `select(value)` and returns `true`.
+    func select(_ value: Input, into part: UnsafeMutablePointer<Output>) throws -> Bool
 }
 
 extension TransformFunction {
@@ -52,6 +65,16 @@ extension TransformFunction {
     @inline(__always)
     public func withSelected(_ value: Input, _ body: (Output) throws -> Void) throws {
         try body(select(value))
+    }
+
+    @inlinable
+    public static var lendsParts: Bool { false }
+
+    @inlinable
+    @inline(__always)
+    public func select(_ value: Input, into part: UnsafeMutablePointer<Output>) throws -> Bool {
+        part.initialize(to: try select(value))
+        return true
     }
 }
 

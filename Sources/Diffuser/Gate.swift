@@ -22,7 +22,7 @@ class GateNode<A, Cached>: CachingNode<A, Cached> {
         @inline(__always) set { flags = newValue ? flags | GateFlags.judgedChanged : flags & ~GateFlags.judgedChanged }
     }
     /// Whether the bytes that identify a value decide equality at every pass, not only
-    /// at the root (`EqualityFunction.identicalValuesAreEqual`); see `holds(_:)`.
+    /// at the root (`EqualityFunction.identicalValuesAreEqual`); see `holds(at:)`.
     @inlinable
     final var identityDecides: Bool {
         @inline(__always) get { flags & GateFlags.identityDecides != 0 }
@@ -74,24 +74,22 @@ class GateNode<A, Cached>: CachingNode<A, Cached> {
         identityDecides ? Unmanaged.fromOpaque(Unmanaged.passUnretained(self).toOpaque()) : nil
     }
 
-    /// Whether a pass of `value` would stop here without a comparison: the gate holds
-    /// the very value (the same identifying bytes) and no fan-out judged the value
-    /// changed. Meaningful only for a gate that is its own `identityGate`; during a pass
+    /// Whether a pass of the value at `value` would stop here without a comparison:
+    /// the gate holds the very value (the same identifying bytes) and no fan-out judged
+    /// the value changed. Meaningful only for a gate that is its own `identityGate`; during a pass
     /// only.
     ///
     /// For a parent that can check this for less than the gate's own step costs.
     @inlinable
     @inline(__always)
-    final func holds(_ value: A) -> Bool {
+    final func holds(at value: UnsafePointer<A>) -> Bool {
         guard !judgedChanged, generation > 1 else { return false }
         let cache = UnsafeRawPointer(cachePointer)
-        return withUnsafePointer(to: value) { value in
-            // One word (a binding's pointer) inline; other sizes in a loop.
-            if identifyingBytes == MemoryLayout<UInt>.size {
-                return cache.loadUnaligned(as: UInt.self) == UnsafeRawPointer(value).loadUnaligned(as: UInt.self)
-            }
-            return sameBits(cache, UnsafeRawPointer(value), count: Int(identifyingBytes))
+        // One word (a binding's pointer) inline; other sizes in a loop.
+        if identifyingBytes == MemoryLayout<UInt>.size {
+            return cache.loadUnaligned(as: UInt.self) == UnsafeRawPointer(value).loadUnaligned(as: UInt.self)
         }
+        return sameBits(cache, UnsafeRawPointer(value), count: Int(identifyingBytes))
     }
 
     /// Replaces the cache with `kept` (an `A?`, see `Cached`).

@@ -157,25 +157,45 @@ struct CTransform: TransformFunction {
 
     @inline(__always)
     func select(_ value: CValue) throws -> CValue {
-        let result = try output(of: value)
+        let result = try output(of: value.pointer)
         guard let owned else { return CValue(result) }
         return owned.adopt(result)
     }
 
-    /// Hands `body` a part with no owner when nothing is to be released (a borrowed
-    /// part, a type without `release`, NULL): the node then drops nothing after the call.
+    /// A part with nothing to release is lent: see `select(_:into:)`.
+    static var lendsParts: Bool { true }
+
+    /// Makes a part with no owner when nothing is to be released (a borrowed part, a
+    /// type without `release`, NULL): the node then forgets it instead of destroying it.
+    ///
+    /// The C function writes its pointer into the part's room (where the part's pointer
+    /// goes), not into a local of this function's, so that no stack canary is needed.
     @inline(__always)
-    func withSelected(_ value: CValue, _ body: (CValue) throws -> Void) throws {
-        let result = try output(of: value)
-        guard let owned, owned.releaseFn != nil, result != nil else { return try body(CValue(result)) }
-        try body(owned.adopt(result))
+    func select(_ value: CValue, into part: UnsafeMutablePointer<CValue>) throws -> Bool {
+        let result = try part.withMemoryRebound(to: UnsafeRawPointer?.self, capacity: 1) { slot in
+            slot.initialize(to: nil)
+            return try output(of: value.pointer, into: slot)
+        }
+        guard let owned, owned.releaseFn != nil, result != nil else {
+            part.initialize(to: CValue(result))
+            return false
+        }
+        part.initialize(to: owned.adopt(result))
+        return true
     }
 
     /// The transform's pointer for `value`, with the reference it was handed if any.
     @inline(__always)
-    private func output(of value: CValue) throws -> UnsafeRawPointer? {
+    private func output(of value: UnsafeRawPointer?) throws -> UnsafeRawPointer? {
         var result: UnsafeRawPointer?
-        let code = function.fn(value.pointer, &result, function.ctx)
+        return try output(of: value, into: &result)
+    }
+
+    /// `output(of:)`, with the C function writing its pointer to `slot`.
+    @inline(__always)
+    private func output(of value: UnsafeRawPointer?, into slot: UnsafeMutablePointer<UnsafeRawPointer?>) throws -> UnsafeRawPointer? {
+        let code = function.fn(value, slot, function.ctx)
+        let result = slot.pointee
         if code != 0 {
             // A transform that failed after producing a value: do not leak it.
             if let owned, let result { owned.releaseFn?(result, owned.context.ctx) }

@@ -324,6 +324,58 @@ final class CallableValueTests: XCTestCase {
         XCTAssertEqual(calls.values.count, 1, "the identical 1 is compared")
     }
 
+    /// Lends `nil` for even values and hands over a `Tracked` for odd ones; throws on 99.
+    struct LendingTransform: TransformFunction {
+        let alive: Census
+        static var lendsParts: Bool { true }
+        func select(_ value: Int) -> Tracked? { value % 2 == 0 ? nil : Tracked(value, alive) }
+        func select(_ value: Int, into part: UnsafeMutablePointer<Tracked?>) throws -> Bool {
+            if value == 99 { throw TestFailure(tag: "select") }
+            if value % 2 == 0 {
+                part.initialize(to: nil)
+                return false
+            }
+            part.initialize(to: Tracked(value, alive))
+            return true
+        }
+    }
+
+    func testAMapOverALendingTransformDestroysOnlyThePartsItWasHandedOver() {
+        let alive = Census(), log = Recorder<String>()
+        let d = Diffuser<Int>.map(calling: LendingTransform(alive: alive), .intoAlways { (part: Tracked?) in
+            XCTAssertEqual(alive.value, part == nil ? 0 : 1)
+            log.append(part.map { "owned:\($0.value)" } ?? "lent")
+        })
+        d.run(1)
+        XCTAssertEqual(alive.value, 0, "a part handed over outlived its pass")
+        d.run(2)
+        d.run(3)
+        XCTAssertThrowsError(try d.tryRun(99)) { XCTAssertEqual($0 as? TestFailure, TestFailure(tag: "select")) }
+        d.run(4)
+        XCTAssertEqual(log.values, ["owned:1", "lent", "owned:3", "lent"])
+        XCTAssertEqual(alive.value, 0)
+    }
+
+    /// Integer division by 10, lent: an `Int` holds nothing to release.
+    struct LentTens: TransformFunction {
+        static var lendsParts: Bool { true }
+        func select(_ value: Int) -> Int { value / 10 }
+        func select(_ value: Int, into part: UnsafeMutablePointer<Int>) -> Bool {
+            part.initialize(to: value / 10)
+            return false
+        }
+    }
+
+    func testAMapOverALendingTransformChecksTheGateItFeedsInPlace() {
+        let log = Recorder<String>()
+        let gate = Diffuser<Int>.into(comparing: ReflexiveEquality(log: log), calling: LogEffect(name: "g", log: log))
+        let d = Diffuser<Int>.map(calling: LentTens(), gate)
+        d.run(10)
+        d.run(11)
+        d.run(25)
+        XCTAssertEqual(log.values, ["g:1", "eq:1,2", "g:2"], "the 1 the gate holds is neither compared nor run")
+    }
+
     func testBelowTheRootEqualityDecidesEvenForTheSameBits() {
         let rendered = Recorder<Double>()
         let d = Diffuser<[Double]>.map({ $0[0] }, .into { rendered.append($0) })
