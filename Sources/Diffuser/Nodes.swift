@@ -228,7 +228,7 @@ where Transform.Input == A, Transform.Output == B {
         case (false, true):
             super.init(step: { node, value in
                 let me = unsafeDowncast(node, to: MapNode<A, B, Transform>.self)
-                try me.withPart(of: value) { try Unmanaged.passUnretained(me.child).run($0.pointee) }
+                try me.withPart(of: value, LentPartRunner(child: Unmanaged.passUnretained(me.child)))
             })
         case (true, false):
             super.init(step: { node, value in
@@ -244,11 +244,7 @@ where Transform.Input == A, Transform.Output == B {
         case (true, true):
             super.init(step: { node, value in
                 let me = unsafeDowncast(node, to: MapNode<A, B, Transform>.self)
-                let gate = me.gate.unsafelyUnwrapped
-                try me.withPart(of: value) { part in
-                    if gate._withUnsafeGuaranteedRef({ $0.holds(at: part) }) { return }
-                    try Unmanaged<Node<B>>.fromOpaque(gate.toOpaque()).run(part.pointee)
-                }
+                try me.withPart(of: value, LentPartGate(gate: me.gate.unsafelyUnwrapped))
             })
         }
     }
@@ -262,19 +258,64 @@ where Transform.Input == A, Transform.Output == B {
     /// already have broken, and costs 5 of the 80 instructions a step of a C map takes.
     @inlinable
     @inline(__always)
-    final func withPart(of value: A, _ body: (UnsafeMutablePointer<B>) throws -> Void) throws {
+    final func withPart<Use: LentPartUse>(of value: A, _ use: Use) throws where Use.Part == B {
         try _withUnprotectedUnsafeTemporaryAllocation(of: B.self, capacity: 1) { room in
             let part = room.baseAddress.unsafelyUnwrapped
             if try transform.select(value, into: part) {
                 defer { part.deinitialize(count: 1) }
-                try body(part)
+                try use.use(part)
             } else {
-                try body(part)
+                try use.use(part)
             }
         }
     }
 
     override func forEachChild(_ body: (AnyNode) -> Void) { body(child) }
+}
+
+/// What a map does with a part it made on its stack (see `MapNode.withPart`): a value
+/// rather than a closure, so that the compiler always inlines it.
+@usableFromInline
+protocol LentPartUse {
+    associatedtype Part
+    func use(_ part: UnsafeMutablePointer<Part>) throws
+}
+
+/// Runs the child on the part.
+@usableFromInline
+struct LentPartRunner<Part>: LentPartUse {
+    @usableFromInline
+    let child: Unmanaged<Node<Part>>
+
+    @inlinable
+    init(child: Unmanaged<Node<Part>>) {
+        self.child = child
+    }
+
+    @inlinable
+    @inline(__always)
+    func use(_ part: UnsafeMutablePointer<Part>) throws {
+        try child.run(part.pointee)
+    }
+}
+
+/// Runs the gate child on the part unless it holds that very part.
+@usableFromInline
+struct LentPartGate<Part>: LentPartUse {
+    @usableFromInline
+    let gate: Unmanaged<GateNode<Part, Part?>>
+
+    @inlinable
+    init(gate: Unmanaged<GateNode<Part, Part?>>) {
+        self.gate = gate
+    }
+
+    @inlinable
+    @inline(__always)
+    func use(_ part: UnsafeMutablePointer<Part>) throws {
+        if gate._withUnsafeGuaranteedRef({ $0.holds(at: part) }) { return }
+        try Unmanaged<Node<Part>>.fromOpaque(gate.toOpaque()).run(part.pointee)
+    }
 }
 
 /// Runs every child, in order, on its part of the value, all parts selected by one

@@ -146,13 +146,14 @@ struct CEquality: EqualityFunction {
 struct CTransform: TransformFunction {
     let function: CFunction<dfs_transform_fn>
     /// The type through which the core releases the outputs it was handed; `nil` when
-    /// they are borrowed. (One optional reference rather than a type and a flag keeps
-    /// a map node within a smaller allocation size.)
+    /// there is nothing to release: the outputs are borrowed, or their type has no
+    /// `release`. (One optional reference rather than a type and a flag keeps a map node
+    /// within a smaller allocation size, and a map's step tests only this.)
     let owned: ValueType?
 
     init(_ callback: CCallback<dfs_transform_fn>, output: ValueType, borrowed: Bool = false) throws {
         function = try CFunction(callback, "transform")
-        owned = borrowed ? nil : output
+        owned = borrowed || output.releaseFn == nil ? nil : output
     }
 
     @inline(__always)
@@ -176,7 +177,7 @@ struct CTransform: TransformFunction {
             slot.initialize(to: nil)
             return try output(of: value.pointer, into: slot)
         }
-        guard let owned, owned.releaseFn != nil, result != nil else {
+        guard let owned, result != nil else {
             part.initialize(to: CValue(result))
             return false
         }
