@@ -35,6 +35,12 @@
  * the current pass, before the outermost run returns: no deadlock, no half-updated
  * caches. Each fuser connection delivers one event at a time, and once
  * dfs_disposable_dispose has returned its effect receives nothing more.
+ *
+ * A run of the very value the root gate holds, with no pass in progress, returns
+ * DFS_OK without taking any lock, so threads that re-render unchanged models do not
+ * wait for each other. Releasing the last reference to a diffuser that such runs may be
+ * reading waits for them to finish (nanoseconds), then frees it. None of the functions
+ * may be called from a signal handler.
  */
 #ifndef DIFFUSER_H
 #define DIFFUSER_H
@@ -283,7 +289,9 @@ dfs_status dfs_diffuser_invert(dfs_diffuser *child, dfs_diffuser **out);
 
 /** Runs the diffuser on `value` (borrowed for the call; retained by the core if cached
  *  or queued). Returns DFS_ERR_CALLBACK if a callback aborted the run. A run called from
- *  inside the graph's own effect is queued and returns DFS_OK at once. */
+ *  inside the graph's own effect is queued and returns DFS_OK at once. A run of the
+ *  value the root gate holds (the same pointer), with no pass in progress, returns
+ *  DFS_OK at once, without a lock and without calling any callback. */
 dfs_status dfs_diffuser_run(dfs_diffuser *diffuser, const void *value);
 
 /** The value type a diffuser accepts (borrowed: do not release). NULL if invalid. */

@@ -131,3 +131,55 @@ extension Diffuser {
 }
 
 extension Diffuser: @unchecked Sendable {}
+
+extension Diffuser {
+    /// `isSettled(on:)`, found once: for a binding that checks it on every run of a
+    /// diffuser it keeps, where the check then costs a few loads (see `SettledCheck`).
+    @_spi(Bindings)
+    public var settledCheck: SettledCheck<A> {
+        SettledCheck(gate: node.settlingGate)
+    }
+}
+
+/// What `Diffuser.isSettled(on:)` reads, found once, with the check compiled for `A`
+/// where it is inlined (`isSettled(on:)` itself calls an unspecialized method of the
+/// root). Valid while the diffuser it came from lives: it does not keep it alive.
+@_spi(Bindings)
+public struct SettledCheck<A> {
+    /// The root gate, if a run can be settled at all.
+    @usableFromInline
+    let gate: Unmanaged<GateNode<A, A?>>?
+
+    @usableFromInline
+    init(gate: Unmanaged<GateNode<A, A?>>?) {
+        self.gate = gate
+    }
+
+    /// The address of the root gate, `nil` if a run cannot be settled: for a binding
+    /// that keeps it where a check made back from it (`init(gateAddress:)`) can find it.
+    public var gateAddress: UnsafeMutableRawPointer? {
+        gate?.toOpaque()
+    }
+
+    /// The check of the root gate at `gateAddress`, which a `SettledCheck` gave and
+    /// whose diffuser is alive.
+    @inlinable
+    public init(gateAddress: UnsafeMutableRawPointer) {
+        self.gate = Unmanaged.fromOpaque(gateAddress)
+    }
+
+    /// What `Diffuser.isSettled(on:)` says of `value`.
+    @inlinable
+    @inline(__always)
+    public func isSettled(on value: A) -> Bool {
+        withUnsafePointer(to: value) { isSettled(at: $0) }
+    }
+
+    /// What `Diffuser.isSettled(on:)` says of the value at `value`.
+    @inlinable
+    @inline(__always)
+    public func isSettled(at value: UnsafePointer<A>) -> Bool {
+        guard let gate else { return false }
+        return gate._withUnsafeGuaranteedRef { $0.settles(at: value) }
+    }
+}

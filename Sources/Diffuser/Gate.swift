@@ -115,6 +115,20 @@ class GateNode<A, Cached>: CachingNode<A, Cached> {
     /// makes it false, so such a run waits or is queued as always.
     @usableFromInline
     override final func isSettled(at value: UnsafePointer<A>) -> Bool {
+        settles(at: value)
+    }
+
+    /// This gate, if a run from it can be settled (see `isSettled(at:)`).
+    @usableFromInline
+    override final var settlingGate: Unmanaged<GateNode<A, A?>>? {
+        // `Cached` is `A?` (see `CachingNode`): the same class.
+        identifyingBytes > 0 ? Unmanaged.fromOpaque(Unmanaged.passUnretained(self).toOpaque()) : nil
+    }
+
+    /// `isSettled(at:)`, compiled where it is inlined: for a caller that knows `A`.
+    @inlinable
+    @inline(__always)
+    final func settles(at value: UnsafePointer<A>) -> Bool {
         let count = Int(identifyingBytes)
         guard count != 0, let serializer = recordedSerializer() else { return false }
         let before = replacing.load(ordering: .acquiring)
@@ -122,7 +136,9 @@ class GateNode<A, Cached>: CachingNode<A, Cached> {
         // Read without the lock: a torn read is possible here and harmless (nothing is
         // retained or called on what was read), and `replacing` rejects it below.
         let cached = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) + Int(cacheOffset)
-        let identical = generation > 1 && sameBits(cached, UnsafeRawPointer(value), count: count)
+        let identical = generation > 1 && (count == MemoryLayout<UInt>.size
+            ? cached.loadUnaligned(as: UInt.self) == UnsafeRawPointer(value).loadUnaligned(as: UInt.self)
+            : sameBits(cached, UnsafeRawPointer(value), count: count))
         atomicMemoryFence(ordering: .acquiring)
         return identical && replacing.load(ordering: .relaxed) == before
     }

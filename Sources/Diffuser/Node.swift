@@ -86,6 +86,11 @@ class Node<A>: AnyNode {
     @usableFromInline
     func isSettled(at value: UnsafePointer<A>) -> Bool { false }
 
+    /// This node as a gate whose `isSettled(at:)` can be true, else `nil`: asked once, by
+    /// a binding that keeps a `SettledCheck`.
+    @usableFromInline
+    var settlingGate: Unmanaged<GateNode<A, A?>>? { nil }
+
     /// This node as a gate that the very value it holds satisfies at every pass (see
     /// `GateNode.holds(_:)`), else `nil`: asked once, by a `map` being built over it,
     /// which then checks its parts there before running it. A method rather than a cast,

@@ -9,10 +9,13 @@ import CDiffuserFFI
 final class CDiffuser {
     let diffuser: Diffuser<CValue>
     let type: TypeReference
+    /// `diffuser.isSettled(on:)`, for `dfs_diffuser_run`'s settled path.
+    let settled: SettledCheck<CValue>
 
     init(_ diffuser: Diffuser<CValue>, _ type: ValueType) throws {
         self.diffuser = diffuser
         self.type = try TypeReference(type)
+        self.settled = diffuser.settledCheck
     }
 }
 
@@ -622,12 +625,34 @@ public func dfs_diffuser_invert(_ child: OpaquePointer?, _ out: UnsafeMutablePoi
 @_cdecl("dfs_diffuser_run")
 public func dfs_diffuser_run(_ diffuser: OpaquePointer?, _ value: UnsafeRawPointer?) -> dfs_status {
     // The value the root gate holds, with no run in progress: nothing to do. Checked
-    // under the handle table's lock, which keeps the diffuser alive without a retain.
-    if handles.peek(diffuser, .diffuser, as: CDiffuser.self, { $0.diffuser.isSettled(on: CValue(value)) }) == true {
-        return DFS_OK
+    // without the handle table's lock: the settled path (`settled_run.c`) keeps the
+    // diffuser alive with a hazard record while the check reads it.
+    var hazard: UnsafeMutableRawPointer?
+    if let gate = dfsi_settled_enter(UInt(bitPattern: diffuser), &hazard) {
+        // The value as a `CValue`, in room the stack protector does not watch: it is
+        // only read, in place, by the check.
+        let settled = _withUnprotectedUnsafeTemporaryAllocation(of: CValue.self, capacity: 1) { room in
+            let held = room.baseAddress.unsafelyUnwrapped
+            held.initialize(to: CValue(value))
+            return SettledCheck<CValue>(gateAddress: gate).isSettled(at: held)
+        }
+        dfsi_settled_leave(hazard)
+        if settled { return DFS_OK }
+    } else if let hazard {
+        dfsi_settled_leave(hazard)
     }
-    return guarded {
-        let target = try lookupDiffuser(diffuser)
+    return runLocked(diffuser, value)
+}
+
+/// `dfs_diffuser_run` when the settled path did not answer: the run under the handle
+/// table's lock, which also reports a NULL or stale handle.
+@inline(never)
+private func runLocked(_ diffuser: OpaquePointer?, _ value: UnsafeRawPointer?) -> dfs_status {
+    guarded {
+        let target = try handles.lookupForRun(diffuser)
+        // Settled after all (the settled path is off, or this thread has no hazard
+        // record): `target` keeps the diffuser alive for the check.
+        if target.settled.isSettled(on: CValue(value)) { return }
         // The value is borrowed for this call: gates retain it only if they cache it, and
         // a run queued from inside an effect retains it when queued. (The type is read
         // through `target` only then, so that a run does not retain it.)

@@ -108,22 +108,24 @@ final class HandleTable: @unchecked Sendable {
         return unsafeDowncast(object, to: T.self)
     }
 
-    /// `body(object)` for the object behind `handle` if it is a live handle of `kind`,
-    /// called with the table's lock held and without retaining the object (the lock
-    /// keeps it from being released meanwhile); `nil` for a NULL or stale handle, with
-    /// no error: the caller then takes the checked path, which reports it.
-    ///
-    /// For a check that must cost less than a retain and a release: `body` may read the
-    /// object, must not call user code or this table, and must be short.
-    @inline(__always)
-    func peek<T: AnyObject, R>(_ handle: OpaquePointer?, _ kind: HandleKind, as: T.Type, _ body: (T) -> R) -> R? {
-        guard let handle else { return nil }
+    /// The diffuser behind `handle`, which must be a live diffuser handle. Its root
+    /// gate, if a run can be settled there, is offered to `dfs_diffuser_run`'s settled
+    /// path (`settled_run.c`) if it was not yet: later runs of the value it holds then
+    /// take no lock. Done here, with the lock held, because the settled path's entries
+    /// are written only under it.
+    func lookupForRun(_ handle: OpaquePointer?) throws -> CDiffuser {
+        guard let handle else { throw CError.null("diffuser") }
         let (index, generation) = Self.decode(handle)
-        lock.lock()
-        defer { lock.unlock() }
-        guard index >= 0, index < slotCount, slots[index].generation == generation,
-              slots[index].kind == kind, let address = slots[index].address else { return nil }
-        return Unmanaged<T>.fromOpaque(address)._withUnsafeGuaranteedRef(body)
+        let object: AnyObject? = lock.withLock {
+            guard index >= 0, index < slotCount, slots[index].generation == generation,
+                  slots[index].kind == .diffuser, let object = slots[index].object else { return nil }
+            if let gate = unsafeDowncast(object, to: CDiffuser.self).settled.gateAddress {
+                dfsi_settled_publish(UInt(bitPattern: handle), gate)
+            }
+            return object
+        }
+        guard let object else { throw staleError(handle, .diffuser, name: "diffuser") }
+        return unsafeDowncast(object, to: CDiffuser.self)
     }
 
     func retain(_ handle: OpaquePointer?, _ kind: HandleKind, name: String) throws {
@@ -145,6 +147,7 @@ final class HandleTable: @unchecked Sendable {
         guard let handle else { return nil }
         let (index, generation) = Self.decode(handle)
         var released: AnyObject?
+        var published = false
         let ok: Bool = lock.withLock {
             guard index >= 0, index < slotCount, slots[index].generation == generation,
                   slots[index].kind == kind, slots[index].object != nil else { return false }
@@ -157,10 +160,14 @@ final class HandleTable: @unchecked Sendable {
                 slots[index].generation &+= 1
                 if slots[index].generation == 0 { slots[index].generation = 1 }
                 free.append(index)
+                if kind == .diffuser { published = dfsi_settled_retract(UInt(bitPattern: handle)) != 0 }
             }
             return true
         }
         if !ok { throw staleError(handle, kind, name: name) }
+        // A run on the settled path may still be reading the diffuser: wait for it
+        // before the caller drops the last reference.
+        if published { dfsi_settled_quiesce(UInt(bitPattern: handle)) }
         return released
     }
 

@@ -30,4 +30,79 @@ int dfsi_cstring_equal(const void *a, const void *b, void *ctx);
 const void *dfsi_cstring_retain(const void *value, void *ctx);
 void dfsi_cstring_release(const void *value, void *ctx);
 
+/* The settled path of dfs_diffuser_run (settled_run.c): a run of the value a
+ * diffuser's root gate holds, checked without the handle table's lock, the diffuser
+ * kept alive by a hazard record instead.
+ *
+ * The handle table calls publish (with the address of the diffuser's root gate) when a
+ * diffuser handle is first run and retract when its slot is freed, both with its lock
+ * held; after a retract that returned 1, quiesce (without the lock) before dropping
+ * the diffuser. */
+void dfsi_settled_publish(uintptr_t handle, void *gate);
+int dfsi_settled_retract(uintptr_t handle);
+void dfsi_settled_quiesce(uintptr_t handle);
+
+#include <stdatomic.h>
+
+enum {
+    DFSI_SETTLED_OFF = 0,        /* no settled path: every run takes the lock */
+    DFSI_SETTLED_MEMBARRIER = 1, /* releases order hazard records with membarrier */
+    DFSI_SETTLED_FENCE = 2,      /* runs order their hazard record with a fence */
+    DFSI_CHUNK_BITS = 10,
+    DFSI_CHUNK_SIZE = 1 << DFSI_CHUNK_BITS,
+    DFSI_CHUNK_COUNT = 1 << 12,  /* 4M handle slots; runs of handles beyond take the lock */
+};
+
+/* What the settled path knows of one handle slot. generation 0: nothing published. */
+typedef struct dfsi_settled_entry {
+    _Atomic uint32_t generation;
+    _Atomic(void *) gate;
+} dfsi_settled_entry;
+
+/* One per thread that ran a handle; never freed, reused after a thread ends. */
+typedef struct dfsi_hazard {
+    _Atomic uintptr_t handle;
+    _Atomic int in_use;
+    struct dfsi_hazard *next;
+} dfsi_hazard;
+
+extern _Atomic int dfsi_settled_mode;
+extern _Atomic(dfsi_settled_entry *) dfsi_settled_chunks[DFSI_CHUNK_COUNT];
+extern __thread dfsi_hazard *dfsi_thread_hazard __attribute__((visibility("hidden")));
+dfsi_hazard *dfsi_claim_hazard(void);
+
+/* The entry of `handle`'s slot, or NULL if its chunk was never made. */
+static inline dfsi_settled_entry *dfsi_settled_entry_of(uintptr_t handle) {
+    size_t index = (size_t)(uint32_t)handle - 1; /* the slot's index + 1 is in the low half */
+    if (index >= (size_t)DFSI_CHUNK_SIZE * DFSI_CHUNK_COUNT) return NULL;
+    dfsi_settled_entry *chunk =
+        atomic_load_explicit(&dfsi_settled_chunks[index >> DFSI_CHUNK_BITS], memory_order_acquire);
+    return chunk == NULL ? NULL : &chunk[index & (DFSI_CHUNK_SIZE - 1)];
+}
+
+/* Starts a settled check of `handle`: the root gate published for it, whose diffuser
+ * stays alive until dfsi_settled_leave(*hazard), or NULL (then *hazard is to be left
+ * too if it is not NULL). Reads no diffuser, takes no lock. */
+static inline void *dfsi_settled_enter(uintptr_t handle, void **hazard) {
+    int mode = atomic_load_explicit(&dfsi_settled_mode, memory_order_acquire);
+    if (mode == DFSI_SETTLED_OFF || handle == 0) return NULL;
+    dfsi_hazard *h = dfsi_thread_hazard;
+    if (h == NULL && (h = dfsi_claim_hazard()) == NULL) return NULL;
+    *hazard = h;
+    atomic_store_explicit(&h->handle, handle, memory_order_relaxed);
+    if (mode == DFSI_SETTLED_MEMBARRIER)
+        atomic_signal_fence(memory_order_seq_cst);
+    else
+        atomic_thread_fence(memory_order_seq_cst);
+    dfsi_settled_entry *e = dfsi_settled_entry_of(handle);
+    if (e == NULL || atomic_load_explicit(&e->generation, memory_order_acquire) != (uint32_t)(handle >> 32))
+        return NULL;
+    return atomic_load_explicit(&e->gate, memory_order_relaxed);
+}
+
+/* Ends a settled check: the diffuser may be dropped from now on. */
+static inline void dfsi_settled_leave(void *hazard) {
+    atomic_store_explicit(&((dfsi_hazard *)hazard)->handle, 0, memory_order_release);
+}
+
 #endif
