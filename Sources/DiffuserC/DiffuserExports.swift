@@ -638,21 +638,24 @@ public func dfs_diffuser_run(_ diffuser: OpaquePointer?, _ value: UnsafeRawPoint
         }
         dfsi_settled_leave(hazard)
         if settled { return DFS_OK }
+        return runLocked(diffuser, value, checked: true)
     } else if let hazard {
         dfsi_settled_leave(hazard)
     }
-    return runLocked(diffuser, value)
+    return runLocked(diffuser, value, checked: false)
 }
 
 /// `dfs_diffuser_run` when the settled path did not answer: the run under the handle
-/// table's lock, which also reports a NULL or stale handle.
+/// table's lock, which also reports a NULL or stale handle. `checked`: the settled path
+/// found the run not settled (a pass that follows anyway does nothing more than the
+/// check would have saved: the root gate compares and stops).
 @inline(never)
-private func runLocked(_ diffuser: OpaquePointer?, _ value: UnsafeRawPointer?) -> dfs_status {
+private func runLocked(_ diffuser: OpaquePointer?, _ value: UnsafeRawPointer?, checked: Bool) -> dfs_status {
     guarded {
         let target = try handles.lookupForRun(diffuser)
-        // Settled after all (the settled path is off, or this thread has no hazard
-        // record): `target` keeps the diffuser alive for the check.
-        if target.settled.isSettled(on: CValue(value)) { return }
+        // Not checked yet (the handle's first run, the settled path off, or this thread
+        // without a hazard record): `target` keeps the diffuser alive for the check.
+        if !checked, target.settled.isSettled(on: CValue(value)) { return }
         // The value is borrowed for this call: gates retain it only if they cache it, and
         // a run queued from inside an effect retains it when queued. (The type is read
         // through `target` only then, so that a run does not retain it.)
