@@ -30,8 +30,6 @@ final class HandleTable: @unchecked Sendable {
         var generation: UInt32 = 1
         var kind: HandleKind = .type
         var object: AnyObject?
-        /// `object`'s address, for `peek`, which must not retain it.
-        var address: UnsafeMutableRawPointer?
         var references = 0
         var permanent = false
     }
@@ -86,11 +84,30 @@ final class HandleTable: @unchecked Sendable {
             }
             slots[index].kind = kind
             slots[index].object = object
-            slots[index].address = Unmanaged.passUnretained(object).toOpaque()
             slots[index].references = 1
             slots[index].permanent = permanent
             return Self.encode(index: index, generation: slots[index].generation)
         }
+    }
+
+    /// The slot of `handle` if it holds an object (of `kind`, unless `kind` is `nil`).
+    /// With `lock` held.
+    private func liveSlot(_ handle: OpaquePointer, _ kind: HandleKind?) -> Int? {
+        let (index, generation) = Self.decode(handle)
+        guard index >= 0, index < slotCount, slots[index].generation == generation,
+              slots[index].object != nil, kind == nil || slots[index].kind == kind else { return nil }
+        return index
+    }
+
+    /// Empties slot `index` and returns what it held; its handle is stale from now on.
+    /// With `lock` held.
+    private func freeSlot(_ index: Int) -> AnyObject? {
+        let object = slots[index].object
+        slots[index].object = nil
+        slots[index].generation &+= 1
+        if slots[index].generation == 0 { slots[index].generation = 1 }
+        free.append(index)
+        return object
     }
 
     /// The object behind `handle`, which must be a live handle of `kind`.
@@ -98,12 +115,7 @@ final class HandleTable: @unchecked Sendable {
         _ handle: OpaquePointer?, _ kind: HandleKind, as: T.Type, name: @autoclosure () -> String
     ) throws -> T {
         guard let handle else { throw CError.null(name()) }
-        let (index, generation) = Self.decode(handle)
-        let object: AnyObject? = lock.withLock {
-            guard index >= 0, index < slotCount, slots[index].generation == generation,
-                  slots[index].kind == kind else { return nil }
-            return slots[index].object
-        }
+        let object: AnyObject? = lock.withLock { liveSlot(handle, kind).flatMap { slots[$0].object } }
         guard let object else { throw staleError(handle, kind, name: name()) }
         return unsafeDowncast(object, to: T.self)
     }
@@ -115,10 +127,8 @@ final class HandleTable: @unchecked Sendable {
     /// are written only under it.
     func lookupForRun(_ handle: OpaquePointer?) throws -> CDiffuser {
         guard let handle else { throw CError.null("diffuser") }
-        let (index, generation) = Self.decode(handle)
         let object: AnyObject? = lock.withLock {
-            guard index >= 0, index < slotCount, slots[index].generation == generation,
-                  slots[index].kind == .diffuser, let object = slots[index].object else { return nil }
+            guard let index = liveSlot(handle, .diffuser), let object = slots[index].object else { return nil }
             if let gate = unsafeDowncast(object, to: CDiffuser.self).settled.gateAddress {
                 dfsi_settled_publish(UInt(bitPattern: handle), gate)
             }
@@ -130,10 +140,8 @@ final class HandleTable: @unchecked Sendable {
 
     func retain(_ handle: OpaquePointer?, _ kind: HandleKind, name: String) throws {
         guard let handle else { throw CError.null(name) }
-        let (index, generation) = Self.decode(handle)
         let ok: Bool = lock.withLock {
-            guard index >= 0, index < slotCount, slots[index].generation == generation,
-                  slots[index].kind == kind, slots[index].object != nil else { return false }
+            guard let index = liveSlot(handle, kind) else { return false }
             if !slots[index].permanent { slots[index].references += 1 }
             return true
         }
@@ -145,21 +153,14 @@ final class HandleTable: @unchecked Sendable {
     @discardableResult
     func release(_ handle: OpaquePointer?, _ kind: HandleKind, name: String) throws -> AnyObject? {
         guard let handle else { return nil }
-        let (index, generation) = Self.decode(handle)
         var released: AnyObject?
         var published = false
         let ok: Bool = lock.withLock {
-            guard index >= 0, index < slotCount, slots[index].generation == generation,
-                  slots[index].kind == kind, slots[index].object != nil else { return false }
+            guard let index = liveSlot(handle, kind) else { return false }
             if slots[index].permanent { return true }
             slots[index].references -= 1
             if slots[index].references == 0 {
-                released = slots[index].object
-                slots[index].object = nil
-                slots[index].address = nil
-                slots[index].generation &+= 1
-                if slots[index].generation == 0 { slots[index].generation = 1 }
-                free.append(index)
+                released = freeSlot(index)
                 if kind == .diffuser { published = dfsi_settled_retract(UInt(bitPattern: handle)) != 0 }
             }
             return true
@@ -173,18 +174,8 @@ final class HandleTable: @unchecked Sendable {
 
     /// Frees the slot of `handle` whatever its reference count (a dispatch that ended).
     func invalidate(_ handle: OpaquePointer) {
-        let (index, generation) = Self.decode(handle)
-        let dropped: AnyObject? = lock.withLock {
-            guard index >= 0, index < slotCount, slots[index].generation == generation,
-                  slots[index].object != nil else { return nil }
-            let object = slots[index].object
-            slots[index].object = nil
-            slots[index].address = nil
-            slots[index].generation &+= 1
-            if slots[index].generation == 0 { slots[index].generation = 1 }
-            free.append(index)
-            return object
-        }
+        // Dropped outside the lock: its deinit may come back to this table.
+        let dropped: AnyObject? = lock.withLock { liveSlot(handle, nil).flatMap(freeSlot) }
         _ = dropped
     }
 
@@ -194,12 +185,7 @@ final class HandleTable: @unchecked Sendable {
     }
 
     private func staleError(_ handle: OpaquePointer, _ kind: HandleKind, name: String) -> CError {
-        let (index, generation) = Self.decode(handle)
-        let actual: HandleKind? = lock.withLock {
-            guard index >= 0, index < slotCount, slots[index].generation == generation,
-                  slots[index].object != nil else { return nil }
-            return slots[index].kind
-        }
+        let actual: HandleKind? = lock.withLock { liveSlot(handle, nil).map { slots[$0].kind } }
         if let actual {
             return CError(status: DFS_ERR_HANDLE, message: "\(name) is a \(actual), not a \(kind)")
         }
