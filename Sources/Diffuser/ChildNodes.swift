@@ -30,6 +30,19 @@ struct ChildNodes<A> {
     @inlinable
     subscript(i: Int) -> Unmanaged<Node<A>> { nodes[i] }
 
+    /// Whether every child is a map calling a `Transform` over a gate that identical
+    /// values satisfy: the children a fan-out may run in its own loop (see
+    /// `FanOutNode.init(_:mapsCalling:)`). Asked once, when the fan-out is made.
+    @inlinable
+    func allAreLendingMaps<Transform: TransformFunction>(calling _: Transform.Type) -> Bool
+    where Transform.Input == A {
+        for child in nodes {
+            guard let map = child.takeUnretainedValue() as? MapNode<A, Transform.Output, Transform>,
+                  map.gate != nil else { return false }
+        }
+        return true
+    }
+
     /// Calls `body` with every child, in order.
     func forEach(_ body: (AnyNode) -> Void) {
         for child in nodes { body(child.takeUnretainedValue()) }

@@ -277,4 +277,26 @@ extension Diffuser {
     ) -> Diffuser<A> where Equality.Value == A {
         Diffuser(node: EqualityNode(equality, FanOutNode(children)))
     }
+
+    /// `intoAll(comparing:_:)` for a binding that makes its maps with one form of
+    /// transform: a fan-out whose children are all such maps over gates runs them in
+    /// one loop (see `FanOutNode.init(_:mapsCalling:)`). Behaves exactly as
+    /// `intoAll(comparing:_:)`; only the speed of a pass differs.
+    @_spi(Bindings)
+    @inlinable
+    public static func intoAll<Equality: EqualityFunction, Transform: TransformFunction>(
+        comparing equality: Equality, _ children: [Diffuser<A>], mapsCalling transform: Transform.Type
+    ) -> Diffuser<A> where Equality.Value == A, Transform.Input == A {
+        Diffuser(node: EqualityNode(equality, FanOutNode(children, mapsCalling: transform)))
+    }
+
+    /// `intoAlways(_:)` for a binding that makes its maps with one form of transform;
+    /// see `intoAll(comparing:_:mapsCalling:)`.
+    @_spi(Bindings)
+    @inlinable
+    public static func intoAlways<Transform: TransformFunction>(
+        _ children: [Diffuser<A>], mapsCalling transform: Transform.Type
+    ) -> Diffuser<A> where Transform.Input == A {
+        Diffuser(node: FanOutNode(children, mapsCalling: transform))
+    }
 }

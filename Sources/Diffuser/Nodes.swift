@@ -32,6 +32,39 @@ final class FanOutNode<A>: Node<A> {
         })
     }
 
+    /// A fan-out that, when every child is a map calling a `Transform` that lends its
+    /// parts into a gate that identical values satisfy, runs those maps' work in its own
+    /// loop: each part is made and checked against its gate right there, and only a part
+    /// the gate does not hold goes on to the gate. Otherwise the same as `init(_:)`.
+    ///
+    /// A pass does exactly what calling each map would (the same transform calls, checks
+    /// and order; see `MapNode.withPart`), without the call into every map's step: for a
+    /// C tree, whose sections are mostly unchanged, that call and its return are most of
+    /// what a child costs. The form of the maps must be known where the fan-out is made,
+    /// as it is in a binding, so that the loop is compiled for it.
+    @inlinable
+    init<Transform: TransformFunction>(_ children: [Diffuser<A>], mapsCalling _: Transform.Type)
+    where Transform.Input == A {
+        let children = ChildNodes(children)
+        self.children = children
+        guard Transform.lendsParts, children.allAreLendingMaps(calling: Transform.self) else {
+            super.init(step: { node, value in
+                let me = unsafeDowncast(node, to: FanOutNode<A>.self)
+                for child in me.children.nodes { try child.run(value) }
+            })
+            return
+        }
+        super.init(step: { node, value in
+            let me = unsafeDowncast(node, to: FanOutNode<A>.self)
+            for child in me.children.nodes {
+                try Unmanaged<MapNode<A, Transform.Output, Transform>>.fromOpaque(child.toOpaque())
+                    ._withUnsafeGuaranteedRef { map in
+                        try map.withPart(of: value, LentPartGate(gate: map.gate.unsafelyUnwrapped))
+                    }
+            }
+        })
+    }
+
     deinit {
         children.releaseAll()
     }

@@ -515,7 +515,7 @@ public func dfs_diffuser_into_all(
     produce(out) {
         let valueType = try lookupType(type)
         let all = try children(list, count, of: valueType)
-        return try publish(.intoAll(comparing: CEquality(type: valueType), all), valueType)
+        return try publish(.intoAll(comparing: CEquality(type: valueType), all, mapsCalling: CTransform.self), valueType)
     }
 }
 
@@ -526,7 +526,7 @@ public func dfs_diffuser_into_always_all(
 ) -> dfs_status {
     produce(out) {
         let valueType = try lookupType(type)
-        return try publish(.intoAlways(try children(list, count, of: valueType)), valueType)
+        return try publish(.intoAlways(try children(list, count, of: valueType), mapsCalling: CTransform.self), valueType)
     }
 }
 

@@ -1,5 +1,5 @@
 import XCTest
-@testable import Diffuser
+@_spi(Bindings) @testable import Diffuser
 
 /// The `calling:` / `comparing:` combinators: effects, predicates, transforms and
 /// equalities given as values of the callback protocols instead of closures, and
@@ -374,6 +374,58 @@ final class CallableValueTests: XCTestCase {
         d.run(11)
         d.run(25)
         XCTAssertEqual(log.values, ["g:1", "eq:1,2", "g:2"], "the 1 the gate holds is neither compared nor run")
+    }
+
+    /// One decimal digit of the value (`divisor` 1, 10, 100...), lent, logging each
+    /// call; the tens digit's transform throws on negative values.
+    struct LentDigit: TransformFunction {
+        let divisor: Int
+        let log: Recorder<String>
+        static var lendsParts: Bool { true }
+        func select(_ value: Int) -> Int { value / divisor % 10 }
+        func select(_ value: Int, into part: UnsafeMutablePointer<Int>) throws -> Bool {
+            log.append("t\(divisor):\(value)")
+            if value < 0, divisor == 10 { throw TestFailure(tag: "t10") }
+            part.initialize(to: value / divisor % 10)
+            return false
+        }
+    }
+
+    /// A fan-out told the form of its maps (`mapsCalling:`, as the C binding makes its
+    /// fan-outs) runs them in its own loop; what it does must not differ in any way
+    /// from calling each map: the same transform calls, comparisons, effects, order,
+    /// and the same stop at a failing transform.
+    func testAFanOutRunningItsMapsInOneLoopDoesExactlyWhatTheMapsWould() {
+        func trace(_ make: ([Diffuser<Int>]) -> Diffuser<Int>, plainChild: Bool) -> [String] {
+            let log = Recorder<String>()
+            let shared = Diffuser<Int>.into(comparing: ReflexiveEquality(log: log), calling: LogEffect(name: "g1", log: log))
+            var children: [Diffuser<Int>] = [1, 10, 100].map { digit in
+                .map(calling: LentDigit(divisor: digit, log: log),
+                     digit == 1 ? shared : .into(comparing: ReflexiveEquality(log: log), calling: LogEffect(name: "g\(digit)", log: log)))
+            }
+            if plainChild { children.insert(.intoAlways(calling: LogEffect(name: "plain", log: log)), at: 1) }
+            // The ones' gate is also run directly, so the loop must read the cache it left.
+            let d = Diffuser<Int>.intoAlways([make(children), .map({ $0 == 7 ? 9 : $0 % 10 }, shared)])
+            for value in [123, 123, 124, 224, -5, 224, 7, 7, 8] {
+                do { try d.tryRun(value) } catch { log.append("error:\(error)") }
+            }
+            return log.values
+        }
+        for plainChild in [false, true] {
+            let fused = trace({ .intoAlways($0, mapsCalling: LentDigit.self) }, plainChild: plainChild)
+            let plain = trace({ .intoAlways($0) }, plainChild: plainChild)
+            XCTAssertEqual(fused, plain, "plain child: \(plainChild)")
+        }
+        let fused = trace({ .intoAlways($0, mapsCalling: LentDigit.self) }, plainChild: false)
+        // Spot checks, so that the comparison above is not of two equally wrong traces.
+        XCTAssertEqual(Array(fused.prefix(6)), ["t1:123", "g1:3", "t10:123", "g10:2", "t100:123", "g100:1"])
+        XCTAssertEqual(Array(fused[6...9]), ["t1:123", "t10:123", "t100:123", "t1:124"],
+                       "the digits the gates hold: none compared or run")
+        XCTAssertEqual(Array(fused.suffix(12).prefix(7)), ["t1:7", "eq:9,7", "g1:7", "t10:7", "t100:7", "eq:7,9", "g1:9"],
+                       "the loop reads the cache that the direct path left in the shared gate")
+        XCTAssertTrue(fused.contains("error:\(TestFailure(tag: "t10"))"))
+        let afterError = fused.split(separator: "t1:-5").last.map(Array.init) ?? []
+        XCTAssertEqual(afterError.prefix(3), ["eq:4,-5", "g1:-5", "t10:-5"], "the hundreds are not reached after the tens fail")
     }
 
     func testBelowTheRootEqualityDecidesEvenForTheSameBits() {
