@@ -31,14 +31,15 @@ struct ChildNodes<A> {
     subscript(i: Int) -> Unmanaged<Node<A>> { nodes[i] }
 
     /// Whether every child is a map calling a `Transform` over a gate that identical
-    /// values satisfy: the children a fan-out may run in its own loop (see
+    /// values satisfy and that identifies them by one word: the children a fan-out may
+    /// run in its own loop (see
     /// `FanOutNode.init(_:mapsCalling:)`). Asked once, when the fan-out is made.
     @inlinable
     func allAreLendingMaps<Transform: TransformFunction>(calling _: Transform.Type) -> Bool
     where Transform.Input == A {
         for child in nodes {
             guard let map = child.takeUnretainedValue() as? MapNode<A, Transform.Output, Transform>,
-                  map.gate != nil else { return false }
+                  let gate = map.gate, gate._withUnsafeGuaranteedRef({ $0.identifiedByOneWord }) else { return false }
         }
         return true
     }

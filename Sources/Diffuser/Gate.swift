@@ -80,17 +80,25 @@ class GateNode<A, Cached>: CachingNode<A, Cached> {
     /// only.
     ///
     /// For a parent that can check this for less than the gate's own step costs.
+    ///
+    /// `oneWord` says that the caller knows this gate's values are identified by one word
+    /// (see `identifiedByOneWord`), so that the check need not read how many bytes.
     @inlinable
     @inline(__always)
-    final func holds(at value: UnsafePointer<A>) -> Bool {
+    final func holds(at value: UnsafePointer<A>, oneWord: Bool = false) -> Bool {
         guard !judgedChanged, generation > 1 else { return false }
         let cache = UnsafeRawPointer(cachePointer)
         // One word (a binding's pointer) inline; other sizes in a loop.
-        if identifyingBytes == MemoryLayout<UInt>.size {
+        if oneWord || identifyingBytes == MemoryLayout<UInt>.size {
             return cache.loadUnaligned(as: UInt.self) == UnsafeRawPointer(value).loadUnaligned(as: UInt.self)
         }
         return sameBits(cache, UnsafeRawPointer(value), count: Int(identifyingBytes))
     }
+
+    /// Whether this gate's values are identified by their first word (a binding's
+    /// pointer): `holds(at:oneWord:)` may then be told so.
+    @inlinable
+    final var identifiedByOneWord: Bool { identifyingBytes == MemoryLayout<UInt>.size }
 
     /// Replaces the cache with `kept` (an `A?`, see `Cached`).
     @inlinable

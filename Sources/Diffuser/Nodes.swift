@@ -33,7 +33,8 @@ final class FanOutNode<A>: Node<A> {
     }
 
     /// A fan-out that, when every child is a map calling a `Transform` that lends its
-    /// parts into a gate that identical values satisfy, runs those maps' work in its own
+    /// parts into a gate that identical values satisfy and that identifies them by one
+    /// word (a binding's pointer), runs those maps' work in its own
     /// loop: each part is made and checked against its gate right there, and only a part
     /// the gate does not hold goes on to the gate. Otherwise the same as `init(_:)`.
     ///
@@ -59,7 +60,7 @@ final class FanOutNode<A>: Node<A> {
             for child in me.children.nodes {
                 try Unmanaged<MapNode<A, Transform.Output, Transform>>.fromOpaque(child.toOpaque())
                     ._withUnsafeGuaranteedRef { map in
-                        try map.withPart(of: value, LentPartGate(gate: map.gate.unsafelyUnwrapped))
+                        try map.withPart(of: value, LentPartGate(gate: map.gate.unsafelyUnwrapped, oneWord: true))
                     }
             }
         })
@@ -339,16 +340,21 @@ struct LentPartRunner<Part>: LentPartUse {
 struct LentPartGate<Part>: LentPartUse {
     @usableFromInline
     let gate: Unmanaged<GateNode<Part, Part?>>
+    /// Whether the gate is known to identify its values by one word (see
+    /// `GateNode.holds(at:oneWord:)`).
+    @usableFromInline
+    let oneWord: Bool
 
     @inlinable
-    init(gate: Unmanaged<GateNode<Part, Part?>>) {
+    init(gate: Unmanaged<GateNode<Part, Part?>>, oneWord: Bool = false) {
         self.gate = gate
+        self.oneWord = oneWord
     }
 
     @inlinable
     @inline(__always)
     func use(_ part: UnsafeMutablePointer<Part>) throws {
-        if gate._withUnsafeGuaranteedRef({ $0.holds(at: part) }) { return }
+        if gate._withUnsafeGuaranteedRef({ $0.holds(at: part, oneWord: oneWord) }) { return }
         try Unmanaged<Node<Part>>.fromOpaque(gate.toOpaque()).run(part.pointee)
     }
 }
