@@ -129,7 +129,8 @@ final class HandleTable: @unchecked Sendable {
         guard let handle else { throw CError.null("diffuser") }
         let object: AnyObject? = lock.withLock {
             guard let index = liveSlot(handle, .diffuser), let object = slots[index].object else { return nil }
-            if let gate = unsafeDowncast(object, to: CDiffuser.self).settled.gateAddress {
+            if dfsi_settled_published(UInt(bitPattern: handle)) == 0,
+               let gate = unsafeDowncast(object, to: CDiffuser.self).settled.gateAddress {
                 dfsi_settled_publish(UInt(bitPattern: handle), gate)
             }
             return object

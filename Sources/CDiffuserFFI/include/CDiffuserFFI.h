@@ -80,6 +80,13 @@ static inline dfsi_settled_entry *dfsi_settled_entry_of(uintptr_t handle) {
     return chunk == NULL ? NULL : &chunk[index & (DFSI_CHUNK_SIZE - 1)];
 }
 
+/* Whether `handle` is published already, so that dfsi_settled_publish would do nothing.
+ * Call with the handle table's lock held, as publishing and retracting are. */
+static inline int dfsi_settled_published(uintptr_t handle) {
+    dfsi_settled_entry *e = dfsi_settled_entry_of(handle);
+    return e != NULL && atomic_load_explicit(&e->generation, memory_order_relaxed) == (uint32_t)(handle >> 32);
+}
+
 /* Starts a settled check of `handle`: the root gate published for it, whose diffuser
  * stays alive until dfsi_settled_leave(*hazard), or NULL (then *hazard is to be left
  * too if it is not NULL). Reads no diffuser, takes no lock. */
