@@ -37,9 +37,15 @@ struct ChildNodes<A> {
     @inlinable
     func allAreLendingMaps<Transform: TransformFunction>(calling _: Transform.Type) -> Bool
     where Transform.Input == A {
+        typealias Map = MapNode<A, Transform.Output, Transform>
         for child in nodes {
-            guard let map = child.takeUnretainedValue() as? MapNode<A, Transform.Output, Transform>,
-                  let gate = map.gate, gate._withUnsafeGuaranteedRef({ $0.identifiedByOneWord }) else { return false }
+            // The exact class (a map node is final), read without a reference.
+            let fits = child._withUnsafeGuaranteedRef { node in
+                guard ObjectIdentifier(type(of: node)) == ObjectIdentifier(Map.self),
+                      let gate = unsafeDowncast(node, to: Map.self).gate else { return false }
+                return gate._withUnsafeGuaranteedRef { $0.identifiedByOneWord }
+            }
+            if !fits { return false }
         }
         return true
     }
