@@ -627,22 +627,24 @@ public func dfs_diffuser_run(_ diffuser: OpaquePointer?, _ value: UnsafeRawPoint
     // The value the root gate holds, with no run in progress: nothing to do. Checked
     // without the handle table's lock: the settled path (`settled_run.c`) keeps the
     // diffuser alive with a hazard record while the check reads it.
-    var hazard: UnsafeMutableRawPointer?
-    if let gate = dfsi_settled_enter(UInt(bitPattern: diffuser), &hazard) {
-        // The value as a `CValue`, in room the stack protector does not watch: it is
-        // only read, in place, by the check.
-        let settled = _withUnprotectedUnsafeTemporaryAllocation(of: CValue.self, capacity: 1) { room in
-            let held = room.baseAddress.unsafelyUnwrapped
-            held.initialize(to: CValue(value))
-            return SettledCheck<CValue>(gateAddress: gate).isSettled(at: held)
-        }
-        dfsi_settled_leave(hazard)
-        if settled { return DFS_OK }
-        return runLocked(diffuser, value, checked: true)
-    } else if let hazard {
-        dfsi_settled_leave(hazard)
+    let handle = UInt(bitPattern: diffuser)
+    guard let hazard = dfsi_settled_enter(handle) else {
+        return runLocked(diffuser, value, checked: false)
     }
-    return runLocked(diffuser, value, checked: false)
+    guard let gate = dfsi_settled_gate(handle) else {
+        dfsi_settled_leave(hazard)
+        return runLocked(diffuser, value, checked: false)
+    }
+    // The value as a `CValue`, in room the stack protector does not watch: it is only
+    // read, in place, by the check.
+    let settled = _withUnprotectedUnsafeTemporaryAllocation(of: CValue.self, capacity: 1) { room in
+        let held = room.baseAddress.unsafelyUnwrapped
+        held.initialize(to: CValue(value))
+        return SettledCheck<CValue>(gateAddress: gate).isSettled(at: held)
+    }
+    dfsi_settled_leave(hazard)
+    if settled { return DFS_OK }
+    return runLocked(diffuser, value, checked: true)
 }
 
 /// `dfs_diffuser_run` when the settled path did not answer: the run under the handle

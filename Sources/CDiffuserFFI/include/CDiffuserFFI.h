@@ -87,20 +87,26 @@ static inline int dfsi_settled_published(uintptr_t handle) {
     return e != NULL && atomic_load_explicit(&e->generation, memory_order_relaxed) == (uint32_t)(handle >> 32);
 }
 
-/* Starts a settled check of `handle`: the root gate published for it, whose diffuser
- * stays alive until dfsi_settled_leave(*hazard), or NULL (then *hazard is to be left
- * too if it is not NULL). Reads no diffuser, takes no lock. */
-static inline void *dfsi_settled_enter(uintptr_t handle, void **hazard) {
+/* Starts a settled check of `handle`: stores it in this thread's hazard record and
+ * returns the record, or NULL when there is no settled path (then the run takes the
+ * lock). While the record holds the handle, the diffuser of the gate that
+ * dfsi_settled_gate finds stays alive. Reads no diffuser, takes no lock. */
+static inline dfsi_hazard *dfsi_settled_enter(uintptr_t handle) {
     int mode = atomic_load_explicit(&dfsi_settled_mode, memory_order_acquire);
     if (mode == DFSI_SETTLED_OFF || handle == 0) return NULL;
     dfsi_hazard *h = dfsi_thread_hazard;
     if (h == NULL && (h = dfsi_claim_hazard()) == NULL) return NULL;
-    *hazard = h;
     atomic_store_explicit(&h->handle, handle, memory_order_relaxed);
     if (mode == DFSI_SETTLED_MEMBARRIER)
         atomic_signal_fence(memory_order_seq_cst);
     else
         atomic_thread_fence(memory_order_seq_cst);
+    return h;
+}
+
+/* The root gate published for `handle`, or NULL; call between dfsi_settled_enter and
+ * dfsi_settled_leave. */
+static inline void *dfsi_settled_gate(uintptr_t handle) {
     dfsi_settled_entry *e = dfsi_settled_entry_of(handle);
     if (e == NULL || atomic_load_explicit(&e->generation, memory_order_acquire) != (uint32_t)(handle >> 32))
         return NULL;
@@ -108,8 +114,8 @@ static inline void *dfsi_settled_enter(uintptr_t handle, void **hazard) {
 }
 
 /* Ends a settled check: the diffuser may be dropped from now on. */
-static inline void dfsi_settled_leave(void *hazard) {
-    atomic_store_explicit(&((dfsi_hazard *)hazard)->handle, 0, memory_order_release);
+static inline void dfsi_settled_leave(dfsi_hazard *hazard) {
+    atomic_store_explicit(&hazard->handle, 0, memory_order_release);
 }
 
 #endif
