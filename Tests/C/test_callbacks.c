@@ -304,6 +304,90 @@ static void test_failing_deep(void) {
 }
 
 /* ------------------------------------------------------------------------------------
+ * A fan-out whose children are all maps into gates: the core runs the maps in its own
+ * loop. Nothing may differ from running each map: transform calls, comparisons,
+ * effects, order, the stop at a failure, and who releases which part.
+ * ------------------------------------------------------------------------------------ */
+
+typedef struct digit_ctx {
+    test_log *log;
+    long divisor;   /* the part is box(value / divisor % 10) */
+    long fail_on;   /* fail (after making the part) when the value is this */
+    box *kept[10];  /* one box per digit, handed out again with a new reference */
+} digit_ctx;
+
+/* Hands over the same box for the same digit, so a gate that holds it is skipped. */
+static int select_digit(const void *value, const void **out, void *ctx) {
+    digit_ctx *d = ctx;
+    long v = (long)(intptr_t)value, digit = v / d->divisor % 10;
+    log_add(d->log, "t%ld:%ld", d->divisor, v);
+    if (d->kept[digit] == NULL) d->kept[digit] = box_new(digit);
+    d->kept[digit]->refs++;
+    *out = d->kept[digit];
+    if (v == d->fail_on) {
+        dfs_set_error("digit refused");
+        return 5;
+    }
+    return 0;
+}
+
+/* Lends a fresh box each time, kept in `kept` until the test ends: equal, never identical. */
+static int select_fresh_digit(const void *value, const void **out, void *ctx) {
+    digit_ctx *d = ctx;
+    long v = (long)(intptr_t)value, digit = v / d->divisor % 10;
+    log_add(d->log, "t%ld:%ld", d->divisor, v);
+    box *b = box_new(digit);
+    if (d->kept[digit] != NULL) box_unref(d->kept[digit]);
+    d->kept[digit] = b;
+    *out = b;
+    return 0;
+}
+
+static void test_fan_out_of_maps(void) {
+    check_section("a fan-out of maps into gates, run in one loop");
+    test_log log;
+    log_clear(&log);
+    box_type_ctx tc;
+    dfs_type *bt = box_type_fresh(&tc, &log);
+    int live = box_live;
+    recorder r[3] = {rec_make("ones", &log, REC_BOX), rec_make("tens", &log, REC_BOX), rec_make("hundreds", &log, REC_BOX)};
+    digit_ctx d[3] = {{&log, 1, -1, {0}}, {&log, 10, 555, {0}}, {&log, 100, -1, {0}}};
+    dfs_diffuser *maps[3] = {NULL, NULL, NULL}, *root = NULL;
+    for (int i = 0; i < 3; i++) {
+        dfs_diffuser *leaf = NULL;
+        CHECK_OK(dfs_diffuser_into(bt, rec_effect, &r[i], rec_destroy, &leaf), "leaf");
+        if (i == 2)
+            CHECK_OK(dfs_diffuser_map_borrowed(dfs_type_pointer(), select_fresh_digit, &d[i], NULL, leaf, &maps[i]), "lending map");
+        else
+            CHECK_OK(dfs_diffuser_map(dfs_type_pointer(), select_digit, &d[i], NULL, leaf, &maps[i]), "map");
+        dfs_diffuser_release(leaf);
+    }
+    CHECK_OK(dfs_diffuser_into_all(dfs_type_pointer(), maps, 3, &root), "into_all over three maps");
+    for (int i = 0; i < 3; i++) dfs_diffuser_release(maps[i]);
+
+    CHECK_OK(dfs_diffuser_run(root, IV(123)), "run 123");
+    CHECK_LOG(&log, "t1:123 ones:3 t10:123 tens:2 t100:123 hundreds:1", "the first run renders every digit");
+    CHECK_OK(dfs_diffuser_run(root, IV(223)), "run 223");
+    CHECK_LOG(&log, "t1:223 t10:223 t100:223 eq:1,2 hundreds:2",
+              "the boxes the gates hold are neither compared nor rendered; a fresh box is compared");
+    CHECK_OK(dfs_diffuser_run(root, IV(243)), "run 243");
+    CHECK_LOG(&log, "t1:243 t10:243 eq:2,4 tens:4 t100:243 eq:2,2", "another box for the tens is compared, then rendered");
+    CHECK_STATUS(dfs_diffuser_run(root, IV(555)), DFS_ERR_CALLBACK, "run 555: the tens' transform fails");
+    CHECK_ERROR_HAS("digit refused", "the transform's message (\"%s\")", dfs_last_error());
+    CHECK_LOG(&log, "t1:555 eq:3,5 ones:5 t10:555", "the ones ran; the hundreds were not reached");
+    CHECK_OK(dfs_diffuser_run(root, IV(545)), "run 545");
+    CHECK_LOG(&log, "t1:545 t10:545 t100:545 eq:2,5 hundreds:5", "the tens' gate kept its 4; the ones kept the 5 of the failed run");
+
+    dfs_diffuser_release(root);
+    for (int i = 0; i < 3; i++) {
+        CHECK_INT(r[i].destroyed, 1, "each effect destroyed once");
+        for (int k = 0; k < 10; k++) if (d[i].kept[k]) box_unref(d[i].kept[k]);
+    }
+    CHECK_INT(box_live - live, 0, "every part released: the handed over ones by the core, once");
+    dfs_type_release(bt);
+}
+
+/* ------------------------------------------------------------------------------------
  * dfs_diffuser_map_all: one selection call for a fan-out of maps
  * ------------------------------------------------------------------------------------ */
 
@@ -762,6 +846,7 @@ int main(int argc, char **argv) {
     test_failing_did_change();
     test_failing_equality();
     test_failing_deep();
+    test_fan_out_of_maps();
     test_map_all();
     test_borrowed();
     test_map_all_judged();
