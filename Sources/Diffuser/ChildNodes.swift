@@ -42,7 +42,7 @@ struct ChildNodes<A> {
             // The exact class (a map node is final), read without a reference.
             let fits = child._withUnsafeGuaranteedRef { node in
                 guard ObjectIdentifier(type(of: node)) == ObjectIdentifier(Map.self),
-                      let gate = unsafeDowncast(node, to: Map.self).gate else { return false }
+                      let gate = unsafeDowncast(node, to: Map.self).child.identityGate else { return false }
                 return gate._withUnsafeGuaranteedRef { $0.identifiedByOneWord }
             }
             if !fits { return false }

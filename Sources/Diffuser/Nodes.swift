@@ -60,7 +60,7 @@ final class FanOutNode<A>: Node<A> {
             for child in me.children.nodes {
                 try Unmanaged<MapNode<A, Transform.Output, Transform>>.fromOpaque(child.toOpaque())
                     ._withUnsafeGuaranteedRef { map in
-                        try map.withPart(of: value, LentPartGate(gate: map.gate.unsafelyUnwrapped, oneWord: true))
+                        try map.withPart(of: value, LentPartGate(gate: map.gate, oneWord: true))
                     }
             }
         })
@@ -245,17 +245,23 @@ where Transform.Input == A, Transform.Output == B {
     let transform: Transform
     @usableFromInline
     let child: Node<B>
-    /// The child again if it is a gate that identical values satisfy, else `nil`.
-    @usableFromInline
-    let gate: Unmanaged<GateNode<B, B?>>?
+
+    /// The child as a gate. Valid only when the child is a gate that identical values
+    /// satisfy (`Node.identityGate`), which the step chosen at init knows: kept out of the
+    /// node's fields, where it would cost a word in every map.
+    @inlinable
+    @inline(__always)
+    final var gate: Unmanaged<GateNode<B, B?>> {
+        // `Cached` is `B?` (see `CachingNode`): the same class.
+        Unmanaged.fromOpaque(Unmanaged.passUnretained(child).toOpaque())
+    }
 
     @inlinable
     init(_ transform: Transform, _ child: Node<B>) {
         self.transform = transform
-        self.gate = child.identityGate
         self.child = child
         // One step per case, chosen once here: a pass runs only its own case's code.
-        switch (gate != nil, Transform.lendsParts) {
+        switch (child.identityGate != nil, Transform.lendsParts) {
         case (false, false):
             super.init(step: { node, value in
                 let me = unsafeDowncast(node, to: MapNode<A, B, Transform>.self)
@@ -269,7 +275,7 @@ where Transform.Input == A, Transform.Output == B {
         case (true, false):
             super.init(step: { node, value in
                 let me = unsafeDowncast(node, to: MapNode<A, B, Transform>.self)
-                let gate = me.gate.unsafelyUnwrapped
+                let gate = me.gate
                 try me.transform.withSelected(value) { part in
                     if withUnsafePointer(to: part, { part in gate._withUnsafeGuaranteedRef { $0.holds(at: part) } }) {
                         return
@@ -280,7 +286,7 @@ where Transform.Input == A, Transform.Output == B {
         case (true, true):
             super.init(step: { node, value in
                 let me = unsafeDowncast(node, to: MapNode<A, B, Transform>.self)
-                try me.withPart(of: value, LentPartGate(gate: me.gate.unsafelyUnwrapped))
+                try me.withPart(of: value, LentPartGate(gate: me.gate))
             })
         }
     }

@@ -147,16 +147,40 @@ struct CEquality: EqualityFunction {
 /// A C transform as the core calls it; its results are values of `output`, handed over
 /// with a reference the core drops, or lent for the run (`dfs_diffuser_map_borrowed`).
 struct CTransform: TransformFunction {
-    let function: CFunction<dfs_transform_fn>
-    /// The type through which the core releases the outputs it was handed; `nil` when
-    /// there is nothing to release: the outputs are borrowed, or their type has no
-    /// `release`. (One optional reference rather than a type and a flag keeps a map node
-    /// within a smaller allocation size, and a map's step tests only this.)
-    let owned: ValueType?
+    let fn: dfs_transform_fn
+    let ctx: UnsafeMutableRawPointer?
+    /// What a transform rarely needs, in one optional reference: a map node is 8 bytes
+    /// smaller than with two, which moves it to a smaller allocation size; the step tests
+    /// only this when neither is there.
+    let extras: Extras?
+
+    /// The keeper of the transform's context (see `CCallback.keeper`), and the type
+    /// through which the core releases the outputs it was handed.
+    final class Extras {
+        let keeper: CallbackContext?
+        let owned: ValueType?
+
+        init(keeper: CallbackContext?, owned: ValueType?) {
+            self.keeper = keeper
+            self.owned = owned
+        }
+    }
 
     init(_ callback: CCallback<dfs_transform_fn>, output: ValueType, borrowed: Bool = false) throws {
-        function = try CFunction(callback, "transform")
-        owned = borrowed || output.releaseFn == nil ? nil : output
+        let function = try CFunction(callback, "transform")
+        fn = function.fn
+        ctx = function.ctx
+        let owned = borrowed || output.releaseFn == nil ? nil : output
+        extras = owned == nil && function.keeper == nil ? nil : Extras(keeper: function.keeper, owned: owned)
+    }
+
+    /// The type through which the core releases the outputs it was handed; `nil` when
+    /// there is nothing to release: the outputs are borrowed, or their type has no
+    /// `release`.
+    @inline(__always)
+    var owned: ValueType? {
+        guard let extras else { return nil }
+        return extras.owned
     }
 
     @inline(__always)
@@ -198,7 +222,7 @@ struct CTransform: TransformFunction {
     /// `output(of:)`, with the C function writing its pointer to `slot`.
     @inline(__always)
     private func output(of value: UnsafeRawPointer?, into slot: UnsafeMutablePointer<UnsafeRawPointer?>) throws -> UnsafeRawPointer? {
-        let code = function.fn(value, slot, function.ctx)
+        let code = fn(value, slot, ctx)
         let result = slot.pointee
         if code != 0 {
             // A transform that failed after producing a value: do not leak it.
