@@ -75,6 +75,15 @@ final class ValueType: @unchecked Sendable {
     /// is; a borrowed one (a run's value, a borrowed part) is retained through the type.
     @inline(__always)
     func kept(_ value: CValue) throws -> CValue {
+        // The common case, a value with no owner of a type that retains nothing, made
+        // anew: a copy would call swift_retain on the absent owner.
+        if value.owner == nil, retainFn == nil { return CValue(value.pointer) }
+        return try keptWithOwner(value)
+    }
+
+    /// `kept(_:)` for a value with an owner or of a type that retains: out of line.
+    @inline(never)
+    func keptWithOwner(_ value: CValue) throws -> CValue {
         guard value.owner == nil, retainFn != nil else { return value }
         return try keep(value.pointer)
     }
