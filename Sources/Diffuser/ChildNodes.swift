@@ -30,13 +30,43 @@ struct ChildNodes<A> {
     @inlinable
     subscript(i: Int) -> Unmanaged<Node<A>> { nodes[i] }
 
+    /// Runs every child, in order, on `value`.
+    @inlinable
+    @inline(__always)
+    func run(_ value: A) throws {
+        for child in nodes { try child.run(value) }
+    }
+
+    /// Runs every child, each a map calling a `Transform` that lends its parts into a
+    /// gate that identifies them by one word (`allAreLendingMaps(calling:)` said so), in
+    /// one loop: each part is made and checked against its gate right here, and only a
+    /// part the gate does not hold goes on to the gate.
+    ///
+    /// A pass does exactly what calling each map would (the same transform calls, checks
+    /// and order; see `MapNode.withPart`), without the call into every map's step: for a
+    /// C tree, whose sections are mostly unchanged, that call and its return are most of
+    /// what a child costs. The form of the maps must be known where the fan-out is made,
+    /// as it is in a binding, so that the loop is compiled for it.
+    @inlinable
+    @inline(__always)
+    func runLendingMaps<Transform: TransformFunction>(_ value: A, calling _: Transform.Type) throws
+    where Transform.Input == A {
+        for child in nodes {
+            try Unmanaged<MapNode<A, Transform.Output, Transform>>.fromOpaque(child.toOpaque())
+                ._withUnsafeGuaranteedRef { map in
+                    try map.withPart(of: value, LentPartGate(gate: map.gate, oneWord: true))
+                }
+        }
+    }
+
     /// Whether every child is a map calling a `Transform` over a gate that identical
     /// values satisfy and that identifies them by one word: the children a fan-out may
-    /// run in its own loop (see
-    /// `FanOutNode.init(_:mapsCalling:)`). Asked once, when the fan-out is made.
+    /// run in its own loop (see `runLendingMaps(_:calling:)`). Asked once, when the
+    /// fan-out is made.
     @inlinable
     func allAreLendingMaps<Transform: TransformFunction>(calling _: Transform.Type) -> Bool
     where Transform.Input == A {
+        guard Transform.lendsParts else { return false }
         typealias Map = MapNode<A, Transform.Output, Transform>
         for child in nodes {
             // The exact class (a map node is final), read without a reference.

@@ -176,7 +176,7 @@ extension Diffuser where A: Equatable {
     /// value is not equal to the previous one.
     @inlinable
     public static func intoAll(_ children: [Diffuser<A>]) -> Diffuser<A> {
-        Diffuser(node: EqualityNode(StandardEquality(), FanOutNode(children)))
+        Diffuser(node: EqualityAllNode(StandardEquality(), children))
     }
 
     /// A diffuser that runs every child, in order, on the first value and whenever the
@@ -275,7 +275,7 @@ extension Diffuser {
     public static func intoAll<Equality: EqualityFunction>(
         comparing equality: Equality, _ children: [Diffuser<A>]
     ) -> Diffuser<A> where Equality.Value == A {
-        Diffuser(node: EqualityNode(equality, FanOutNode(children)))
+        Diffuser(node: EqualityAllNode(equality, children))
     }
 
     /// `intoAll(comparing:_:)` for a binding that makes its maps with one form of
@@ -287,7 +287,7 @@ extension Diffuser {
     public static func intoAll<Equality: EqualityFunction, Transform: TransformFunction>(
         comparing equality: Equality, _ children: [Diffuser<A>], mapsCalling transform: Transform.Type
     ) -> Diffuser<A> where Equality.Value == A, Transform.Input == A {
-        Diffuser(node: EqualityNode(equality, FanOutNode(children, mapsCalling: transform)))
+        Diffuser(node: EqualityAllNode(equality, children, mapsCalling: transform))
     }
 
     /// `intoAlways(_:)` for a binding that makes its maps with one form of transform;

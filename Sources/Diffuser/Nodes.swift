@@ -27,43 +27,27 @@ final class FanOutNode<A>: Node<A> {
     init(_ children: [Diffuser<A>]) {
         self.children = ChildNodes(children)
         super.init(step: { node, value in
-            let me = unsafeDowncast(node, to: FanOutNode<A>.self)
-            for child in me.children.nodes { try child.run(value) }
+            try unsafeDowncast(node, to: FanOutNode<A>.self).children.run(value)
         })
     }
 
-    /// A fan-out that, when every child is a map calling a `Transform` that lends its
-    /// parts into a gate that identical values satisfy and that identifies them by one
-    /// word (a binding's pointer), runs those maps' work in its own
-    /// loop: each part is made and checked against its gate right there, and only a part
-    /// the gate does not hold goes on to the gate. Otherwise the same as `init(_:)`.
-    ///
-    /// A pass does exactly what calling each map would (the same transform calls, checks
-    /// and order; see `MapNode.withPart`), without the call into every map's step: for a
-    /// C tree, whose sections are mostly unchanged, that call and its return are most of
-    /// what a child costs. The form of the maps must be known where the fan-out is made,
-    /// as it is in a binding, so that the loop is compiled for it.
+    /// A fan-out for a binding that makes its maps with one form of transform: when
+    /// every child is such a map over a gate, it runs the maps' work in its own loop
+    /// (see `ChildNodes.runLendingMaps(_:calling:)`). Otherwise the same as `init(_:)`.
     @inlinable
     init<Transform: TransformFunction>(_ children: [Diffuser<A>], mapsCalling _: Transform.Type)
     where Transform.Input == A {
         let children = ChildNodes(children)
         self.children = children
-        guard Transform.lendsParts, children.allAreLendingMaps(calling: Transform.self) else {
+        if children.allAreLendingMaps(calling: Transform.self) {
             super.init(step: { node, value in
-                let me = unsafeDowncast(node, to: FanOutNode<A>.self)
-                for child in me.children.nodes { try child.run(value) }
+                try unsafeDowncast(node, to: FanOutNode<A>.self).children.runLendingMaps(value, calling: Transform.self)
             })
-            return
+        } else {
+            super.init(step: { node, value in
+                try unsafeDowncast(node, to: FanOutNode<A>.self).children.run(value)
+            })
         }
-        super.init(step: { node, value in
-            let me = unsafeDowncast(node, to: FanOutNode<A>.self)
-            for child in me.children.nodes {
-                try Unmanaged<MapNode<A, Transform.Output, Transform>>.fromOpaque(child.toOpaque())
-                    ._withUnsafeGuaranteedRef { map in
-                        try map.withPart(of: value, LentPartGate(gate: map.gate, oneWord: true))
-                    }
-            }
-        })
     }
 
     deinit {
@@ -142,38 +126,70 @@ where Change.Value == A, Effect.Value == A {
     }
 }
 
-/// Runs its child on the first value and afterwards whenever the value is not equal to
-/// the cached one: `intoAll`.
+/// Runs every child, in order, on the first value and whenever the value is not equal
+/// to the cached one: `intoAll(children)`, as one node instead of a gate over a fan-out.
 ///
 /// An equal value is not stored, so an unchanged pass writes nothing and copies nothing.
+/// A pass that gets through the gate runs the children in its own step, so a changed
+/// value costs one step call less, and the tree one node less per `intoAll`.
 @usableFromInline
-final class EqualityNode<A, Equality: EqualityFunction>: GateNode<A, A?> where Equality.Value == A {
+final class EqualityAllNode<A, Equality: EqualityFunction>: GateNode<A, A?> where Equality.Value == A {
     @usableFromInline
     let equality: Equality
     @usableFromInline
-    let child: Node<A>
-    /// The same child, called without a retain: `child` keeps it alive.
-    @usableFromInline
-    let fastChild: Unmanaged<Node<A>>
+    let children: ChildNodes<A>
 
     @inlinable
-    init(_ equality: Equality, _ child: Node<A>) {
+    init(_ equality: Equality, _ children: [Diffuser<A>]) {
         self.equality = equality
-        self.child = child
-        self.fastChild = Unmanaged.passUnretained(child)
+        self.children = ChildNodes(children)
         super.init(step: { node, value in
-            let me = unsafeDowncast(node, to: EqualityNode<A, Equality>.self)
-            if me.takeComparison(),
-               try withUnsafeMutablePointer(to: &me.cache, { try cachedValue(at: $0, equals: value, by: me.equality) }) {
-                return
-            }
-            let kept = try me.equality.keep(value)
-            try me.fastChild.run(value)
-            me.store(consume kept)
+            let me = unsafeDowncast(node, to: EqualityAllNode<A, Equality>.self)
+            try me.pass(value) { try me.children.run($0) }
         }, identifyingBytes: Equality.identifyingBytes, identityDecides: Equality.identicalValuesAreEqual, empty: nil)
     }
 
-    override func forEachChild(_ body: (AnyNode) -> Void) { body(child) }
+    /// The same for a binding that makes its maps with one form of transform (see
+    /// `FanOutNode.init(_:mapsCalling:)`).
+    @inlinable
+    init<Transform: TransformFunction>(_ equality: Equality, _ children: [Diffuser<A>], mapsCalling _: Transform.Type)
+    where Transform.Input == A {
+        self.equality = equality
+        let children = ChildNodes(children)
+        self.children = children
+        if children.allAreLendingMaps(calling: Transform.self) {
+            super.init(step: { node, value in
+                let me = unsafeDowncast(node, to: EqualityAllNode<A, Equality>.self)
+                try me.pass(value) { try me.children.runLendingMaps($0, calling: Transform.self) }
+            }, identifyingBytes: Equality.identifyingBytes, identityDecides: Equality.identicalValuesAreEqual, empty: nil)
+        } else {
+            super.init(step: { node, value in
+                let me = unsafeDowncast(node, to: EqualityAllNode<A, Equality>.self)
+                try me.pass(value) { try me.children.run($0) }
+            }, identifyingBytes: Equality.identifyingBytes, identityDecides: Equality.identicalValuesAreEqual, empty: nil)
+        }
+    }
+
+    /// Runs `children` on `value` unless it equals the cache, then caches it.
+    @inlinable
+    @inline(__always)
+    final func pass(_ value: A, _ children: (A) throws -> Void) throws {
+        if takeComparison(),
+           try withUnsafeMutablePointer(to: &cache, { try cachedValue(at: $0, equals: value, by: equality) }) {
+            return
+        }
+        let kept = try equality.keep(value)
+        try children(value)
+        store(consume kept)
+    }
+
+    deinit {
+        children.releaseAll()
+    }
+
+    override func forEachChild(_ body: (AnyNode) -> Void) {
+        children.forEach(body)
+    }
 }
 
 /// Runs an effect on the first value and whenever the value is not equal to the cached
