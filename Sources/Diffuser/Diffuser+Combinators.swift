@@ -280,7 +280,7 @@ extension Diffuser {
 
     /// `intoAll(comparing:_:)` for a binding that makes its maps with one form of
     /// transform: a fan-out whose children are all such maps over gates runs them in
-    /// one loop (see `FanOutNode.init(_:mapsCalling:)`). Behaves exactly as
+    /// one loop (see `ChildNodes.runLendingMaps(_:calling:)`). Behaves exactly as
     /// `intoAll(comparing:_:)`; only the speed of a pass differs.
     @_spi(Bindings)
     @inlinable

@@ -140,34 +140,40 @@ final class EqualityAllNode<A, Equality: EqualityFunction>: GateNode<A, A?> wher
     let children: ChildNodes<A>
 
     @inlinable
-    init(_ equality: Equality, _ children: [Diffuser<A>]) {
+    init(_ equality: Equality, _ children: ChildNodes<A>, step: @escaping Step) {
         self.equality = equality
-        self.children = ChildNodes(children)
-        super.init(step: { node, value in
-            let me = unsafeDowncast(node, to: EqualityAllNode<A, Equality>.self)
-            try me.pass(value) { try me.children.run($0) }
-        }, identifyingBytes: Equality.identifyingBytes, identityDecides: Equality.identicalValuesAreEqual, empty: nil)
+        self.children = children
+        super.init(step: step, identifyingBytes: Equality.identifyingBytes,
+                   identityDecides: Equality.identicalValuesAreEqual, empty: nil)
     }
 
-    /// The same for a binding that makes its maps with one form of transform (see
-    /// `FanOutNode.init(_:mapsCalling:)`).
     @inlinable
-    init<Transform: TransformFunction>(_ equality: Equality, _ children: [Diffuser<A>], mapsCalling _: Transform.Type)
-    where Transform.Input == A {
-        self.equality = equality
-        let children = ChildNodes(children)
-        self.children = children
-        if children.allAreLendingMaps(calling: Transform.self) {
-            super.init(step: { node, value in
-                let me = unsafeDowncast(node, to: EqualityAllNode<A, Equality>.self)
-                try me.pass(value) { try me.children.runLendingMaps($0, calling: Transform.self) }
-            }, identifyingBytes: Equality.identifyingBytes, identityDecides: Equality.identicalValuesAreEqual, empty: nil)
-        } else {
-            super.init(step: { node, value in
+    convenience init(_ equality: Equality, _ children: [Diffuser<A>]) {
+        self.init(equality, ChildNodes(children), step: { node, value in
+            let me = unsafeDowncast(node, to: EqualityAllNode<A, Equality>.self)
+            try me.pass(value) { try me.children.run($0) }
+        })
+    }
+
+    /// The same for a binding that makes its maps with one form of transform: when every
+    /// child is such a map over a gate, the children run in one loop (see
+    /// `ChildNodes.runLendingMaps(_:calling:)`).
+    @inlinable
+    convenience init<Transform: TransformFunction>(
+        _ equality: Equality, _ children: [Diffuser<A>], mapsCalling _: Transform.Type
+    ) where Transform.Input == A {
+        let list = ChildNodes(children)
+        guard list.allAreLendingMaps(calling: Transform.self) else {
+            self.init(equality, list, step: { node, value in
                 let me = unsafeDowncast(node, to: EqualityAllNode<A, Equality>.self)
                 try me.pass(value) { try me.children.run($0) }
-            }, identifyingBytes: Equality.identifyingBytes, identityDecides: Equality.identicalValuesAreEqual, empty: nil)
+            })
+            return
         }
+        self.init(equality, list, step: { node, value in
+            let me = unsafeDowncast(node, to: EqualityAllNode<A, Equality>.self)
+            try me.pass(value) { try me.children.runLendingMaps($0, calling: Transform.self) }
+        })
     }
 
     /// Runs `children` on `value` unless it equals the cache, then caches it.
