@@ -26,9 +26,7 @@ final class FanOutNode<A>: Node<A> {
     @inlinable
     init(_ children: [Diffuser<A>]) {
         self.children = ChildNodes(children)
-        super.init(step: { node, value in
-            try unsafeDowncast(node, to: FanOutNode<A>.self).children.run(value)
-        })
+        super.init(step: FanOutNode.runChildren)
     }
 
     /// A fan-out for a binding that makes its maps with one form of transform: when
@@ -39,15 +37,19 @@ final class FanOutNode<A>: Node<A> {
     where Transform.Input == A {
         let children = ChildNodes(children)
         self.children = children
-        if children.allAreLendingMaps(calling: Transform.self) {
-            super.init(step: { node, value in
-                try unsafeDowncast(node, to: FanOutNode<A>.self).children.runLendingMaps(value, calling: Transform.self)
-            })
-        } else {
-            super.init(step: { node, value in
-                try unsafeDowncast(node, to: FanOutNode<A>.self).children.run(value)
-            })
+        guard children.allAreLendingMaps(calling: Transform.self) else {
+            super.init(step: FanOutNode.runChildren)
+            return
         }
+        super.init(step: { node, value in
+            try unsafeDowncast(node, to: FanOutNode<A>.self).children.runLendingMaps(value, calling: Transform.self)
+        })
+    }
+
+    /// The step of a fan-out whose children are run one by one.
+    @inlinable
+    static func runChildren(_ node: Node<A>, _ value: A) throws {
+        try unsafeDowncast(node, to: FanOutNode<A>.self).children.run(value)
     }
 
     deinit {
@@ -149,10 +151,7 @@ final class EqualityAllNode<A, Equality: EqualityFunction>: GateNode<A, A?> wher
 
     @inlinable
     convenience init(_ equality: Equality, _ children: [Diffuser<A>]) {
-        self.init(equality, ChildNodes(children), step: { node, value in
-            let me = unsafeDowncast(node, to: EqualityAllNode<A, Equality>.self)
-            try me.pass(value) { try me.children.run($0) }
-        })
+        self.init(equality, ChildNodes(children), step: EqualityAllNode.runChildren)
     }
 
     /// The same for a binding that makes its maps with one form of transform: when every
@@ -164,16 +163,20 @@ final class EqualityAllNode<A, Equality: EqualityFunction>: GateNode<A, A?> wher
     ) where Transform.Input == A {
         let list = ChildNodes(children)
         guard list.allAreLendingMaps(calling: Transform.self) else {
-            self.init(equality, list, step: { node, value in
-                let me = unsafeDowncast(node, to: EqualityAllNode<A, Equality>.self)
-                try me.pass(value) { try me.children.run($0) }
-            })
+            self.init(equality, list, step: EqualityAllNode.runChildren)
             return
         }
         self.init(equality, list, step: { node, value in
             let me = unsafeDowncast(node, to: EqualityAllNode<A, Equality>.self)
             try me.pass(value) { try me.children.runLendingMaps($0, calling: Transform.self) }
         })
+    }
+
+    /// The step of a gate whose children are run one by one.
+    @inlinable
+    static func runChildren(_ node: Node<A>, _ value: A) throws {
+        let me = unsafeDowncast(node, to: EqualityAllNode<A, Equality>.self)
+        try me.pass(value) { try me.children.run($0) }
     }
 
     /// Runs `children` on `value` unless it equals the cache, then caches it.
