@@ -59,7 +59,8 @@ extern "C" {
 /** Status codes. 0 is success; every error is positive. */
 typedef enum dfs_status {
     DFS_OK = 0,
-    /** A required pointer argument was NULL. */
+    /** A required pointer argument was NULL (or a field map's value, see
+     *  dfs_diffuser_map_field). */
     DFS_ERR_NULL = 1,
     /** A handle is not valid: released, never issued, or of another kind. */
     DFS_ERR_HANDLE = 2,
@@ -238,8 +239,9 @@ dfs_status dfs_diffuser_into_when_effect(dfs_type *type, dfs_did_change_fn did_c
  *  When every child is a dfs_diffuser_map (or _borrowed) over a dfs_diffuser_into or
  *  dfs_diffuser_into_all, the fan-out calls the transforms in its own loop and skips
  *  each gate that holds the very pointer its transform returned: the same calls in the
- *  same order as otherwise, at about half the cost per child. The same holds for
- *  dfs_diffuser_into_always_all. */
+ *  same order as otherwise, at about half the cost per child. When every child is a
+ *  dfs_diffuser_map_field over such a gate, the loop reads the fields itself and calls
+ *  nothing for an unchanged one. The same holds for dfs_diffuser_into_always_all. */
 dfs_status dfs_diffuser_into_all(dfs_type *type, dfs_diffuser *const *children, size_t count,
                                  dfs_diffuser **out);
 
@@ -278,6 +280,23 @@ dfs_status dfs_diffuser_map_borrowed(dfs_type *type, dfs_transform_fn transform,
 dfs_status dfs_diffuser_map_all_borrowed(dfs_type *type, dfs_select_all_fn select, void *ctx,
                                          dfs_destroy_fn destroy, dfs_diffuser *const *children,
                                          size_t count, dfs_diffuser **out);
+
+/** map(field, child) for a part that is a member of the value: the part is the
+ *  unsigned integer of `size` bytes (1, 2, 4 or sizeof(void *)) stored `offset` bytes
+ *  into the value, read in place and widened to a pointer, with no callback. For
+ *  instance offsetof(struct screen, title) and sizeof(const char *) for a member
+ *  `const char *title`, or offsetof(struct screen, count) and sizeof(int) for a member
+ *  `int count` (the child then gets (const void *)(uintptr_t)(unsigned)count; cast it
+ *  back with (int)(uintptr_t)part).
+ *
+ *  The part is borrowed from the value, as with dfs_diffuser_map_borrowed: a gate that
+ *  caches it retains it through the child's type first. A field map run on a NULL value
+ *  aborts the run with DFS_ERR_NULL. A fan-out whose children are all field maps over
+ *  gates compares each field with its gate's cache in its own loop (see
+ *  dfs_diffuser_into_all): about what code written for the struct by hand costs.
+ *  DFS_ERR_ARGUMENT for another size. */
+dfs_status dfs_diffuser_map_field(dfs_type *type, size_t offset, size_t size, dfs_diffuser *child,
+                                  dfs_diffuser **out);
 
 /** dfs_diffuser_map_all_borrowed with a selection that judges the parts it makes:
  *  comparing a part with its child's cache is left to the selection, which can do it

@@ -32,7 +32,7 @@ ninja -C build diffuser_bench_c > /dev/null
 echo "Running Swift..." >&2
 "$(swift build -c release --show-bin-path)/DiffuserBench" --tsv --rounds "$rounds" | grep -P '^swift\t' >> "$out"
 echo "Running C..." >&2
-build/bench/c/diffuser_bench_c --tsv --rounds "$rounds" | grep -P '^(c\t|c-judged\t|# memory)' >> "$out"
+build/bench/c/diffuser_bench_c --tsv --rounds "$rounds" | grep -P '^(c\t|c-judged\t|c-fields\t|# memory)' >> "$out"
 (cd java && gradle --offline --no-daemon -q benchClasses)
 for k in $(seq "$java_processes"); do
     echo "Running Java ($k of $java_processes)..." >&2
@@ -43,7 +43,7 @@ python3 - "$out" <<'PY'
 import re
 import sys
 
-rows, c_memory, judged_memory = [], None, None
+rows, c_memory, judged_memory, fields_memory = [], None, None, None
 for line in open(sys.argv[1]):
     line = line.rstrip("\n")
     if line.startswith("# memory"):
@@ -51,12 +51,15 @@ for line in open(sys.argv[1]):
         c_memory = (float(m.group(1)), float(m.group(2))) if m else None
         m = re.search(r"judged ([0-9.]+) built, ([0-9.]+) after a run", line)
         judged_memory = float(m.group(2)) if m else None
+        m = re.search(r"fields ([0-9.]+) built, ([0-9.]+) after a run", line)
+        fields_memory = float(m.group(2)) if m else None
     elif line.strip():
         rows.append(line.split("\t"))
 order = ["unchanged-same", "unchanged-equal", "one-leaf", "one-leaf-deep", "ten-pct", "build"]
-# c-judged: the C tree with its fan-outs of maps made by judging selections (see
-# bench/c/bench.c); shown for comparison, the C targets are checked on `c`.
-langs = ["swift", "c", "c-judged", "java"]
+# c-judged: the C tree with its fan-outs of maps made by judging selections; c-fields:
+# the C tree with every map a field map (dfs_diffuser_map_field). See bench/c/bench.c.
+# The C targets are checked on `c` (a callback per map) and on `c-fields`.
+langs = ["swift", "c", "c-fields", "c-judged", "java"]
 # Several processes may report one (language, scenario): keep the one with the median
 # library/hand-tree ratio, and remember the range of ratios.
 grouped = {}
@@ -91,7 +94,7 @@ print("(columns per language: library ns, x hand, x hand-tree)")
 # The targets of the performance work, as multiples of hand-tree in the same language.
 runs = order[:-1]
 targets = [("swift", s, 2.0) for s in runs] + [("swift", "build", 5.0)]
-targets += [("c", s, 2.0) for s in runs]
+targets += [("c", s, 2.0) for s in runs] + [("c-fields", s, 2.0) for s in runs]
 targets += [("java", "one-leaf", 27.0), ("java", "ten-pct", 8.0), ("java", "build", 20.0)]
 print()
 print("targets (x hand-tree):")
@@ -105,13 +108,14 @@ for lang, s, limit in targets:
         low, high, lib_low, lib_high, tree_low, tree_high = spread[(lang, s)]
         note = (f"  ({len(grouped[(lang, s)])} processes: {low:.2f}x to {high:.2f}x;"
                 f" library {lib_low:.0f}-{lib_high:.0f} ns, hand-tree {tree_low:.0f}-{tree_high:.0f} ns)")
-    print(f"  {lang:<6}{s:<16} <= {limit:>4.0f}x   measured {ratio:>8.2f}x   {'met' if ratio <= limit else 'NOT met'}{note}")
+    print(f"  {lang:<9}{s:<16} <= {limit:>4.0f}x   measured {ratio:>8.2f}x   {'met' if ratio <= limit else 'NOT met'}{note}")
 if c_memory:
     built, after = c_memory
-    print(f"  c     memory per leaf   <= 64 B   measured {after:>6.0f} B   {'met' if after <= 64 else 'NOT met'}"
+    print(f"  c        memory per leaf   <= 64 B   measured {after:>6.0f} B   {'met' if after <= 64 else 'NOT met'}"
           f"  (native, C tree after its first run"
+          + (f"; {fields_memory:.0f} B with field maps" if fields_memory else "")
           + (f"; {judged_memory:.0f} B with judged fan-outs)" if judged_memory else ")"))
 for s in ("unchanged-same", "unchanged-equal"):
     if s in heap:
-        print(f"  java  heap per run, {s:<16} 0 B   measured {heap[s]:>6.1f} B   {'met' if heap[s] < 1 else 'NOT met'}")
+        print(f"  java     heap per run, {s:<16} 0 B   measured {heap[s]:>6.1f} B   {'met' if heap[s] < 1 else 'NOT met'}")
 PY

@@ -1,8 +1,9 @@
 /*
  * The settled path of dfs_diffuser_run: a run of the value the diffuser's root gate
  * holds, with no pass in progress, does nothing, and is answered without the handle
- * table's lock (dfsi_settled_enter and dfsi_settled_leave in CDiffuserFFI.h, called by
- * dfs_diffuser_run in DiffuserExports.swift; this file keeps what they read).
+ * table's lock (dfsi_settled_enter here, dfsi_settled_gate and dfsi_settled_leave in
+ * CDiffuserFFI.h, called by dfs_diffuser_run in DiffuserExports.swift; this file keeps
+ * what they read).
  *
  * The lock kept the diffuser alive while the check read it; it also made every such
  * run, on any thread, wait for every other. Here the diffuser is kept alive by a hazard
@@ -118,6 +119,32 @@ dfsi_hazard *dfsi_claim_hazard(void) {
     }
     dfsi_thread_hazard = h;
     return h;
+}
+
+/* Stores `handle` in the hazard record `h`, visible to releases before the check reads
+ * the diffuser. */
+static inline dfsi_hazard *hold(dfsi_hazard *h, uintptr_t handle, int mode) {
+    atomic_store_explicit(&h->handle, handle, memory_order_relaxed);
+    if (mode == DFSI_SETTLED_MEMBARRIER)
+        atomic_signal_fence(memory_order_seq_cst);
+    else
+        atomic_thread_fence(memory_order_seq_cst);
+    return h;
+}
+
+/* dfsi_settled_enter on a thread without a hazard record yet: out of line, so that the
+ * usual entry saves no registers. */
+__attribute__((noinline)) static dfsi_hazard *enter_claiming(uintptr_t handle, int mode) {
+    dfsi_hazard *h = dfsi_claim_hazard();
+    return h == NULL ? NULL : hold(h, handle, mode);
+}
+
+dfsi_hazard *dfsi_settled_enter(uintptr_t handle) {
+    int mode = atomic_load_explicit(&dfsi_settled_mode, memory_order_acquire);
+    if (mode == DFSI_SETTLED_OFF || handle == 0) return NULL;
+    dfsi_hazard *h = dfsi_thread_hazard;
+    if (__builtin_expect(h == NULL, 0)) return enter_claiming(handle, mode);
+    return hold(h, handle, mode);
 }
 
 void dfsi_settled_publish(uintptr_t handle, void *gate) {

@@ -278,25 +278,26 @@ extension Diffuser {
         Diffuser(node: EqualityAllNode(equality, children))
     }
 
-    /// `intoAll(comparing:_:)` for a binding that makes its maps with one form of
-    /// transform: a fan-out whose children are all such maps over gates runs them in
-    /// one loop (see `ChildNodes.runLendingMaps(_:calling:)`). Behaves exactly as
-    /// `intoAll(comparing:_:)`; only the speed of a pass differs.
+    /// `intoAll(comparing:_:)` for a binding that makes its maps with two forms of
+    /// transform: a fan-out whose children are all maps over gates, all calling one of
+    /// the two forms, runs them in one loop (see `ChildNodes.runLendingMaps(_:calling:)`).
+    /// Behaves exactly as `intoAll(comparing:_:)`; only the speed of a pass differs.
     @_spi(Bindings)
     @inlinable
-    public static func intoAll<Equality: EqualityFunction, Transform: TransformFunction>(
-        comparing equality: Equality, _ children: [Diffuser<A>], mapsCalling transform: Transform.Type
-    ) -> Diffuser<A> where Equality.Value == A, Transform.Input == A {
-        Diffuser(node: EqualityAllNode(equality, children, mapsCalling: transform))
+    public static func intoAll<Equality: EqualityFunction, Transform: TransformFunction, Other: TransformFunction>(
+        comparing equality: Equality, _ children: [Diffuser<A>],
+        mapsCalling transform: Transform.Type, or other: Other.Type
+    ) -> Diffuser<A> where Equality.Value == A, Transform.Input == A, Other.Input == A {
+        Diffuser(node: EqualityAllNode(equality, children, mapsCalling: transform, or: other))
     }
 
-    /// `intoAlways(_:)` for a binding that makes its maps with one form of transform;
-    /// see `intoAll(comparing:_:mapsCalling:)`.
+    /// `intoAlways(_:)` for a binding that makes its maps with two forms of transform;
+    /// see `intoAll(comparing:_:mapsCalling:or:)`.
     @_spi(Bindings)
     @inlinable
-    public static func intoAlways<Transform: TransformFunction>(
-        _ children: [Diffuser<A>], mapsCalling transform: Transform.Type
-    ) -> Diffuser<A> where Transform.Input == A {
-        Diffuser(node: FanOutNode(children, mapsCalling: transform))
+    public static func intoAlways<Transform: TransformFunction, Other: TransformFunction>(
+        _ children: [Diffuser<A>], mapsCalling transform: Transform.Type, or other: Other.Type
+    ) -> Diffuser<A> where Transform.Input == A, Other.Input == A {
+        Diffuser(node: FanOutNode(children, mapsCalling: transform, or: other))
     }
 }

@@ -29,21 +29,28 @@ final class FanOutNode<A>: Node<A> {
         super.init(step: FanOutNode.runChildren)
     }
 
-    /// A fan-out for a binding that makes its maps with one form of transform: when
-    /// every child is such a map over a gate, it runs the maps' work in its own loop
-    /// (see `ChildNodes.runLendingMaps(_:calling:)`). Otherwise the same as `init(_:)`.
+    /// A fan-out for a binding that makes its maps with two forms of transform: when
+    /// every child is a map over a gate, all of one form, it runs the maps' work in its
+    /// own loop (see `ChildNodes.runLendingMaps(_:calling:)`). Otherwise the same as
+    /// `init(_:)`.
     @inlinable
-    init<Transform: TransformFunction>(_ children: [Diffuser<A>], mapsCalling _: Transform.Type)
-    where Transform.Input == A {
+    init<Transform: TransformFunction, Other: TransformFunction>(
+        _ children: [Diffuser<A>], mapsCalling _: Transform.Type, or _: Other.Type
+    ) where Transform.Input == A, Other.Input == A {
         let children = ChildNodes(children)
         self.children = children
-        guard children.allAreLendingMaps(calling: Transform.self) else {
-            super.init(step: FanOutNode.runChildren)
-            return
-        }
-        super.init(step: { node, value in
+        super.init(step: children.allAreLendingMaps(calling: Transform.self) ? FanOutNode.runMaps(calling: Transform.self)
+            : children.allAreLendingMaps(calling: Other.self) ? FanOutNode.runMaps(calling: Other.self)
+            : FanOutNode.runChildren)
+    }
+
+    /// The step of a fan-out whose children are all maps calling `Transform`, run in one
+    /// loop.
+    @inlinable
+    static func runMaps<Transform: TransformFunction>(calling _: Transform.Type) -> Step where Transform.Input == A {
+        { node, value in
             try unsafeDowncast(node, to: FanOutNode<A>.self).children.runLendingMaps(value, calling: Transform.self)
-        })
+        }
     }
 
     /// The step of a fan-out whose children are run one by one.
@@ -154,22 +161,27 @@ final class EqualityAllNode<A, Equality: EqualityFunction>: GateNode<A, A?> wher
         self.init(equality, ChildNodes(children), step: EqualityAllNode.runChildren)
     }
 
-    /// The same for a binding that makes its maps with one form of transform: when every
-    /// child is such a map over a gate, the children run in one loop (see
-    /// `ChildNodes.runLendingMaps(_:calling:)`).
+    /// The same for a binding that makes its maps with two forms of transform: when
+    /// every child is a map over a gate, all of one form, the children run in one loop
+    /// (see `ChildNodes.runLendingMaps(_:calling:)`).
     @inlinable
-    convenience init<Transform: TransformFunction>(
-        _ equality: Equality, _ children: [Diffuser<A>], mapsCalling _: Transform.Type
-    ) where Transform.Input == A {
+    convenience init<Transform: TransformFunction, Other: TransformFunction>(
+        _ equality: Equality, _ children: [Diffuser<A>], mapsCalling _: Transform.Type, or _: Other.Type
+    ) where Transform.Input == A, Other.Input == A {
         let list = ChildNodes(children)
-        guard list.allAreLendingMaps(calling: Transform.self) else {
-            self.init(equality, list, step: EqualityAllNode.runChildren)
-            return
-        }
-        self.init(equality, list, step: { node, value in
+        self.init(equality, list, step: list.allAreLendingMaps(calling: Transform.self) ? EqualityAllNode.runMaps(calling: Transform.self)
+            : list.allAreLendingMaps(calling: Other.self) ? EqualityAllNode.runMaps(calling: Other.self)
+            : EqualityAllNode.runChildren)
+    }
+
+    /// The step of a gate whose children are all maps calling `Transform`, run in one
+    /// loop.
+    @inlinable
+    static func runMaps<Transform: TransformFunction>(calling _: Transform.Type) -> Step where Transform.Input == A {
+        { node, value in
             let me = unsafeDowncast(node, to: EqualityAllNode<A, Equality>.self)
             try me.pass(value) { try me.children.runLendingMaps($0, calling: Transform.self) }
-        })
+        }
     }
 
     /// The step of a gate whose children are run one by one.

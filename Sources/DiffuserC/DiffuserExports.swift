@@ -233,6 +233,68 @@ struct CTransform: TransformFunction {
     }
 }
 
+/// A field read in place as a transform (`dfs_diffuser_map_field`): the part is the
+/// unsigned integer of `size` bytes at `offset` bytes into the value, as a pointer. The
+/// part is lent: it lives in the value and holds nothing the core releases.
+///
+/// No C call: a fan-out of field maps compares each field with its gate's cache in its
+/// own loop, which for a struct's members is about what hand-written code does.
+struct CFieldTransform: TransformFunction {
+    let offset: Int
+    let size: Int
+
+    /// Sizes a part can have: those of the unsigned integers that fit in a pointer.
+    static let sizes = [1, 2, 4, 8].filter { $0 <= MemoryLayout<UInt>.size }
+
+    init(offset: Int, size: Int) throws {
+        guard offset >= 0 else { throw CError.argument("offset \(offset) is negative") }
+        guard Self.sizes.contains(size) else {
+            throw CError.argument("size \(size) is not one of \(Self.sizes.map(String.init).joined(separator: ", "))")
+        }
+        self.offset = offset
+        self.size = size
+    }
+
+    @inline(__always)
+    func select(_ value: CValue) throws -> CValue {
+        CValue(try field(of: value.pointer))
+    }
+
+    static var lendsParts: Bool { true }
+
+    @inline(__always)
+    func select(_ value: CValue, into part: UnsafeMutablePointer<CValue>) throws -> Bool {
+        part.initialize(to: CValue(try field(of: value.pointer)))
+        return false
+    }
+
+    @inline(__always)
+    private func field(of value: UnsafeRawPointer?) throws -> UnsafeRawPointer? {
+        guard let value else { throw nullValue() }
+        let bytes = value + offset
+        // A pointer or a long first: the common member, read with one compare.
+        if size == MemoryLayout<UInt>.size { return bytes.loadUnaligned(as: UnsafeRawPointer?.self) }
+        return narrow(bytes)
+    }
+
+    /// A member narrower than a pointer, widened.
+    @inline(never)
+    private func narrow(_ bytes: UnsafeRawPointer) -> UnsafeRawPointer? {
+        let bits: UInt
+        switch size {
+        case 4: bits = UInt(bytes.loadUnaligned(as: UInt32.self))
+        case 2: bits = UInt(bytes.loadUnaligned(as: UInt16.self))
+        default: bits = UInt(bytes.load(as: UInt8.self))
+        }
+        return UnsafeRawPointer(bitPattern: bits)
+    }
+
+    @inline(never)
+    private func nullValue() -> CError {
+        CError(status: DFS_ERR_NULL, message: "a field map (offset \(offset), size \(size)) was run on a NULL value")
+    }
+}
+
 /// A C selection of many parts (`dfs_select_all_fn`) as the core calls it; its parts are
 /// values of the output type, handed over with a reference the core drops, or lent.
 struct CSelection: SelectionFunction {
@@ -539,7 +601,7 @@ public func dfs_diffuser_into_all(
     produce(out) {
         let valueType = try lookupType(type)
         let all = try children(list, count, of: valueType)
-        return try publish(.intoAll(comparing: CEquality(type: valueType), all, mapsCalling: CTransform.self), valueType)
+        return try publish(.intoAll(comparing: CEquality(type: valueType), all, mapsCalling: CTransform.self, or: CFieldTransform.self), valueType)
     }
 }
 
@@ -550,7 +612,7 @@ public func dfs_diffuser_into_always_all(
 ) -> dfs_status {
     produce(out) {
         let valueType = try lookupType(type)
-        return try publish(.intoAlways(try children(list, count, of: valueType), mapsCalling: CTransform.self), valueType)
+        return try publish(.intoAlways(try children(list, count, of: valueType), mapsCalling: CTransform.self, or: CFieldTransform.self), valueType)
     }
 }
 
@@ -584,6 +646,19 @@ public func dfs_diffuser_map_borrowed(
     _ destroy: dfs_destroy_fn?, _ child: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> dfs_status {
     mapDiffuser(type, transform, ctx, destroy, child, out, borrowed: true)
+}
+
+@_cdecl("dfs_diffuser_map_field")
+public func dfs_diffuser_map_field(
+    _ type: OpaquePointer?, _ offset: Int, _ size: Int, _ child: OpaquePointer?,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    produce(out) {
+        let valueType = try lookupType(type)
+        let inner = try lookupDiffuser(child, "child")
+        let select = try CFieldTransform(offset: offset, size: size)
+        return try publish(.map(calling: select, inner.diffuser), valueType)
+    }
 }
 
 /// The exports that make a fan-out of maps: they differ only in the form of the

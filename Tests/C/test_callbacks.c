@@ -388,6 +388,139 @@ static void test_fan_out_of_maps(void) {
 }
 
 /* ------------------------------------------------------------------------------------
+ * dfs_diffuser_map_field: members read in place, no callback
+ * ------------------------------------------------------------------------------------ */
+
+typedef struct record {
+    const char *name;
+    long big;
+    int count;
+    uint16_t code;
+    uint8_t flag;
+} record;
+
+enum { RECORD_FIELDS = 5 };
+
+static int select_big(const void *value, const void **out, void *ctx) {
+    (void)ctx;
+    *out = IV(((const record *)value)->big);
+    return 0;
+}
+
+/* A gate over every member of a record. With big_by_callback, `big` is selected by a
+ * transform instead of a field map: a mixed fan-out, whose children run one by one. */
+static dfs_diffuser *record_tree(recorder *r, int always, int big_by_callback) {
+    static const size_t offsets[RECORD_FIELDS] = {offsetof(record, name), offsetof(record, big),
+                                                  offsetof(record, count), offsetof(record, code),
+                                                  offsetof(record, flag)};
+    static const size_t sizes[RECORD_FIELDS] = {sizeof(const char *), sizeof(long), sizeof(int), sizeof(uint16_t),
+                                                sizeof(uint8_t)};
+    dfs_diffuser *maps[RECORD_FIELDS], *root = NULL;
+    for (int i = 0; i < RECORD_FIELDS; i++) {
+        dfs_diffuser *leaf = NULL;
+        CHECK_OK(dfs_diffuser_into(i == 0 ? dfs_type_cstring() : dfs_type_pointer(), rec_effect, &r[i], rec_destroy,
+                                   &leaf), "leaf");
+        if (i == 1 && big_by_callback)
+            CHECK_OK(dfs_diffuser_map(dfs_type_pointer(), select_big, NULL, NULL, leaf, &maps[i]), "map big");
+        else
+            CHECK_OK(dfs_diffuser_map_field(dfs_type_pointer(), offsets[i], sizes[i], leaf, &maps[i]), "map_field");
+        dfs_diffuser_release(leaf);
+    }
+    if (always)
+        CHECK_OK(dfs_diffuser_into_always_all(dfs_type_pointer(), maps, RECORD_FIELDS, &root), "into_always_all");
+    else
+        CHECK_OK(dfs_diffuser_into_all(dfs_type_pointer(), maps, RECORD_FIELDS, &root), "into_all");
+    for (int i = 0; i < RECORD_FIELDS; i++) dfs_diffuser_release(maps[i]);
+    return root;
+}
+
+/* Runs the records a record tree sees in test_field_maps; returns the log. */
+static void run_records(dfs_diffuser *root, test_log *log, char *trace, size_t size) {
+    static char ann[] = "ann";
+    char *ann_again = strdup("ann");
+    record r1 = {ann, 5, 1, 7, 1};
+    record r2 = r1;
+    r2.name = ann_again; /* equal, another pointer: compared by the cstring type */
+    r2.count = -1;
+    record r3 = r2;
+    r3.code = 65535;
+    r3.flag = 0;
+    record r4 = r3;
+    r4.big = -2;
+    const record *runs[] = {&r1, &r1, &r2, &r3, NULL, &r3, &r1, &r4};
+    trace[0] = '\0';
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        dfs_status status = dfs_diffuser_run(root, runs[i]);
+        if (status != DFS_OK) log_add(log, "%s[%s]", dfs_status_name(status), dfs_last_error());
+        size_t used = strlen(trace);
+        snprintf(trace + used, size - used, "%s%s|", i ? " " : "", log->text);
+        log_clear(log);
+    }
+    free(ann_again);
+}
+
+static void test_field_maps(void) {
+    check_section("map_field: members read in place, alone or in a fan-out");
+    test_log log;
+    log_clear(&log);
+    char traces[3][2048];
+    for (int variant = 0; variant < 3; variant++) {
+        recorder r[RECORD_FIELDS] = {rec_make("name", &log, REC_STR), rec_make("big", &log, REC_INT),
+                                     rec_make("count", &log, REC_INT), rec_make("code", &log, REC_INT),
+                                     rec_make("flag", &log, REC_INT)};
+        /* 0: into_all over field maps (their own loop); 1: the same mixed with a callback
+         * map (children one by one); 2: into_always_all over field maps. */
+        dfs_diffuser *root = record_tree(r, variant == 2, variant == 1);
+        run_records(root, &log, traces[variant], sizeof traces[variant]);
+        dfs_diffuser_release(root);
+        for (int i = 0; i < RECORD_FIELDS; i++) CHECK_INT(r[i].destroyed, 1, "each effect destroyed once");
+    }
+    const char *expected =
+        "name:ann big:5 count:1 code:7 flag:1| "
+        "| "
+        "count:4294967295| "
+        "code:65535 flag:0| "
+        "DFS_ERR_NULL[a field map (offset 0, size 8) was run on a NULL value]| "
+        "| "
+        "count:1 code:7 flag:1| "
+        "big:-2 count:4294967295 code:65535 flag:0|";
+    CHECK_STR(traces[0], expected, "each member in its own size, compared with its gate's cache");
+    CHECK_STR(traces[1], expected, "a mixed fan-out runs its children one by one, to the same effect");
+    CHECK_STR(traces[2], expected, "into_always_all over field maps: the gates below decide alone");
+
+    /* A field map on its own, and its argument errors. */
+    recorder one = rec_make("count", &log, REC_INT);
+    dfs_diffuser *leaf = NULL, *map = NULL;
+    CHECK_OK(dfs_diffuser_into(dfs_type_pointer(), rec_effect, &one, rec_destroy, &leaf), "leaf");
+    CHECK_OK(dfs_diffuser_map_field(dfs_type_pointer(), offsetof(record, count), sizeof(int), leaf, &map), "alone");
+    record rec = {"x", 0, 42, 0, 0};
+    CHECK_OK(dfs_diffuser_run(map, &rec), "run");
+    rec.count = -7;
+    CHECK_OK(dfs_diffuser_run(map, &rec), "run, the same record edited");
+    CHECK_STATUS(dfs_diffuser_run(map, NULL), DFS_ERR_NULL, "a NULL value");
+    CHECK_ERROR_HAS("NULL value", "says so (\"%s\")", dfs_last_error());
+    CHECK_OK(dfs_diffuser_run(map, &rec), "run after the failure: the gate kept -7");
+    CHECK_LOG(&log, "count:42 count:4294967289", "ints are widened as unsigned");
+    CHECK_INT((int)(uintptr_t)IV(4294967289u), -7, "and cast back as the header says");
+    dfs_diffuser_release(map);
+    CHECK_INT(one.destroyed, 0, "the leaf is still referenced");
+
+    dfs_diffuser *out = (dfs_diffuser *)&rec;
+    CHECK_STATUS(dfs_diffuser_map_field(dfs_type_pointer(), 0, 3, leaf, &out), DFS_ERR_ARGUMENT, "size 3");
+    CHECK_ERROR_HAS("size 3", "names the size (\"%s\")", dfs_last_error());
+    CHECK_INT(out == NULL, 1, "out is NULL on failure");
+    CHECK_STATUS(dfs_diffuser_map_field(dfs_type_pointer(), 0, 16, leaf, &out), DFS_ERR_ARGUMENT, "size 16");
+    CHECK_STATUS(dfs_diffuser_map_field(dfs_type_pointer(), 0, 0, leaf, &out), DFS_ERR_ARGUMENT, "size 0");
+    CHECK_STATUS(dfs_diffuser_map_field(dfs_type_pointer(), (size_t)-1, 8, leaf, &out), DFS_ERR_ARGUMENT,
+                 "an offset past any object");
+    CHECK_STATUS(dfs_diffuser_map_field(dfs_type_pointer(), 0, 8, NULL, &out), DFS_ERR_NULL, "no child");
+    CHECK_STATUS(dfs_diffuser_map_field(NULL, 0, 8, leaf, &out), DFS_ERR_NULL, "no type");
+    CHECK_STATUS(dfs_diffuser_map_field(dfs_type_pointer(), 0, 8, leaf, NULL), DFS_ERR_NULL, "no out");
+    dfs_diffuser_release(leaf);
+    CHECK_INT(one.destroyed, 1, "destroyed once, with its last reference");
+}
+
+/* ------------------------------------------------------------------------------------
  * dfs_diffuser_map_all: one selection call for a fan-out of maps
  * ------------------------------------------------------------------------------------ */
 
@@ -847,6 +980,7 @@ int main(int argc, char **argv) {
     test_failing_equality();
     test_failing_deep();
     test_fan_out_of_maps();
+    test_field_maps();
     test_map_all();
     test_borrowed();
     test_map_all_judged();

@@ -391,8 +391,8 @@ final class CallableValueTests: XCTestCase {
         }
     }
 
-    /// A fan-out told the form of its maps (`mapsCalling:`, as the C binding makes its
-    /// fan-outs) runs them in its own loop; what it does must not differ in any way
+    /// A fan-out told the forms of its maps (`mapsCalling:or:`, as the C binding makes
+    /// its fan-outs) runs them in its own loop; what it does must not differ in any way
     /// from calling each map: the same transform calls, comparisons, effects, order,
     /// and the same stop at a failing transform.
     func testAFanOutRunningItsMapsInOneLoopDoesExactlyWhatTheMapsWould() {
@@ -411,12 +411,18 @@ final class CallableValueTests: XCTestCase {
             }
             return log.values
         }
+        // The maps' form named first or second: either one gets the loop.
+        let forms: [(String, ([Diffuser<Int>]) -> Diffuser<Int>)] = [
+            ("first", { .intoAlways($0, mapsCalling: LentDigit.self, or: LentTens.self) }),
+            ("second", { .intoAlways($0, mapsCalling: LentTens.self, or: LentDigit.self) }),
+        ]
         for plainChild in [false, true] {
-            let fused = trace({ .intoAlways($0, mapsCalling: LentDigit.self) }, plainChild: plainChild)
             let plain = trace({ .intoAlways($0) }, plainChild: plainChild)
-            XCTAssertEqual(fused, plain, "plain child: \(plainChild)")
+            for (name, form) in forms {
+                XCTAssertEqual(trace(form, plainChild: plainChild), plain, "plain child: \(plainChild), form \(name)")
+            }
         }
-        let fused = trace({ .intoAlways($0, mapsCalling: LentDigit.self) }, plainChild: false)
+        let fused = trace(forms[1].1, plainChild: false)
         // Spot checks, so that the comparison above is not of two equally wrong traces.
         XCTAssertEqual(Array(fused.prefix(6)), ["t1:123", "g1:3", "t10:123", "g10:2", "t100:123", "g100:1"])
         XCTAssertEqual(Array(fused[6...9]), ["t1:123", "t10:123", "t100:123", "t1:124"],

@@ -15,7 +15,10 @@
  * and compares each with the cache of the gate it goes to, using the parts' own equality;
  * the core still decides which gates may be judged, caches, and runs the effects. The
  * ten fields of a section are two fan-outs (strings, ints), as a fan-out's parts share
- * one type. The targets are checked against the first form; the second shows what the
+ * one type. A third form, `fields`, is the first tree with every map a
+ * dfs_diffuser_map_field: the section pointer and each member are read by the core, at
+ * their offsets, instead of by a transform callback (C's way of selecting a member).
+ * The targets are checked against the first and third forms; the second shows what the
  * C ABI offers callers whose selections can compare cheaply. Before measuring, every
  * renderer must run the same effects on the same screens. Screen, section and string types are made with dfs_type_new
  * (equality comparing contents, with an identity fast path); values are borrowed (no
@@ -32,6 +35,7 @@
 #include <diffuser.h>
 
 #include <malloc.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -255,6 +259,43 @@ static dfs_diffuser *build_library(void) {
     return root;
 }
 
+/* The fields form: the same tree with every map a dfs_diffuser_map_field, the member
+ * read in place by the core instead of by a transform. */
+static dfs_diffuser *build_section_fields(void) {
+    dfs_diffuser *fields[FIELDS];
+    for (int j = 0; j < FIELDS; j++) {
+        dfs_diffuser *leaf = NULL;
+        if (j < STRINGS) {
+            must(dfs_diffuser_into(string_type, sink_string, NULL, NULL, &leaf), "into");
+            must(dfs_diffuser_map_field(section_type, offsetof(section, s) + (size_t)j * sizeof(const char *),
+                                        sizeof(const char *), leaf, &fields[j]), "map_field");
+        } else {
+            must(dfs_diffuser_into(dfs_type_pointer(), sink_int, NULL, NULL, &leaf), "into");
+            must(dfs_diffuser_map_field(section_type, offsetof(section, i) + (size_t)(j - STRINGS) * sizeof(long),
+                                        sizeof(long), leaf, &fields[j]), "map_field");
+        }
+        dfs_diffuser_release(leaf);
+    }
+    dfs_diffuser *all = NULL;
+    must(dfs_diffuser_into_all(section_type, fields, FIELDS, &all), "into_all");
+    for (int j = 0; j < FIELDS; j++) dfs_diffuser_release(fields[j]);
+    return all;
+}
+
+static dfs_diffuser *build_library_fields(void) {
+    dfs_diffuser *sections[SECTIONS];
+    for (int i = 0; i < SECTIONS; i++) {
+        dfs_diffuser *child = build_section_fields();
+        must(dfs_diffuser_map_field(screen_type, offsetof(screen, sections) + (size_t)i * sizeof(const section *),
+                                    sizeof(const section *), child, &sections[i]), "map_field");
+        dfs_diffuser_release(child);
+    }
+    dfs_diffuser *root = NULL;
+    must(dfs_diffuser_into_all(screen_type, sections, SECTIONS, &root), "into_all");
+    for (int i = 0; i < SECTIONS; i++) dfs_diffuser_release(sections[i]);
+    return root;
+}
+
 /* The judged form: every fan-out of maps is one selection that also compares. A verdict
  * is given only for a judged child holding a value, and is what the parts' type's
  * equality says. */
@@ -341,6 +382,8 @@ static void *library_make(void) { return build_library(); }
 
 static void *judged_make(void) { return build_library_judged(); }
 
+static void *fields_make(void) { return build_library_fields(); }
+
 static void library_render(void *self, const screen *sc) {
     if (dfs_diffuser_run(self, sc) != DFS_OK) {
         fprintf(stderr, "run failed: %s\n", dfs_last_error());
@@ -409,10 +452,11 @@ static void hand_tree_render(void *self, const screen *sc) {
     t->screen = sc;
 }
 
-enum { RENDERERS = 4 };
+enum { RENDERERS = 5 };
 static const renderer renderers[RENDERERS] = {
     {"library", library_make, library_render, library_destroy},
     {"judged", judged_make, library_render, library_destroy},
+    {"fields", fields_make, library_render, library_destroy},
     {"hand", hand_make, hand_render, free},
     {"hand-tree", hand_tree_make, hand_tree_render, free},
 };
@@ -565,36 +609,41 @@ int main(int argc, char **argv) {
         for (int r = 0; r < RENDERERS; r++) results[SCENARIOS][r] = median(samples + r * rounds, rounds);
     }
 
-    double built = 0, after_run = 0, judged_built = 0, judged_after_run = 0;
+    double built = 0, after_run = 0, judged_built = 0, judged_after_run = 0, fields_built = 0, fields_after_run = 0;
     if (only == NULL) {
         memory_per_leaf(build_library, base, &built, &after_run);
         memory_per_leaf(build_library_judged, base, &judged_built, &judged_after_run);
+        memory_per_leaf(build_library_fields, base, &fields_built, &fields_after_run);
     }
 
-    /* results[s]: library, judged, hand, hand-tree */
+    /* results[s]: library, judged, fields, hand, hand-tree */
     if (tsv) {
+        static const char *const rows[3] = {"c", "c-judged", "c-fields"};
         for (int s = 0; s <= SCENARIOS; s++) {
             if (!shown[s]) continue;
-            printf("c\t%s\t%.1f\t%.1f\t%.1f\n", names[s], results[s][0], results[s][2], results[s][3]);
-            printf("c-judged\t%s\t%.1f\t%.1f\t%.1f\n", names[s], results[s][1], results[s][2], results[s][3]);
+            for (int r = 0; r < 3; r++)
+                printf("%s\t%s\t%.1f\t%.1f\t%.1f\n", rows[r], names[s], results[s][r], results[s][3], results[s][4]);
         }
         if (only == NULL)
             printf("# memory per leaf (bytes): library %.1f built, %.1f after a run; judged %.1f built, %.1f after a "
-                   "run; hand %.1f; hand-tree %.1f\n",
-                   built, after_run, judged_built, judged_after_run, (double)sizeof(hand) / LEAVES,
-                   (double)sizeof(hand_tree) / LEAVES);
+                   "run; fields %.1f built, %.1f after a run; hand %.1f; hand-tree %.1f\n",
+                   built, after_run, judged_built, judged_after_run, fields_built, fields_after_run,
+                   (double)sizeof(hand) / LEAVES, (double)sizeof(hand_tree) / LEAVES);
     } else {
         printf("Diffuser C benchmark: 100 sections x 10 fields, median of %d interleaved rounds\n", rounds);
-        printf("scenario          library ns    hand ns  hand-tree ns   x hand  x hand-tree   judged ns  x hand-tree\n");
+        printf("scenario          library ns    hand ns  hand-tree ns   x hand  x hand-tree   judged ns  x hand-tree"
+               "   fields ns  x hand-tree\n");
         for (int s = 0; s <= SCENARIOS; s++) {
             if (!shown[s]) continue;
-            double l = results[s][0], j = results[s][1], h = results[s][2], t = results[s][3];
-            printf("%-16s%12.0f%11.0f%14.0f%9.2f%13.2f%12.0f%13.2f\n", names[s], l, h, t, l / h, l / t, j, j / t);
+            double l = results[s][0], j = results[s][1], f = results[s][2], h = results[s][3], t = results[s][4];
+            printf("%-16s%12.0f%11.0f%14.0f%9.2f%13.2f%12.0f%13.2f%12.0f%13.2f\n", names[s], l, h, t, l / h, l / t, j,
+                   j / t, f, f / t);
         }
         if (only == NULL) {
             printf("\nnative memory per leaf node (mallinfo2, %d leaves per tree):\n", LEAVES);
             printf("  library   %7.1f bytes built, %7.1f bytes after the first run\n", built, after_run);
             printf("  judged    %7.1f bytes built, %7.1f bytes after the first run\n", judged_built, judged_after_run);
+            printf("  fields    %7.1f bytes built, %7.1f bytes after the first run\n", fields_built, fields_after_run);
             printf("  hand      %7.1f bytes   hand-tree %5.1f bytes\n", (double)sizeof(hand) / LEAVES,
                    (double)sizeof(hand_tree) / LEAVES);
         }

@@ -90,19 +90,10 @@ static inline int dfsi_settled_published(uintptr_t handle) {
 /* Starts a settled check of `handle`: stores it in this thread's hazard record and
  * returns the record, or NULL when there is no settled path (then the run takes the
  * lock). While the record holds the handle, the diffuser of the gate that
- * dfsi_settled_gate finds stays alive. Reads no diffuser, takes no lock. */
-static inline dfsi_hazard *dfsi_settled_enter(uintptr_t handle) {
-    int mode = atomic_load_explicit(&dfsi_settled_mode, memory_order_acquire);
-    if (mode == DFSI_SETTLED_OFF || handle == 0) return NULL;
-    dfsi_hazard *h = dfsi_thread_hazard;
-    if (h == NULL && (h = dfsi_claim_hazard()) == NULL) return NULL;
-    atomic_store_explicit(&h->handle, handle, memory_order_relaxed);
-    if (mode == DFSI_SETTLED_MEMBARRIER)
-        atomic_signal_fence(memory_order_seq_cst);
-    else
-        atomic_thread_fence(memory_order_seq_cst);
-    return h;
-}
+ * dfsi_settled_gate finds stays alive. Reads no diffuser, takes no lock. A function of
+ * its own, compiled as C: there the thread's record is read through a TLS descriptor
+ * (see CMakeLists.txt), which Swift's code generation does not use. */
+dfsi_hazard *dfsi_settled_enter(uintptr_t handle);
 
 /* The root gate published for `handle`, or NULL; call between dfsi_settled_enter and
  * dfsi_settled_leave. */
