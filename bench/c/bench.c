@@ -226,75 +226,59 @@ static void make_types(void) {
     must(dfs_type_new("string", string_equal, NULL, NULL, NULL, NULL, &string_type), "type string");
 }
 
+_Static_assert(sizeof(long) == sizeof(void *), "ints and pointers are both one word");
+
+/* map(member, child) over `type`'s values, the member selected by `select` with `ctx`,
+ * or, in the fields form (`fields`), read in place at `offset` (a pointer-sized member). */
+static dfs_diffuser *member(int fields, dfs_type *type, dfs_transform_fn select, intptr_t ctx, size_t offset,
+                            dfs_diffuser *child) {
+    dfs_diffuser *mapped = NULL;
+    if (fields)
+        must(dfs_diffuser_map_field(type, offset, sizeof(void *), child, &mapped), "map_field");
+    else
+        must(dfs_diffuser_map(type, select, (void *)ctx, NULL, child, &mapped), "map");
+    dfs_diffuser_release(child);
+    return mapped;
+}
+
 /* The diffuser of one section: one gated leaf per field. */
-static dfs_diffuser *build_section(void) {
-    dfs_diffuser *fields[FIELDS];
+static dfs_diffuser *build_section(int fields) {
+    dfs_diffuser *leaves[FIELDS];
     for (int j = 0; j < FIELDS; j++) {
         dfs_diffuser *leaf = NULL;
         if (j < STRINGS) {
             must(dfs_diffuser_into(string_type, sink_string, NULL, NULL, &leaf), "into");
-            must(dfs_diffuser_map(section_type, select_string, (void *)(intptr_t)j, NULL, leaf, &fields[j]), "map");
+            leaves[j] = member(fields, section_type, select_string, j,
+                               offsetof(section, s) + (size_t)j * sizeof(const char *), leaf);
         } else {
             must(dfs_diffuser_into(dfs_type_pointer(), sink_int, NULL, NULL, &leaf), "into");
-            must(dfs_diffuser_map(section_type, select_int, (void *)(intptr_t)(j - STRINGS), NULL, leaf, &fields[j]), "map");
+            leaves[j] = member(fields, section_type, select_int, j - STRINGS,
+                               offsetof(section, i) + (size_t)(j - STRINGS) * sizeof(long), leaf);
         }
-        dfs_diffuser_release(leaf);
     }
     dfs_diffuser *all = NULL;
-    must(dfs_diffuser_into_all(section_type, fields, FIELDS, &all), "into_all");
-    for (int j = 0; j < FIELDS; j++) dfs_diffuser_release(fields[j]);
+    must(dfs_diffuser_into_all(section_type, leaves, FIELDS, &all), "into_all");
+    for (int j = 0; j < FIELDS; j++) dfs_diffuser_release(leaves[j]);
     return all;
 }
 
-static dfs_diffuser *build_library(void) {
+/* The library's tree: with transform callbacks, or (`fields`) with field maps. */
+static dfs_diffuser *build_tree(int fields) {
     dfs_diffuser *sections[SECTIONS];
-    for (int i = 0; i < SECTIONS; i++) {
-        dfs_diffuser *child = build_section();
-        must(dfs_diffuser_map(screen_type, select_section, (void *)(intptr_t)i, NULL, child, &sections[i]), "map");
-        dfs_diffuser_release(child);
-    }
+    for (int i = 0; i < SECTIONS; i++)
+        sections[i] = member(fields, screen_type, select_section, i,
+                             offsetof(screen, sections) + (size_t)i * sizeof(const section *), build_section(fields));
     dfs_diffuser *root = NULL;
     must(dfs_diffuser_into_all(screen_type, sections, SECTIONS, &root), "into_all");
     for (int i = 0; i < SECTIONS; i++) dfs_diffuser_release(sections[i]);
     return root;
 }
+
+static dfs_diffuser *build_library(void) { return build_tree(0); }
 
 /* The fields form: the same tree with every map a dfs_diffuser_map_field, the member
  * read in place by the core instead of by a transform. */
-static dfs_diffuser *build_section_fields(void) {
-    dfs_diffuser *fields[FIELDS];
-    for (int j = 0; j < FIELDS; j++) {
-        dfs_diffuser *leaf = NULL;
-        if (j < STRINGS) {
-            must(dfs_diffuser_into(string_type, sink_string, NULL, NULL, &leaf), "into");
-            must(dfs_diffuser_map_field(section_type, offsetof(section, s) + (size_t)j * sizeof(const char *),
-                                        sizeof(const char *), leaf, &fields[j]), "map_field");
-        } else {
-            must(dfs_diffuser_into(dfs_type_pointer(), sink_int, NULL, NULL, &leaf), "into");
-            must(dfs_diffuser_map_field(section_type, offsetof(section, i) + (size_t)(j - STRINGS) * sizeof(long),
-                                        sizeof(long), leaf, &fields[j]), "map_field");
-        }
-        dfs_diffuser_release(leaf);
-    }
-    dfs_diffuser *all = NULL;
-    must(dfs_diffuser_into_all(section_type, fields, FIELDS, &all), "into_all");
-    for (int j = 0; j < FIELDS; j++) dfs_diffuser_release(fields[j]);
-    return all;
-}
-
-static dfs_diffuser *build_library_fields(void) {
-    dfs_diffuser *sections[SECTIONS];
-    for (int i = 0; i < SECTIONS; i++) {
-        dfs_diffuser *child = build_section_fields();
-        must(dfs_diffuser_map_field(screen_type, offsetof(screen, sections) + (size_t)i * sizeof(const section *),
-                                    sizeof(const section *), child, &sections[i]), "map_field");
-        dfs_diffuser_release(child);
-    }
-    dfs_diffuser *root = NULL;
-    must(dfs_diffuser_into_all(screen_type, sections, SECTIONS, &root), "into_all");
-    for (int i = 0; i < SECTIONS; i++) dfs_diffuser_release(sections[i]);
-    return root;
-}
+static dfs_diffuser *build_library_fields(void) { return build_tree(1); }
 
 /* The judged form: every fan-out of maps is one selection that also compares. A verdict
  * is given only for a judged child holding a value, and is what the parts' type's
