@@ -247,7 +247,10 @@ struct CFieldTransform: TransformFunction {
     static let sizes = [1, 2, 4, 8].filter { $0 <= MemoryLayout<UInt>.size }
 
     init(offset: Int, size: Int) throws {
-        guard offset >= 0 else { throw CError.argument("offset \(offset) is negative") }
+        guard offset >= 0 else {
+            // A size_t above PTRDIFF_MAX, read as an Int.
+            throw CError.argument("offset \(UInt(bitPattern: offset)) is larger than PTRDIFF_MAX")
+        }
         guard Self.sizes.contains(size) else {
             throw CError.argument("size \(size) is not one of \(Self.sizes.map(String.init).joined(separator: ", "))")
         }
@@ -616,6 +619,19 @@ public func dfs_diffuser_into_always_all(
     }
 }
 
+/// The exports that make a map: they differ only in the form of the transform, which
+/// `transform` makes for the child's type.
+private func mapDiffuser<Transform: TransformFunction>(
+    _ type: OpaquePointer?, _ child: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?,
+    _ transform: (ValueType) throws -> Transform
+) -> dfs_status where Transform.Input == CValue, Transform.Output == CValue {
+    produce(out) {
+        let valueType = try lookupType(type)
+        let inner = try lookupDiffuser(child, "child")
+        return try publish(.map(calling: try transform(inner.type.type), inner.diffuser), valueType)
+    }
+}
+
 /// `dfs_diffuser_map` and `dfs_diffuser_map_borrowed`: they differ only in who owns
 /// the transform's outputs.
 private func mapDiffuser(
@@ -624,12 +640,7 @@ private func mapDiffuser(
     borrowed: Bool
 ) -> dfs_status {
     let callback = CCallback(transform, ctx, destroy)
-    return produce(out) {
-        let valueType = try lookupType(type)
-        let inner = try lookupDiffuser(child, "child")
-        let select = try CTransform(callback, output: inner.type.type, borrowed: borrowed)
-        return try publish(.map(calling: select, inner.diffuser), valueType)
-    }
+    return mapDiffuser(type, child, out) { try CTransform(callback, output: $0, borrowed: borrowed) }
 }
 
 @_cdecl("dfs_diffuser_map")
@@ -653,12 +664,7 @@ public func dfs_diffuser_map_field(
     _ type: OpaquePointer?, _ offset: Int, _ size: Int, _ child: OpaquePointer?,
     _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> dfs_status {
-    produce(out) {
-        let valueType = try lookupType(type)
-        let inner = try lookupDiffuser(child, "child")
-        let select = try CFieldTransform(offset: offset, size: size)
-        return try publish(.map(calling: select, inner.diffuser), valueType)
-    }
+    mapDiffuser(type, child, out) { _ in try CFieldTransform(offset: offset, size: size) }
 }
 
 /// The exports that make a fan-out of maps: they differ only in the form of the
