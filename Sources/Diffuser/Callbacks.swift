@@ -58,6 +58,18 @@ public protocol TransformFunction {
     /// run its child, so a lent part is neither copied nor released. The default
     /// initializes `part` with `select(value)` and returns `true`.
     func select(_ value: Input, into part: UnsafeMutablePointer<Output>) throws -> Bool
+    /// Throws what `select(_:into:)` would throw for `value` before reading it, when
+    /// every transform of this type accepts or refuses a value alike (a binding's NULL
+    /// check). The default accepts every value.
+    ///
+    /// A fan-out that runs its maps in its own loop (see
+    /// `intoAll(comparing:_:mapsCalling:or:)`) asks the first map's transform once per
+    /// pass, then selects every part with `select(checked:into:)`: the pass fails where
+    /// the first map would have failed, and no other map checks again.
+    func check(_ value: Input) throws
+    /// `select(_:into:)` for a value that `check(_:)` accepted, which it need not check
+    /// again. The default is `select(_:into:)`.
+    func select(checked value: Input, into part: UnsafeMutablePointer<Output>) throws -> Bool
 }
 
 extension TransformFunction {
@@ -75,6 +87,16 @@ extension TransformFunction {
     public func select(_ value: Input, into part: UnsafeMutablePointer<Output>) throws -> Bool {
         part.initialize(to: try select(value))
         return true
+    }
+
+    @inlinable
+    @inline(__always)
+    public func check(_ value: Input) {}
+
+    @inlinable
+    @inline(__always)
+    public func select(checked value: Input, into part: UnsafeMutablePointer<Output>) throws -> Bool {
+        try select(value, into: part)
     }
 }
 
@@ -172,6 +194,11 @@ public protocol EqualityFunction {
     /// for a part that is the very value the gate holds (the common case of a part of an
     /// unchanged model): the gate would find it equal and stop it.
     static var identicalValuesAreEqual: Bool { get }
+    /// Whether the cache at `cached`, which may be `nil`, holds nothing to release, so
+    /// that a gate may write its next value over it without destroying it. False (the
+    /// default) unless a conformance can tell by a glance at the bytes (a binding's
+    /// value that has no owner): destroying it would call the runtime for nothing.
+    static func holdsNothing(cachedAt cached: UnsafePointer<Value?>) -> Bool
 }
 
 extension EqualityFunction {
@@ -193,6 +220,11 @@ extension EqualityFunction {
     /// False: below the root, a value is always compared.
     @inlinable
     public static var identicalValuesAreEqual: Bool { false }
+
+    /// False: a replaced cache is destroyed.
+    @inlinable
+    @inline(__always)
+    public static func holdsNothing(cachedAt cached: UnsafePointer<Value?>) -> Bool { false }
 }
 
 /// `==` of an `Equatable` type, the equality of the Swift API's `into` and `intoAll`.

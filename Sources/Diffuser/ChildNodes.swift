@@ -51,12 +51,18 @@ struct ChildNodes<A> {
     @inline(__always)
     func runLendingMaps<Transform: TransformFunction>(_ value: A, calling _: Transform.Type) throws
     where Transform.Input == A {
-        for child in nodes {
-            try Unmanaged<MapNode<A, Transform.Output, Transform>>.fromOpaque(child.toOpaque())
-                ._withUnsafeGuaranteedRef { map in
-                    try map.withPart(of: value, LentPartGate(gate: map.gate, oneWord: true))
-                }
-        }
+        typealias Map = MapNode<A, Transform.Output, Transform>
+        guard var child = nodes.baseAddress, !nodes.isEmpty else { return }
+        let end = child + nodes.count
+        // What every transform would check of the value, once (see
+        // `TransformFunction.check(_:)`).
+        try Unmanaged<Map>.fromOpaque(child.pointee.toOpaque())._withUnsafeGuaranteedRef { try $0.transform.check(value) }
+        repeat {
+            try Unmanaged<Map>.fromOpaque(child.pointee.toOpaque())._withUnsafeGuaranteedRef { map in
+                try map.withPart(of: value, checked: true, LentPartGate(gate: map.gate, oneWord: true))
+            }
+            child += 1
+        } while child != end
     }
 
     /// Whether every child is a map calling a `Transform` over a gate that identical

@@ -15,7 +15,8 @@ class GateNode<A, Cached>: CachingNode<A, Cached> {
     @usableFromInline @exclusivity(unchecked)
     final var flags: UInt8 = 0
     /// Set by a fan-out that judged the value it is about to pass different from the
-    /// cache; the next pass then skips the comparison and clears it.
+    /// cache, just before it runs the gate; the gate's step then skips the comparison
+    /// and clears it first thing, so no other node ever finds it set.
     @inlinable
     final var judgedChanged: Bool {
         @inline(__always) get { flags & GateFlags.judgedChanged != 0 }
@@ -75,8 +76,7 @@ class GateNode<A, Cached>: CachingNode<A, Cached> {
     }
 
     /// Whether a pass of the value at `value` would stop here without a comparison:
-    /// the gate holds the very value (the same identifying bytes) and no fan-out judged
-    /// the value changed. Meaningful only for a gate that is its own `identityGate`; during a pass
+    /// the gate holds the very value (the same identifying bytes). Meaningful only for a gate that is its own `identityGate`; during a pass
     /// only.
     ///
     /// For a parent that can check this for less than the gate's own step costs.
@@ -86,13 +86,16 @@ class GateNode<A, Cached>: CachingNode<A, Cached> {
     @inlinable
     @inline(__always)
     final func holds(at value: UnsafePointer<A>, oneWord: Bool = false) -> Bool {
-        guard !judgedChanged, generation > 1 else { return false }
+        // `judgedChanged` is never set here: a judging fan-out sets it just before it
+        // runs the gate, whose step clears it before anything else.
         let cache = UnsafeRawPointer(cachePointer)
-        // One word (a binding's pointer) inline; other sizes in a loop.
+        // One word (a binding's pointer) inline; other sizes in a loop. The bytes first:
+        // an empty cache may hold any (`generation` tells).
         if oneWord || identifyingBytes == MemoryLayout<UInt>.size {
             return cache.loadUnaligned(as: UInt.self) == UnsafeRawPointer(value).loadUnaligned(as: UInt.self)
+                && generation > 1
         }
-        return sameBits(cache, UnsafeRawPointer(value), count: Int(identifyingBytes))
+        return generation > 1 && sameBits(cache, UnsafeRawPointer(value), count: Int(identifyingBytes))
     }
 
     /// Whether this gate's values are identified by their first word (a binding's
@@ -100,14 +103,20 @@ class GateNode<A, Cached>: CachingNode<A, Cached> {
     @inlinable
     final var identifiedByOneWord: Bool { identifyingBytes == MemoryLayout<UInt>.size }
 
-    /// Replaces the cache with `kept` (an `A?`, see `Cached`).
+    /// Replaces the cache with `kept` (an `A?`, see `Cached`); the old value is written
+    /// over without being destroyed when `Equality` says it holds nothing to release.
     @inlinable
     @inline(__always)
-    final func store(_ kept: consuming Cached) {
+    final func store<Equality: EqualityFunction>(_ kept: consuming Cached, by _: Equality.Type) where Equality.Value == A {
         let count = replacing.load(ordering: .relaxed)
         replacing.store(count &+ 1, ordering: .relaxed)
         atomicMemoryFence(ordering: .releasing)
-        cache = kept
+        if Equality.holdsNothing(cachedAt: cachePointer) {
+            // The address outlives the call, as `cachePointer`'s does.
+            withUnsafeMutablePointer(to: &cache) { $0 }.initialize(to: kept)
+        } else {
+            cache = kept
+        }
         generation &+= 1
         replacing.store(count &+ 2, ordering: .releasing)
     }

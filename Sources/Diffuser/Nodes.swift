@@ -201,7 +201,7 @@ final class EqualityAllNode<A, Equality: EqualityFunction>: GateNode<A, A?> wher
         }
         let kept = try equality.keep(value)
         try children(value)
-        store(consume kept)
+        store(consume kept, by: Equality.self)
     }
 
     deinit {
@@ -235,7 +235,7 @@ where Equality.Value == A, Effect.Value == A {
             }
             let kept = try me.equality.keep(value)
             try me.effect.run(value)
-            me.store(consume kept)
+            me.store(consume kept, by: Equality.self)
         }, identifyingBytes: Equality.identifyingBytes, identityDecides: Equality.identicalValuesAreEqual, empty: nil)
     }
 }
@@ -335,12 +335,15 @@ where Transform.Input == A, Transform.Output == B {
     /// protector's canary, which the protected form of the allocation would add to every
     /// map's step, guards nothing that a transform writing out of bounds would not
     /// already have broken, and would cost 5 instructions a step (a C map's takes 39).
+    ///
+    /// `checked`: the transform's `check(_:)` accepted `value` already (see
+    /// `ChildNodes.runLendingMaps(_:calling:)`).
     @inlinable
     @inline(__always)
-    final func withPart<Use: LentPartUse>(of value: A, _ use: Use) throws where Use.Part == B {
+    final func withPart<Use: LentPartUse>(of value: A, checked: Bool = false, _ use: Use) throws where Use.Part == B {
         try _withUnprotectedUnsafeTemporaryAllocation(of: B.self, capacity: 1) { room in
             let part = room.baseAddress.unsafelyUnwrapped
-            if try transform.select(value, into: part) {
+            if try checked ? transform.select(checked: value, into: part) : transform.select(value, into: part) {
                 defer { part.deinitialize(count: 1) }
                 try use.use(part)
             } else {
@@ -397,7 +400,8 @@ struct LentPartGate<Part>: LentPartUse {
     @inlinable
     @inline(__always)
     func use(_ part: UnsafeMutablePointer<Part>) throws {
-        if gate._withUnsafeGuaranteedRef({ $0.holds(at: part, oneWord: oneWord) }) { return }
+        // Most parts are those the gates hold: laid out as the straight path.
+        if _fastPath(gate._withUnsafeGuaranteedRef({ $0.holds(at: part, oneWord: oneWord) })) { return }
         try Unmanaged<Node<Part>>.fromOpaque(gate.toOpaque()).run(part.pointee)
     }
 }

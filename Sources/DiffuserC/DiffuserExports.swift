@@ -142,6 +142,13 @@ struct CEquality: EqualityFunction {
 
     /// True: `dfs_equal_fn` must be reflexive, so the same pointer is equal anywhere.
     static var identicalValuesAreEqual: Bool { true }
+
+    /// A value with no owner (lent, or of a type without `release`) holds nothing; a
+    /// `nil` cache has a nonzero owner word here, and holds nothing either way.
+    @inline(__always)
+    static func holdsNothing(cachedAt cached: UnsafePointer<CValue?>) -> Bool {
+        UnsafeRawPointer(cached).load(fromByteOffset: CValue.ownerOffset, as: UInt.self) == 0
+    }
 }
 
 /// A C transform as the core calls it; its results are values of `output`, handed over
@@ -271,9 +278,26 @@ struct CFieldTransform: TransformFunction {
         return false
     }
 
+    /// A field map reads its value: it refuses NULL, as every field map does.
+    @inline(__always)
+    func check(_ value: CValue) throws {
+        if value.pointer == nil { throw nullValue() }
+    }
+
+    @inline(__always)
+    func select(checked value: CValue, into part: UnsafeMutablePointer<CValue>) -> Bool {
+        part.initialize(to: CValue(member(of: value.pointer.unsafelyUnwrapped)))
+        return false
+    }
+
     @inline(__always)
     private func field(of value: UnsafeRawPointer?) throws -> UnsafeRawPointer? {
         guard let value else { throw nullValue() }
+        return member(of: value)
+    }
+
+    @inline(__always)
+    private func member(of value: UnsafeRawPointer) -> UnsafeRawPointer? {
         let bytes = value + offset
         // A pointer or a long first: the common member, read with one compare.
         if size == MemoryLayout<UInt>.size { return bytes.loadUnaligned(as: UnsafeRawPointer?.self) }

@@ -121,10 +121,17 @@ struct CValue {
     let pointer: UnsafeRawPointer?
     let owner: ValueOwner?
 
+    /// Where `owner` lies in a `CValue`, and in a `CValue?`, whose payload comes first:
+    /// right after the pointer (a constant, where `MemoryLayout.offset(of:)` would be
+    /// computed at run time; `init` checks the two agree in debug builds).
+    @inline(__always)
+    static var ownerOffset: Int { MemoryLayout<UnsafeRawPointer?>.stride }
+
     @inline(__always)
     init(_ pointer: UnsafeRawPointer?, owner: ValueOwner? = nil) {
         self.pointer = pointer
         self.owner = owner
+        assert(MemoryLayout<CValue>.offset(of: \.owner) == Self.ownerOffset)
     }
 }
 
