@@ -377,13 +377,23 @@ final class CallableValueTests: XCTestCase {
     }
 
     /// One decimal digit of the value (`divisor` 1, 10, 100...), lent, logging each
-    /// call; the tens digit's transform throws on negative values.
+    /// call; the tens digit's transform throws on negative values, and every digit's
+    /// refuses `Int.min` before reading it (`check(_:)`, counted in `checks`).
     struct LentDigit: TransformFunction {
         let divisor: Int
         let log: Recorder<String>
+        let checks: Recorder<Int>
         static var lendsParts: Bool { true }
         func select(_ value: Int) -> Int { value / divisor % 10 }
+        func check(_ value: Int) throws {
+            checks.append(divisor)
+            if value == Int.min { throw TestFailure(tag: "check") }
+        }
         func select(_ value: Int, into part: UnsafeMutablePointer<Int>) throws -> Bool {
+            try check(value)
+            return try select(checked: value, into: part)
+        }
+        func select(checked value: Int, into part: UnsafeMutablePointer<Int>) throws -> Bool {
             log.append("t\(divisor):\(value)")
             if value < 0, divisor == 10 { throw TestFailure(tag: "t10") }
             part.initialize(to: value / divisor % 10)
@@ -394,19 +404,22 @@ final class CallableValueTests: XCTestCase {
     /// A fan-out told the forms of its maps (`mapsCalling:or:`, as the C binding makes
     /// its fan-outs) runs them in its own loop; what it does must not differ in any way
     /// from calling each map: the same transform calls, comparisons, effects, order,
-    /// and the same stop at a failing transform.
+    /// and the same stop at a failing transform. Only the value's check is made once per
+    /// pass instead of once per map.
     func testAFanOutRunningItsMapsInOneLoopDoesExactlyWhatTheMapsWould() {
+        let checks = Recorder<Int>()
         func trace(_ make: ([Diffuser<Int>]) -> Diffuser<Int>, plainChild: Bool) -> [String] {
             let log = Recorder<String>()
+            checks.clear()
             let shared = Diffuser<Int>.into(comparing: ReflexiveEquality(log: log), calling: LogEffect(name: "g1", log: log))
             var children: [Diffuser<Int>] = [1, 10, 100].map { digit in
-                .map(calling: LentDigit(divisor: digit, log: log),
+                .map(calling: LentDigit(divisor: digit, log: log, checks: checks),
                      digit == 1 ? shared : .into(comparing: ReflexiveEquality(log: log), calling: LogEffect(name: "g\(digit)", log: log)))
             }
             if plainChild { children.insert(.intoAlways(calling: LogEffect(name: "plain", log: log)), at: 1) }
             // The ones' gate is also run directly, so the loop must read the cache it left.
             let d = Diffuser<Int>.intoAlways([make(children), .map({ $0 == 7 ? 9 : $0 % 10 }, shared)])
-            for value in [123, 123, 124, 224, -5, 224, 7, 7, 8] {
+            for value in [123, 123, 124, 224, Int.min, -5, 224, 7, 7, 8] {
                 do { try d.tryRun(value) } catch { log.append("error:\(error)") }
             }
             return log.values
@@ -422,7 +435,13 @@ final class CallableValueTests: XCTestCase {
                 XCTAssertEqual(trace(form, plainChild: plainChild), plain, "plain child: \(plainChild), form \(name)")
             }
         }
+        let plainChecks = (trace({ .intoAlways($0) }, plainChild: false), checks.values).1
         let fused = trace(forms[1].1, plainChild: false)
+        // Ten passes; Int.min refused at the first map, -5 failing at the tens.
+        XCTAssertEqual(checks.values, Array(repeating: 1, count: 10), "the loop checks each value once, with the first map's transform")
+        XCTAssertEqual(plainChecks.count, 3 * 8 + 1 + 2, "each map checks on its own")
+        XCTAssertTrue(fused.contains("error:\(TestFailure(tag: "check"))"))
+        XCTAssertFalse(fused.contains { $0.contains("\(Int.min)") }, "a refused value reaches no transform")
         // Spot checks, so that the comparison above is not of two equally wrong traces.
         XCTAssertEqual(Array(fused.prefix(6)), ["t1:123", "g1:3", "t10:123", "g10:2", "t100:123", "g100:1"])
         XCTAssertEqual(Array(fused[6...9]), ["t1:123", "t10:123", "t100:123", "t1:124"],
