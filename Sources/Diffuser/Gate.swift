@@ -76,8 +76,8 @@ class GateNode<A, Cached>: CachingNode<A, Cached> {
     }
 
     /// Whether a pass of the value at `value` would stop here without a comparison:
-    /// the gate holds the very value (the same identifying bytes). Meaningful only for a gate that is its own `identityGate`; during a pass
-    /// only.
+    /// the gate holds the very value (the same identifying bytes). Meaningful only for a
+    /// gate that is its own `identityGate`; during a pass only.
     ///
     /// For a parent that can check this for less than the gate's own step costs.
     ///

@@ -143,8 +143,8 @@ struct CEquality: EqualityFunction {
     /// True: `dfs_equal_fn` must be reflexive, so the same pointer is equal anywhere.
     static var identicalValuesAreEqual: Bool { true }
 
-    /// A value with no owner (lent, or of a type without `release`) holds nothing; a
-    /// `nil` cache has a nonzero owner word here, and holds nothing either way.
+    /// Reads the owner's word in place: 0 is a value with no owner (lent, or of a type
+    /// without `release`). Whatever the bytes of a `nil` cache, it holds nothing either.
     @inline(__always)
     static func holdsNothing(cachedAt cached: UnsafePointer<CValue?>) -> Bool {
         UnsafeRawPointer(cached).load(fromByteOffset: CValue.ownerOffset, as: UInt.self) == 0
