@@ -38,9 +38,15 @@
 #include <sys/syscall.h>
 #endif
 
-_Atomic int dfsi_settled_mode = DFSI_SETTLED_OFF;
+enum {
+    SETTLED_OFF = 0,        /* no settled path: every run takes the lock */
+    SETTLED_MEMBARRIER = 1, /* releases order hazard records with membarrier */
+    SETTLED_FENCE = 2,      /* runs order their hazard record with a fence */
+};
+
 _Atomic(dfsi_settled_entry *) dfsi_settled_chunks[DFSI_CHUNK_COUNT];
-__thread dfsi_hazard *dfsi_thread_hazard;
+static _Atomic int settled_mode = SETTLED_OFF;
+static __thread dfsi_hazard *thread_hazard;
 
 static _Atomic(dfsi_hazard *) hazards;
 static pthread_mutex_t hazards_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -55,7 +61,7 @@ static void hazard_thread_ended(void *record) {
     dfsi_hazard *h = record;
     atomic_store_explicit(&h->handle, 0, memory_order_release);
     atomic_store_explicit(&h->in_use, 0, memory_order_release);
-    dfsi_thread_hazard = NULL;
+    thread_hazard = NULL;
 }
 
 /* Whether this process may use MEMBARRIER_CMD_PRIVATE_EXPEDITED (registering it). */
@@ -74,12 +80,12 @@ static int membarrier_ready(void) {
  * again (or fences), before it can start a thread. */
 static void forked_child(void) {
     for (dfsi_hazard *h = atomic_load_explicit(&hazards, memory_order_relaxed); h != NULL; h = h->next) {
-        if (h == dfsi_thread_hazard) continue;
+        if (h == thread_hazard) continue;
         atomic_store_explicit(&h->handle, 0, memory_order_relaxed);
         atomic_store_explicit(&h->in_use, 0, memory_order_relaxed);
     }
-    if (atomic_load_explicit(&dfsi_settled_mode, memory_order_relaxed) == DFSI_SETTLED_MEMBARRIER && !membarrier_ready())
-        atomic_store_explicit(&dfsi_settled_mode, DFSI_SETTLED_FENCE, memory_order_relaxed);
+    if (atomic_load_explicit(&settled_mode, memory_order_relaxed) == SETTLED_MEMBARRIER && !membarrier_ready())
+        atomic_store_explicit(&settled_mode, SETTLED_FENCE, memory_order_relaxed);
 }
 
 static void decide_mode(void) {
@@ -88,17 +94,17 @@ static void decide_mode(void) {
         pthread_key_delete(hazard_key);
         return;
     }
-    int chosen = membarrier_ready() ? DFSI_SETTLED_MEMBARRIER : DFSI_SETTLED_FENCE;
-    atomic_store_explicit(&dfsi_settled_mode, chosen, memory_order_release);
+    int chosen = membarrier_ready() ? SETTLED_MEMBARRIER : SETTLED_FENCE;
+    atomic_store_explicit(&settled_mode, chosen, memory_order_release);
 }
 
 /* The library may be unloaded (dlclose): no thread may then call its destructor. */
 __attribute__((destructor)) static void forget_hazard_key(void) {
-    if (atomic_load_explicit(&dfsi_settled_mode, memory_order_acquire) != DFSI_SETTLED_OFF)
+    if (atomic_load_explicit(&settled_mode, memory_order_acquire) != SETTLED_OFF)
         pthread_key_delete(hazard_key);
 }
 
-dfsi_hazard *dfsi_claim_hazard(void) {
+static dfsi_hazard *claim_hazard(void) {
     dfsi_hazard *h;
     for (h = atomic_load_explicit(&hazards, memory_order_acquire); h != NULL; h = h->next) {
         int free_record = 0;
@@ -117,7 +123,7 @@ dfsi_hazard *dfsi_claim_hazard(void) {
         atomic_store_explicit(&h->in_use, 0, memory_order_release);
         return NULL;
     }
-    dfsi_thread_hazard = h;
+    thread_hazard = h;
     return h;
 }
 
@@ -125,7 +131,7 @@ dfsi_hazard *dfsi_claim_hazard(void) {
  * the diffuser. */
 static inline dfsi_hazard *hold(dfsi_hazard *h, uintptr_t handle, int mode) {
     atomic_store_explicit(&h->handle, handle, memory_order_relaxed);
-    if (mode == DFSI_SETTLED_MEMBARRIER)
+    if (mode == SETTLED_MEMBARRIER)
         atomic_signal_fence(memory_order_seq_cst);
     else
         atomic_thread_fence(memory_order_seq_cst);
@@ -135,21 +141,21 @@ static inline dfsi_hazard *hold(dfsi_hazard *h, uintptr_t handle, int mode) {
 /* dfsi_settled_enter on a thread without a hazard record yet: out of line, so that the
  * usual entry saves no registers. */
 __attribute__((noinline)) static dfsi_hazard *enter_claiming(uintptr_t handle, int mode) {
-    dfsi_hazard *h = dfsi_claim_hazard();
+    dfsi_hazard *h = claim_hazard();
     return h == NULL ? NULL : hold(h, handle, mode);
 }
 
 dfsi_hazard *dfsi_settled_enter(uintptr_t handle) {
-    int mode = atomic_load_explicit(&dfsi_settled_mode, memory_order_acquire);
-    if (mode == DFSI_SETTLED_OFF || handle == 0) return NULL;
-    dfsi_hazard *h = dfsi_thread_hazard;
+    int mode = atomic_load_explicit(&settled_mode, memory_order_acquire);
+    if (mode == SETTLED_OFF || handle == 0) return NULL;
+    dfsi_hazard *h = thread_hazard;
     if (__builtin_expect(h == NULL, 0)) return enter_claiming(handle, mode);
     return hold(h, handle, mode);
 }
 
 void dfsi_settled_publish(uintptr_t handle, void *gate) {
     pthread_once(&mode_once, decide_mode);
-    if (atomic_load_explicit(&dfsi_settled_mode, memory_order_acquire) == DFSI_SETTLED_OFF) return;
+    if (atomic_load_explicit(&settled_mode, memory_order_acquire) == SETTLED_OFF) return;
     size_t index = (size_t)(uint32_t)handle - 1;
     if (index >= (size_t)DFSI_CHUNK_SIZE * DFSI_CHUNK_COUNT) return;
     _Atomic(dfsi_settled_entry *) *chunk_at = &dfsi_settled_chunks[index >> DFSI_CHUNK_BITS];
@@ -177,7 +183,7 @@ int dfsi_settled_retract(uintptr_t handle) {
 void dfsi_settled_quiesce(uintptr_t handle) {
 #if defined(__linux__) && defined(MEMBARRIER_CMD_PRIVATE_EXPEDITED)
     /* The process registered (decide_mode, forked_child), so this does not fail. */
-    if (atomic_load_explicit(&dfsi_settled_mode, memory_order_acquire) == DFSI_SETTLED_MEMBARRIER)
+    if (atomic_load_explicit(&settled_mode, memory_order_acquire) == SETTLED_MEMBARRIER)
         membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
 #endif
     atomic_thread_fence(memory_order_seq_cst);

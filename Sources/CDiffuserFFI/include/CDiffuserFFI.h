@@ -45,9 +45,6 @@ void dfsi_settled_quiesce(uintptr_t handle);
 #include <stdatomic.h>
 
 enum {
-    DFSI_SETTLED_OFF = 0,        /* no settled path: every run takes the lock */
-    DFSI_SETTLED_MEMBARRIER = 1, /* releases order hazard records with membarrier */
-    DFSI_SETTLED_FENCE = 2,      /* runs order their hazard record with a fence */
     DFSI_CHUNK_BITS = 10,
     DFSI_CHUNK_SIZE = 1 << DFSI_CHUNK_BITS,
     DFSI_CHUNK_COUNT = 1 << 12,  /* 4M handle slots; runs of handles beyond take the lock */
@@ -66,10 +63,7 @@ typedef struct dfsi_hazard {
     struct dfsi_hazard *next;
 } dfsi_hazard;
 
-extern _Atomic int dfsi_settled_mode;
 extern _Atomic(dfsi_settled_entry *) dfsi_settled_chunks[DFSI_CHUNK_COUNT];
-extern __thread dfsi_hazard *dfsi_thread_hazard __attribute__((visibility("hidden")));
-dfsi_hazard *dfsi_claim_hazard(void);
 
 /* The entry of `handle`'s slot, or NULL if its chunk was never made. */
 static inline dfsi_settled_entry *dfsi_settled_entry_of(uintptr_t handle) {
