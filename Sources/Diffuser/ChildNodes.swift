@@ -49,41 +49,121 @@ struct ChildNodes<A> {
     /// as it is in a binding, so that the loop is compiled for it.
     @inlinable
     @inline(__always)
-    func runLendingMaps<Transform: TransformFunction>(_ value: A, calling _: Transform.Type) throws
-    where Transform.Input == A {
+    func runLendingMaps<Transform: TransformFunction>(
+        _ value: A, calling _: Transform.Type, childGatesHold: Bool
+    ) throws -> Bool where Transform.Input == A {
         typealias Map = MapNode<A, Transform.Output, Transform>
-        guard var child = nodes.baseAddress, !nodes.isEmpty else { return }
-        let end = child + nodes.count
+        guard let first = nodes.baseAddress, !nodes.isEmpty else { return true }
+        let end = first + nodes.count
         // What every transform would check of the value, once (see
         // `TransformFunction.check(_:)`).
-        try Unmanaged<Map>.fromOpaque(child.pointee.toOpaque())._withUnsafeGuaranteedRef { try $0.transform.check(value) }
+        try Unmanaged<Map>.fromOpaque(first.pointee.toOpaque())._withUnsafeGuaranteedRef { try $0.transform.check(value) }
+        // Two copies of the loop, so that the one that runs from the second pass on does
+        // not ask each gate whether it holds a value.
+        var child = first
+        if _fastPath(childGatesHold) {
+            repeat {
+                try Unmanaged<Map>.fromOpaque(child.pointee.toOpaque())._withUnsafeGuaranteedRef { map in
+                    try map.withPart(of: value, checked: true, LentPartGate(gate: map.gate, oneWord: true, holdsValue: true))
+                }
+                child += 1
+            } while child != end
+            return true
+        }
         repeat {
             try Unmanaged<Map>.fromOpaque(child.pointee.toOpaque())._withUnsafeGuaranteedRef { map in
                 try map.withPart(of: value, checked: true, LentPartGate(gate: map.gate, oneWord: true))
             }
             child += 1
         } while child != end
+        // The gates that hold a value now always will; most trees are full after one pass.
+        child = first
+        repeat {
+            let holds = Unmanaged<Map>.fromOpaque(child.pointee.toOpaque())._withUnsafeGuaranteedRef { map in
+                map.gate._withUnsafeGuaranteedRef { $0.holdsValue }
+            }
+            if !holds { return false }
+            child += 1
+        } while child != end
+        return true
+    }
+
+    /// `runLendingMaps(_:calling:childGatesHold:)` for children each a map calling either
+    /// `First` or `Second`, two variants of one kind of transform that check values alike
+    /// (see `TransformFunction.check(_:)`): each child's class says which it calls.
+    @inlinable
+    @inline(__always)
+    func runLendingMaps<First: TransformFunction, Second: TransformFunction>(
+        _ value: A, calling _: First.Type, or _: Second.Type, childGatesHold: Bool
+    ) throws -> Bool where First.Input == A, Second.Input == A, First.Output == Second.Output {
+        typealias FirstMap = MapNode<A, First.Output, First>
+        typealias SecondMap = MapNode<A, Second.Output, Second>
+        guard let start = nodes.baseAddress, !nodes.isEmpty else { return true }
+        let end = start + nodes.count
+        let firstClass = ObjectIdentifier(FirstMap.self)
+        @inline(__always)
+        func callsFirst(_ node: Unmanaged<Node<A>>) -> Bool {
+            node._withUnsafeGuaranteedRef { ObjectIdentifier(type(of: $0)) } == firstClass
+        }
+        if callsFirst(start.pointee) {
+            try Unmanaged<FirstMap>.fromOpaque(start.pointee.toOpaque())._withUnsafeGuaranteedRef { try $0.transform.check(value) }
+        } else {
+            try Unmanaged<SecondMap>.fromOpaque(start.pointee.toOpaque())._withUnsafeGuaranteedRef { try $0.transform.check(value) }
+        }
+        var child = start
+        var allHold = true
+        repeat {
+            let node = child.pointee
+            if callsFirst(node) {
+                try Unmanaged<FirstMap>.fromOpaque(node.toOpaque())._withUnsafeGuaranteedRef { map in
+                    try map.withPart(of: value, checked: true,
+                                     LentPartGate(gate: map.gate, oneWord: true, holdsValue: childGatesHold))
+                    if !childGatesHold { allHold = allHold && map.gate._withUnsafeGuaranteedRef { $0.holdsValue } }
+                }
+            } else {
+                try Unmanaged<SecondMap>.fromOpaque(node.toOpaque())._withUnsafeGuaranteedRef { map in
+                    try map.withPart(of: value, checked: true,
+                                     LentPartGate(gate: map.gate, oneWord: true, holdsValue: childGatesHold))
+                    if !childGatesHold { allHold = allHold && map.gate._withUnsafeGuaranteedRef { $0.holdsValue } }
+                }
+            }
+            child += 1
+        } while child != end
+        return allHold
     }
 
     /// Whether every child is a map calling a `Transform` over a gate that identical
     /// values satisfy and that identifies them by one word: the children a fan-out may
-    /// run in its own loop (see `runLendingMaps(_:calling:)`). Asked once, when the
+    /// run in its own loop (see `runLendingMaps(_:calling:childGatesHold:)`). Asked once, when the
     /// fan-out is made.
     @inlinable
     func allAreLendingMaps<Transform: TransformFunction>(calling _: Transform.Type) -> Bool
     where Transform.Input == A {
-        guard Transform.lendsParts else { return false }
+        Transform.lendsParts && nodes.allSatisfy { isLendingMap($0, calling: Transform.self) }
+    }
+
+    /// Whether every child is such a map calling `First` or `Second`, some of each: the
+    /// children of `runLendingMaps(_:calling:or:childGatesHold:)`.
+    @inlinable
+    func allAreLendingMaps<First: TransformFunction, Second: TransformFunction>(
+        calling _: First.Type, or _: Second.Type
+    ) -> Bool where First.Input == A, Second.Input == A {
+        First.lendsParts && Second.lendsParts
+            && nodes.allSatisfy { isLendingMap($0, calling: First.self) || isLendingMap($0, calling: Second.self) }
+    }
+
+    /// Whether `child` is a map calling a `Transform` over a gate that identical values
+    /// satisfy and that identifies them by one word.
+    @inlinable
+    func isLendingMap<Transform: TransformFunction>(_ child: Unmanaged<Node<A>>, calling _: Transform.Type) -> Bool
+    where Transform.Input == A {
         typealias Map = MapNode<A, Transform.Output, Transform>
-        for child in nodes {
-            // The exact class (a map node is final), read without a reference.
-            let fits = child._withUnsafeGuaranteedRef { node in
-                guard ObjectIdentifier(type(of: node)) == ObjectIdentifier(Map.self),
-                      let gate = unsafeDowncast(node, to: Map.self).child.identityGate else { return false }
-                return gate._withUnsafeGuaranteedRef { $0.identifiedByOneWord }
-            }
-            if !fits { return false }
+        // The exact class (a map node is final), read without a reference.
+        return child._withUnsafeGuaranteedRef { node in
+            guard ObjectIdentifier(type(of: node)) == ObjectIdentifier(Map.self),
+                  let gate = unsafeDowncast(node, to: Map.self).child.identityGate else { return false }
+            return gate._withUnsafeGuaranteedRef { $0.identifiedByOneWord }
         }
-        return true
     }
 
     /// Calls `body` with every child, in order.

@@ -278,26 +278,33 @@ extension Diffuser {
         Diffuser(node: EqualityAllNode(equality, children))
     }
 
-    /// `intoAll(comparing:_:)` for a binding that makes its maps with two forms of
-    /// transform: a fan-out whose children are all maps over gates, all calling one of
-    /// the two forms, runs them in one loop (see `ChildNodes.runLendingMaps(_:calling:)`).
-    /// Behaves exactly as `intoAll(comparing:_:)`; only the speed of a pass differs.
+    /// `intoAll(comparing:_:)` for a binding that makes its maps with a few forms of
+    /// transform, in two pairs: each pair is two variants of one kind of transform, which
+    /// check values alike (see `TransformFunction.check(_:)`). A fan-out whose children
+    /// are all maps over gates, calling one form, or the two forms of one pair, runs them
+    /// in one loop (see `ChildNodes.runLendingMaps(_:calling:childGatesHold:)`); one form
+    /// is the faster loop. Behaves exactly as `intoAll(comparing:_:)`; only the speed of a
+    /// pass differs.
     @_spi(Bindings)
     @inlinable
-    public static func intoAll<Equality: EqualityFunction, Transform: TransformFunction, Other: TransformFunction>(
+    public static func intoAll<
+        Equality: EqualityFunction, T1: TransformFunction, T2: TransformFunction, T3: TransformFunction, T4: TransformFunction
+    >(
         comparing equality: Equality, _ children: [Diffuser<A>],
-        mapsCalling transform: Transform.Type, or other: Other.Type
-    ) -> Diffuser<A> where Equality.Value == A, Transform.Input == A, Other.Input == A {
-        Diffuser(node: EqualityAllNode(equality, children, mapsCalling: transform, or: other))
+        mapsCalling pair: (T1.Type, T2.Type), or other: (T3.Type, T4.Type)
+    ) -> Diffuser<A> where Equality.Value == A, T1.Input == A, T2.Input == A, T3.Input == A, T4.Input == A,
+        T1.Output == T2.Output, T3.Output == T4.Output {
+        Diffuser(node: EqualityAllNode(equality, children, mapsCalling: pair, or: other))
     }
 
-    /// `intoAlways(_:)` for a binding that makes its maps with two forms of transform;
+    /// `intoAlways(_:)` for a binding that makes its maps with a few forms of transform;
     /// see `intoAll(comparing:_:mapsCalling:or:)`.
     @_spi(Bindings)
     @inlinable
-    public static func intoAlways<Transform: TransformFunction, Other: TransformFunction>(
-        _ children: [Diffuser<A>], mapsCalling transform: Transform.Type, or other: Other.Type
-    ) -> Diffuser<A> where Transform.Input == A, Other.Input == A {
-        Diffuser(node: FanOutNode(children, mapsCalling: transform, or: other))
+    public static func intoAlways<T1: TransformFunction, T2: TransformFunction, T3: TransformFunction, T4: TransformFunction>(
+        _ children: [Diffuser<A>], mapsCalling pair: (T1.Type, T2.Type), or other: (T3.Type, T4.Type)
+    ) -> Diffuser<A> where T1.Input == A, T2.Input == A, T3.Input == A, T4.Input == A,
+        T1.Output == T2.Output, T3.Output == T4.Output {
+        Diffuser(node: FanOutNode(children, mapsCalling: pair, or: other))
     }
 }

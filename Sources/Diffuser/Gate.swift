@@ -22,6 +22,14 @@ class GateNode<A, Cached>: CachingNode<A, Cached> {
         @inline(__always) get { flags & GateFlags.judgedChanged != 0 }
         @inline(__always) set { flags = newValue ? flags | GateFlags.judgedChanged : flags & ~GateFlags.judgedChanged }
     }
+    /// Whether every child of this gate, all maps run in one loop, goes to a gate that
+    /// holds a value (see `ChildNodes.runLendingMaps(_:calling:childGatesHold:)`): once
+    /// true, true for good, so the loop stops asking.
+    @inlinable
+    final var childGatesHold: Bool {
+        @inline(__always) get { flags & GateFlags.childGatesHold != 0 }
+        @inline(__always) set { flags = newValue ? flags | GateFlags.childGatesHold : flags & ~GateFlags.childGatesHold }
+    }
     /// Whether the bytes that identify a value decide equality at every pass, not only
     /// at the root (`EqualityFunction.identicalValuesAreEqual`); see `holds(at:)`.
     @inlinable
@@ -82,10 +90,12 @@ class GateNode<A, Cached>: CachingNode<A, Cached> {
     /// For a parent that can check this for less than the gate's own step costs.
     ///
     /// `oneWord` says that the caller knows this gate's values are identified by one word
-    /// (see `identifiedByOneWord`), so that the check need not read how many bytes.
+    /// (see `identifiedByOneWord`), so that the check need not read how many bytes;
+    /// `holdsValue` that it knows the gate holds a value (see `holdsValue`), so that the
+    /// check need not read `generation`.
     @inlinable
     @inline(__always)
-    final func holds(at value: UnsafePointer<A>, oneWord: Bool = false) -> Bool {
+    final func holds(at value: UnsafePointer<A>, oneWord: Bool = false, holdsValue: Bool = false) -> Bool {
         // `judgedChanged` is never set here: a judging fan-out sets it just before it
         // runs the gate, whose step clears it before anything else.
         let cache = UnsafeRawPointer(cachePointer)
@@ -93,10 +103,15 @@ class GateNode<A, Cached>: CachingNode<A, Cached> {
         // an empty cache may hold any (`generation` tells).
         if oneWord || identifyingBytes == MemoryLayout<UInt>.size {
             return cache.loadUnaligned(as: UInt.self) == UnsafeRawPointer(value).loadUnaligned(as: UInt.self)
-                && generation > 1
+                && (holdsValue || generation > 1)
         }
-        return generation > 1 && sameBits(cache, UnsafeRawPointer(value), count: Int(identifyingBytes))
+        return (holdsValue || generation > 1) && sameBits(cache, UnsafeRawPointer(value), count: Int(identifyingBytes))
     }
+
+    /// Whether the gate holds a value: once true, true for the gate's whole life, since
+    /// a cache is only ever replaced by another value.
+    @inlinable
+    final var holdsValue: Bool { generation > 1 }
 
     /// Whether this gate's values are identified by their first word (a binding's
     /// pointer): `holds(at:oneWord:)` may then be told so.
@@ -292,4 +307,7 @@ func judgeableGates<B>(_ children: ChildNodes<B>) -> ContiguousArray<Unmanaged<G
 enum GateFlags {
     @usableFromInline static let judgedChanged: UInt8 = 1
     @usableFromInline static let identityDecides: UInt8 = 2
+    /// Set on a gate over children run in one loop once every child's gate holds a value
+    /// (see `ChildNodes.runLendingMaps(_:calling:childGatesHold:)`).
+    @usableFromInline static let childGatesHold: UInt8 = 4
 }

@@ -29,18 +29,22 @@ final class FanOutNode<A>: Node<A> {
         super.init(step: FanOutNode.runChildren)
     }
 
-    /// A fan-out for a binding that makes its maps with two forms of transform: when
-    /// every child is a map over a gate, all of one form, it runs the maps' work in its
-    /// own loop (see `ChildNodes.runLendingMaps(_:calling:)`). Otherwise the same as
-    /// `init(_:)`.
+    /// A fan-out for a binding that makes its maps with a few forms of transform: when
+    /// every child is a map over a gate, all of one form or of one pair, it runs the maps'
+    /// work in its own loop (see `ChildNodes.runLendingMaps(_:calling:childGatesHold:)`).
+    /// Otherwise the same as `init(_:)`.
     @inlinable
-    init<Transform: TransformFunction, Other: TransformFunction>(
-        _ children: [Diffuser<A>], mapsCalling _: Transform.Type, or _: Other.Type
-    ) where Transform.Input == A, Other.Input == A {
+    init<T1: TransformFunction, T2: TransformFunction, T3: TransformFunction, T4: TransformFunction>(
+        _ children: [Diffuser<A>], mapsCalling _: (T1.Type, T2.Type), or _: (T3.Type, T4.Type)
+    ) where T1.Input == A, T2.Input == A, T3.Input == A, T4.Input == A, T1.Output == T2.Output, T3.Output == T4.Output {
         let children = ChildNodes(children)
         self.children = children
-        super.init(step: children.allAreLendingMaps(calling: Transform.self) ? FanOutNode.runMaps(calling: Transform.self)
-            : children.allAreLendingMaps(calling: Other.self) ? FanOutNode.runMaps(calling: Other.self)
+        super.init(step: children.allAreLendingMaps(calling: T1.self) ? FanOutNode.runMaps(calling: T1.self)
+            : children.allAreLendingMaps(calling: T2.self) ? FanOutNode.runMaps(calling: T2.self)
+            : children.allAreLendingMaps(calling: T1.self, or: T2.self) ? FanOutNode.runMaps(calling: T1.self, or: T2.self)
+            : children.allAreLendingMaps(calling: T3.self) ? FanOutNode.runMaps(calling: T3.self)
+            : children.allAreLendingMaps(calling: T4.self) ? FanOutNode.runMaps(calling: T4.self)
+            : children.allAreLendingMaps(calling: T3.self, or: T4.self) ? FanOutNode.runMaps(calling: T3.self, or: T4.self)
             : FanOutNode.runChildren)
     }
 
@@ -49,7 +53,22 @@ final class FanOutNode<A>: Node<A> {
     @inlinable
     static func runMaps<Transform: TransformFunction>(calling _: Transform.Type) -> Step where Transform.Input == A {
         { node, value in
-            try unsafeDowncast(node, to: FanOutNode<A>.self).children.runLendingMaps(value, calling: Transform.self)
+            // Not told whether the gates hold values: a fan-out has no room for that flag,
+            // and `intoAlways` over maps is rare.
+            _ = try unsafeDowncast(node, to: FanOutNode<A>.self).children.runLendingMaps(
+                value, calling: Transform.self, childGatesHold: false)
+        }
+    }
+
+    /// The step of a fan-out whose children are all maps calling `First` or `Second`,
+    /// run in one loop.
+    @inlinable
+    static func runMaps<First: TransformFunction, Second: TransformFunction>(
+        calling _: First.Type, or _: Second.Type
+    ) -> Step where First.Input == A, Second.Input == A, First.Output == Second.Output {
+        { node, value in
+            _ = try unsafeDowncast(node, to: FanOutNode<A>.self).children.runLendingMaps(
+                value, calling: First.self, or: Second.self, childGatesHold: false)
         }
     }
 
@@ -161,16 +180,20 @@ final class EqualityAllNode<A, Equality: EqualityFunction>: GateNode<A, A?> wher
         self.init(equality, ChildNodes(children), step: EqualityAllNode.runChildren)
     }
 
-    /// The same for a binding that makes its maps with two forms of transform: when
-    /// every child is a map over a gate, all of one form, the children run in one loop
-    /// (see `ChildNodes.runLendingMaps(_:calling:)`).
+    /// The same for a binding that makes its maps with a few forms of transform: when
+    /// every child is a map over a gate, all of one form or of one pair, the children run
+    /// in one loop (see `ChildNodes.runLendingMaps(_:calling:childGatesHold:)`).
     @inlinable
-    convenience init<Transform: TransformFunction, Other: TransformFunction>(
-        _ equality: Equality, _ children: [Diffuser<A>], mapsCalling _: Transform.Type, or _: Other.Type
-    ) where Transform.Input == A, Other.Input == A {
+    convenience init<T1: TransformFunction, T2: TransformFunction, T3: TransformFunction, T4: TransformFunction>(
+        _ equality: Equality, _ children: [Diffuser<A>], mapsCalling _: (T1.Type, T2.Type), or _: (T3.Type, T4.Type)
+    ) where T1.Input == A, T2.Input == A, T3.Input == A, T4.Input == A, T1.Output == T2.Output, T3.Output == T4.Output {
         let list = ChildNodes(children)
-        self.init(equality, list, step: list.allAreLendingMaps(calling: Transform.self) ? EqualityAllNode.runMaps(calling: Transform.self)
-            : list.allAreLendingMaps(calling: Other.self) ? EqualityAllNode.runMaps(calling: Other.self)
+        self.init(equality, list, step: list.allAreLendingMaps(calling: T1.self) ? EqualityAllNode.runMaps(calling: T1.self)
+            : list.allAreLendingMaps(calling: T2.self) ? EqualityAllNode.runMaps(calling: T2.self)
+            : list.allAreLendingMaps(calling: T1.self, or: T2.self) ? EqualityAllNode.runMaps(calling: T1.self, or: T2.self)
+            : list.allAreLendingMaps(calling: T3.self) ? EqualityAllNode.runMaps(calling: T3.self)
+            : list.allAreLendingMaps(calling: T4.self) ? EqualityAllNode.runMaps(calling: T4.self)
+            : list.allAreLendingMaps(calling: T3.self, or: T4.self) ? EqualityAllNode.runMaps(calling: T3.self, or: T4.self)
             : EqualityAllNode.runChildren)
     }
 
@@ -180,7 +203,27 @@ final class EqualityAllNode<A, Equality: EqualityFunction>: GateNode<A, A?> wher
     static func runMaps<Transform: TransformFunction>(calling _: Transform.Type) -> Step where Transform.Input == A {
         { node, value in
             let me = unsafeDowncast(node, to: EqualityAllNode<A, Equality>.self)
-            try me.pass(value) { try me.children.runLendingMaps($0, calling: Transform.self) }
+            try me.pass(value) {
+                if try me.children.runLendingMaps($0, calling: Transform.self, childGatesHold: me.childGatesHold) {
+                    me.childGatesHold = true
+                }
+            }
+        }
+    }
+
+    /// The step of a gate whose children are all maps calling `First` or `Second`, run
+    /// in one loop.
+    @inlinable
+    static func runMaps<First: TransformFunction, Second: TransformFunction>(
+        calling _: First.Type, or _: Second.Type
+    ) -> Step where First.Input == A, Second.Input == A, First.Output == Second.Output {
+        { node, value in
+            let me = unsafeDowncast(node, to: EqualityAllNode<A, Equality>.self)
+            try me.pass(value) {
+                if try me.children.runLendingMaps($0, calling: First.self, or: Second.self, childGatesHold: me.childGatesHold) {
+                    me.childGatesHold = true
+                }
+            }
         }
     }
 
@@ -337,7 +380,7 @@ where Transform.Input == A, Transform.Output == B {
     /// already have broken, and would cost 5 instructions a step (a C map's takes 39).
     ///
     /// `checked`: the transform's `check(_:)` accepted `value` already (see
-    /// `ChildNodes.runLendingMaps(_:calling:)`).
+    /// `ChildNodes.runLendingMaps(_:calling:childGatesHold:)`).
     @inlinable
     @inline(__always)
     final func withPart<Use: LentPartUse>(of value: A, checked: Bool = false, _ use: Use) throws where Use.Part == B {
@@ -386,22 +429,25 @@ struct LentPartRunner<Part>: LentPartUse {
 struct LentPartGate<Part>: LentPartUse {
     @usableFromInline
     let gate: Unmanaged<GateNode<Part, Part?>>
-    /// Whether the gate is known to identify its values by one word (see
-    /// `GateNode.holds(at:oneWord:)`).
+    /// Whether the gate is known to identify its values by one word, and to hold a value
+    /// (see `GateNode.holds(at:oneWord:holdsValue:)`).
     @usableFromInline
-    let oneWord: Bool
+    let oneWord: Bool, holdsValue: Bool
 
     @inlinable
-    init(gate: Unmanaged<GateNode<Part, Part?>>, oneWord: Bool = false) {
+    init(gate: Unmanaged<GateNode<Part, Part?>>, oneWord: Bool = false, holdsValue: Bool = false) {
         self.gate = gate
         self.oneWord = oneWord
+        self.holdsValue = holdsValue
     }
 
     @inlinable
     @inline(__always)
     func use(_ part: UnsafeMutablePointer<Part>) throws {
         // Most parts are those the gates hold: laid out as the straight path.
-        if _fastPath(gate._withUnsafeGuaranteedRef({ $0.holds(at: part, oneWord: oneWord) })) { return }
+        if _fastPath(gate._withUnsafeGuaranteedRef({ $0.holds(at: part, oneWord: oneWord, holdsValue: holdsValue) })) {
+            return
+        }
         try Unmanaged<Node<Part>>.fromOpaque(gate.toOpaque()).run(part.pointee)
     }
 }

@@ -151,9 +151,29 @@ struct CEquality: EqualityFunction {
     }
 }
 
+/// Whether a C transform's outputs are handed over with a reference the core drops
+/// (`OwnedOutputs`) or hold none (`LentOutputs`: borrowed for the run, or of a type
+/// without `release`). A type parameter of `CTransform`, so that the maps of the usual
+/// case are compiled without the test for a reference, and run by their fan-out's loop
+/// as their own form.
+protocol OutputOwnership {
+    static var owns: Bool { get }
+}
+
+/// Outputs that hold nothing for the core to release.
+enum LentOutputs: OutputOwnership {
+    static var owns: Bool { false }
+}
+
+/// Outputs handed over with a reference the core drops through their type.
+enum OwnedOutputs: OutputOwnership {
+    static var owns: Bool { true }
+}
+
 /// A C transform as the core calls it; its results are values of `output`, handed over
-/// with a reference the core drops, or lent for the run (`dfs_diffuser_map_borrowed`).
-struct CTransform: TransformFunction {
+/// with a reference the core drops, or lent for the run (`dfs_diffuser_map_borrowed`):
+/// which, `Outputs` says (`ownership(of:borrowed:)` chooses).
+struct CTransform<Outputs: OutputOwnership>: TransformFunction {
     let fn: dfs_transform_fn
     let ctx: UnsafeMutableRawPointer?
     /// What a transform rarely needs, in one optional reference: a map node is 8 bytes
@@ -173,20 +193,27 @@ struct CTransform: TransformFunction {
         }
     }
 
+    /// Whether the outputs of a transform into `output` are owned: not `borrowed`, and
+    /// of a type with a `release`.
+    static func owns(_ output: ValueType, borrowed: Bool) -> Bool {
+        !borrowed && output.releaseFn != nil
+    }
+
+    /// `Outputs` must be what `owns(output, borrowed:)` says.
     init(_ callback: CCallback<dfs_transform_fn>, output: ValueType, borrowed: Bool = false) throws {
+        precondition(Outputs.owns == Self.owns(output, borrowed: borrowed), "CTransform made with the wrong ownership")
         let function = try CFunction(callback, "transform")
         fn = function.fn
         ctx = function.ctx
-        let owned = borrowed || output.releaseFn == nil ? nil : output
+        let owned = Outputs.owns ? output : nil
         extras = owned == nil && function.keeper == nil ? nil : Extras(keeper: function.keeper, owned: owned)
     }
 
-    /// The type through which the core releases the outputs it was handed; `nil` when
-    /// there is nothing to release: the outputs are borrowed, or their type has no
-    /// `release`.
+    /// The type through which the core releases the outputs it was handed; `nil` when there
+    /// is nothing to release: the outputs are borrowed, or their type has no `release`.
     @inline(__always)
     var owned: ValueType? {
-        guard let extras else { return nil }
+        guard Outputs.owns, let extras else { return nil }
         return extras.owned
     }
 
@@ -240,19 +267,42 @@ struct CTransform: TransformFunction {
     }
 }
 
+/// Whether a field map reads a whole word: a type parameter of `CFieldTransform`, so
+/// that the maps of pointers and longs are compiled without a test of the size.
+protocol FieldWidth {
+    static var isWord: Bool { get }
+}
+
+/// A field of a pointer's size.
+enum WordField: FieldWidth {
+    static var isWord: Bool { true }
+}
+
+/// A field narrower than a pointer.
+enum NarrowField: FieldWidth {
+    static var isWord: Bool { false }
+}
+
 /// A field read in place as a transform (`dfs_diffuser_map_field`): the part is the
 /// unsigned integer of `size` bytes at `offset` bytes into the value, as a pointer. The
 /// part is lent: it lives in the value and holds nothing the core releases.
 ///
 /// No C call: a fan-out of field maps compares each field with its gate's cache in its
 /// own loop, which for a struct's members is about what hand-written code does.
-struct CFieldTransform: TransformFunction {
+///
+/// `Width` says whether the field is a pointer's size (`WordField`, the usual member: a
+/// pointer or a long, read without testing the size) or narrower (`NarrowField`).
+struct CFieldTransform<Width: FieldWidth>: TransformFunction {
     let offset: Int
     let size: Int
 
     /// Sizes a part can have: those of the unsigned integers that fit in a pointer.
-    static let sizes = [1, 2, 4, 8].filter { $0 <= MemoryLayout<UInt>.size }
+    static var sizes: [Int] { [1, 2, 4, 8].filter { $0 <= MemoryLayout<UInt>.size } }
 
+    /// Whether a field of `size` bytes is a word (a `CFieldTransform<WordField>`).
+    static func isWord(_ size: Int) -> Bool { size == MemoryLayout<UInt>.size }
+
+    /// `Width` must be what `isWord(size)` says, for a size among `sizes`.
     init(offset: Int, size: Int) throws {
         guard offset >= 0 else {
             // A size_t above PTRDIFF_MAX, read as an Int.
@@ -261,6 +311,7 @@ struct CFieldTransform: TransformFunction {
         guard Self.sizes.contains(size) else {
             throw CError.argument("size \(size) is not one of \(Self.sizes.map(String.init).joined(separator: ", "))")
         }
+        precondition(Width.isWord == Self.isWord(size), "CFieldTransform made with the wrong width")
         self.offset = offset
         self.size = size
     }
@@ -299,8 +350,7 @@ struct CFieldTransform: TransformFunction {
     @inline(__always)
     private func member(of value: UnsafeRawPointer) -> UnsafeRawPointer? {
         let bytes = value + offset
-        // A pointer or a long first: the common member, read with one compare.
-        if size == MemoryLayout<UInt>.size { return bytes.loadUnaligned(as: UnsafeRawPointer?.self) }
+        if Width.isWord { return bytes.loadUnaligned(as: UnsafeRawPointer?.self) }
         return narrow(bytes)
     }
 
@@ -520,7 +570,11 @@ func effectClosure(_ callback: CCallback<dfs_effect_fn>) throws -> (CValue) thro
 
 /// The transform as a closure, for the fuser side (extracting fusers take closures).
 func transformClosure(_ callback: CCallback<dfs_transform_fn>, output: ValueType) throws -> (CValue) throws -> CValue {
-    let transform = try CTransform(callback, output: output)
+    if CTransform<OwnedOutputs>.owns(output, borrowed: false) {
+        let transform = try CTransform<OwnedOutputs>(callback, output: output)
+        return { try transform.select($0) }
+    }
+    let transform = try CTransform<LentOutputs>(callback, output: output)
     return { try transform.select($0) }
 }
 
@@ -628,7 +682,7 @@ public func dfs_diffuser_into_all(
     produce(out) {
         let valueType = try lookupType(type)
         let all = try children(list, count, of: valueType)
-        return try publish(.intoAll(comparing: CEquality(type: valueType), all, mapsCalling: CTransform.self, or: CFieldTransform.self), valueType)
+        return try publish(.intoAll(comparing: CEquality(type: valueType), all, mapsCalling: transformForms, or: fieldForms), valueType)
     }
 }
 
@@ -639,20 +693,31 @@ public func dfs_diffuser_into_always_all(
 ) -> dfs_status {
     produce(out) {
         let valueType = try lookupType(type)
-        return try publish(.intoAlways(try children(list, count, of: valueType), mapsCalling: CTransform.self, or: CFieldTransform.self), valueType)
+        return try publish(.intoAlways(try children(list, count, of: valueType), mapsCalling: transformForms, or: fieldForms), valueType)
     }
 }
 
-/// The exports that make a map: they differ only in the form of the transform, which
-/// `transform` makes for the child's type.
-private func mapDiffuser<Transform: TransformFunction>(
+
+/// The forms of a map's transform that these exports make, in the pairs a fan-out is
+/// told of, so that it runs its maps in one loop: a C transform, whose outputs are lent
+/// or owned, and a field, a word or narrower.
+private var transformForms: (CTransform<LentOutputs>.Type, CTransform<OwnedOutputs>.Type) {
+    (CTransform<LentOutputs>.self, CTransform<OwnedOutputs>.self)
+}
+private var fieldForms: (CFieldTransform<WordField>.Type, CFieldTransform<NarrowField>.Type) {
+    (CFieldTransform<WordField>.self, CFieldTransform<NarrowField>.self)
+}
+
+/// The exports that make a map: they differ only in the form of the transform, with
+/// which `map` makes the map over the child, given the child's type.
+private func mapDiffuser(
     _ type: OpaquePointer?, _ child: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?,
-    _ transform: (ValueType) throws -> Transform
-) -> dfs_status where Transform.Input == CValue, Transform.Output == CValue {
+    _ map: (ValueType, Diffuser<CValue>) throws -> Diffuser<CValue>
+) -> dfs_status {
     produce(out) {
         let valueType = try lookupType(type)
         let inner = try lookupDiffuser(child, "child")
-        return try publish(.map(calling: try transform(inner.type.type), inner.diffuser), valueType)
+        return try publish(try map(inner.type.type, inner.diffuser), valueType)
     }
 }
 
@@ -664,7 +729,11 @@ private func mapDiffuser(
     borrowed: Bool
 ) -> dfs_status {
     let callback = CCallback(transform, ctx, destroy)
-    return mapDiffuser(type, child, out) { try CTransform(callback, output: $0, borrowed: borrowed) }
+    return mapDiffuser(type, child, out) { output, inner in
+        CTransform<OwnedOutputs>.owns(output, borrowed: borrowed)
+            ? .map(calling: try CTransform<OwnedOutputs>(callback, output: output, borrowed: borrowed), inner)
+            : .map(calling: try CTransform<LentOutputs>(callback, output: output, borrowed: borrowed), inner)
+    }
 }
 
 @_cdecl("dfs_diffuser_map")
@@ -688,7 +757,11 @@ public func dfs_diffuser_map_field(
     _ type: OpaquePointer?, _ offset: Int, _ size: Int, _ child: OpaquePointer?,
     _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> dfs_status {
-    mapDiffuser(type, child, out) { _ in try CFieldTransform(offset: offset, size: size) }
+    mapDiffuser(type, child, out) { _, inner in
+        CFieldTransform<WordField>.isWord(size)
+            ? .map(calling: try CFieldTransform<WordField>(offset: offset, size: size), inner)
+            : .map(calling: try CFieldTransform<NarrowField>(offset: offset, size: size), inner)
+    }
 }
 
 /// The exports that make a fan-out of maps: they differ only in the form of the

@@ -401,42 +401,79 @@ final class CallableValueTests: XCTestCase {
         }
     }
 
+    /// The same transform as `Base`, as another type: a second form of map, as a binding
+    /// has (a C transform whose outputs are lent or owned).
+    struct OtherForm<Base: TransformFunction>: TransformFunction {
+        let base: Base
+        static var lendsParts: Bool { Base.lendsParts }
+        func select(_ value: Base.Input) throws -> Base.Output { try base.select(value) }
+        func check(_ value: Base.Input) throws { try base.check(value) }
+        func select(_ value: Base.Input, into part: UnsafeMutablePointer<Base.Output>) throws -> Bool {
+            try base.select(value, into: part)
+        }
+        func select(checked value: Base.Input, into part: UnsafeMutablePointer<Base.Output>) throws -> Bool {
+            try base.select(checked: value, into: part)
+        }
+    }
+
+    /// A way to make a fan-out of the given children, whose comparisons (if any) log to
+    /// the given recorder.
+    typealias FanOutMaker = ([Diffuser<Int>], Recorder<String>) -> Diffuser<Int>
+
+    /// The ways of making a fan-out told the forms of its maps, as the C binding makes
+    /// them, each with the plain fan-out of the same kind: `intoAlways` and `intoAll`,
+    /// each told the digits' forms as the first pair or the second.
+    static var fanOuts: [(name: String, plain: FanOutMaker, told: FanOutMaker)] {
+        let digits = (LentDigit.self, OtherForm<LentDigit>.self), tens = (LentTens.self, OtherForm<LentTens>.self)
+        return [
+            ("intoAlways, first pair", { children, _ in .intoAlways(children) },
+             { children, _ in .intoAlways(children, mapsCalling: digits, or: tens) }),
+            ("intoAlways, second pair", { children, _ in .intoAlways(children) },
+             { children, _ in .intoAlways(children, mapsCalling: tens, or: digits) }),
+            ("intoAll, first pair", { .intoAll(comparing: ReflexiveEquality(log: $1), $0) },
+             { .intoAll(comparing: ReflexiveEquality(log: $1), $0, mapsCalling: digits, or: tens) }),
+            ("intoAll, second pair", { .intoAll(comparing: ReflexiveEquality(log: $1), $0) },
+             { .intoAll(comparing: ReflexiveEquality(log: $1), $0, mapsCalling: tens, or: digits) }),
+        ]
+    }
+
     /// A fan-out told the forms of its maps (`mapsCalling:or:`, as the C binding makes
     /// its fan-outs) runs them in its own loop; what it does must not differ in any way
     /// from calling each map: the same transform calls, comparisons, effects, order,
-    /// and the same stop at a failing transform. Only the value's check is made once per
-    /// pass instead of once per map.
+    /// and the same stop at a failing transform, whether its maps are all of one form
+    /// or of the two forms of a pair. Only the value's check is made once per pass
+    /// instead of once per map.
     func testAFanOutRunningItsMapsInOneLoopDoesExactlyWhatTheMapsWould() {
         let checks = Recorder<Int>()
-        func trace(_ make: ([Diffuser<Int>]) -> Diffuser<Int>, plainChild: Bool) -> [String] {
+        func trace(_ make: FanOutMaker, plainChild: Bool, mixed: Bool = false) -> [String] {
             let log = Recorder<String>()
             checks.clear()
             let shared = Diffuser<Int>.into(comparing: ReflexiveEquality(log: log), calling: LogEffect(name: "g1", log: log))
             var children: [Diffuser<Int>] = [1, 10, 100].map { digit in
-                .map(calling: LentDigit(divisor: digit, log: log, checks: checks),
-                     digit == 1 ? shared : .into(comparing: ReflexiveEquality(log: log), calling: LogEffect(name: "g\(digit)", log: log)))
+                let transform = LentDigit(divisor: digit, log: log, checks: checks)
+                let gate = digit == 1 ? shared
+                    : .into(comparing: ReflexiveEquality(log: log), calling: LogEffect(name: "g\(digit)", log: log))
+                return mixed && digit == 10 ? .map(calling: OtherForm(base: transform), gate) : .map(calling: transform, gate)
             }
             if plainChild { children.insert(.intoAlways(calling: LogEffect(name: "plain", log: log)), at: 1) }
             // The ones' gate is also run directly, so the loop must read the cache it left.
-            let d = Diffuser<Int>.intoAlways([make(children), .map({ $0 == 7 ? 9 : $0 % 10 }, shared)])
+            let d = Diffuser<Int>.intoAlways([make(children, log), .map({ $0 == 7 ? 9 : $0 % 10 }, shared)])
             for value in [123, 123, 124, 224, Int.min, -5, 224, 7, 7, 8] {
                 do { try d.tryRun(value) } catch { log.append("error:\(error)") }
             }
             return log.values
         }
-        // The maps' form named first or second: either one gets the loop.
-        let forms: [(String, ([Diffuser<Int>]) -> Diffuser<Int>)] = [
-            ("first", { .intoAlways($0, mapsCalling: LentDigit.self, or: LentTens.self) }),
-            ("second", { .intoAlways($0, mapsCalling: LentTens.self, or: LentDigit.self) }),
-        ]
-        for plainChild in [false, true] {
-            let plain = trace({ .intoAlways($0) }, plainChild: plainChild)
-            for (name, form) in forms {
-                XCTAssertEqual(trace(form, plainChild: plainChild), plain, "plain child: \(plainChild), form \(name)")
+        for (name, plain, told) in Self.fanOuts {
+            for plainChild in [false, true] {
+                for mixed in [false, true] {
+                    XCTAssertEqual(trace(told, plainChild: plainChild, mixed: mixed),
+                                   trace(plain, plainChild: plainChild, mixed: mixed),
+                                   "\(name), plain child: \(plainChild), mixed forms: \(mixed)")
+                }
             }
         }
-        let plainChecks = (trace({ .intoAlways($0) }, plainChild: false), checks.values).1
-        let fused = trace(forms[1].1, plainChild: false)
+        let plainChecks = (trace(Self.fanOuts[1].plain, plainChild: false), checks.values).1
+        let fused = trace(Self.fanOuts[1].told, plainChild: false)
         // Ten passes; Int.min refused at the first map, -5 failing at the tens.
         XCTAssertEqual(checks.values, Array(repeating: 1, count: 10), "the loop checks each value once, with the first map's transform")
         XCTAssertEqual(plainChecks.count, 3 * 8 + 1 + 2, "each map checks on its own")
@@ -451,6 +488,39 @@ final class CallableValueTests: XCTestCase {
         XCTAssertTrue(fused.contains("error:\(TestFailure(tag: "t10"))"))
         let afterError = fused.split(separator: "t1:-5").last.map(Array.init) ?? []
         XCTAssertEqual(afterError.prefix(3), ["eq:4,-5", "g1:-5", "t10:-5"], "the hundreds are not reached after the tens fail")
+    }
+
+    /// The loop of a fan-out's maps stops asking whether each gate holds a value once
+    /// all do. Until then it must ask: a gate that holds nothing has whatever bytes an
+    /// empty cache has (0 for an `Int?`), and a part of 0 must still reach it.
+    func testAFanOutLoopRunsEveryGateThatHoldsNothingYetWhateverThePart() {
+        let checks = Recorder<Int>()
+        func trace(_ make: FanOutMaker, mixed: Bool) -> [String] {
+            let log = Recorder<String>()
+            let children: [Diffuser<Int>] = [1, 10, 100].map { digit in
+                let transform = LentDigit(divisor: digit, log: log, checks: checks)
+                let gate = Diffuser<Int>.into(comparing: ReflexiveEquality(log: log), calling: LogEffect(name: "g\(digit)", log: log))
+                return mixed && digit == 100 ? .map(calling: OtherForm(base: transform), gate) : .map(calling: transform, gate)
+            }
+            let d = make(children, log)
+            // -5: the ones' gate takes -5, the tens' transform fails, the hundreds' gate is
+            // not reached. 5 then has parts 5, 0, 0: the last two go to empty gates.
+            for value in [-5, 5, 5, 100, 0] {
+                do { try d.tryRun(value) } catch { log.append("error:\(error)") }
+            }
+            return log.values
+        }
+        for (name, plain, told) in Self.fanOuts {
+            for mixed in [false, true] {
+                let fused = trace(told, mixed: mixed)
+                XCTAssertEqual(fused, trace(plain, mixed: mixed), "\(name), mixed forms: \(mixed)")
+                let afterFailure = fused.split(separator: "error:\(TestFailure(tag: "t10"))").last.map(Array.init) ?? []
+                XCTAssertTrue(afterFailure.contains("g10:0") && afterFailure.contains("g100:0"),
+                              "\(name), mixed forms: \(mixed): the gates that held nothing ran on 0: \(afterFailure)")
+                XCTAssertEqual(fused.filter { $0.hasPrefix("g") }, ["g1:-5", "g1:5", "g10:0", "g100:0", "g1:0", "g100:1", "g100:0"],
+                               "\(name), mixed forms: \(mixed)")
+            }
+        }
     }
 
     func testBelowTheRootEqualityDecidesEvenForTheSameBits() {
