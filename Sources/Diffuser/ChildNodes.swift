@@ -47,6 +47,10 @@ struct ChildNodes<A> {
     /// C tree, whose sections are mostly unchanged, that call and its return are most of
     /// what a child costs. The form of the maps must be known where the fan-out is made,
     /// as it is in a binding, so that the loop is compiled for it.
+    ///
+    /// `childGatesHold` says that every child's gate holds a value, which the loop then
+    /// does not ask of each (an empty cache may hold any bytes). Returns whether that is
+    /// so after the pass: a fan-out that keeps the answer passes it to later passes.
     @inlinable
     @inline(__always)
     func runLendingMaps<Transform: TransformFunction>(
@@ -142,8 +146,8 @@ struct ChildNodes<A> {
         Transform.lendsParts && nodes.allSatisfy { isLendingMap($0, calling: Transform.self) }
     }
 
-    /// Whether every child is such a map calling `First` or `Second`, some of each: the
-    /// children of `runLendingMaps(_:calling:or:childGatesHold:)`.
+    /// Whether every child is such a map calling `First` or `Second` (each child one or
+    /// the other): the children of `runLendingMaps(_:calling:or:childGatesHold:)`.
     @inlinable
     func allAreLendingMaps<First: TransformFunction, Second: TransformFunction>(
         calling _: First.Type, or _: Second.Type

@@ -172,7 +172,7 @@ enum OwnedOutputs: OutputOwnership {
 
 /// A C transform as the core calls it; its results are values of `output`, handed over
 /// with a reference the core drops, or lent for the run (`dfs_diffuser_map_borrowed`):
-/// which, `Outputs` says (`ownership(of:borrowed:)` chooses).
+/// which, `Outputs` says (`owns(_:borrowed:)` chooses).
 struct CTransform<Outputs: OutputOwnership>: TransformFunction {
     let fn: dfs_transform_fn
     let ctx: UnsafeMutableRawPointer?
