@@ -1,7 +1,7 @@
 /*
  * The settled path of dfs_diffuser_run: a run of the value the diffuser's root gate
  * holds, with no pass in progress, does nothing, and is answered without the handle
- * table's lock (dfsi_settled_enter here, dfsi_settled_gate and dfsi_settled_leave in
+ * table's lock (dfsi_settled_enter, dfsi_settled_gate and dfsi_settled_leave in
  * CDiffuserFFI.h, called by dfs_diffuser_run in DiffuserExports.swift; this file keeps
  * what they read).
  *
@@ -10,11 +10,11 @@
  * pointer instead:
  *
  *  - The handle table publishes a diffuser handle here the first time it is run (under
- *    its lock): an entry, indexed by the handle's slot, that holds the handle's
- *    generation and the address of the diffuser's root gate. Entries live in chunks
- *    that are never freed, so reading one is always safe.
- *  - A run stores its handle in its thread's hazard record, then reads the entry; if the
- *    generation is the handle's, it checks the gate, then clears its hazard record.
+ *    its lock): an entry, indexed by the handle's slot, that holds the handle and the
+ *    address of the diffuser's root gate. Entries live in one mapping that is never
+ *    unmapped, so reading one is always safe.
+ *  - A run stores its handle in its thread's hazard record, then reads the entry; if it
+ *    holds the handle, it checks the gate, then clears its hazard record.
  *  - Releasing the last reference to a published handle clears the entry (under the
  *    table's lock), then makes every thread's hazard store visible (membarrier, or a
  *    full fence where membarrier is not available, in which case runs fence too) and
@@ -32,6 +32,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #if defined(__linux__)
 #include <linux/membarrier.h>
@@ -44,9 +45,9 @@ enum {
     SETTLED_FENCE = 2,      /* runs order their hazard record with a fence */
 };
 
-_Atomic(dfsi_settled_entry *) dfsi_settled_chunks[DFSI_CHUNK_COUNT];
-static _Atomic int settled_mode = SETTLED_OFF;
-static __thread dfsi_hazard *thread_hazard;
+_Atomic(dfsi_settled_entry *) dfsi_settled_table;
+_Atomic int dfsi_settled_mode = SETTLED_OFF;
+__thread dfsi_hazard *dfsi_thread_hazard;
 
 static _Atomic(dfsi_hazard *) hazards;
 static pthread_mutex_t hazards_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -61,7 +62,7 @@ static void hazard_thread_ended(void *record) {
     dfsi_hazard *h = record;
     atomic_store_explicit(&h->handle, 0, memory_order_release);
     atomic_store_explicit(&h->in_use, 0, memory_order_release);
-    thread_hazard = NULL;
+    dfsi_thread_hazard = NULL;
 }
 
 /* Whether this process may use MEMBARRIER_CMD_PRIVATE_EXPEDITED (registering it). */
@@ -80,27 +81,42 @@ static int membarrier_ready(void) {
  * again (or fences), before it can start a thread. */
 static void forked_child(void) {
     for (dfsi_hazard *h = atomic_load_explicit(&hazards, memory_order_relaxed); h != NULL; h = h->next) {
-        if (h == thread_hazard) continue;
+        if (h == dfsi_thread_hazard) continue;
         atomic_store_explicit(&h->handle, 0, memory_order_relaxed);
         atomic_store_explicit(&h->in_use, 0, memory_order_relaxed);
     }
-    if (atomic_load_explicit(&settled_mode, memory_order_relaxed) == SETTLED_MEMBARRIER && !membarrier_ready())
-        atomic_store_explicit(&settled_mode, SETTLED_FENCE, memory_order_relaxed);
+    if (atomic_load_explicit(&dfsi_settled_mode, memory_order_relaxed) == SETTLED_MEMBARRIER && !membarrier_ready())
+        atomic_store_explicit(&dfsi_settled_mode, SETTLED_FENCE, memory_order_relaxed);
+}
+
+/* The entries (see dfsi_settled_table): 64 MiB of address space, of which only the
+ * pages holding published entries are ever written and so given memory. */
+static dfsi_settled_entry *map_table(void) {
+    void *table = mmap(NULL, DFSI_SETTLED_SLOTS * sizeof(dfsi_settled_entry), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return table == MAP_FAILED ? NULL : table;
 }
 
 static void decide_mode(void) {
-    if (pthread_key_create(&hazard_key, hazard_thread_ended) != 0) return; /* stays off */
-    if (pthread_atfork(NULL, NULL, forked_child) != 0) {
-        pthread_key_delete(hazard_key);
+    dfsi_settled_entry *table = map_table();
+    if (table == NULL) return; /* stays off */
+    if (pthread_key_create(&hazard_key, hazard_thread_ended) != 0) {
+        munmap(table, DFSI_SETTLED_SLOTS * sizeof(dfsi_settled_entry));
         return;
     }
+    if (pthread_atfork(NULL, NULL, forked_child) != 0) {
+        pthread_key_delete(hazard_key);
+        munmap(table, DFSI_SETTLED_SLOTS * sizeof(dfsi_settled_entry));
+        return;
+    }
+    atomic_store_explicit(&dfsi_settled_table, table, memory_order_release);
     int chosen = membarrier_ready() ? SETTLED_MEMBARRIER : SETTLED_FENCE;
-    atomic_store_explicit(&settled_mode, chosen, memory_order_release);
+    atomic_store_explicit(&dfsi_settled_mode, chosen, memory_order_release);
 }
 
 /* The library may be unloaded (dlclose): no thread may then call its destructor. */
 __attribute__((destructor)) static void forget_hazard_key(void) {
-    if (atomic_load_explicit(&settled_mode, memory_order_acquire) != SETTLED_OFF)
+    if (atomic_load_explicit(&dfsi_settled_mode, memory_order_acquire) != SETTLED_OFF)
         pthread_key_delete(hazard_key);
 }
 
@@ -123,59 +139,29 @@ static dfsi_hazard *claim_hazard(void) {
         atomic_store_explicit(&h->in_use, 0, memory_order_release);
         return NULL;
     }
-    thread_hazard = h;
+    dfsi_thread_hazard = h;
     return h;
 }
 
-/* Stores `handle` in the hazard record `h`, visible to releases before the check reads
- * the diffuser. */
-static inline dfsi_hazard *hold(dfsi_hazard *h, uintptr_t handle, int mode) {
-    atomic_store_explicit(&h->handle, handle, memory_order_relaxed);
-    if (mode == SETTLED_MEMBARRIER)
-        atomic_signal_fence(memory_order_seq_cst);
-    else
-        atomic_thread_fence(memory_order_seq_cst);
-    return h;
-}
-
-/* dfsi_settled_enter on a thread without a hazard record yet: out of line, so that the
- * usual entry saves no registers. */
-__attribute__((noinline)) static dfsi_hazard *enter_claiming(uintptr_t handle, int mode) {
-    dfsi_hazard *h = claim_hazard();
-    return h == NULL ? NULL : hold(h, handle, mode);
-}
-
-dfsi_hazard *dfsi_settled_enter(uintptr_t handle) {
-    int mode = atomic_load_explicit(&settled_mode, memory_order_acquire);
-    if (mode == SETTLED_OFF || handle == 0) return NULL;
-    dfsi_hazard *h = thread_hazard;
-    if (__builtin_expect(h == NULL, 0)) return enter_claiming(handle, mode);
-    return hold(h, handle, mode);
+void dfsi_settled_claim(void) {
+    if (dfsi_thread_hazard != NULL || atomic_load_explicit(&dfsi_settled_mode, memory_order_acquire) == SETTLED_OFF)
+        return;
+    claim_hazard();
 }
 
 void dfsi_settled_publish(uintptr_t handle, void *gate) {
     pthread_once(&mode_once, decide_mode);
-    if (atomic_load_explicit(&settled_mode, memory_order_acquire) == SETTLED_OFF) return;
-    size_t index = (size_t)(uint32_t)handle - 1;
-    if (index >= (size_t)DFSI_CHUNK_SIZE * DFSI_CHUNK_COUNT) return;
-    _Atomic(dfsi_settled_entry *) *chunk_at = &dfsi_settled_chunks[index >> DFSI_CHUNK_BITS];
-    if (atomic_load_explicit(chunk_at, memory_order_relaxed) == NULL) {
-        dfsi_settled_entry *chunk = calloc(DFSI_CHUNK_SIZE, sizeof *chunk);
-        if (chunk == NULL) return;
-        atomic_store_explicit(chunk_at, chunk, memory_order_release);
-    }
+    if (atomic_load_explicit(&dfsi_settled_mode, memory_order_acquire) == SETTLED_OFF) return;
     dfsi_settled_entry *e = dfsi_settled_entry_of(handle);
-    uint32_t generation = (uint32_t)(handle >> 32);
-    if (atomic_load_explicit(&e->generation, memory_order_relaxed) == generation) return;
+    if (e == NULL || gate == NULL || atomic_load_explicit(&e->handle, memory_order_relaxed) == handle) return;
     atomic_store_explicit(&e->gate, gate, memory_order_relaxed);
-    atomic_store_explicit(&e->generation, generation, memory_order_release);
+    atomic_store_explicit(&e->handle, handle, memory_order_release);
 }
 
 int dfsi_settled_retract(uintptr_t handle) {
     dfsi_settled_entry *e = dfsi_settled_entry_of(handle);
-    if (e == NULL || atomic_load_explicit(&e->generation, memory_order_relaxed) != (uint32_t)(handle >> 32))
-        return 0;
-    atomic_store_explicit(&e->generation, 0, memory_order_relaxed);
+    if (e == NULL || atomic_load_explicit(&e->handle, memory_order_relaxed) != handle) return 0;
+    atomic_store_explicit(&e->handle, 0, memory_order_relaxed);
     atomic_store_explicit(&e->gate, NULL, memory_order_relaxed);
     return 1;
 }
@@ -183,7 +169,7 @@ int dfsi_settled_retract(uintptr_t handle) {
 void dfsi_settled_quiesce(uintptr_t handle) {
 #if defined(__linux__) && defined(MEMBARRIER_CMD_PRIVATE_EXPEDITED)
     /* The process registered (decide_mode, forked_child), so this does not fail. */
-    if (atomic_load_explicit(&settled_mode, memory_order_acquire) == SETTLED_MEMBARRIER)
+    if (atomic_load_explicit(&dfsi_settled_mode, memory_order_acquire) == SETTLED_MEMBARRIER)
         membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
 #endif
     atomic_thread_fence(memory_order_seq_cst);

@@ -182,4 +182,20 @@ public struct SettledCheck<A> {
         guard let gate else { return false }
         return gate._withUnsafeGuaranteedRef { $0.settles(at: value) }
     }
+
+    /// Whether the gate's values are identified by their first word alone, so that
+    /// `isSettled(identifiedBy:)` may be used: the case of values that are one pointer.
+    public var identifiedByWord: Bool {
+        guard let gate else { return false }
+        return gate._withUnsafeGuaranteedRef { $0.identifiedByWord }
+    }
+
+    /// What `Diffuser.isSettled(on:)` says of a value whose first word is `word`, for a
+    /// check that is `identifiedByWord`: the same answer, without the value in memory.
+    @inlinable
+    @inline(__always)
+    public func isSettled(identifiedBy word: UInt) -> Bool {
+        guard let gate else { return false }
+        return gate._withUnsafeGuaranteedRef { $0.settles(identifiedBy: word) }
+    }
 }

@@ -162,15 +162,40 @@ class GateNode<A, Cached>: CachingNode<A, Cached> {
     @inline(__always)
     final func settles(at value: UnsafePointer<A>) -> Bool {
         let count = Int(identifyingBytes)
-        guard count != 0, let serializer = recordedSerializer() else { return false }
+        guard count != 0 else { return false }
+        return settles { cached in
+            count == MemoryLayout<UInt>.size
+                ? cached.loadUnaligned(as: UInt.self) == UnsafeRawPointer(value).loadUnaligned(as: UInt.self)
+                : sameBits(cached, UnsafeRawPointer(value), count: count)
+        }
+    }
+
+    /// `isSettled(at:)` for a gate whose values are identified by their first word
+    /// (`identifiedByWord`), given that word: for a binding whose values are one.
+    @inlinable
+    @inline(__always)
+    final func settles(identifiedBy word: UInt) -> Bool {
+        settles { $0.loadUnaligned(as: UInt.self) == word }
+    }
+
+    /// Whether this gate's values are identified by their first word alone.
+    @inlinable
+    final var identifiedByWord: Bool {
+        Int(identifyingBytes) == MemoryLayout<UInt>.size
+    }
+
+    /// The settled check, with `sameAsCached` telling whether the run's value is the one
+    /// whose leading bytes are at the address it is given.
+    @inlinable
+    @inline(__always)
+    final func settles(_ sameAsCached: (UnsafeRawPointer) -> Bool) -> Bool {
+        guard let serializer = recordedSerializer() else { return false }
         let before = replacing.load(ordering: .acquiring)
         guard before & 1 == 0, serializer._withUnsafeGuaranteedRef({ $0.isIdle }) else { return false }
         // Read without the lock: a torn read is possible here and harmless (nothing is
         // retained or called on what was read), and `replacing` rejects it below.
         let cached = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) + Int(cacheOffset)
-        let identical = generation > 1 && (count == MemoryLayout<UInt>.size
-            ? cached.loadUnaligned(as: UInt.self) == UnsafeRawPointer(value).loadUnaligned(as: UInt.self)
-            : sameBits(cached, UnsafeRawPointer(value), count: count))
+        let identical = generation > 1 && sameAsCached(cached)
         atomicMemoryFence(ordering: .acquiring)
         return identical && replacing.load(ordering: .relaxed) == before
     }

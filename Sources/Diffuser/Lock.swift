@@ -20,8 +20,41 @@ import Darwin
 /// that someone may be sleeping, so that only then does `unlock` wake a sleeper. (This
 /// is the classic three-state futex mutex, with the condition variable and its mutex
 /// standing in for the futex, which Swift cannot call portably.)
+///
+/// The lock itself is `InlineLock`, which a class whose lock is hot stores inline
+/// (`Serializer`, whose state word a settled run reads without the lock).
 @_spi(Bindings)
 public final class Lock: @unchecked Sendable {
+    @usableFromInline
+    let inline = InlineLock()
+
+    public init() {}
+
+    @inlinable
+    @inline(__always)
+    public func lock() {
+        inline.lock()
+    }
+
+    @inlinable
+    @inline(__always)
+    public func unlock() {
+        inline.unlock()
+    }
+
+    /// Runs `body` with the lock held.
+    @inlinable
+    public func withLock<R>(_ body: () throws -> R) rethrows -> R {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+}
+
+/// `Lock` as a value, for an object to hold in its own storage: the state word then lies
+/// at a fixed offset in that object, one load from a reference to it.
+@usableFromInline
+struct InlineLock: ~Copyable, @unchecked Sendable {
     /// 0: free; 1: held; 2: held, and a thread may be sleeping until it is free.
     @usableFromInline
     let state = Atomic<UInt32>(0)
@@ -30,7 +63,8 @@ public final class Lock: @unchecked Sendable {
     private let sleepers: UnsafeMutablePointer<pthread_mutex_t>
     private let wakeup: UnsafeMutablePointer<pthread_cond_t>
 
-    public init() {
+    @usableFromInline
+    init() {
         sleepers = .allocate(capacity: 1)
         sleepers.initialize(to: pthread_mutex_t())
         pthread_mutex_init(sleepers, nil)
@@ -50,7 +84,7 @@ public final class Lock: @unchecked Sendable {
 
     @inlinable
     @inline(__always)
-    public func lock() {
+    func lock() {
         if !state.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged {
             lockContended()
         }
@@ -58,18 +92,10 @@ public final class Lock: @unchecked Sendable {
 
     @inlinable
     @inline(__always)
-    public func unlock() {
+    func unlock() {
         if state.exchange(0, ordering: .releasing) == 2 {
             wakeOne()
         }
-    }
-
-    /// Runs `body` with the lock held.
-    @inlinable
-    public func withLock<R>(_ body: () throws -> R) rethrows -> R {
-        lock()
-        defer { unlock() }
-        return try body()
     }
 
     /// The lock was held: mark it contended and sleep until it is free. Whoever takes it

@@ -26,8 +26,9 @@ final class Serializer: @unchecked Sendable {
     /// pointer walks, never while user code runs.
     static let graphLock = Lock()
 
-    /// Held for the whole of a pass over the graph.
-    let lock = Lock()
+    /// Held for the whole of a pass over the graph. Inline: `isIdle` reads its state
+    /// word on every settled run, one load from the serializer.
+    let lock = InlineLock()
     /// Set, with `lock` held, when this serializer is merged into another: from then on
     /// the graph's passes hold the other one's lock, so this one's being free no longer
     /// means the graph is idle.

@@ -831,19 +831,14 @@ public func dfs_diffuser_run(_ diffuser: OpaquePointer?, _ value: UnsafeRawPoint
     // diffuser alive with a hazard record while the check reads it.
     let handle = UInt(bitPattern: diffuser)
     guard let hazard = dfsi_settled_enter(handle) else {
-        return runLocked(diffuser, value, checked: false)
+        return runLocked(diffuser, value, checked: false, claiming: true)
     }
     guard let gate = dfsi_settled_gate(handle) else {
         dfsi_settled_leave(hazard)
         return runLocked(diffuser, value, checked: false)
     }
-    // The value as a `CValue`, in room the stack protector does not watch: it is only
-    // read, in place, by the check.
-    let settled = _withUnprotectedUnsafeTemporaryAllocation(of: CValue.self, capacity: 1) { room in
-        let held = room.baseAddress.unsafelyUnwrapped
-        held.initialize(to: CValue(value))
-        return SettledCheck<CValue>(gateAddress: gate).isSettled(at: held)
-    }
+    // Published gates identify a `CValue` by its pointer (`lookupForRun`).
+    let settled = SettledCheck<CValue>(gateAddress: gate).isSettled(identifiedBy: UInt(bitPattern: value))
     dfsi_settled_leave(hazard)
     if settled { return DFS_OK }
     return runLocked(diffuser, value, checked: true)
@@ -852,11 +847,15 @@ public func dfs_diffuser_run(_ diffuser: OpaquePointer?, _ value: UnsafeRawPoint
 /// `dfs_diffuser_run` when the settled path did not answer: the run under the handle
 /// table's lock, which also reports a NULL or stale handle. `checked`: the settled path
 /// found the run not settled (a pass that follows anyway does nothing more than the
-/// check would have saved: the root gate compares and stops).
+/// check would have saved: the root gate compares and stops). `claiming`: the thread
+/// has no hazard record yet; it gets one (once the handle is published, there is a
+/// settled path), so that its next runs may be settled without the lock.
 @inline(never)
-private func runLocked(_ diffuser: OpaquePointer?, _ value: UnsafeRawPointer?, checked: Bool) -> dfs_status {
+private func runLocked(_ diffuser: OpaquePointer?, _ value: UnsafeRawPointer?, checked: Bool,
+                       claiming: Bool = false) -> dfs_status {
     guarded {
         let target = try handles.lookupForRun(diffuser)
+        if claiming { dfsi_settled_claim() }
         // Not checked yet (the handle's first run, the settled path off, or this thread
         // without a hazard record): `target` keeps the diffuser alive for the check.
         if !checked, target.settled.isSettled(on: CValue(value)) { return }

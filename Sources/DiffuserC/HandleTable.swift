@@ -129,8 +129,11 @@ final class HandleTable: @unchecked Sendable {
         guard let handle else { throw CError.null("diffuser") }
         let object: AnyObject? = lock.withLock {
             guard let index = liveSlot(handle, .diffuser), let object = slots[index].object else { return nil }
-            if dfsi_settled_published(UInt(bitPattern: handle)) == 0,
-               let gate = unsafeDowncast(object, to: CDiffuser.self).settled.gateAddress {
+            // Only a gate whose C values are identified by their pointer, which
+            // `dfs_diffuser_run` then compares alone (`isSettled(identifiedBy:)`).
+            let settled = unsafeDowncast(object, to: CDiffuser.self).settled
+            if dfsi_settled_published(UInt(bitPattern: handle)) == 0, settled.identifiedByWord,
+               let gate = settled.gateAddress {
                 dfsi_settled_publish(UInt(bitPattern: handle), gate)
             }
             return object

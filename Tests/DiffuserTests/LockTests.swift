@@ -16,7 +16,7 @@ final class LockTests: XCTestCase {
             }
         }
         XCTAssertEqual(racy.value, threads * perThread)
-        XCTAssertEqual(lock.state.load(ordering: .relaxed), 0, "the lock ends free")
+        XCTAssertEqual(lock.inline.state.load(ordering: .relaxed), 0, "the lock ends free")
     }
 
     func testWaitersThatSleepAreAllWokenAndServed() {
@@ -40,24 +40,24 @@ final class LockTests: XCTestCase {
         // A waiter marks the lock contended before it sleeps; then give the others time
         // to reach their sleep too (not needed for the test to pass, only to exercise it).
         var polls = 0
-        while lock.state.load(ordering: .relaxed) != 2 && polls < 10_000 {
+        while lock.inline.state.load(ordering: .relaxed) != 2 && polls < 10_000 {
             usleep(1_000)
             polls += 1
         }
-        XCTAssertEqual(lock.state.load(ordering: .relaxed), 2, "waiters marked the lock contended")
+        XCTAssertEqual(lock.inline.state.load(ordering: .relaxed), 2, "waiters marked the lock contended")
         usleep(50_000)
         XCTAssertEqual(racy.value, 0, "nobody got in while the lock was held")
         lock.unlock()
         XCTAssertEqual(done.wait(timeout: .now() + 10), .success, "every waiter was woken")
         XCTAssertEqual(racy.value, waiters)
-        XCTAssertEqual(lock.state.load(ordering: .relaxed), 0)
+        XCTAssertEqual(lock.inline.state.load(ordering: .relaxed), 0)
     }
 
     func testWithLockReleasesWhenTheBodyThrows() {
         struct Boom: Error {}
         let lock = Lock()
         XCTAssertThrowsError(try lock.withLock { throw Boom() })
-        XCTAssertEqual(lock.state.load(ordering: .relaxed), 0)
+        XCTAssertEqual(lock.inline.state.load(ordering: .relaxed), 0)
         // And it can be taken again at once.
         XCTAssertEqual(lock.withLock { 42 }, 42)
     }

@@ -44,15 +44,15 @@ void dfsi_settled_quiesce(uintptr_t handle);
 
 #include <stdatomic.h>
 
-enum {
-    DFSI_CHUNK_BITS = 10,
-    DFSI_CHUNK_SIZE = 1 << DFSI_CHUNK_BITS,
-    DFSI_CHUNK_COUNT = 1 << 12,  /* 4M handle slots; runs of handles beyond take the lock */
-};
+/* Handle slots the settled path serves: 4M; runs of handles beyond take the lock. */
+#define DFSI_SETTLED_SLOTS ((uintptr_t)1 << 22)
 
-/* What the settled path knows of one handle slot. generation 0: nothing published. */
+/* What the settled path knows of one handle slot: the handle published there (0: none)
+ * and the address of its diffuser's root gate. The whole handle, not only its
+ * generation, so that a run finds its entry with a mask and no bounds test: a handle
+ * beyond the slots the table serves is never published, and finds another's entry. */
 typedef struct dfsi_settled_entry {
-    _Atomic uint32_t generation;
+    _Atomic uintptr_t handle;
     _Atomic(void *) gate;
 } dfsi_settled_entry;
 
@@ -63,38 +63,80 @@ typedef struct dfsi_hazard {
     struct dfsi_hazard *next;
 } dfsi_hazard;
 
-extern _Atomic(dfsi_settled_entry *) dfsi_settled_chunks[DFSI_CHUNK_COUNT];
+/* The entries, indexed by slot: DFSI_SETTLED_SLOTS of them in one mapping reserved at
+ * the first publish and never unmapped, so that finding an entry is one load and any
+ * entry may be read at any time (pages never written read as zeros: not published).
+ * NULL until then, and for good if there is no settled path. */
+extern _Atomic(dfsi_settled_entry *) dfsi_settled_table;
 
-/* The entry of `handle`'s slot, or NULL if its chunk was never made. */
+/* How runs order their hazard record against a release (settled_run.c): 0, no settled
+ * path; 1, releases use membarrier and a run needs no fence; 2, a run fences. Set
+ * after the table, before any thread claims a hazard record. */
+extern _Atomic int dfsi_settled_mode;
+
+/* This thread's hazard record, NULL until its first run of a published handle claims
+ * one (which it does only once there is a settled path, so a thread with a record
+ * finds the table mapped). Initial-exec: the library's thread-locals are a few words,
+ * well within the static TLS that the dynamic loader keeps for libraries loaded later
+ * (dlopen, as the JVM loads it), so a run reads its record at a fixed offset from the
+ * thread pointer, with no call, whether the code is compiled as C or as Swift. */
+extern __thread dfsi_hazard *dfsi_thread_hazard __attribute__((tls_model("initial-exec")));
+
+/* The index of `handle`'s slot in the table (the slot's index + 1 is in the handle's
+ * low half), wrapped to the table's size. */
+static inline uintptr_t dfsi_settled_index(uintptr_t handle) {
+    return (handle - 1) & (DFSI_SETTLED_SLOTS - 1);
+}
+
+/* The entry that is `handle`'s if anything of it is published, or NULL when there is
+ * no table or the handle's slot is beyond it (it is then never published). For
+ * publishing and retracting, with the handle table's lock held. */
 static inline dfsi_settled_entry *dfsi_settled_entry_of(uintptr_t handle) {
-    size_t index = (size_t)(uint32_t)handle - 1; /* the slot's index + 1 is in the low half */
-    if (index >= (size_t)DFSI_CHUNK_SIZE * DFSI_CHUNK_COUNT) return NULL;
-    dfsi_settled_entry *chunk =
-        atomic_load_explicit(&dfsi_settled_chunks[index >> DFSI_CHUNK_BITS], memory_order_acquire);
-    return chunk == NULL ? NULL : &chunk[index & (DFSI_CHUNK_SIZE - 1)];
+    dfsi_settled_entry *table = atomic_load_explicit(&dfsi_settled_table, memory_order_acquire);
+    if (table == NULL || (uintptr_t)(uint32_t)handle - 1 >= DFSI_SETTLED_SLOTS) return NULL;
+    return &table[dfsi_settled_index(handle)];
 }
 
 /* Whether `handle` is published already, so that dfsi_settled_publish would do nothing.
  * Call with the handle table's lock held, as publishing and retracting are. */
 static inline int dfsi_settled_published(uintptr_t handle) {
     dfsi_settled_entry *e = dfsi_settled_entry_of(handle);
-    return e != NULL && atomic_load_explicit(&e->generation, memory_order_relaxed) == (uint32_t)(handle >> 32);
+    return e != NULL && atomic_load_explicit(&e->handle, memory_order_relaxed) == handle;
+}
+
+/* Gives the calling thread a hazard record if it has none and there is a settled path,
+ * so that its next runs can take that path: called by runs that took the lock. */
+void dfsi_settled_claim(void);
+
+/* Stores `handle` in the hazard record `h`, visible to releases before the check reads
+ * the diffuser: with membarrier, releases make it visible, so the compiler only must not
+ * move it; otherwise a full fence. */
+static inline dfsi_hazard *dfsi_settled_hold(dfsi_hazard *h, uintptr_t handle, int mode) {
+    atomic_store_explicit(&h->handle, handle, memory_order_relaxed);
+    if (mode == 1)
+        atomic_signal_fence(memory_order_seq_cst);
+    else
+        atomic_thread_fence(memory_order_seq_cst);
+    return h;
 }
 
 /* Starts a settled check of `handle`: stores it in this thread's hazard record and
- * returns the record, or NULL when there is no settled path (then the run takes the
- * lock). While the record holds the handle, the diffuser of the gate that
- * dfsi_settled_gate finds stays alive. Reads no diffuser, takes no lock. A function of
- * its own, compiled as C: there the thread's record is read through a TLS descriptor
- * (see CMakeLists.txt), which Swift's code generation does not use. */
-dfsi_hazard *dfsi_settled_enter(uintptr_t handle);
+ * returns the record, or NULL when the thread has none (then the run takes the lock,
+ * and claims one for the next: dfsi_settled_claim). While the record holds the handle,
+ * the diffuser of the gate that dfsi_settled_gate finds stays alive. Reads no diffuser,
+ * takes no lock, calls nothing. */
+static inline dfsi_hazard *dfsi_settled_enter(uintptr_t handle) {
+    dfsi_hazard *h = dfsi_thread_hazard;
+    if (__builtin_expect(h == NULL, 0)) return NULL;
+    return dfsi_settled_hold(h, handle, atomic_load_explicit(&dfsi_settled_mode, memory_order_relaxed));
+}
 
-/* The root gate published for `handle`, or NULL; call between dfsi_settled_enter and
- * dfsi_settled_leave. */
+/* The root gate published for `handle`, or NULL; call between a dfsi_settled_enter that
+ * returned a record (so the table is mapped) and dfsi_settled_leave. */
 static inline void *dfsi_settled_gate(uintptr_t handle) {
-    dfsi_settled_entry *e = dfsi_settled_entry_of(handle);
-    if (e == NULL || atomic_load_explicit(&e->generation, memory_order_acquire) != (uint32_t)(handle >> 32))
-        return NULL;
+    dfsi_settled_entry *table = atomic_load_explicit(&dfsi_settled_table, memory_order_relaxed);
+    dfsi_settled_entry *e = &table[dfsi_settled_index(handle)];
+    if (atomic_load_explicit(&e->handle, memory_order_acquire) != handle) return NULL;
     return atomic_load_explicit(&e->gate, memory_order_relaxed);
 }
 
