@@ -11,8 +11,8 @@
  *
  *  - The handle table publishes a diffuser handle here the first time it is run (under
  *    its lock): an entry, indexed by the handle's slot, that holds the handle and the
- *    address of the diffuser's root gate. Entries live in one mapping that is never
- *    unmapped, so reading one is always safe.
+ *    address of the diffuser's root gate. Entries live in a static array, so reading
+ *    one is always safe.
  *  - A run stores its handle in its thread's hazard record, then reads the entry; if it
  *    holds the handle, it checks the gate, then clears its hazard record.
  *  - Releasing the last reference to a published handle clears the entry (under the
@@ -32,7 +32,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #if defined(__linux__)
 #include <linux/membarrier.h>
@@ -45,7 +44,7 @@ enum {
     SETTLED_FENCE = 2,      /* runs order their hazard record with a fence */
 };
 
-_Atomic(dfsi_settled_entry *) dfsi_settled_table;
+dfsi_settled_entry dfsi_settled_entries[DFSI_SETTLED_SLOTS];
 _Atomic int dfsi_settled_mode = SETTLED_OFF;
 __thread dfsi_hazard *dfsi_thread_hazard;
 
@@ -89,27 +88,12 @@ static void forked_child(void) {
         atomic_store_explicit(&dfsi_settled_mode, SETTLED_FENCE, memory_order_relaxed);
 }
 
-/* The entries (see dfsi_settled_table): 64 MiB of address space, of which only the
- * pages holding published entries are ever written and so given memory. */
-static dfsi_settled_entry *map_table(void) {
-    void *table = mmap(NULL, DFSI_SETTLED_SLOTS * sizeof(dfsi_settled_entry), PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    return table == MAP_FAILED ? NULL : table;
-}
-
 static void decide_mode(void) {
-    dfsi_settled_entry *table = map_table();
-    if (table == NULL) return; /* stays off */
-    if (pthread_key_create(&hazard_key, hazard_thread_ended) != 0) {
-        munmap(table, DFSI_SETTLED_SLOTS * sizeof(dfsi_settled_entry));
-        return;
-    }
+    if (pthread_key_create(&hazard_key, hazard_thread_ended) != 0) return; /* stays off */
     if (pthread_atfork(NULL, NULL, forked_child) != 0) {
         pthread_key_delete(hazard_key);
-        munmap(table, DFSI_SETTLED_SLOTS * sizeof(dfsi_settled_entry));
         return;
     }
-    atomic_store_explicit(&dfsi_settled_table, table, memory_order_release);
     int chosen = membarrier_ready() ? SETTLED_MEMBARRIER : SETTLED_FENCE;
     atomic_store_explicit(&dfsi_settled_mode, chosen, memory_order_release);
 }

@@ -44,8 +44,8 @@ void dfsi_settled_quiesce(uintptr_t handle);
 
 #include <stdatomic.h>
 
-/* Handle slots the settled path serves: 4M; runs of handles beyond take the lock. */
-#define DFSI_SETTLED_SLOTS ((uintptr_t)1 << 22)
+/* Handle slots the settled path serves: 1M; runs of handles beyond take the lock. */
+#define DFSI_SETTLED_SLOTS ((uintptr_t)1 << 20)
 
 /* What the settled path knows of one handle slot: the handle published there (0: none)
  * and the address of its diffuser's root gate. The whole handle, not only its
@@ -63,20 +63,20 @@ typedef struct dfsi_hazard {
     struct dfsi_hazard *next;
 } dfsi_hazard;
 
-/* The entries, indexed by slot: DFSI_SETTLED_SLOTS of them in one mapping reserved at
- * the first publish and never unmapped, so that finding an entry is one load and any
- * entry may be read at any time (pages never written read as zeros: not published).
- * NULL until then, and for good if there is no settled path. */
-extern _Atomic(dfsi_settled_entry *) dfsi_settled_table;
+/* The entries, indexed by slot. A static array, so that a run finds its entry at an
+ * address computed from the handle, with no load before it: 16 MiB of zero-filled
+ * storage (.bss), of which only the pages holding published entries are ever written
+ * and so given memory; any entry may be read at any time (an entry never written holds
+ * handle 0: not published). */
+extern dfsi_settled_entry dfsi_settled_entries[DFSI_SETTLED_SLOTS];
 
 /* How runs order their hazard record against a release (settled_run.c): 0, no settled
- * path; 1, releases use membarrier and a run needs no fence; 2, a run fences. Set
- * after the table, before any thread claims a hazard record. */
+ * path; 1, releases use membarrier and a run needs no fence; 2, a run fences. Set at
+ * the first publish, before any thread claims a hazard record. */
 extern _Atomic int dfsi_settled_mode;
 
-/* This thread's hazard record, NULL until its first run of a published handle claims
- * one (which it does only once there is a settled path, so a thread with a record
- * finds the table mapped). Initial-exec: the library's thread-locals are a few words,
+/* This thread's hazard record, NULL until a run claims one (which it does only once
+ * there is a settled path). Initial-exec: the library's thread-locals are a few words,
  * well within the static TLS that the dynamic loader keeps for libraries loaded later
  * (dlopen, as the JVM loads it), so a run reads its record at a fixed offset from the
  * thread pointer, with no call, whether the code is compiled as C or as Swift. */
@@ -88,13 +88,12 @@ static inline uintptr_t dfsi_settled_index(uintptr_t handle) {
     return (handle - 1) & (DFSI_SETTLED_SLOTS - 1);
 }
 
-/* The entry that is `handle`'s if anything of it is published, or NULL when there is
- * no table or the handle's slot is beyond it (it is then never published). For
- * publishing and retracting, with the handle table's lock held. */
+/* The entry that is `handle`'s if anything of it is published, or NULL when the
+ * handle's slot is beyond the table (it is then never published). For publishing and
+ * retracting, with the handle table's lock held. */
 static inline dfsi_settled_entry *dfsi_settled_entry_of(uintptr_t handle) {
-    dfsi_settled_entry *table = atomic_load_explicit(&dfsi_settled_table, memory_order_acquire);
-    if (table == NULL || (uintptr_t)(uint32_t)handle - 1 >= DFSI_SETTLED_SLOTS) return NULL;
-    return &table[dfsi_settled_index(handle)];
+    if ((uintptr_t)(uint32_t)handle - 1 >= DFSI_SETTLED_SLOTS) return NULL;
+    return &dfsi_settled_entries[dfsi_settled_index(handle)];
 }
 
 /* Whether `handle` is published already, so that dfsi_settled_publish would do nothing.
@@ -132,10 +131,9 @@ static inline dfsi_hazard *dfsi_settled_enter(uintptr_t handle) {
 }
 
 /* The root gate published for `handle`, or NULL; call between a dfsi_settled_enter that
- * returned a record (so the table is mapped) and dfsi_settled_leave. */
+ * returned a record and dfsi_settled_leave. */
 static inline void *dfsi_settled_gate(uintptr_t handle) {
-    dfsi_settled_entry *table = atomic_load_explicit(&dfsi_settled_table, memory_order_relaxed);
-    dfsi_settled_entry *e = &table[dfsi_settled_index(handle)];
+    dfsi_settled_entry *e = &dfsi_settled_entries[dfsi_settled_index(handle)];
     if (atomic_load_explicit(&e->handle, memory_order_acquire) != handle) return NULL;
     return atomic_load_explicit(&e->gate, memory_order_relaxed);
 }
