@@ -26,6 +26,27 @@ struct ChildNodes<A> {
     @inlinable
     var count: Int { nodes.count }
 
+    /// The step a fan-out of `Steps` runs over these children, for a binding whose maps
+    /// take a few forms of transform: one loop for children that are all maps of one
+    /// form (`T1`, `T2`, `T3` or `T4`, in that order of preference) or of one pair
+    /// (`T1` or `T2`, `T3` or `T4`), else each child in turn. Chosen once, when the
+    /// fan-out is made.
+    @inlinable
+    func step<Steps: FanOutSteps, T1: TransformFunction, T2: TransformFunction,
+              T3: TransformFunction, T4: TransformFunction>(
+        of _: Steps.Type, mapsCalling _: (T1.Type, T2.Type), or _: (T3.Type, T4.Type)
+    ) -> Node<A>.Step
+    where Steps.Value == A, T1.Input == A, T2.Input == A, T3.Input == A, T4.Input == A,
+          T1.Output == T2.Output, T3.Output == T4.Output {
+        allAreLendingMaps(calling: T1.self) ? Steps.runMaps(calling: T1.self)
+            : allAreLendingMaps(calling: T2.self) ? Steps.runMaps(calling: T2.self)
+            : allAreLendingMaps(calling: T1.self, or: T2.self) ? Steps.runMaps(calling: T1.self, or: T2.self)
+            : allAreLendingMaps(calling: T3.self) ? Steps.runMaps(calling: T3.self)
+            : allAreLendingMaps(calling: T4.self) ? Steps.runMaps(calling: T4.self)
+            : allAreLendingMaps(calling: T3.self, or: T4.self) ? Steps.runMaps(calling: T3.self, or: T4.self)
+            : Steps.runChildren
+    }
+
     /// Child `i`, unretained: valid while the owning node lives.
     @inlinable
     subscript(i: Int) -> Unmanaged<Node<A>> { nodes[i] }
@@ -180,4 +201,20 @@ struct ChildNodes<A> {
         for child in nodes { child.release() }
         nodes.deallocate()
     }
+}
+
+/// The steps of a kind of fan-out node, for `ChildNodes.step(of:mapsCalling:or:)` to
+/// choose from.
+@usableFromInline
+protocol FanOutSteps {
+    associatedtype Value
+    /// The step whose children are all maps calling `Transform`, run in one loop.
+    static func runMaps<Transform: TransformFunction>(calling _: Transform.Type) -> Node<Value>.Step
+    where Transform.Input == Value
+    /// The step whose children are all maps calling `First` or `Second`, run in one loop.
+    static func runMaps<First: TransformFunction, Second: TransformFunction>(
+        calling _: First.Type, or _: Second.Type
+    ) -> Node<Value>.Step where First.Input == Value, Second.Input == Value, First.Output == Second.Output
+    /// The step whose children are run one by one.
+    static func runChildren(_ node: Node<Value>, _ value: Value) throws
 }

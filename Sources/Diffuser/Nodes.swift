@@ -19,7 +19,10 @@ final class EffectNode<A, Effect: EffectFunction>: Node<A> where Effect.Value ==
 
 /// Runs every child, in order, on every value: `intoAlways(children)`.
 @usableFromInline
-final class FanOutNode<A>: Node<A> {
+final class FanOutNode<A>: Node<A>, FanOutSteps {
+    @usableFromInline
+    typealias Value = A
+
     @usableFromInline
     let children: ChildNodes<A>
 
@@ -39,13 +42,7 @@ final class FanOutNode<A>: Node<A> {
     ) where T1.Input == A, T2.Input == A, T3.Input == A, T4.Input == A, T1.Output == T2.Output, T3.Output == T4.Output {
         let children = ChildNodes(children)
         self.children = children
-        super.init(step: children.allAreLendingMaps(calling: T1.self) ? FanOutNode.runMaps(calling: T1.self)
-            : children.allAreLendingMaps(calling: T2.self) ? FanOutNode.runMaps(calling: T2.self)
-            : children.allAreLendingMaps(calling: T1.self, or: T2.self) ? FanOutNode.runMaps(calling: T1.self, or: T2.self)
-            : children.allAreLendingMaps(calling: T3.self) ? FanOutNode.runMaps(calling: T3.self)
-            : children.allAreLendingMaps(calling: T4.self) ? FanOutNode.runMaps(calling: T4.self)
-            : children.allAreLendingMaps(calling: T3.self, or: T4.self) ? FanOutNode.runMaps(calling: T3.self, or: T4.self)
-            : FanOutNode.runChildren)
+        super.init(step: children.step(of: FanOutNode.self, mapsCalling: (T1.self, T2.self), or: (T3.self, T4.self)))
     }
 
     /// The step of a fan-out whose children are all maps calling `Transform`, run in one
@@ -161,7 +158,10 @@ where Change.Value == A, Effect.Value == A {
 /// A pass that gets through the gate runs the children in its own step, so a changed
 /// value costs one step call less, and the tree one node less per `intoAll`.
 @usableFromInline
-final class EqualityAllNode<A, Equality: EqualityFunction>: GateNode<A, A?> where Equality.Value == A {
+final class EqualityAllNode<A, Equality: EqualityFunction>: GateNode<A, A?>, FanOutSteps where Equality.Value == A {
+    @usableFromInline
+    typealias Value = A
+
     @usableFromInline
     let equality: Equality
     @usableFromInline
@@ -188,13 +188,7 @@ final class EqualityAllNode<A, Equality: EqualityFunction>: GateNode<A, A?> wher
         _ equality: Equality, _ children: [Diffuser<A>], mapsCalling _: (T1.Type, T2.Type), or _: (T3.Type, T4.Type)
     ) where T1.Input == A, T2.Input == A, T3.Input == A, T4.Input == A, T1.Output == T2.Output, T3.Output == T4.Output {
         let list = ChildNodes(children)
-        self.init(equality, list, step: list.allAreLendingMaps(calling: T1.self) ? EqualityAllNode.runMaps(calling: T1.self)
-            : list.allAreLendingMaps(calling: T2.self) ? EqualityAllNode.runMaps(calling: T2.self)
-            : list.allAreLendingMaps(calling: T1.self, or: T2.self) ? EqualityAllNode.runMaps(calling: T1.self, or: T2.self)
-            : list.allAreLendingMaps(calling: T3.self) ? EqualityAllNode.runMaps(calling: T3.self)
-            : list.allAreLendingMaps(calling: T4.self) ? EqualityAllNode.runMaps(calling: T4.self)
-            : list.allAreLendingMaps(calling: T3.self, or: T4.self) ? EqualityAllNode.runMaps(calling: T3.self, or: T4.self)
-            : EqualityAllNode.runChildren)
+        self.init(equality, list, step: list.step(of: EqualityAllNode.self, mapsCalling: (T1.self, T2.self), or: (T3.self, T4.self)))
     }
 
     /// The step of a gate whose children are all maps calling `Transform`, run in one
