@@ -70,6 +70,13 @@ public protocol TransformFunction {
     /// `select(_:into:)` for a value that `check(_:)` accepted, which it need not check
     /// again. The default is `select(_:into:)`.
     func select(checked value: Input, into part: UnsafeMutablePointer<Output>) throws -> Bool
+    /// `select(checked:into:)` by the transform at `transform`, read where it lies: what
+    /// a fan-out that keeps its maps' transforms in an array calls (see `ChildNodes`,
+    /// lanes). The default calls `select(checked:into:)` on a copy of the transform,
+    /// which retains what it holds; a conformance that holds references can read just
+    /// the fields it needs, which copies nothing.
+    static func select(checked value: Input, lentFrom transform: UnsafePointer<Self>,
+                       into part: UnsafeMutablePointer<Output>) throws -> Bool
 }
 
 extension TransformFunction {
@@ -97,6 +104,13 @@ extension TransformFunction {
     @inline(__always)
     public func select(checked value: Input, into part: UnsafeMutablePointer<Output>) throws -> Bool {
         try select(value, into: part)
+    }
+
+    @inlinable
+    @inline(__always)
+    public static func select(checked value: Input, lentFrom transform: UnsafePointer<Self>,
+                              into part: UnsafeMutablePointer<Output>) throws -> Bool {
+        try transform.pointee.select(checked: value, into: part)
     }
 }
 

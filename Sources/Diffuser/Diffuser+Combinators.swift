@@ -282,9 +282,10 @@ extension Diffuser {
     /// transform, in two pairs: each pair is two variants of one kind of transform, which
     /// check values alike (see `TransformFunction.check(_:)`). A fan-out whose children
     /// are all maps over gates, calling one form, or the two forms of one pair, runs them
-    /// in one loop (see `ChildNodes.runLendingMaps(_:calling:childGatesHold:)`); one form
-    /// is the faster loop. Behaves exactly as `intoAll(comparing:_:)`; only the speed of a
-    /// pass differs.
+    /// in one loop (see `ChildNodes.runLanes(_:calling:childGatesHold:)`); for one form
+    /// it keeps the maps' gates and transforms instead of the maps, which is smaller and
+    /// faster (see `ChildNodes`, lanes). Behaves exactly as `intoAll(comparing:_:)`; only
+    /// the speed of a pass and the memory differ.
     @_spi(Bindings)
     @inlinable
     public static func intoAll<

@@ -23,7 +23,7 @@ class GateNode<A, Cached>: CachingNode<A, Cached> {
         @inline(__always) set { flags = newValue ? flags | GateFlags.judgedChanged : flags & ~GateFlags.judgedChanged }
     }
     /// Whether every child of this gate, all maps run in one loop, goes to a gate that
-    /// holds a value (see `ChildNodes.runLendingMaps(_:calling:childGatesHold:)`): once
+    /// holds a value (see `ChildNodes.runLanes(_:calling:childGatesHold:)`): once
     /// true, true for good, so the loop stops asking.
     @inlinable
     final var childGatesHold: Bool {
@@ -333,6 +333,6 @@ enum GateFlags {
     @usableFromInline static let judgedChanged: UInt8 = 1
     @usableFromInline static let identityDecides: UInt8 = 2
     /// Set on a gate over children run in one loop once every child's gate holds a value
-    /// (see `ChildNodes.runLendingMaps(_:calling:childGatesHold:)`).
+    /// (see `ChildNodes.runLanes(_:calling:childGatesHold:)`).
     @usableFromInline static let childGatesHold: UInt8 = 4
 }

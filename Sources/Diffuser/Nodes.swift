@@ -34,25 +34,26 @@ final class FanOutNode<A>: Node<A>, FanOutSteps {
 
     /// A fan-out for a binding that makes its maps with a few forms of transform: when
     /// every child is a map over a gate, all of one form or of one pair, it runs the maps'
-    /// work in its own loop (see `ChildNodes.runLendingMaps(_:calling:childGatesHold:)`).
+    /// work in its own loop, and for one form keeps no map (see `ChildNodes`, lanes).
     /// Otherwise the same as `init(_:)`.
     @inlinable
     init<T1: TransformFunction, T2: TransformFunction, T3: TransformFunction, T4: TransformFunction>(
         _ children: [Diffuser<A>], mapsCalling _: (T1.Type, T2.Type), or _: (T3.Type, T4.Type)
     ) where T1.Input == A, T2.Input == A, T3.Input == A, T4.Input == A, T1.Output == T2.Output, T3.Output == T4.Output {
-        let children = ChildNodes(children)
+        let (children, step) = ChildNodes.fanOut(children, of: FanOutNode.self,
+                                                 mapsCalling: (T1.self, T2.self), or: (T3.self, T4.self))
         self.children = children
-        super.init(step: children.step(of: FanOutNode.self, mapsCalling: (T1.self, T2.self), or: (T3.self, T4.self)))
+        super.init(step: step)
     }
 
-    /// The step of a fan-out whose children are all maps calling `Transform`, run in one
-    /// loop.
+    /// The step of a fan-out whose children are lanes of maps calling `Transform`, run
+    /// in one loop.
     @inlinable
-    static func runMaps<Transform: TransformFunction>(calling _: Transform.Type) -> Step where Transform.Input == A {
+    static func runLanes<Transform: TransformFunction>(calling _: Transform.Type) -> Step where Transform.Input == A {
         { node, value in
             // Not told whether the gates hold values: a fan-out has no room for that flag,
             // and `intoAlways` over maps is rare.
-            _ = try unsafeDowncast(node, to: FanOutNode<A>.self).children.runLendingMaps(
+            _ = try unsafeDowncast(node, to: FanOutNode<A>.self).children.runLanes(
                 value, calling: Transform.self, childGatesHold: false)
         }
     }
@@ -182,23 +183,24 @@ final class EqualityAllNode<A, Equality: EqualityFunction>: GateNode<A, A?>, Fan
 
     /// The same for a binding that makes its maps with a few forms of transform: when
     /// every child is a map over a gate, all of one form or of one pair, the children run
-    /// in one loop (see `ChildNodes.runLendingMaps(_:calling:childGatesHold:)`).
+    /// in one loop, and for one form no map is kept (see `ChildNodes`, lanes).
     @inlinable
     convenience init<T1: TransformFunction, T2: TransformFunction, T3: TransformFunction, T4: TransformFunction>(
         _ equality: Equality, _ children: [Diffuser<A>], mapsCalling _: (T1.Type, T2.Type), or _: (T3.Type, T4.Type)
     ) where T1.Input == A, T2.Input == A, T3.Input == A, T4.Input == A, T1.Output == T2.Output, T3.Output == T4.Output {
-        let list = ChildNodes(children)
-        self.init(equality, list, step: list.step(of: EqualityAllNode.self, mapsCalling: (T1.self, T2.self), or: (T3.self, T4.self)))
+        let (list, step) = ChildNodes.fanOut(children, of: EqualityAllNode.self,
+                                             mapsCalling: (T1.self, T2.self), or: (T3.self, T4.self))
+        self.init(equality, list, step: step)
     }
 
-    /// The step of a gate whose children are all maps calling `Transform`, run in one
-    /// loop.
+    /// The step of a gate whose children are lanes of maps calling `Transform`, run in
+    /// one loop.
     @inlinable
-    static func runMaps<Transform: TransformFunction>(calling _: Transform.Type) -> Step where Transform.Input == A {
+    static func runLanes<Transform: TransformFunction>(calling _: Transform.Type) -> Step where Transform.Input == A {
         { node, value in
             let me = unsafeDowncast(node, to: EqualityAllNode<A, Equality>.self)
             try me.pass(value) {
-                if try me.children.runLendingMaps($0, calling: Transform.self, childGatesHold: me.childGatesHold) {
+                if try me.children.runLanes($0, calling: Transform.self, childGatesHold: me.childGatesHold) {
                     me.childGatesHold = true
                 }
             }
@@ -366,21 +368,33 @@ where Transform.Input == A, Transform.Output == B {
     }
 
     /// Hands `use` the part of `value`, where it lies on the stack, then disposes of it
-    /// as the transform said.
+    /// as the transform said (see `TransformFunction.withPart(of:checked:_:)`).
+    @inlinable
+    @inline(__always)
+    final func withPart<Use: LentPartUse>(of value: A, checked: Bool = false, _ use: Use) throws where Use.Part == B {
+        try transform.withPart(of: value, checked: checked, use)
+    }
+
+    override func forEachChild(_ body: (AnyNode) -> Void) { body(child) }
+}
+
+extension TransformFunction {
+    /// Hands `use` the part of `value`, where it lies on the stack, then disposes of it
+    /// as this transform said: what a map does with a transform that lends its parts.
     ///
-    /// The room is one `B`, written by the transform and read in place. The stack
+    /// The room is one `Output`, written by the transform and read in place. The stack
     /// protector's canary, which the protected form of the allocation would add to every
     /// map's step, guards nothing that a transform writing out of bounds would not
     /// already have broken, and would cost 5 instructions a step (a C map's takes 39).
     ///
-    /// `checked`: the transform's `check(_:)` accepted `value` already (see
-    /// `ChildNodes.runLendingMaps(_:calling:childGatesHold:)`).
+    /// `checked`: `check(_:)` accepted `value` already (see
+    /// `ChildNodes.runLanes(_:calling:childGatesHold:)`).
     @inlinable
     @inline(__always)
-    final func withPart<Use: LentPartUse>(of value: A, checked: Bool = false, _ use: Use) throws where Use.Part == B {
-        try _withUnprotectedUnsafeTemporaryAllocation(of: B.self, capacity: 1) { room in
+    func withPart<Use: LentPartUse>(of value: Input, checked: Bool = false, _ use: Use) throws where Use.Part == Output {
+        try _withUnprotectedUnsafeTemporaryAllocation(of: Output.self, capacity: 1) { room in
             let part = room.baseAddress.unsafelyUnwrapped
-            if try checked ? transform.select(checked: value, into: part) : transform.select(value, into: part) {
+            if try checked ? select(checked: value, into: part) : select(value, into: part) {
                 defer { part.deinitialize(count: 1) }
                 try use.use(part)
             } else {
@@ -389,7 +403,22 @@ where Transform.Input == A, Transform.Output == B {
         }
     }
 
-    override func forEachChild(_ body: (AnyNode) -> Void) { body(child) }
+    /// `withPart(of:checked:_:)` by the transform at `transform`, read where it lies (see
+    /// `select(checked:lentFrom:into:)`), for a `value` that `check(_:)` accepted.
+    @inlinable
+    @inline(__always)
+    static func withPart<Use: LentPartUse>(of value: Input, lentFrom transform: UnsafePointer<Self>, _ use: Use) throws
+    where Use.Part == Output {
+        try _withUnprotectedUnsafeTemporaryAllocation(of: Output.self, capacity: 1) { room in
+            let part = room.baseAddress.unsafelyUnwrapped
+            if try select(checked: value, lentFrom: transform, into: part) {
+                defer { part.deinitialize(count: 1) }
+                try use.use(part)
+            } else {
+                try use.use(part)
+            }
+        }
+    }
 }
 
 /// What a map does with a part it made on its stack (see `MapNode.withPart`): a value

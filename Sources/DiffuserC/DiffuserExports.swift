@@ -234,9 +234,19 @@ struct CTransform<Outputs: OutputOwnership>: TransformFunction {
     /// goes), not into a local of this function's, so that no stack canary is needed.
     @inline(__always)
     func select(_ value: CValue, into part: UnsafeMutablePointer<CValue>) throws -> Bool {
+        try withUnsafePointer(to: self) { try Self.select(checked: value, lentFrom: $0, into: part) }
+    }
+
+    /// `select(_:into:)` by the transform at `transform`, reading only its function and
+    /// context, and its extras only for an owned output: a copy of the transform would
+    /// retain its extras at every part.
+    @inline(__always)
+    static func select(checked value: CValue, lentFrom transform: UnsafePointer<CTransform>,
+                       into part: UnsafeMutablePointer<CValue>) throws -> Bool {
+        let owned = Outputs.owns ? transform.pointee.owned : nil
         let result = try part.withMemoryRebound(to: UnsafeRawPointer?.self, capacity: 1) { slot in
             slot.initialize(to: nil)
-            return try output(of: value.pointer, into: slot)
+            return try output(transform.pointee.fn, transform.pointee.ctx, owned, of: value.pointer, into: slot)
         }
         guard let owned, result != nil else {
             part.initialize(to: CValue(result))
@@ -250,12 +260,16 @@ struct CTransform<Outputs: OutputOwnership>: TransformFunction {
     @inline(__always)
     private func output(of value: UnsafeRawPointer?) throws -> UnsafeRawPointer? {
         var result: UnsafeRawPointer?
-        return try output(of: value, into: &result)
+        return try Self.output(fn, ctx, owned, of: value, into: &result)
     }
 
-    /// `output(of:)`, with the C function writing its pointer to `slot`.
+    /// The pointer that `fn` with `ctx` writes to `slot` for `value`; when it fails, the
+    /// output it made anyway is released through `owned`.
     @inline(__always)
-    private func output(of value: UnsafeRawPointer?, into slot: UnsafeMutablePointer<UnsafeRawPointer?>) throws -> UnsafeRawPointer? {
+    private static func output(
+        _ fn: dfs_transform_fn, _ ctx: UnsafeMutableRawPointer?, _ owned: ValueType?,
+        of value: UnsafeRawPointer?, into slot: UnsafeMutablePointer<UnsafeRawPointer?>
+    ) throws -> UnsafeRawPointer? {
         let code = fn(value, slot, ctx)
         let result = slot.pointee
         if code != 0 {

@@ -459,6 +459,47 @@ static void run_records(dfs_diffuser *root, test_log *log, char *trace, size_t s
     free(ann_again);
 }
 
+static int transforms_destroyed;
+
+static void count_transform_destroy(void *ctx) {
+    (void)ctx;
+    transforms_destroyed++;
+}
+
+/* The maps of a fan-out all of one form are not kept: the fan-out keeps their gates and
+ * their transforms (the contexts, which are destroyed with it). A map the caller keeps
+ * still feeds the same gate. */
+static void test_fan_out_keeps_no_maps(void) {
+    check_section("a fan-out of maps of one form keeps their transforms and gates, not the maps");
+    test_log log;
+    log_clear(&log);
+    transforms_destroyed = 0;
+    recorder r[2] = {rec_make("a", &log, REC_INT), rec_make("b", &log, REC_INT)};
+    select_ctx s = {&log, -1, 0};
+    dfs_diffuser *maps[2] = {NULL, NULL}, *root = NULL;
+    for (int i = 0; i < 2; i++) {
+        dfs_diffuser *leaf = NULL;
+        CHECK_OK(dfs_diffuser_into(dfs_type_pointer(), rec_effect, &r[i], rec_destroy, &leaf), "leaf");
+        CHECK_OK(dfs_diffuser_map(dfs_type_pointer(), select_value, &s, count_transform_destroy, leaf, &maps[i]), "map");
+        dfs_diffuser_release(leaf);
+    }
+    CHECK_OK(dfs_diffuser_into_all(dfs_type_pointer(), maps, 2, &root), "into_all over two maps");
+    dfs_diffuser_release(maps[1]);
+    CHECK_INT(transforms_destroyed, 0, "the fan-out holds the released map's transform");
+
+    CHECK_OK(dfs_diffuser_run(root, IV(1)), "run 1");
+    CHECK_OK(dfs_diffuser_run(maps[0], IV(1)), "the kept map, 1");
+    CHECK_OK(dfs_diffuser_run(maps[0], IV(2)), "the kept map, 2");
+    CHECK_OK(dfs_diffuser_run(root, IV(2)), "run 2");
+    CHECK_LOG(&log, "t:1 a:10 t:1 b:10 t:1 t:2 a:20 t:2 t:2 b:20",
+              "the kept map and the fan-out feed one gate: 20 is rendered once");
+    dfs_diffuser_release(maps[0]);
+    CHECK_INT(transforms_destroyed, 0, "the fan-out's copies hold the contexts");
+    dfs_diffuser_release(root);
+    CHECK_INT(transforms_destroyed, 2, "each transform's context destroyed once, with the fan-out");
+    CHECK_INT(r[0].destroyed + r[1].destroyed, 2, "each effect destroyed once");
+}
+
 static void test_field_maps(void) {
     check_section("map_field: members read in place, alone or in a fan-out");
     test_log log;
@@ -980,6 +1021,7 @@ int main(int argc, char **argv) {
     test_failing_equality();
     test_failing_deep();
     test_fan_out_of_maps();
+    test_fan_out_keeps_no_maps();
     test_field_maps();
     test_map_all();
     test_borrowed();

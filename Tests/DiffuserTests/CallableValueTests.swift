@@ -523,6 +523,58 @@ final class CallableValueTests: XCTestCase {
         }
     }
 
+    /// A digit transform of one form that holds an object, to see when its copies go.
+    struct HoldingDigit: TransformFunction {
+        let digit: LentDigit
+        let held: Tracked
+        static var lendsParts: Bool { true }
+        func select(_ value: Int) -> Int { digit.select(value) }
+        func check(_ value: Int) throws { try digit.check(value) }
+        func select(_ value: Int, into part: UnsafeMutablePointer<Int>) throws -> Bool {
+            try digit.select(value, into: part)
+        }
+        func select(checked value: Int, into part: UnsafeMutablePointer<Int>) throws -> Bool {
+            try digit.select(checked: value, into: part)
+        }
+    }
+
+    /// A fan-out whose maps are all of one form keeps their gates and a copy of their
+    /// transforms, not the maps (lanes, see `ChildNodes`): a map the caller drops is
+    /// freed while the fan-out lives; a map the caller keeps still feeds the gate the
+    /// fan-out feeds; the copies of the transforms go with the fan-out.
+    func testAFanOutOfMapsOfOneFormKeepsTheirGatesAndTransformsButNotTheMaps() {
+        let log = Recorder<String>(), checks = Recorder<Int>(), alive = Census()
+        weak var dropped: Node<Int>?
+        var kept: Diffuser<Int>?
+        var fanOut: Diffuser<Int>?
+        do {
+            let maps: [Diffuser<Int>] = [1, 10].map { digit in
+                .map(calling: HoldingDigit(digit: LentDigit(divisor: digit, log: log, checks: checks), held: Tracked(digit, alive)),
+                     .into(comparing: ReflexiveEquality(log: log), calling: LogEffect(name: "g\(digit)", log: log)))
+            }
+            fanOut = .intoAll(comparing: ReflexiveEquality(log: log), maps,
+                              mapsCalling: (HoldingDigit.self, OtherForm<HoldingDigit>.self),
+                              or: (LentTens.self, OtherForm<LentTens>.self))
+            kept = maps[0]
+            dropped = maps[1].node
+        }
+        XCTAssertNil(dropped, "the fan-out holds no map")
+        XCTAssertEqual(alive.value, 2)
+        fanOut?.run(12)
+        kept?.run(12)
+        kept?.run(13)
+        fanOut?.run(13)
+        XCTAssertEqual(log.values, ["t1:12", "g1:2", "t10:12", "g10:1",
+                                    "t1:12",
+                                    "t1:13", "eq:2,3", "g1:3",
+                                    "eq:12,13", "t1:13", "t10:13"],
+                       "the kept map and the fan-out feed the same gate")
+        kept = nil
+        XCTAssertEqual(alive.value, 2, "the fan-out's copies of the transforms hold what they hold")
+        fanOut = nil
+        XCTAssertEqual(alive.value, 0, "the copies went with the fan-out")
+    }
+
     func testBelowTheRootEqualityDecidesEvenForTheSameBits() {
         let rendered = Recorder<Double>()
         let d = Diffuser<[Double]>.map({ $0[0] }, .into { rendered.append($0) })
