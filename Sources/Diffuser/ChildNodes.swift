@@ -8,7 +8,7 @@
 /// that node.
 ///
 /// **Lanes.** A fan-out whose children are all maps of one form of transform, each over
-/// a gate (see `lanes(of:calling:)`), keeps no map: `nodes` holds the gates, and
+/// a gate (see `fanOut(_:of:mapsCalling:or:)`), keeps no map: `nodes` holds the gates, and
 /// `transforms` a copy of each map's transform, in the same order. A pass does with each
 /// transform and gate what the map would do with them. A map holds no state, so nothing
 /// is lost; it costs its own allocation, which was most of the memory of a C leaf (an
@@ -82,7 +82,8 @@ struct ChildNodes<A> {
         }
         func mapsFit<F: TransformFunction, S: TransformFunction>(_: F.Type, _: S.Type) -> Bool
         where F.Input == A, S.Input == A {
-            F.lendsParts && S.lendsParts && all { Self.isLendingMap($0, calling: F.self) || Self.isLendingMap($0, calling: S.self) }
+            F.lendsParts && S.lendsParts
+                && all { Self.isLendingMap($0, calling: F.self) || Self.isLendingMap($0, calling: S.self) }
         }
         if lanesFit(T1.self) { return (ChildNodes(lanesOf: diffusers, calling: T1.self), Steps.runLanes(calling: T1.self)) }
         if lanesFit(T2.self) { return (ChildNodes(lanesOf: diffusers, calling: T2.self), Steps.runLanes(calling: T2.self)) }
@@ -135,16 +136,16 @@ struct ChildNodes<A> {
         var gate = first, transform = transforms
         if _fastPath(childGatesHold) {
             repeat {
-                try Transform.withPart(of: value, lentFrom: transform,
-                                       LentPartGate(gate: Unmanaged<Gate>.fromOpaque(gate.pointee.toOpaque()), oneWord: true, holdsValue: true))
+                let use = LentPartGate(gate: Unmanaged<Gate>.fromOpaque(gate.pointee.toOpaque()), oneWord: true, holdsValue: true)
+                try Transform.withPart(of: value, lentFrom: transform, use)
                 gate += 1
                 transform += 1
             } while gate != end
             return true
         }
         repeat {
-            try Transform.withPart(of: value, lentFrom: transform,
-                                   LentPartGate(gate: Unmanaged<Gate>.fromOpaque(gate.pointee.toOpaque()), oneWord: true))
+            let use = LentPartGate(gate: Unmanaged<Gate>.fromOpaque(gate.pointee.toOpaque()), oneWord: true)
+            try Transform.withPart(of: value, lentFrom: transform, use)
             gate += 1
             transform += 1
         } while gate != end
