@@ -392,15 +392,7 @@ extension TransformFunction {
     @inlinable
     @inline(__always)
     func withPart<Use: LentPartUse>(of value: Input, checked: Bool = false, _ use: Use) throws where Use.Part == Output {
-        try _withUnprotectedUnsafeTemporaryAllocation(of: Output.self, capacity: 1) { room in
-            let part = room.baseAddress.unsafelyUnwrapped
-            if try checked ? select(checked: value, into: part) : select(value, into: part) {
-                defer { part.deinitialize(count: 1) }
-                try use.use(part)
-            } else {
-                try use.use(part)
-            }
-        }
+        try Self.withPart(use) { part in try checked ? select(checked: value, into: part) : select(value, into: part) }
     }
 
     /// `withPart(of:checked:_:)` by the transform at `transform`, read where it lies (see
@@ -409,9 +401,19 @@ extension TransformFunction {
     @inline(__always)
     static func withPart<Use: LentPartUse>(of value: Input, lentFrom transform: UnsafePointer<Self>, _ use: Use) throws
     where Use.Part == Output {
+        try withPart(use) { part in try select(checked: value, lentFrom: transform, into: part) }
+    }
+
+    /// Makes room for a part, has `select` put it there, hands it to `use`, and destroys
+    /// it if `select` says so: what both forms of `withPart` do around the selection.
+    @inlinable
+    @inline(__always)
+    static func withPart<Use: LentPartUse>(
+        _ use: Use, selectedBy select: (UnsafeMutablePointer<Output>) throws -> Bool
+    ) throws where Use.Part == Output {
         try _withUnprotectedUnsafeTemporaryAllocation(of: Output.self, capacity: 1) { room in
             let part = room.baseAddress.unsafelyUnwrapped
-            if try select(checked: value, lentFrom: transform, into: part) {
+            if try select(part) {
                 defer { part.deinitialize(count: 1) }
                 try use.use(part)
             } else {
