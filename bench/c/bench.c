@@ -27,7 +27,9 @@
  *
  * Baselines by hand: `hand` keeps flat arrays of the previous leaf values and compares
  * every leaf on every run; `hand-tree` prunes like the diffuser: screen, then section,
- * then leaf.
+ * then leaf. A `floor` (printed as c-floor) is hand-tree reaching every value through
+ * the first form's callbacks, and for build one block per combinator: the least any
+ * library with this API does.
  *
  * Prints ns per run (median of interleaved rounds in one process) and the native memory
  * per leaf node of a built tree (mallinfo2 before and after building many trees).
@@ -436,13 +438,120 @@ static void hand_tree_render(void *self, const screen *sc) {
     t->screen = sc;
 }
 
-enum { RENDERERS = 5 };
+
+/* floor: not a baseline to beat but the least work any library driven through this C
+ * API's callbacks must do (the `c` form). It prunes as hand-tree does, but reaches every
+ * value through the callbacks the library is given: the screen's, a section's and a
+ * string's equality (after an identity test, as the library's types have), the part
+ * transforms (select_section, select_string, select_int) and the effects, all through
+ * function pointers kept per node, and it keeps a cache per leaf as a gate does. A
+ * library can only add to this. Its make is the floor of `build`: one block per
+ * combinator of the tree (2,201), each keeping its callback, and the per-leaf caches;
+ * nothing else. */
+typedef struct floor_call {
+    dfs_transform_fn select;
+    void *ctx;
+} floor_call;
+
+typedef struct floor_node {
+    floor_call call;
+    dfs_effect_fn effect;
+    struct floor_node *child;
+} floor_node;
+
+typedef struct floor_tree {
+    dfs_equal_fn screen_equal, section_equal, string_equal;
+    floor_node *sections[SECTIONS];                /* a map per section */
+    floor_node *fields[SECTIONS][FIELDS];          /* a map per field, its child the into */
+    void *fan_outs[SECTIONS + 1];                  /* the intoAll blocks: kept, not used */
+    const void *screen;
+    const void *section_cache[SECTIONS];
+    const void *leaf_cache[SECTIONS][FIELDS];
+    unsigned char has_leaf[SECTIONS][FIELDS];
+} floor_tree;
+
+static floor_node *floor_map(dfs_transform_fn select, intptr_t ctx, floor_node *child) {
+    floor_node *n = malloc(sizeof *n);
+    n->call = (floor_call){select, (void *)ctx};
+    n->effect = NULL;
+    n->child = child;
+    return n;
+}
+
+static floor_node *floor_into(dfs_effect_fn effect) {
+    floor_node *n = malloc(sizeof *n);
+    n->call = (floor_call){NULL, NULL};
+    n->effect = effect;
+    n->child = NULL;
+    return n;
+}
+
+static void *floor_make(void) {
+    floor_tree *t = calloc(1, sizeof *t);
+    t->screen_equal = screen_equal;
+    t->section_equal = section_equal;
+    t->string_equal = string_equal;
+    for (int i = 0; i < SECTIONS; i++) {
+        for (int j = 0; j < FIELDS; j++)
+            t->fields[i][j] = j < STRINGS ? floor_map(select_string, j, floor_into(sink_string))
+                                          : floor_map(select_int, j - STRINGS, floor_into(sink_int));
+        t->fan_outs[i] = malloc(sizeof(floor_node *) * FIELDS);
+        t->sections[i] = floor_map(select_section, i, NULL);
+    }
+    t->fan_outs[SECTIONS] = malloc(sizeof(floor_node *) * SECTIONS);
+    return t;
+}
+
+static void floor_destroy(void *self) {
+    floor_tree *t = self;
+    for (int i = 0; i < SECTIONS; i++) {
+        for (int j = 0; j < FIELDS; j++) {
+            free(t->fields[i][j]->child);
+            free(t->fields[i][j]);
+        }
+        free(t->sections[i]);
+    }
+    for (int i = 0; i <= SECTIONS; i++) free(t->fan_outs[i]);
+    free(t);
+}
+
+static inline int floor_equal(dfs_equal_fn equal, const void *a, const void *b) {
+    return a == b || equal(a, b, NULL);
+}
+
+static void floor_render(void *self, const screen *sc) {
+    floor_tree *t = self;
+    if (t->screen != NULL && floor_equal(t->screen_equal, t->screen, sc)) return;
+    for (int i = 0; i < SECTIONS; i++) {
+        const floor_node *m = t->sections[i];
+        const void *s = NULL;
+        m->call.select(sc, &s, m->call.ctx);
+        if (t->section_cache[i] != NULL && floor_equal(t->section_equal, t->section_cache[i], s)) continue;
+        t->section_cache[i] = s;
+        for (int j = 0; j < FIELDS; j++) {
+            const floor_node *f = t->fields[i][j];
+            const void *part = NULL;
+            f->call.select(s, &part, f->call.ctx);
+            int same = t->has_leaf[i][j] &&
+                       (j < STRINGS ? floor_equal(t->string_equal, t->leaf_cache[i][j], part)
+                                    : t->leaf_cache[i][j] == part);
+            if (same) continue;
+            f->child->effect(part, NULL);
+            t->leaf_cache[i][j] = part;
+            t->has_leaf[i][j] = 1;
+        }
+    }
+    t->screen = sc;
+}
+
+enum { RENDERERS = 6 };
 static const renderer renderers[RENDERERS] = {
     {"library", library_make, library_render, library_destroy},
     {"judged", judged_make, library_render, library_destroy},
     {"fields", fields_make, library_render, library_destroy},
     {"hand", hand_make, hand_render, free},
     {"hand-tree", hand_tree_make, hand_tree_render, free},
+    {"floor", floor_make, floor_render, floor_destroy},
 };
 
 /* ------------------------------------------------------------------------------------
@@ -600,13 +709,15 @@ int main(int argc, char **argv) {
         memory_per_leaf(build_library_fields, base, &fields_built, &fields_after_run);
     }
 
-    /* results[s]: library, judged, fields, hand, hand-tree */
+    /* results[s]: library, judged, fields, hand, hand-tree, floor */
     if (tsv) {
-        static const char *const rows[3] = {"c", "c-judged", "c-fields"};
+        static const char *const rows[RENDERERS] = {"c", "c-judged", "c-fields", NULL, NULL, "c-floor"};
         for (int s = 0; s <= SCENARIOS; s++) {
             if (!shown[s]) continue;
-            for (int r = 0; r < 3; r++)
-                printf("%s\t%s\t%.1f\t%.1f\t%.1f\n", rows[r], names[s], results[s][r], results[s][3], results[s][4]);
+            for (int r = 0; r < RENDERERS; r++)
+                if (rows[r] != NULL)
+                    printf("%s\t%s\t%.1f\t%.1f\t%.1f\n", rows[r], names[s], results[s][r], results[s][3],
+                           results[s][4]);
         }
         if (only == NULL)
             printf("# memory per leaf (bytes): library %.1f built, %.1f after a run; judged %.1f built, %.1f after a "
@@ -616,13 +727,15 @@ int main(int argc, char **argv) {
     } else {
         printf("Diffuser C benchmark: 100 sections x 10 fields, median of %d interleaved rounds\n", rounds);
         printf("scenario          library ns    hand ns  hand-tree ns   x hand  x hand-tree   judged ns  x hand-tree"
-               "   fields ns  x hand-tree\n");
+               "   fields ns  x hand-tree    floor ns  x hand-tree\n");
         for (int s = 0; s <= SCENARIOS; s++) {
             if (!shown[s]) continue;
-            double l = results[s][0], j = results[s][1], f = results[s][2], h = results[s][3], t = results[s][4];
-            printf("%-16s%12.0f%11.0f%14.0f%9.2f%13.2f%12.0f%13.2f%12.0f%13.2f\n", names[s], l, h, t, l / h, l / t, j,
-                   j / t, f, f / t);
+            double l = results[s][0], j = results[s][1], f = results[s][2], h = results[s][3], t = results[s][4],
+                   fl = results[s][5];
+            printf("%-16s%12.0f%11.0f%14.0f%9.2f%13.2f%12.0f%13.2f%12.0f%13.2f%12.0f%13.2f\n", names[s], l, h, t,
+                   l / h, l / t, j, j / t, f, f / t, fl, fl / t);
         }
+        printf("(floor: the least any library driven through the callbacks of the first form does; see floor_render)\n");
         if (only == NULL) {
             printf("\nnative memory per leaf node (mallinfo2, %d leaves per tree):\n", LEAVES);
             printf("  library   %7.1f bytes built, %7.1f bytes after the first run\n", built, after_run);

@@ -103,3 +103,186 @@ struct HandTreeRenderer: Renderer {
         screen = new
     }
 }
+
+/// `floor` of the run scenarios: not a baseline to beat but the least work any library
+/// taking this API's closures must do. It prunes as `hand-tree` does, but gets every part
+/// from a closure of the kind `map` is given (`(Screen) -> Section`, `(Section) -> String`,
+/// opaque to the optimizer), keeps a cache per leaf as a gate does and calls every effect
+/// through a closure. Like the library, it reads caches where they lie and calls closures
+/// without retaining them. A part closure returns an owned copy, though: a section's copy
+/// retains its strings, which `hand-tree`, reading in place, never does. A library can only
+/// add to this, so where `floor` is above a target's multiple of `hand-tree`, no library
+/// with this API meets that target.
+struct ClosureFloorRenderer: Renderer {
+    /// A closure kept by a `let` of an object, so that a call through an unretained
+    /// reference to the object does not retain the closure's context.
+    final class Part<A, B> {
+        let get: (A) -> B
+        init(_ get: @escaping (A) -> B) { self.get = get }
+    }
+
+    /// Caches of one type, read and compared in place: `has[i]` says whether `values[i]`
+    /// holds one.
+    struct Caches<Value: Equatable> {
+        let values: UnsafeMutablePointer<Value>
+        let has: UnsafeMutablePointer<Bool>
+        let count: Int
+
+        init(_ count: Int) {
+            values = .allocate(capacity: count)
+            has = .allocate(capacity: count)
+            has.initialize(repeating: false, count: count)
+            self.count = count
+        }
+
+        /// Whether the cache at `i` holds a value equal to `value`, compared in place.
+        @inline(__always)
+        func holds(_ i: Int, _ value: Value) -> Bool {
+            has[i] && values[i] == value
+        }
+
+        /// Moves `value` into the cache at `i`.
+        @inline(__always)
+        func store(_ i: Int, _ value: consuming Value) {
+            if has[i] {
+                values[i] = value
+            } else {
+                (values + i).initialize(to: value)
+                has[i] = true
+            }
+        }
+
+        func free() {
+            for i in 0..<count where has[i] { (values + i).deinitialize(count: 1) }
+            values.deallocate()
+            has.deallocate()
+        }
+    }
+
+    /// The closures and caches, released with the renderer.
+    final class Storage {
+        let sectionParts: [Unmanaged<Part<Screen, Section>>]
+        let stringParts: [Unmanaged<Part<Section, String>>]
+        let intParts: [Unmanaged<Part<Section, Int>>]
+        let text: Part<String, Void>
+        let number: Part<Int, Void>
+        let sections = Caches<Section>(Shape.sections)
+        let strings = Caches<String>(Shape.sections * 5)
+        let ints = Caches<Int>(Shape.sections * 5)
+
+        init() {
+            let (sections, strings, ints, text, number) = Storage.closures()
+            sectionParts = sections.map { Unmanaged.passRetained(Part($0)) }
+            stringParts = strings.map { Unmanaged.passRetained(Part($0)) }
+            intParts = ints.map { Unmanaged.passRetained(Part($0)) }
+            self.text = Part(text)
+            self.number = Part(number)
+        }
+
+        deinit {
+            sectionParts.forEach { $0.release() }
+            stringParts.forEach { $0.release() }
+            intParts.forEach { $0.release() }
+            sections.free()
+            strings.free()
+            ints.free()
+        }
+
+        /// The closures of `LibraryRenderer.build()`, made where the renderer cannot see them.
+        @inline(never)
+        static func closures() -> ([(Screen) -> Section], [(Section) -> String], [(Section) -> Int],
+                                   (String) -> Void, (Int) -> Void) {
+            let sections: [(Screen) -> Section] = (0..<Shape.sections).map { i in { $0.sections[i] } }
+            let strings: [(Section) -> String] = [{ $0.s0 }, { $0.s1 }, { $0.s2 }, { $0.s3 }, { $0.s4 }]
+            let ints: [(Section) -> Int] = [{ $0.i0 }, { $0.i1 }, { $0.i2 }, { $0.i3 }, { $0.i4 }]
+            return (sections, strings, ints, { sink(stringHash($0)) }, { sink(UInt64(bitPattern: Int64($0))) })
+        }
+    }
+
+    let storage = Storage()
+    var screen: Screen?
+
+    mutating func render(_ new: Screen) {
+        if let old = screen, old == new { return }
+        let s = storage
+        s.sectionParts.withUnsafeBufferPointer { sectionParts in
+            for i in 0..<sectionParts.count {
+                let section = sectionParts[i]._withUnsafeGuaranteedRef { $0.get(new) }
+                if s.sections.holds(i, section) { continue }
+                s.stringParts.withUnsafeBufferPointer { parts in
+                    for k in 0..<5 {
+                        let part = parts[k]._withUnsafeGuaranteedRef { $0.get(section) }
+                        if s.strings.holds(i * 5 + k, part) { continue }
+                        s.text.get(part)
+                        s.strings.store(i * 5 + k, part)
+                    }
+                }
+                s.intParts.withUnsafeBufferPointer { parts in
+                    for k in 0..<5 {
+                        let part = parts[k]._withUnsafeGuaranteedRef { $0.get(section) }
+                        if s.ints.holds(i * 5 + k, part) { continue }
+                        s.number.get(part)
+                        s.ints.store(i * 5 + k, part)
+                    }
+                }
+                s.sections.store(i, section)
+            }
+        }
+        screen = new
+    }
+}
+
+/// `floor` of `build`: the benchmark's own description of the tree (the same closures and
+/// arrays as `LibraryRenderer.build()`) with one small object per combinator that keeps
+/// what it was given and does nothing else: the least a library with one node per
+/// combinator allocates. Its runs are not measured.
+struct NodeFloorRenderer: Renderer {
+    class Node {}
+    final class Effect<A>: Node {
+        let effect: (A) -> Void
+        init(_ effect: @escaping (A) -> Void) { self.effect = effect }
+    }
+    final class Map<A, B>: Node {
+        let transform: (A) -> B
+        let child: Node
+        init(_ transform: @escaping (A) -> B, _ child: Node) { self.transform = transform; self.child = child }
+    }
+    final class All: Node {
+        let children: [Node]
+        init(_ children: [Node]) { self.children = children }
+    }
+
+    let root: Node
+
+    init() {
+        root = Self.build()
+    }
+
+    @inline(never)
+    static func build() -> Node {
+        let sections: [Node] = (0..<Shape.sections).map { i in
+            Map({ (screen: Screen) in screen.sections[i] }, section())
+        }
+        return All(sections)
+    }
+
+    static func section() -> Node {
+        let text: (String) -> Void = { sink(stringHash($0)) }
+        let number: (Int) -> Void = { sink(UInt64(bitPattern: Int64($0))) }
+        let leaves: [Node] = [
+            Map({ (x: Section) in x.s0 }, Effect(text)),
+            Map({ (x: Section) in x.s1 }, Effect(text)),
+            Map({ (x: Section) in x.s2 }, Effect(text)),
+            Map({ (x: Section) in x.s3 }, Effect(text)),
+            Map({ (x: Section) in x.s4 }, Effect(text)),
+            Map({ (x: Section) in x.i0 }, Effect(number)),
+            Map({ (x: Section) in x.i1 }, Effect(number)),
+            Map({ (x: Section) in x.i2 }, Effect(number)),
+            Map({ (x: Section) in x.i3 }, Effect(number)),
+            Map({ (x: Section) in x.i4 }, Effect(number)),
+        ]
+        return All(leaves)
+    }
+
+    mutating func render(_ screen: Screen) {}
+}

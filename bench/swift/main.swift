@@ -1,5 +1,6 @@
 // Diffuser benchmark (Swift): the library against hand-written caching code on a
-// 1,000-leaf model. Prints ns per run; medians of interleaved rounds in one process.
+// 1,000-leaf model. Prints ns per run; medians of interleaved rounds in one process. Also
+// measures a floor: the least any library taking this API's closures must do.
 //
 //   swift run -c release DiffuserBench [--rounds N] [--tsv]
 import Diffuser
@@ -84,24 +85,53 @@ while let arg = args.next() {
 }
 
 let scenarios = makeScenarios().filter { only == nil || $0.name == only }
-var results: [(String, [Double], [Double], [Double])] = []
+/// The sink's sum over `sequence` for a new renderer: renderers that run the same effects
+/// on the same models give the same sum.
+func effects<R: Renderer>(_ make: () -> R, _ sequence: [Screen]) -> UInt64 {
+    let saved = sinkAccumulator
+    defer { sinkAccumulator = saved }
+    sinkAccumulator = 0
+    var renderer = make()
+    for screen in sequence { renderer.render(screen) }
+    return sinkAccumulator
+}
+
+// Before measuring: the library, the baselines and the floor must run the same effects,
+// or the figures would compare different work.
+do {
+    let all = makeScenarios()
+    let sequence = [all[0].inputs.0, all[2].inputs.1, all[4].inputs.1, all[3].inputs.1, all[1].inputs.1,
+                    all[0].inputs.0, all[2].inputs.1, all[0].inputs.0]
+    let expected = effects(LibraryRenderer.init, sequence)
+    for (name, sum) in [("hand", effects(HandRenderer.init, sequence)),
+                        ("hand-tree", effects(HandTreeRenderer.init, sequence)),
+                        ("floor", effects(ClosureFloorRenderer.init, sequence))] where sum != expected {
+        print("renderer \(name) ran different effects than the library")
+        exit(1)
+    }
+}
+
+/// Per scenario: ns of the library, hand, hand-tree and the floor, one element a round.
+var results: [(String, [Double], [Double], [Double], [Double])] = []
 for scenario in scenarios {
-    var lib: [Double] = [], hand: [Double] = [], tree: [Double] = []
+    var lib: [Double] = [], hand: [Double] = [], tree: [Double] = [], floor: [Double] = []
     for _ in 0..<rounds {
         lib.append(measureRuns(LibraryRenderer.init, scenario, iterations: 400))
         hand.append(measureRuns(HandRenderer.init, scenario, iterations: 400))
         tree.append(measureRuns(HandTreeRenderer.init, scenario, iterations: 400))
+        floor.append(measureRuns(ClosureFloorRenderer.init, scenario, iterations: 400))
     }
-    results.append((scenario.name, lib, hand, tree))
+    results.append((scenario.name, lib, hand, tree, floor))
 }
 if only == nil || only == "build" {
-    var lib: [Double] = [], hand: [Double] = [], tree: [Double] = []
+    var lib: [Double] = [], hand: [Double] = [], tree: [Double] = [], floor: [Double] = []
     for _ in 0..<rounds {
         lib.append(measureBuild(LibraryRenderer.init, iterations: 40))
         hand.append(measureBuild(HandRenderer.init, iterations: 40))
         tree.append(measureBuild(HandTreeRenderer.init, iterations: 40))
+        floor.append(measureBuild(NodeFloorRenderer.init, iterations: 40))
     }
-    results.append(("build", lib, hand, tree))
+    results.append(("build", lib, hand, tree, floor))
 }
 
 func fmt(_ x: Double, _ width: Int = 10, _ digits: Int = 0) -> String {
@@ -111,18 +141,22 @@ func fmt(_ x: Double, _ width: Int = 10, _ digits: Int = 0) -> String {
 }
 
 if tsv {
-    for (name, lib, hand, tree) in results {
-        let l = median(lib), h = median(hand), t = median(tree)
+    // The floor's row has the same baselines, measured in the same rounds.
+    for (name, lib, hand, tree, floor) in results {
+        let l = median(lib), h = median(hand), t = median(tree), f = median(floor)
         print("swift\t\(name)\t\(l)\t\(h)\t\(t)")
+        print("swift-floor\t\(name)\t\(f)\t\(h)\t\(t)")
     }
 } else {
     print("Diffuser Swift benchmark: 100 sections x 10 fields, median of \(rounds) interleaved rounds")
-    print("scenario          library ns    hand ns  hand-tree ns   x hand  x hand-tree")
-    for (name, lib, hand, tree) in results {
-        let l = median(lib), h = median(hand), t = median(tree)
+    print("scenario          library ns    hand ns  hand-tree ns   x hand  x hand-tree    floor ns  x hand-tree")
+    for (name, lib, hand, tree, floor) in results {
+        let l = median(lib), h = median(hand), t = median(tree), f = median(floor)
         var padded = name
         while padded.count < 16 { padded += " " }
-        print("\(padded)\(fmt(l, 12))\(fmt(h, 11))\(fmt(t, 14))\(fmt(l / h, 9, 2))\(fmt(l / t, 13, 2))")
+        print("\(padded)\(fmt(l, 12))\(fmt(h, 11))\(fmt(t, 14))\(fmt(l / h, 9, 2))\(fmt(l / t, 13, 2))"
+              + "\(fmt(f, 12))\(fmt(f / t, 13, 2))")
     }
+    print("(floor: the least any library taking this API's closures does; see ClosureFloorRenderer and NodeFloorRenderer)")
 }
 print("(sink \(sinkAccumulator % 1000))")

@@ -18,7 +18,9 @@ import java.util.function.Supplier;
  *       into(sink)))))} through the binding;
  *   <li>{@code hand}: flat arrays of previous leaf values, every leaf compared with equals;
  *   <li>{@code hand-tree}: compare the screen, then each section, then each leaf of a
- *       changed section.
+ *       changed section;
+ *   <li>{@code floor} (printed as {@code java-floor}): the least any library with this
+ *       API does, even in pure Java; see {@link FloorRenderer}.
  * </ul>
  *
  * <p>Scenarios: unchanged-same, unchanged-equal, one-leaf, one-leaf-deep, ten-pct (runs
@@ -294,6 +296,101 @@ public final class Bench {
     }
   }
 
+
+  /**
+   * {@code floor}: not a baseline to beat but the least work a library with this API must
+   * do, even one written in pure Java with no native core (so for the binding, which also
+   * crosses JNI, a loose lower bound). It prunes as {@code hand-tree} does, but gets every
+   * part through a {@link io.diffuser.Function} of the kind {@code map} is given, keeps a
+   * cache per leaf as a gate does ({@code Objects.equals}, ints boxed as the binding sees
+   * them) and runs every effect through an {@link Effect}. Its constructor is the floor of
+   * {@code build}: the benchmark's own description of the tree (the same lambdas and
+   * lists as {@link LibraryRenderer}) with one small object per combinator that keeps what
+   * it was given, and nothing else.
+   */
+  static final class FloorRenderer implements Renderer {
+    /** One combinator: what it was given, nothing else. */
+    static final class Node {
+      final io.diffuser.Function<Object, Object> transform;
+      final Effect<Object> effect;
+      final Node child;
+      final Node[] children;
+
+      @SuppressWarnings("unchecked")
+      Node(io.diffuser.Function<?, ?> transform, Effect<?> effect, Node child, List<Node> children) {
+        this.transform = (io.diffuser.Function<Object, Object>) transform;
+        this.effect = (Effect<Object>) effect;
+        this.child = child;
+        this.children = children == null ? null : children.toArray(new Node[0]);
+      }
+
+      static Node map(io.diffuser.Function<?, ?> transform, Node child) {
+        return new Node(transform, null, child, null);
+      }
+
+      static Node into(Effect<?> effect) {
+        return new Node(null, effect, null, null);
+      }
+
+      static Node all(List<Node> children) {
+        return new Node(null, null, null, children);
+      }
+    }
+
+    final Node root;
+    Screen screen;
+    final Object[] sections = new Object[SECTIONS];
+    final Object[] leaves = new Object[LEAVES];
+    final boolean[] seen = new boolean[LEAVES];
+
+    FloorRenderer() {
+      List<Node> sections = new ArrayList<>(SECTIONS);
+      for (int i = 0; i < SECTIONS; i++) {
+        final int index = i;
+        sections.add(Node.map((Screen screen) -> screen.sections[index], section()));
+      }
+      root = Node.all(sections);
+    }
+
+    static Node section() {
+      Effect<String> text = s -> sink(stringHash(s));
+      Effect<Integer> number = n -> sink(n);
+      List<Node> leaves = new ArrayList<>(FIELDS);
+      leaves.add(Node.map((Section x) -> x.s0, Node.into(text)));
+      leaves.add(Node.map((Section x) -> x.s1, Node.into(text)));
+      leaves.add(Node.map((Section x) -> x.s2, Node.into(text)));
+      leaves.add(Node.map((Section x) -> x.s3, Node.into(text)));
+      leaves.add(Node.map((Section x) -> x.s4, Node.into(text)));
+      leaves.add(Node.map((Section x) -> x.i0, Node.into(number)));
+      leaves.add(Node.map((Section x) -> x.i1, Node.into(number)));
+      leaves.add(Node.map((Section x) -> x.i2, Node.into(number)));
+      leaves.add(Node.map((Section x) -> x.i3, Node.into(number)));
+      leaves.add(Node.map((Section x) -> x.i4, Node.into(number)));
+      return Node.all(leaves);
+    }
+
+    @Override
+    public void render(Screen next) {
+      if (screen != null && screen.equals(next)) return;
+      Node[] maps = root.children;
+      for (int i = 0; i < SECTIONS; i++) {
+        Object section = maps[i].transform.apply(next);
+        if (sections[i] != null && sections[i].equals(section)) continue;
+        sections[i] = section;
+        Node[] fields = maps[i].child.children;
+        for (int j = 0; j < FIELDS; j++) {
+          int leaf = i * FIELDS + j;
+          Object part = fields[j].transform.apply(section);
+          if (seen[leaf] && java.util.Objects.equals(leaves[leaf], part)) continue;
+          fields[j].child.effect.run(part);
+          leaves[leaf] = part;
+          seen[leaf] = true;
+        }
+      }
+      screen = next;
+    }
+  }
+
   // ---------------------------------------------------------------------------------
   // Measuring
 
@@ -376,6 +473,30 @@ public final class Bench {
     return (double) elapsed / iterations;
   }
 
+  /**
+   * Before measuring: every renderer must run the same effects on the same sequence of
+   * models (the same sink sum), or the figures would compare different work.
+   */
+  static void checkRenderersAgree(List<Supplier<Renderer>> makers, List<String> names) {
+    List<Scenario> all = scenarios();
+    Screen[] sequence = {all.get(0).first, all.get(2).second, all.get(4).second, all.get(3).second,
+        all.get(1).second, all.get(0).first, all.get(2).second, all.get(0).first};
+    long saved = sinkAccumulator;
+    long expected = 0;
+    for (int r = 0; r < makers.size(); r++) {
+      sinkAccumulator = 0;
+      Renderer renderer = makers.get(r).get();
+      for (Screen screen : sequence) renderer.render(screen);
+      if (r == 0) {
+        expected = sinkAccumulator;
+      } else if (sinkAccumulator != expected) {
+        System.err.println("renderer " + names.get(r) + " ran different effects than " + names.get(0));
+        System.exit(1);
+      }
+    }
+    sinkAccumulator = saved;
+  }
+
   static double median(List<Double> xs) {
     List<Double> s = new ArrayList<>(xs);
     s.sort(null);
@@ -409,6 +530,8 @@ public final class Bench {
     Supplier<Renderer> lib = LibraryRenderer::new;
     Supplier<Renderer> hand = HandRenderer::new;
     Supplier<Renderer> tree = HandTreeRenderer::new;
+    Supplier<Renderer> floor = FloorRenderer::new;
+    checkRenderersAgree(Arrays.asList(lib, hand, tree, floor), Arrays.asList("library", "hand", "hand-tree", "floor"));
 
     // Per scenario: median ns of library, hand, hand-tree, then median heap bytes of the
     // library per run.
@@ -417,54 +540,62 @@ public final class Bench {
     for (Scenario scenario : scenarios()) {
       if (only != null && !only.equals(scenario.name)) continue;
       List<Double> l = new ArrayList<>(), h = new ArrayList<>(), t = new ArrayList<>(), m = new ArrayList<>();
+      List<Double> f = new ArrayList<>();
       for (int r = 0; r < warmup + rounds; r++) {
         double a = measureRuns(lib, scenario, 400);
         double bytes = lastBytes;
         double b = measureRuns(hand, scenario, 400);
         double c = measureRuns(tree, scenario, 400);
+        double d = measureRuns(floor, scenario, 400);
         if (r >= warmup) {
           l.add(a);
           h.add(b);
           t.add(c);
           m.add(bytes);
+          f.add(d);
         }
       }
       names.add(scenario.name);
-      medians.add(new double[] {median(l), median(h), median(t), median(m)});
+      medians.add(new double[] {median(l), median(h), median(t), median(m), median(f)});
     }
     if (only == null || only.equals("build")) {
       List<Double> l = new ArrayList<>(), h = new ArrayList<>(), t = new ArrayList<>(), m = new ArrayList<>();
+      List<Double> f = new ArrayList<>();
       for (int r = 0; r < warmup + rounds; r++) {
         double a = measureBuild(lib, 40);
         double bytes = lastBytes;
         double b = measureBuild(hand, 40);
         double c = measureBuild(tree, 40);
+        double d = measureBuild(floor, 40);
         if (r >= warmup) {
           l.add(a);
           h.add(b);
           t.add(c);
           m.add(bytes);
+          f.add(d);
         }
       }
       names.add("build");
-      medians.add(new double[] {median(l), median(h), median(t), median(m)});
+      medians.add(new double[] {median(l), median(h), median(t), median(m), median(f)});
     }
 
     if (tsv) {
       for (int k = 0; k < names.size(); k++) {
         double[] m = medians.get(k);
         System.out.println("java\t" + names.get(k) + "\t" + m[0] + "\t" + m[1] + "\t" + m[2] + "\t" + m[3]);
+        System.out.println("java-floor\t" + names.get(k) + "\t" + m[4] + "\t" + m[1] + "\t" + m[2]);
       }
     } else {
       System.out.println("Diffuser Java benchmark: 100 sections x 10 fields, median of " + rounds
           + " interleaved rounds (after " + warmup + " warm-up rounds)");
       System.out.println("scenario          library ns    hand ns  hand-tree ns   x hand  x hand-tree"
-          + "  library heap B");
+          + "  library heap B    floor ns  x hand-tree");
       for (int k = 0; k < names.size(); k++) {
         double[] m = medians.get(k);
-        System.out.println(String.format(Locale.ROOT, "%-16s%12.0f%11.0f%14.0f%9.2f%13.2f%16.0f",
-            names.get(k), m[0], m[1], m[2], m[0] / m[1], m[0] / m[2], m[3]));
+        System.out.println(String.format(Locale.ROOT, "%-16s%12.0f%11.0f%14.0f%9.2f%13.2f%16.0f%12.0f%13.2f",
+            names.get(k), m[0], m[1], m[2], m[0] / m[1], m[0] / m[2], m[3], m[4], m[4] / m[2]));
       }
+      System.out.println("(floor: the least a library with this API does, even in pure Java; see FloorRenderer)");
     }
     System.out.println("(sink " + Math.floorMod(sinkAccumulator, 1000L) + ")");
   }
