@@ -213,6 +213,11 @@ public protocol EqualityFunction {
     /// default) unless a conformance can tell by a glance at the bytes (a binding's
     /// value that has no owner): destroying it would call the runtime for nothing.
     static func holdsNothing(cachedAt cached: UnsafePointer<Value?>) -> Bool
+    /// Whether `keep(_:)` returns the value itself, a plain copy: a gate may then keep a
+    /// part that the `map` running it owns and hands over, instead of a copy of it (see
+    /// `GateNode.keep(_:offered:by:)`). False (the default) for a conformance that makes
+    /// something else (a binding's reference).
+    static var keepsValueItself: Bool { get }
 }
 
 extension EqualityFunction {
@@ -239,6 +244,10 @@ extension EqualityFunction {
     @inlinable
     @inline(__always)
     public static func holdsNothing(cachedAt cached: UnsafePointer<Value?>) -> Bool { false }
+
+    /// False: a gate keeps what `keep(_:)` makes.
+    @inlinable
+    public static var keepsValueItself: Bool { false }
 }
 
 /// `==` of an `Equatable` type, the equality of the Swift API's `into` and `intoAll`.
@@ -265,6 +274,10 @@ struct StandardEquality<Value: Equatable>: EqualityFunction {
     /// False: below the root, `==` decides, as for a NaN, which is not equal to itself.
     @inlinable
     static var identicalValuesAreEqual: Bool { false }
+
+    /// True: a gate keeps the value itself, so it may keep a part a map hands over.
+    @inlinable
+    static var keepsValueItself: Bool { true }
 }
 
 /// Whether the `count` bytes at `a` and `b` are the same, compared word by word where

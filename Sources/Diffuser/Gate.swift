@@ -212,6 +212,47 @@ class GateNode<A, Cached>: CachingNode<A, Cached> {
         return true
     }
 
+    /// Whether the `map` that runs this step offered its part (see `GateFlags.offered`);
+    /// clears the offer, so that it counts for this step only. Called first thing by the
+    /// steps of the gates that take offers (`Node.takesOffers`).
+    @inlinable
+    @inline(__always)
+    final func takeOffer() -> Bool {
+        let offered = flags & GateFlags.offered != 0
+        if offered { flags &= ~GateFlags.offered }
+        return offered
+    }
+
+    /// What this gate stores to keep `value`: `value` itself, without a copy, when the map
+    /// running the step offered it and `Equality` keeps values as they are; else what
+    /// `Equality.keep(_:)` makes.
+    ///
+    /// Taking an offered part saves a copy and the destruction of the map's own (a
+    /// retain and a release of every reference in the part): the map, told so by
+    /// `GateFlags.taken`, leaves its part to this gate. Set before anything can throw, so
+    /// that a failing child or effect, which destroys what was kept, does not leave the
+    /// part to be destroyed twice.
+    @inlinable
+    @inline(__always)
+    final func keep<Equality: EqualityFunction>(_ value: A, offered: Bool, by equality: Equality) throws -> A
+    where Equality.Value == A {
+        if Equality.keepsValueItself && offered && MemoryLayout<A>.size > 0 {
+            flags |= GateFlags.taken
+            // The map's part, whose bits `value` borrows: its bits, moved out of room they
+            // are copied to, make the value without a retain, since the map will not
+            // destroy its part.
+            return withUnsafeBytes(of: value) { bits in
+                _withUnprotectedUnsafeTemporaryAllocation(of: A.self, capacity: 1) { room in
+                    let room = room.baseAddress.unsafelyUnwrapped
+                    UnsafeMutableRawPointer(room).copyMemory(from: bits.baseAddress.unsafelyUnwrapped,
+                                                             byteCount: MemoryLayout<A>.size)
+                    return room.move()
+                }
+            }
+        }
+        return try equality.keep(value)
+    }
+
     /// Whether the gate holds a value, read without copying it.
     @inlinable
     @inline(__always)
@@ -335,4 +376,9 @@ enum GateFlags {
     /// Set on a gate over children run in one loop once every child's gate holds a value
     /// (see `ChildNodes.runLanes(_:calling:childGatesHold:)`).
     @usableFromInline static let childGatesHold: UInt8 = 4
+    /// Set by a `map` just before it runs the gate with a part it owns and will not use
+    /// again: the gate may keep that part without copying it (see `GateNode.takeOffer()`).
+    @usableFromInline static let offered: UInt8 = 8
+    /// Set by a gate that kept the part it was offered: the map must not destroy it.
+    @usableFromInline static let taken: UInt8 = 16
 }

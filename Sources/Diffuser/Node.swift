@@ -98,6 +98,12 @@ class Node<A>: AnyNode {
     @usableFromInline
     var identityGate: Unmanaged<GateNode<A, A?>>? { nil }
 
+    /// This node as a gate that may keep a part the `map` running it owns instead of a
+    /// copy (see `GateFlags.offered`), else `nil`: asked once, by a `map` being built over
+    /// it.
+    @usableFromInline
+    var offerTaker: Unmanaged<GateNode<A, A?>>? { nil }
+
     /// Runs this node on `value`.
     @inlinable
     @inline(__always)

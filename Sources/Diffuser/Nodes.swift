@@ -234,13 +234,21 @@ final class EqualityAllNode<A, Equality: EqualityFunction>: GateNode<A, A?>, Fan
     @inlinable
     @inline(__always)
     final func pass(_ value: A, _ children: (A) throws -> Void) throws {
+        // Only a gate whose equality keeps values as they are is ever offered a part.
+        let offered = Equality.keepsValueItself && takeOffer()
         if takeComparison(),
            try withUnsafeMutablePointer(to: &cache, { try cachedValue(at: $0, equals: value, by: equality) }) {
             return
         }
-        let kept = try equality.keep(value)
+        let kept = try keep(value, offered: offered, by: equality)
         try children(value)
         store(consume kept, by: Equality.self)
+    }
+
+    /// This gate, if it keeps values as they are.
+    @usableFromInline
+    override var offerTaker: Unmanaged<GateNode<A, A?>>? {
+        Equality.keepsValueItself ? Unmanaged.passUnretained(self) : nil
     }
 
     deinit {
@@ -268,14 +276,21 @@ where Equality.Value == A, Effect.Value == A {
         self.effect = effect
         super.init(step: { node, value in
             let me = unsafeDowncast(node, to: EqualityEffectNode<A, Equality, Effect>.self)
+            let offered = Equality.keepsValueItself && me.takeOffer()
             if me.takeComparison(),
                try withUnsafeMutablePointer(to: &me.cache, { try cachedValue(at: $0, equals: value, by: me.equality) }) {
                 return
             }
-            let kept = try me.equality.keep(value)
+            let kept = try me.keep(value, offered: offered, by: me.equality)
             try me.effect.run(value)
             me.store(consume kept, by: Equality.self)
         }, identifyingBytes: Equality.identifyingBytes, identityDecides: Equality.identicalValuesAreEqual, empty: nil)
+    }
+
+    /// This gate, if it keeps values as they are.
+    @usableFromInline
+    override var offerTaker: Unmanaged<GateNode<A, A?>>? {
+        Equality.keepsValueItself ? Unmanaged.passUnretained(self) : nil
     }
 }
 
@@ -337,6 +352,15 @@ where Transform.Input == A, Transform.Output == B {
         self.transform = transform
         self.child = child
         // One step per case, chosen once here: a pass runs only its own case's code.
+        if !Transform.lendsParts, child.identityGate == nil, let taker = child.offerTaker {
+            // A gate that may keep the part itself: the part is handed over rather than
+            // copied by the gate and destroyed here (see `GateFlags.offered`).
+            super.init(step: { node, value in
+                let me = unsafeDowncast(node, to: MapNode<A, B, Transform>.self)
+                try me.transform.withSelected(value, handingOverTo: taker)
+            })
+            return
+        }
         switch (child.identityGate != nil, Transform.lendsParts) {
         case (false, false):
             super.init(step: { node, value in
@@ -379,6 +403,34 @@ where Transform.Input == A, Transform.Output == B {
 }
 
 extension TransformFunction {
+    /// Runs `gate` on the part of `value`, offering it the part (`GateFlags.offered`): a
+    /// gate that keeps it says so (`GateFlags.taken`), and the part is then left to the
+    /// gate rather than destroyed. For a transform whose parts are owned (not lent).
+    @inlinable
+    @inline(__always)
+    func withSelected(_ value: Input, handingOverTo gate: Unmanaged<GateNode<Output, Output?>>) throws {
+        try _withUnprotectedUnsafeTemporaryAllocation(of: Output.self, capacity: 1) { room in
+            let part = try select(value)
+            gate._withUnsafeGuaranteedRef { $0.flags |= GateFlags.offered }
+            var failure: (any Error)?
+            do {
+                try Unmanaged<Node<Output>>.fromOpaque(gate.toOpaque()).run(part)
+            } catch {
+                failure = error
+            }
+            let taken = gate._withUnsafeGuaranteedRef { gate -> Bool in
+                let taken = gate.flags & GateFlags.taken != 0
+                gate.flags &= ~(GateFlags.offered | GateFlags.taken)
+                return taken
+            }
+            // The part's bits, now in memory that nothing destroys unless asked.
+            let room = room.baseAddress.unsafelyUnwrapped
+            room.initialize(to: consume part)
+            if !taken { room.deinitialize(count: 1) }
+            if let failure { throw failure }
+        }
+    }
+
     /// Hands `use` the part of `value`, where it lies on the stack, then disposes of it
     /// as this transform said: what a map does with a transform that lends its parts.
     ///
