@@ -212,19 +212,21 @@ class GateNode<A, Cached>: CachingNode<A, Cached> {
         return true
     }
 
-    /// Whether the `map` that runs this step offered its part (see `GateFlags.offered`);
-    /// clears the offer, so that it counts for this step only. Called first thing by the
-    /// steps of the gates that take offers (`Node.takesOffers`).
+    /// Whether the `map` that runs this step offered its part (see `GateFlags.offered`)
+    /// to a gate whose `Equality` keeps values as they are; clears the offer, so that it
+    /// counts for this step only. Called first thing by the steps of the gates that take
+    /// offers (`Node.offerTaker`). False at no cost for any other equality (a binding's),
+    /// whose gates are never offered a part.
     @inlinable
     @inline(__always)
-    final func takeOffer() -> Bool {
-        let offered = flags & GateFlags.offered != 0
-        if offered { flags &= ~GateFlags.offered }
-        return offered
+    final func takeOffer<Equality: EqualityFunction>(keptBy _: Equality.Type) -> Bool where Equality.Value == A {
+        guard Equality.keepsValueItself, flags & GateFlags.offered != 0 else { return false }
+        flags &= ~GateFlags.offered
+        return true
     }
 
     /// What this gate stores to keep `value`: `value` itself, without a copy, when the map
-    /// running the step offered it and `Equality` keeps values as they are; else what
+    /// running the step offered it (`offered`, from `takeOffer(keptBy:)`); else what
     /// `Equality.keep(_:)` makes.
     ///
     /// Taking an offered part saves a copy and the destruction of the map's own (a
@@ -236,7 +238,7 @@ class GateNode<A, Cached>: CachingNode<A, Cached> {
     @inline(__always)
     final func keep<Equality: EqualityFunction>(_ value: A, offered: Bool, by equality: Equality) throws -> A
     where Equality.Value == A {
-        if Equality.keepsValueItself && offered && MemoryLayout<A>.size > 0 {
+        if offered && MemoryLayout<A>.size > 0 {
             flags |= GateFlags.taken
             // The map's part, whose bits `value` borrows: its bits, moved out of room they
             // are copied to, make the value without a retain, since the map will not

@@ -234,8 +234,7 @@ final class EqualityAllNode<A, Equality: EqualityFunction>: GateNode<A, A?>, Fan
     @inlinable
     @inline(__always)
     final func pass(_ value: A, _ children: (A) throws -> Void) throws {
-        // Only a gate whose equality keeps values as they are is ever offered a part.
-        let offered = Equality.keepsValueItself && takeOffer()
+        let offered = takeOffer(keptBy: Equality.self)
         if takeComparison(),
            try withUnsafeMutablePointer(to: &cache, { try cachedValue(at: $0, equals: value, by: equality) }) {
             return
@@ -276,7 +275,7 @@ where Equality.Value == A, Effect.Value == A {
         self.effect = effect
         super.init(step: { node, value in
             let me = unsafeDowncast(node, to: EqualityEffectNode<A, Equality, Effect>.self)
-            let offered = Equality.keepsValueItself && me.takeOffer()
+            let offered = me.takeOffer(keptBy: Equality.self)
             if me.takeComparison(),
                try withUnsafeMutablePointer(to: &me.cache, { try cachedValue(at: $0, equals: value, by: me.equality) }) {
                 return
@@ -412,6 +411,8 @@ extension TransformFunction {
         try _withUnprotectedUnsafeTemporaryAllocation(of: Output.self, capacity: 1) { room in
             let part = try select(value)
             gate._withUnsafeGuaranteedRef { $0.flags |= GateFlags.offered }
+            // Not a `defer`: the part must be moved into `room` after the run either way,
+            // and a part read from `room` during the run would be retained for the call.
             var failure: (any Error)?
             do {
                 try Unmanaged<Node<Output>>.fromOpaque(gate.toOpaque()).run(part)
