@@ -34,13 +34,27 @@
  * of the graph's own effects, on the same thread, is queued and performed right after
  * the current pass, before the outermost run returns: no deadlock, no half-updated
  * caches. Each fuser connection delivers one event at a time, and once
- * dfs_disposable_dispose has returned its effect receives nothing more.
+ * dfs_disposable_dispose has returned its effect receives nothing more. None of the
+ * functions may be called from a signal handler.
  *
- * A run of the very value the root gate holds, with no pass in progress, returns
- * DFS_OK without taking any lock, so threads that re-render unchanged models do not
- * wait for each other. Releasing the last reference to a diffuser that such runs may be
- * reading waits for them to finish (nanoseconds), then frees it. None of the functions
- * may be called from a signal handler.
+ * Order of calls
+ * --------------
+ * Callbacks run in tree order, depth first: a fan-out runs its first child entirely
+ * (transform, comparisons, predicates, effects below it) before it calls anything of
+ * its second child. The first callback that fails stops the run; nothing after it in
+ * that order is called, and its error is the one the run returns.
+ *
+ * Gates
+ * -----
+ * A gate (into, into_all, into_when) compares each new value with the value of the
+ * previous successful run, and keeps the new value after every successful run, whether
+ * the comparison found them equal or not. A run that fails leaves every gate on the
+ * path to the failure as it was, so that the next run retries.
+ *
+ * Limits
+ * ------
+ * A composite takes fewer than 2^24 children. Handles are 64-bit values; the library
+ * is built for 64-bit platforms.
  */
 #ifndef DIFFUSER_H
 #define DIFFUSER_H
@@ -52,9 +66,15 @@
 extern "C" {
 #endif
 
+/** The version of the library this header describes (dfs_version() returns the
+ *  library's own as a string). */
+#define DFS_VERSION_MAJOR 0
+#define DFS_VERSION_MINOR 1
+#define DFS_VERSION_PATCH 0
+
 /** The version of the ABI this header describes. dfs_abi_version() returns the
  *  library's; they must be equal. */
-#define DFS_ABI_VERSION 1
+#define DFS_ABI_VERSION 2
 
 /** Status codes. 0 is success; every error is positive. */
 typedef enum dfs_status {
@@ -101,11 +121,11 @@ void dfs_set_error(const char *message);
 
 /** Describes values: how to compare them and how to keep them.
  *
- *  equal:   returns 1 if a and b are equal, 0 if not, negative to report an error
- *           (aborts the run with DFS_ERR_CALLBACK). NULL: pointer identity. Must be
- *           reflexive (a value equals itself): the core never calls it with two
- *           identical pointers, which are equal, and a run of the very pointer the root
- *           gate holds, with no run in progress, returns DFS_OK at once.
+ *  equal:   called as equal(old, new): returns 1 if the values are equal, 0 if not,
+ *           negative to report an error (aborts the run with DFS_ERR_CALLBACK). NULL:
+ *           pointer identity. Must be reflexive (a value equals itself): the core does
+ *           not call it with two identical pointers, which are equal. It need not be
+ *           transitive: a gate always compares with the previous run's value.
  *  retain:  called when the core keeps a value beyond the call that passed it (in a
  *           cache, for a queued run). Returns the pointer to keep: the same one after
  *           incrementing a reference count, or a copy. NULL: the value is borrowed and
@@ -158,54 +178,6 @@ typedef int (*dfs_did_change_fn)(const void *old_value, const void *new_value, v
  *  release function, or a pointer that stays valid (e.g. into `value`) if it has none. */
 typedef int (*dfs_transform_fn)(const void *value, const void **out, void *ctx);
 
-/** A selection of many parts at once, for dfs_diffuser_map_all: store the part of
- *  `value` for child i in out[i], for every i below `count`, in order, and return 0.
- *  To abort, set *produced to the number of parts stored (they are the first ones) and
- *  return non-zero: the children of those parts still run, in order, then the run
- *  aborts with this failure, as if the transform of child *produced had failed (also
- *  when one of those children fails too: the first failure is the one reported).
- *  Ownership of every stored part as for dfs_transform_fn's *out; a part stored past
- *  *produced is not read, so do not store one that needs releasing. */
-typedef int (*dfs_select_all_fn)(const void *value, size_t count, const void **out,
-                                 size_t *produced, void *ctx);
-
-/** What a judging selection (dfs_select_judged_fn) is told about child i's cache. */
-typedef struct dfs_cached_part {
-    /** 0 if the fan-out does not judge child i: its verdict is ignored. A child is
-     *  judged when it is an equality gate (dfs_diffuser_into, dfs_diffuser_into_all)
-     *  that occurs once among the children and that no other child reaches, so that
-     *  nothing but its own part can change its cache during the run. Otherwise a number,
-     *  never 0, that changes whenever that cache changes: a caller may keep its own copy
-     *  of the cached value and refresh it only when the generation moves. */
-    uint64_t generation;
-    /** 1 if the child holds a cached value, 0 if it has none yet (it never ran). */
-    int present;
-    /** The cached value when present, borrowed for the duration of the call; else NULL. */
-    const void *value;
-} dfs_cached_part;
-
-/** Verdicts of a judging selection, one per part. */
-typedef enum dfs_part_verdict {
-    /** Not judged: the child compares the part itself. */
-    DFS_PART_UNKNOWN = -1,
-    /** The part differs from the cached value: the gate lets it through without
-     *  comparing it again. */
-    DFS_PART_CHANGED = 0,
-    /** The part equals the cached value: the child is not run (the gate would stop
-     *  the part anyway), and out[i] is not read. */
-    DFS_PART_UNCHANGED = 1
-} dfs_part_verdict;
-
-/** A selection that also judges its parts, for dfs_diffuser_map_all_judged: as
- *  dfs_select_all_fn, and for each judged child i (cached[i].generation != 0) it may
- *  set verdict[i] to a dfs_part_verdict. Every verdict[i] is DFS_PART_UNKNOWN on entry.
- *  A verdict must be what the parts' type's equality answers for (cached[i].value,
- *  out[i]); DFS_PART_UNCHANGED counts only if cached[i].present. Verdicts past
- *  *produced (on failure) are not read. */
-typedef int (*dfs_select_judged_fn)(const void *value, size_t count, const dfs_cached_part *cached,
-                                    const void **out, signed char *verdict, size_t *produced,
-                                    void *ctx);
-
 /** intoAlways(effect): runs the effect on every value of `type`. */
 dfs_status dfs_diffuser_into_always(dfs_type *type, dfs_effect_fn effect, void *ctx,
                                     dfs_destroy_fn destroy, dfs_diffuser **out);
@@ -234,14 +206,7 @@ dfs_status dfs_diffuser_into_when_effect(dfs_type *type, dfs_did_change_fn did_c
 
 /** intoAll(children): runs every child, in order, on the first value and whenever the
  *  value is not equal to the previous one. Every child must have type `type`.
- *  `children` may be NULL when count is 0; the array is copied.
- *
- *  When every child is a dfs_diffuser_map (or _borrowed) over a dfs_diffuser_into or
- *  dfs_diffuser_into_all, the fan-out calls the transforms in its own loop and skips
- *  each gate that holds the very pointer its transform returned: the same calls in the
- *  same order as otherwise, at about half the cost per child. When every child is a
- *  dfs_diffuser_map_field over such a gate, the loop reads the fields itself and calls
- *  nothing for an unchanged one. The same holds for dfs_diffuser_into_always_all. */
+ *  `children` may be NULL when count is 0; the array is copied. */
 dfs_status dfs_diffuser_into_all(dfs_type *type, dfs_diffuser *const *children, size_t count,
                                  dfs_diffuser **out);
 
@@ -254,20 +219,7 @@ dfs_status dfs_diffuser_into_always_all(dfs_type *type, dfs_diffuser *const *chi
 dfs_status dfs_diffuser_map(dfs_type *type, dfs_transform_fn transform, void *ctx,
                             dfs_destroy_fn destroy, dfs_diffuser *child, dfs_diffuser **out);
 
-/** mapAll(select, children): runs every child, in order, on every value of `type`,
- *  child i on the i-th part `select` stores: the same as dfs_diffuser_into_always_all
- *  over map(transform_i, children[i]), except that one call to `select` makes all the
- *  parts, before the first child runs. For callers whose calls are expensive (a
- *  binding's upcall per transform becomes one per fan-out). Every child must have the
- *  same type, the type of the parts; `children` may be NULL when count is 0 (then
- *  `select` is never called); the array is copied. Wrap the result in
- *  dfs_diffuser_into_all to gate it on the value's equality. */
-dfs_status dfs_diffuser_map_all(dfs_type *type, dfs_select_all_fn select, void *ctx,
-                                dfs_destroy_fn destroy, dfs_diffuser *const *children,
-                                size_t count, dfs_diffuser **out);
-
-/** dfs_diffuser_map and dfs_diffuser_map_all for parts the core borrows instead of
- *  owning: a part must stay valid until the dfs_diffuser_run call during which the
+/** dfs_diffuser_map for parts the core borrows instead of owning: a part must stay valid until the dfs_diffuser_run call during which the
  *  transform made it returns (runs queued from inside effects are performed within the
  *  outermost call), for instance a JNI local reference. The core never releases a
  *  borrowed part, not even one stored by a failing transform; a gate that caches a part
@@ -277,9 +229,6 @@ dfs_status dfs_diffuser_map_all(dfs_type *type, dfs_select_all_fn select, void *
 dfs_status dfs_diffuser_map_borrowed(dfs_type *type, dfs_transform_fn transform, void *ctx,
                                      dfs_destroy_fn destroy, dfs_diffuser *child,
                                      dfs_diffuser **out);
-dfs_status dfs_diffuser_map_all_borrowed(dfs_type *type, dfs_select_all_fn select, void *ctx,
-                                         dfs_destroy_fn destroy, dfs_diffuser *const *children,
-                                         size_t count, dfs_diffuser **out);
 
 /** map(field, child) for a part that is a member of the value: the part is the
  *  unsigned integer of `size` bytes (1, 2, 4 or sizeof(void *)) stored `offset` bytes
@@ -291,22 +240,9 @@ dfs_status dfs_diffuser_map_all_borrowed(dfs_type *type, dfs_select_all_fn selec
  *
  *  The part is borrowed from the value, as with dfs_diffuser_map_borrowed: a gate that
  *  caches it retains it through the child's type first. A field map run on a NULL value
- *  aborts the run with DFS_ERR_NULL. A fan-out whose children are all field maps over
- *  gates compares each field with its gate's cache in its own loop (see
- *  dfs_diffuser_into_all): about what code written for the struct by hand costs.
- *  DFS_ERR_ARGUMENT for another size. */
+ *  aborts the run with DFS_ERR_NULL. DFS_ERR_ARGUMENT for another size. */
 dfs_status dfs_diffuser_map_field(dfs_type *type, size_t offset, size_t size, dfs_diffuser *child,
                                   dfs_diffuser **out);
-
-/** dfs_diffuser_map_all_borrowed with a selection that judges the parts it makes:
- *  comparing a part with its child's cache is left to the selection, which can do it
- *  together with the selecting (a binding: one upcall per fan-out instead of one per
- *  comparison). Parts are borrowed as with dfs_diffuser_map_all_borrowed. Equal to
- *  that fan-out in every effect, except that the selection's own comparisons happen
- *  before the first child runs. */
-dfs_status dfs_diffuser_map_all_judged(dfs_type *type, dfs_select_judged_fn select, void *ctx,
-                                       dfs_destroy_fn destroy, dfs_diffuser *const *children,
-                                       size_t count, dfs_diffuser **out);
 
 /** invert(child): for truth values encoded as pointers (dfs_type_pointer: NULL is false,
  *  anything else true), feeds `child` the negation: (const void *)1 or NULL. */
@@ -314,9 +250,7 @@ dfs_status dfs_diffuser_invert(dfs_diffuser *child, dfs_diffuser **out);
 
 /** Runs the diffuser on `value` (borrowed for the call; retained by the core if cached
  *  or queued). Returns DFS_ERR_CALLBACK if a callback aborted the run. A run called from
- *  inside the graph's own effect is queued and returns DFS_OK at once. A run of the
- *  value the root gate holds (the same pointer), with no pass in progress, returns
- *  DFS_OK at once, without a lock and without calling any callback. */
+ *  inside the graph's own effect is queued and returns DFS_OK at once. */
 dfs_status dfs_diffuser_run(dfs_diffuser *diffuser, const void *value);
 
 /** The value type a diffuser accepts (borrowed: do not release). NULL if invalid. */

@@ -32,7 +32,7 @@ ninja -C build diffuser_bench_c > /dev/null
 echo "Running Swift..." >&2
 "$(swift build -c release --show-bin-path)/DiffuserBench" --tsv --rounds "$rounds" | grep -P '^swift(-floor)?\t' >> "$out"
 echo "Running C..." >&2
-build/bench/c/diffuser_bench_c --tsv --rounds "$rounds" | grep -P '^(c\t|c-judged\t|c-fields\t|c-floor\t|# memory)' >> "$out"
+build/bench/c/diffuser_bench_c --tsv --rounds "$rounds" | grep -P '^(c\t|c-fields\t|c-floor\t|# memory)' >> "$out"
 (cd java && gradle --offline --no-daemon -q benchClasses)
 for k in $(seq "$java_processes"); do
     echo "Running Java ($k of $java_processes)..." >&2
@@ -43,23 +43,21 @@ python3 - "$out" <<'PY'
 import re
 import sys
 
-rows, c_memory, judged_memory, fields_memory = [], None, None, None
+rows, c_memory, fields_memory = [], None, None
 for line in open(sys.argv[1]):
     line = line.rstrip("\n")
     if line.startswith("# memory"):
         m = re.search(r"library ([0-9.]+) built, ([0-9.]+) after a run", line)
         c_memory = (float(m.group(1)), float(m.group(2))) if m else None
-        m = re.search(r"judged ([0-9.]+) built, ([0-9.]+) after a run", line)
-        judged_memory = float(m.group(2)) if m else None
         m = re.search(r"fields ([0-9.]+) built, ([0-9.]+) after a run", line)
         fields_memory = float(m.group(2)) if m else None
     elif line.strip():
         rows.append(line.split("\t"))
 order = ["unchanged-same", "unchanged-equal", "one-leaf", "one-leaf-deep", "ten-pct", "build"]
-# c-judged: the C tree with its fan-outs of maps made by judging selections; c-fields:
-# the C tree with every map a field map (dfs_diffuser_map_field). See bench/c/bench.c.
+# c-fields: the C tree with every map a field map (dfs_diffuser_map_field). See
+# bench/c/bench.c.
 # The C targets are checked on `c` (a callback per map) and on `c-fields`.
-langs = ["swift", "c", "c-fields", "c-judged", "java"]
+langs = ["swift", "c", "c-fields", "java"]
 # Floors: the least any library with the language's API does on the same work (see
 # ClosureFloorRenderer and NodeFloorRenderer in bench/swift, floor_render in
 # bench/c/bench.c, FloorRenderer in the Java bench), measured in the same rounds as that
@@ -148,8 +146,7 @@ if c_memory:
     built, after = c_memory
     print(f"  c        memory per leaf   <= 64 B   measured {after:>6.0f} B   {'met' if after <= 64 else 'NOT met'}"
           f"  (native, C tree after its first run"
-          + (f"; {fields_memory:.0f} B with field maps" if fields_memory else "")
-          + (f"; {judged_memory:.0f} B with judged fan-outs)" if judged_memory else ")"))
+          + (f"; {fields_memory:.0f} B with field maps)" if fields_memory else ")"))
 for s in ("unchanged-same", "unchanged-equal"):
     if s in heap:
         print(f"  java     heap per run, {s:<16} 0 B   measured {heap[s]:>6.1f} B   {'met' if heap[s] < 1 else 'NOT met'}")

@@ -12,6 +12,7 @@ Public entry points:
     run_vector(vector)             -> list of {"log": [...], "error": None|label}, one per step
     check_vector(vector)           -> list of mismatch messages (empty when the vector passes)
     json_equal(a, b)               deep JSON equality (bool is never equal to an integer)
+    vector_equal(equality, a, b)   a diffuser vector's equality: "json", "near" or "nan"
 
 Values are the Python objects produced by json.loads: None, bool, int, str, list, dict.
 Floats are not allowed anywhere in a vector.
@@ -25,6 +26,11 @@ FORMAT = 1
 LABEL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 FIELD_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 RESERVED_LABELS = ("connect", "dispose")
+EQUALITY_ERROR = "equality"  # the error of a failing equality; never a diffuser label
+DIFFUSER_RESERVED_LABELS = RESERVED_LABELS + (EQUALITY_ERROR,)
+BOOM = "boom"  # an equality gate's comparison fails when the new value is this string
+NAN = "NaN"    # under the "nan" equality this string is equal to nothing, itself included
+EQUALITIES = ("json", "near", "nan")
 INT_LIMIT = 2 ** 31  # every integer in a vector satisfies -2^31 <= x < 2^31
 
 PREDICATES = ("changed", "always", "never", "increased", "decreased")
@@ -40,7 +46,9 @@ class VectorError(Exception):
 
 
 class EffectFailure(Exception):
-    """Raised by an effect whose label is in the step's "fail" list."""
+    """A user call failed: an effect, a labelled transform or a labelled predicate whose
+    label is in the step's "fail" list (label: that label), or an equality gate's comparison
+    of the value "boom" (label: "equality")."""
 
     def __init__(self, label):
         Exception.__init__(self, label)
@@ -79,6 +87,57 @@ def json_equal(a, b):
     if ta == "object":
         return set(a.keys()) == set(b.keys()) and all(json_equal(a[k], b[k]) for k in a)
     return a == b
+
+
+def near_equal(a, b):
+    """The "near" equality: JSON equality, except that two integers (not booleans) are
+    equal when they differ by at most 1, also inside arrays and objects. Not transitive."""
+    ta, tb = json_type(a), json_type(b)
+    if ta != tb:
+        return False
+    if ta == "int":
+        return abs(a - b) <= 1
+    if ta == "array":
+        return len(a) == len(b) and all(near_equal(x, y) for x, y in zip(a, b))
+    if ta == "object":
+        return set(a.keys()) == set(b.keys()) and all(near_equal(a[k], b[k]) for k in a)
+    return a == b
+
+
+def nan_equal(a, b):
+    """The "nan" equality: JSON equality, except that the string "NaN" is equal to
+    nothing, itself included, also inside arrays and objects. Not reflexive."""
+    ta, tb = json_type(a), json_type(b)
+    if ta != tb:
+        return False
+    if ta == "string":
+        return a == b and a != NAN
+    if ta == "array":
+        return len(a) == len(b) and all(nan_equal(x, y) for x, y in zip(a, b))
+    if ta == "object":
+        return set(a.keys()) == set(b.keys()) and all(nan_equal(a[k], b[k]) for k in a)
+    return a == b
+
+
+_EQUALITY_FUNCTIONS = {"json": json_equal, "near": near_equal, "nan": nan_equal}
+
+
+def vector_equal(equality, a, b):
+    """The relation of a diffuser vector's equality (the top-level "equality" key, default
+    "json"). It never fails: the "boom" failure belongs to equality gates (_Context.equal)."""
+    return _EQUALITY_FUNCTIONS[equality](a, b)
+
+
+def contains_string(value, text):
+    """True if the string text occurs as a value (not as an object key) anywhere in value."""
+    t = json_type(value)
+    if t == "string":
+        return value == text
+    if t == "array":
+        return any(contains_string(item, text) for item in value)
+    if t == "object":
+        return any(contains_string(item, text) for item in value.values())
+    return False
 
 
 def check_value(value, where):
@@ -165,9 +224,9 @@ def apply_transform(transform, value):
     raise VectorError("unknown transform %r" % (transform,))
 
 
-def predicate(name, old, new):
+def predicate(name, old, new, equality="json"):
     if name == "changed":
-        return not json_equal(old, new)
+        return not vector_equal(equality, old, new)
     if name == "always":
         return True
     if name == "never":
@@ -199,9 +258,9 @@ def _expect_label(label, where):
         raise VectorError("%s: bad label %r" % (where, label))
 
 
-def _expect_effect_label(label, where):
+def _expect_effect_label(label, where, reserved=RESERVED_LABELS):
     _expect_label(label, where)
-    if label in RESERVED_LABELS:
+    if label in reserved:
         raise VectorError("%s: label %r is reserved" % (where, label))
 
 
@@ -242,7 +301,9 @@ def _validate_transform(transform, where):
     raise VectorError("%s: unknown transform %r" % (where, transform))
 
 
-def _validate_diffuser_node(node, where, names, labels):
+def _validate_diffuser_node(node, where, names, labels, calls):
+    """labels collects the effect labels (a set), calls the transform and predicate labels
+    in order of occurrence (a list, so that duplicates can be detected)."""
     if not isinstance(node, dict) or "op" not in node:
         raise VectorError("%s: a node is an object with an \"op\"" % where)
     op = node["op"]
@@ -253,9 +314,9 @@ def _validate_diffuser_node(node, where, names, labels):
             _expect_keys(node, ("op", "children"), (), where)
     elif op == "intoWhen":
         if "effect" in node:
-            _expect_keys(node, ("op", "predicate", "effect"), (), where)
+            _expect_keys(node, ("op", "predicate", "effect"), ("label",), where)
         else:
-            _expect_keys(node, ("op", "predicate", "child"), (), where)
+            _expect_keys(node, ("op", "predicate", "child"), ("label",), where)
         if node["predicate"] not in PREDICATES:
             raise VectorError("%s: unknown predicate %r" % (where, node["predicate"]))
     elif op in ("into", "intoOnce"):
@@ -263,7 +324,7 @@ def _validate_diffuser_node(node, where, names, labels):
     elif op == "intoAll":
         _expect_keys(node, ("op", "children"), (), where)
     elif op == "map":
-        _expect_keys(node, ("op", "selector", "child"), (), where)
+        _expect_keys(node, ("op", "selector", "child"), ("label",), where)
         _validate_selector(node["selector"], where + ".selector")
     elif op == "invert":
         _expect_keys(node, ("op", "child"), (), where)
@@ -274,15 +335,18 @@ def _validate_diffuser_node(node, where, names, labels):
     else:
         raise VectorError("%s: unknown diffuser op %r" % (where, op))
     if "effect" in node:
-        _expect_effect_label(node["effect"], where + ".effect")
+        _expect_effect_label(node["effect"], where + ".effect", DIFFUSER_RESERVED_LABELS)
         labels.add(node["effect"])
+    if "label" in node:
+        _expect_effect_label(node["label"], where + ".label", DIFFUSER_RESERVED_LABELS)
+        calls.append(node["label"])
     if "children" in node:
         if not isinstance(node["children"], list):
             raise VectorError("%s: children must be an array" % where)
         for i, child in enumerate(node["children"]):
-            _validate_diffuser_node(child, "%s.children[%d]" % (where, i), names, labels)
+            _validate_diffuser_node(child, "%s.children[%d]" % (where, i), names, labels, calls)
     if "child" in node:
-        _validate_diffuser_node(node["child"], where + ".child", names, labels)
+        _validate_diffuser_node(node["child"], where + ".child", names, labels, calls)
 
 
 def _validate_fuser_node(node, where, names, sources):
@@ -345,7 +409,9 @@ def _check_acyclic(nodes):
         visit(name, [])
 
 
-def _validate_expect(expect, where):
+def _validate_expect(expect, where, errors):
+    """errors: the labels the step may report (its fail list, and "equality" for a
+    diffuser step)."""
     _expect_keys(expect, ("log", "error"), (), where)
     if not isinstance(expect["log"], list):
         raise VectorError("%s.log: expected an array" % where)
@@ -353,8 +419,10 @@ def _validate_expect(expect, where):
         if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)):
             raise VectorError("%s.log[%d]: an entry is [label, value]" % (where, i))
         check_value(entry[1], "%s.log[%d]" % (where, i))
-    if expect["error"] is not None:
-        _expect_effect_label(expect["error"], where + ".error")
+    if expect["error"] is not None and expect["error"] not in errors:
+        raise VectorError("%s.error: %r is neither null nor a label of the step's fail list%s"
+                          % (where, expect["error"],
+                             " nor \"equality\"" if EQUALITY_ERROR in errors else ""))
 
 
 def _validate_fail(step, where, known):
@@ -374,7 +442,7 @@ def validate_vector(vector):
     kind = vector.get("kind")
     if kind == "diffuser":
         _expect_keys(vector, ("format", "name", "kind", "description", "nodes", "root", "steps"),
-                     (), "vector")
+                     ("equality",), "vector")
     elif kind == "fuser":
         _expect_keys(vector, ("format", "name", "kind", "description", "sources", "nodes",
                               "root", "steps"), (), "vector")
@@ -395,17 +463,34 @@ def validate_vector(vector):
         raise VectorError("vector.steps must be a non-empty array")
 
     if kind == "diffuser":
+        equality = vector.get("equality", "json")
+        if not isinstance(equality, str) or equality not in EQUALITIES:
+            raise VectorError("vector.equality must be one of %s" % ", ".join(EQUALITIES))
         labels = set()
+        calls = []
         for name in sorted(nodes):
-            _validate_diffuser_node(nodes[name], "nodes." + name, nodes, labels)
-        _validate_diffuser_node(vector["root"], "root", nodes, labels)
+            _validate_diffuser_node(nodes[name], "nodes." + name, nodes, labels, calls)
+        _validate_diffuser_node(vector["root"], "root", nodes, labels, calls)
         _check_acyclic(nodes)
+        seen = set()
+        for label in calls:
+            if label in seen:
+                raise VectorError("label %r labels two transforms/predicates" % label)
+            if label in labels:
+                raise VectorError("label %r labels a transform/predicate and an effect" % label)
+            seen.add(label)
+        boom = False
         for i, step in enumerate(vector["steps"]):
             where = "steps[%d]" % i
             _expect_keys(step, ("run", "expect"), ("fail", "comment"), where)
             check_value(step["run"], where + ".run")
-            _validate_fail(step, where, labels)
-            _validate_expect(step["expect"], where + ".expect")
+            boom = boom or contains_string(step["run"], BOOM)
+            _validate_fail(step, where, labels | seen)
+            _validate_expect(step["expect"], where + ".expect",
+                             set(step.get("fail", [])) | set([EQUALITY_ERROR]))
+        if (equality == "nan" or boom) and nodes:
+            raise VectorError("vector.nodes must be {} in a vector whose equality is \"nan\" "
+                              "or in which the value \"boom\" occurs")
     else:
         sources = set()
         for name in sorted(nodes):
@@ -442,7 +527,7 @@ def validate_vector(vector):
                 _validate_fail(step, where, labels)
             else:
                 raise VectorError("%s: a fuser step has connect, dispose or emit" % where)
-            _validate_expect(step["expect"], where + ".expect")
+            _validate_expect(step["expect"], where + ".expect", set(step.get("fail", [])))
         if set(declared) != sources:
             raise VectorError("vector.sources must list exactly the sources used: %s"
                               % sorted(sources))
@@ -456,9 +541,26 @@ def validate_vector(vector):
 
 
 class _Context(object):
-    def __init__(self, fail):
+    """One step of a diffuser vector: its fail list, its log and the vector's equality."""
+
+    def __init__(self, fail, equality="json"):
         self.fail = set(fail)
         self.log = []
+        self.equality = equality
+
+    def user_call(self, label, logged):
+        """A labelled transform or predicate is called: it fails if its label is listed,
+        otherwise it appends [label, logged]."""
+        if label in self.fail:
+            raise EffectFailure(label)
+        self.log.append([label, copy.deepcopy(logged)])
+
+    def equal(self, old, new):
+        """An equality gate calls the vector's equality as eq(old = cache, new = v); the
+        call fails when v is exactly the string "boom"."""
+        if isinstance(new, str) and new == BOOM:
+            raise EffectFailure(EQUALITY_ERROR)
+        return vector_equal(self.equality, old, new)
 
 
 class _EffectNode(object):
@@ -481,27 +583,45 @@ class _FanOutNode(object):
 
 
 class _WhenNode(object):
-    """intoWhen(pred, child); into, intoOnce and intoAll are instances of it."""
+    """intoWhen(pred, child); into, intoOnce and intoAll are instances of it.
 
-    def __init__(self, pred, child):
+    An equality gate (into, intoAll) decides with the vector's equality, which fails on
+    "boom"; any other gate with its predicate, which is a logged user call when labelled."""
+
+    def __init__(self, pred, child, equality_gate=False, label=None):
         self.pred = pred
         self.child = child
+        self.equality_gate = equality_gate
+        self.label = label
         self.has_cache = False
         self.cache = None
 
+    def decide(self, old, new, ctx):
+        if self.equality_gate:
+            return not ctx.equal(old, new)
+        if self.label is not None:
+            ctx.user_call(self.label, [old, new])
+        return predicate(self.pred, old, new, ctx.equality)
+
     def run(self, value, ctx):
-        if not self.has_cache or predicate(self.pred, self.cache, value):
-            self.child.run(value, ctx)  # an EffectFailure leaves the cache untouched
-        self.cache = copy.deepcopy(value)
+        # An EffectFailure (in decide or in the child) leaves the cache untouched.
+        if not self.has_cache or self.decide(self.cache, value, ctx):
+            self.child.run(value, ctx)
+        self.cache = copy.deepcopy(value)  # also when the value was equal: the new one is kept
         self.has_cache = True
 
 
 class _MapNode(object):
-    def __init__(self, fn, child):
+    """map and invert; a labelled map's transform is a user call logging its input."""
+
+    def __init__(self, fn, child, label=None):
         self.fn = fn
         self.child = child
+        self.label = label
 
     def run(self, value, ctx):
+        if self.label is not None:
+            ctx.user_call(self.label, value)
         self.child.run(self.fn(value), ctx)
 
 
@@ -533,16 +653,18 @@ def _build_diffuser(builder, desc):
             child = _EffectNode(desc["effect"])
         else:
             child = builder.build(desc["child"])
-        return _WhenNode(desc["predicate"], child)
+        return _WhenNode(desc["predicate"], child, label=desc.get("label"))
     if op == "into":
-        return _WhenNode("changed", _EffectNode(desc["effect"]))
+        return _WhenNode("changed", _EffectNode(desc["effect"]), equality_gate=True)
     if op == "intoOnce":
         return _WhenNode("never", _EffectNode(desc["effect"]))
     if op == "intoAll":
-        return _WhenNode("changed", _FanOutNode([builder.build(c) for c in desc["children"]]))
+        return _WhenNode("changed", _FanOutNode([builder.build(c) for c in desc["children"]]),
+                         equality_gate=True)
     if op == "map":
         selector = desc["selector"]
-        return _MapNode(lambda v: apply_selector(selector, v), builder.build(desc["child"]))
+        return _MapNode(lambda v: apply_selector(selector, v), builder.build(desc["child"]),
+                        desc.get("label"))
     if op == "invert":
         return _MapNode(logical_not, builder.build(desc["child"]))
     raise VectorError("unknown diffuser op %r" % (op,))
@@ -553,9 +675,10 @@ class DiffuserModel(object):
 
     def __init__(self, vector):
         self.root = _Builder(vector["nodes"], _build_diffuser).build(vector["root"])
+        self.equality = vector.get("equality", "json")
 
     def step(self, step):
-        ctx = _Context(step.get("fail", []))
+        ctx = _Context(step.get("fail", []), self.equality)
         error = None
         try:
             self.root.run(copy.deepcopy(step["run"]), ctx)

@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
 """Seeded generator of random composite conformance vectors.
 
-    python3 scripts/gen_vectors.py                 # (re)writes conformance/generated/
-    python3 scripts/gen_vectors.py --seed 7 --count 100 --out /tmp/vectors
+    python3 scripts/gen_vectors.py                 # (re)writes conformance/generated/ and exact/
+    python3 scripts/gen_vectors.py --family exact  # only conformance/exact/
+    python3 scripts/gen_vectors.py --seed 7 --count 100 --out /tmp/vectors   # generated family
     python3 scripts/gen_vectors.py --check         # exit 1 if the committed files differ
 
+Two families, each with its own seed: "generated" (gen-NNNN.json, random composite
+diffuser and fuser vectors) and "exact" (exact-NNNN.json, diffuser vectors on the vector's
+equality, "boom", labelled transforms and predicates, failures of every user call).
 The same seed and count always produce byte-identical files. Vector i is generated from
 its own random stream (derived from the seed and i), so changing --count does not change
 the vectors that are kept. Expected logs come from scripts/conformance_model.py.
@@ -479,6 +483,433 @@ def gen_fuser(rng, name, seed, index):
 
 
 # ---------------------------------------------------------------------------------------
+# Exactness vectors (conformance/exact/): the vector's equality ("near", "nan"), the value
+# "boom", labelled transforms and predicates, failures of every kind of user call.
+#
+# A second family with its own seed and its own random streams: nothing above this line
+# is changed by it, so conformance/generated/ stays byte-identical.
+
+EXACT_SEED = 20261212
+EXACT_COUNT = 240
+EXACT_OUT = os.path.join(ROOT, "conformance", "exact")
+
+# Vector i uses SCENARIOS[(i - 1) % len(SCENARIOS)], so every scenario gets its share.
+SCENARIOS = ["near-drift", "near-root", "nan-repeat", "nan-root", "boom-root", "boom-below",
+             "fanout-fail", "multi-fail", "predicate-fail", "mixed"]
+DEFAULT_ROOT_OPS = ["intoAll"] * 9 + ["intoAlways"] * 5 + ["map"] * 3 + ["intoWhen"] * 2 + ["invert"]
+NAN_ROOT_VALUES = ["NaN", "NaN", "NaN", ["NaN"], ["NaN", 1], {"a": "NaN"}, {"a": "NaN", "b": 1},
+                   {"a": ["NaN"]}, "x", 1, [1], {"a": 1}]
+
+
+def exact_scalar(rng, flavor):
+    r = rng.random()
+    if flavor == "near" and r < 0.40:
+        return rng.randint(-1, 3)
+    if flavor == "nan" and r < 0.25:
+        return "NaN"
+    return rand_scalar(rng)
+
+
+def exact_value(rng, depth, flavor):
+    r = rng.random()
+    if depth > 0 and r < 0.25:
+        keys = sorted(rng.sample(FIELDS, rng.randint(1, 3)))
+        return dict((k, exact_value(rng, depth - 1, flavor)) for k in keys)
+    if depth > 0 and r < 0.40:
+        return [exact_scalar(rng, flavor) for _ in range(rng.randint(0, 3))]
+    return exact_scalar(rng, flavor)
+
+
+def exact_model(rng, flavor):
+    keys = sorted(rng.sample(FIELDS, rng.randint(2, 4)))
+    return dict((k, exact_value(rng, 2, flavor)) for k in keys)
+
+
+def int_paths(value):
+    return [p for p in all_paths(value) if model.json_type(get_path(value, p)) == "int"]
+
+
+def drift(rng, value, direction):
+    """value with some of its integers moved by one, mostly in direction (+1 or -1):
+    near-equal to value but not json-equal, so that a run of drifts 0, 1, 2, 3 separates
+    "keep the new value" from "keep the old one"."""
+    paths = int_paths(value)
+    new = copy.deepcopy(value)
+    if not paths:
+        return new
+    chosen = paths if rng.random() < 0.85 else rng.sample(paths, rng.randint(1, len(paths)))
+    for path in chosen:
+        step = rng.choice([direction] * 5 + [-direction])
+        new = set_path(new, path, get_path(new, path) + step)
+    return new
+
+
+def put_path(value, path, leaf):
+    """value with leaf at path, creating the objects and arrays on the way."""
+    if not path:
+        return leaf
+    head, rest = path[0], path[1:]
+    if isinstance(head, str):
+        obj = copy.deepcopy(value) if model.json_type(value) == "object" else {}
+        obj[head] = put_path(obj.get(head), rest, leaf)
+        return obj
+    arr = copy.deepcopy(value) if model.json_type(value) == "array" else []
+    while len(arr) <= head:
+        arr.append(None)
+    arr[head] = put_path(arr[head], rest, leaf)
+    return arr
+
+
+def sprinkle(rng, value, text, selected):
+    """value with the string text put at a selected path (mostly) or at any path."""
+    if selected and rng.random() < 0.75:
+        return put_path(value, rng.choice(selected), text)
+    paths = [p for p in all_paths(value) if p] or [(rng.choice(FIELDS),)]
+    return put_path(value, rng.choice(paths), text)
+
+
+def distinct(items):
+    out = []
+    for item in items:
+        if item not in out:
+            out.append(item)
+    return out
+
+
+def nan_everywhere(rng, value, selected):
+    """value with "NaN" (sometimes ["NaN"]) at most of the innermost selected paths."""
+    paths = distinct(selected)
+    paths = [p for p in paths if not any(q != p and q[:len(p)] == p for q in paths)]
+    if not paths:
+        return sprinkle(rng, value, "NaN", [])
+    for path in paths:
+        if rng.random() < 0.85:
+            value = put_path(value, path, "NaN" if rng.random() < 0.85 else ["NaN"])
+    return value
+
+
+def plan_values(rng, scenario, equality, first, n_runs, selected):
+    """The run values before "boom" is put in: under near, segments drifting by one per run
+    (0, 1, 2, 3 on every integer); under nan, segments of identical values with "NaN"
+    where maps select; otherwise the small changes of next_model."""
+    direction = rng.choice([1, 1, -1])
+    values = [first]
+    while len(values) < n_runs:
+        last = values[-1]
+        r = rng.random()
+        if equality == "near" and r < 0.6:
+            for _ in range(rng.randint(2, 4)):
+                values.append(drift(rng, values[-1], direction))
+        elif equality == "nan" and r < 0.6:
+            if scenario == "nan-root" and rng.random() < 0.6:
+                value = copy.deepcopy(rng.choice(NAN_ROOT_VALUES))
+            else:
+                base = last if model.json_type(last) == "object" else exact_model(rng, "nan")
+                value = nan_everywhere(rng, next_model(rng, base, values), selected)
+            for _ in range(rng.randint(2, 3)):
+                values.append(copy.deepcopy(value))
+        elif scenario == "near-root" and model.json_type(last) != "object":
+            values.append(rng.choice([rng.randint(-2, 6),
+                                      [rng.randint(-1, 3) for _ in range(rng.randint(1, 3))]]))
+        elif scenario == "nan-root" and rng.random() < 0.5:
+            values.append(copy.deepcopy(rng.choice(NAN_ROOT_VALUES)))
+        elif model.json_type(last) == "object":
+            values.append(next_model(rng, last, values))
+        else:
+            values.append(exact_model(rng, equality if equality != "json" else None))
+    return values[:n_runs]
+
+
+class ExactDiffuserGen(DiffuserGen):
+    """DiffuserGen with labelled maps and predicates; records the paths maps select."""
+
+    def __init__(self, rng, sample, label_p, root_ops, fanout_maps, equality, gates):
+        DiffuserGen.__init__(self, rng, sample)
+        self.label_p = label_p
+        self.root_ops = root_ops
+        self.fanout_maps = fanout_maps  # None, or the share of labelled maps below the root
+        self.equality = equality  # under near: maps select integers
+        self.gates = gates        # more leaves that compare (into, intoWhen(changed))
+        self.transforms = 0
+        self.predicates = 0
+        self.selected = []  # paths from the root value to what a map selects
+
+    def transform_label(self):
+        self.transforms += 1
+        return "t%d" % self.transforms
+
+    def predicate_label(self):
+        self.predicates += 1
+        return "p%d" % self.predicates
+
+    def selector_for(self, sample):
+        rng = self.rng
+        if rng.random() < 0.12:
+            return {"identity": True}
+        paths = [p for p in int_paths(sample) if p]
+        if self.equality == "near" and paths and rng.random() < 0.6:
+            path = rng.choice(paths)
+            if len(path) == 1 and isinstance(path[0], str):
+                return {"field": path[0]}
+            return {"path": list(path)}
+        return DiffuserGen.selector_for(self, sample)
+
+    def leaf(self, sample):
+        rng = self.rng
+        if self.gates and rng.random() < 0.6:
+            # into, or intoWhen(changed): the gates that use the vector's equality
+            if rng.random() < 0.75:
+                node = {"op": "into", "effect": self.label()}
+            else:
+                node = {"op": "intoWhen", "predicate": "changed", "effect": self.label()}
+            self.ops.add(node["op"])
+        else:
+            node = DiffuserGen.leaf(self, sample)
+        if node["op"] == "intoWhen" and self.rng.random() < self.label_p:
+            node["label"] = self.predicate_label()
+        return node
+
+    def map_node(self, depth, sample, max_depth, prefix, labelled):
+        selector = self.selector_for(sample)
+        sub = model.apply_selector(selector, sample)
+        if prefix is not None:
+            if "path" in selector:
+                prefix = prefix + tuple(selector["path"])
+            elif "field" in selector:
+                prefix = prefix + (selector["field"],)
+            if prefix:
+                self.selected.append(prefix)
+        node = {"op": "map", "selector": selector}
+        if labelled:
+            node["label"] = self.transform_label()
+        node["child"] = self.node(depth + 1, sub, max_depth, prefix)
+        self.ops.add("map")
+        return node
+
+    def node(self, depth, sample, max_depth, prefix=()):
+        """prefix: the path from the root value to this node's value (None below invert)."""
+        rng = self.rng
+        if depth >= max_depth or (depth > 0 and rng.random() < 0.30):
+            return self.leaf(sample)
+        r = rng.random()
+        if depth == 0:
+            op = rng.choice(self.root_ops)
+            if op == "leaf":
+                return self.leaf(sample)
+        elif self.shared and r < 0.12:
+            self.ops.add("ref")
+            return {"op": "ref", "ref": rng.choice(self.shared)}
+        elif r < 0.28:
+            op = "intoAll"
+        elif r < 0.40:
+            op = "intoAlways"
+        elif r < 0.52:
+            op = "intoWhen"
+        elif r < 0.88:
+            op = "map"
+        else:
+            op = "invert"
+        self.ops.add(op)
+        if op in ("intoAll", "intoAlways"):
+            if depth == 0 and self.fanout_maps:
+                children = [self.map_node(1, sample, max_depth, prefix,
+                                          rng.random() < self.fanout_maps)
+                            if rng.random() < 0.8 else self.node(1, sample, max_depth, prefix)
+                            for _ in range(rng.choice([2, 3, 3, 4]))]
+                return {"op": op, "children": children}
+            n = rng.choice([1, 2, 2, 3, 3, 4]) if depth == 0 else rng.choice([0, 1, 2, 2, 3])
+            return {"op": op, "children": [self.node(depth + 1, sample, max_depth, prefix)
+                                           for _ in range(n)]}
+        if op == "intoWhen":
+            node = {"op": "intoWhen", "predicate": self.predicate_for(sample)}
+            if rng.random() < self.label_p:
+                node["label"] = self.predicate_label()
+            node["child"] = self.node(depth + 1, sample, max_depth, prefix)
+            return node
+        if op == "map":
+            return self.map_node(depth, sample, max_depth, prefix, rng.random() < self.label_p)
+        return {"op": "invert",
+                "child": self.node(depth + 1, model.logical_not(sample), max_depth, None)}
+
+
+def user_labels(desc, out):
+    """(effect labels, transform labels, predicate labels) of a description, in tree order."""
+    effects, transforms, predicates = out
+    if "effect" in desc:
+        effects.append(desc["effect"])
+    if "label" in desc:
+        (transforms if desc["op"] == "map" else predicates).append(desc["label"])
+    for child in desc.get("children", []):
+        user_labels(child, out)
+    if "child" in desc:
+        user_labels(desc["child"], out)
+    return out
+
+
+def label_key(label):
+    return (label[0], int(label[1:]))
+
+
+def choose_fail(rng, scenario, probe, everything):
+    """The fail list of a step: labels of user calls the step reaches (mostly), sometimes
+    two or three of them (only the first in tree order fails), listed in random order."""
+    reached = []
+    for label, _ in probe["log"]:
+        if label not in reached:
+            reached.append(label)
+    if not reached or rng.random() < 0.12:
+        pool = list(everything)
+    else:
+        pool = reached
+    preferred = []
+    if scenario == "fanout-fail":
+        # transforms reached after an effect already ran in this step
+        seen_effect = False
+        for label in reached:
+            if label.startswith("e"):
+                seen_effect = True
+            elif label.startswith("t") and seen_effect:
+                preferred.append(label)
+    elif scenario == "predicate-fail":
+        preferred = [label for label in reached if label.startswith("p")]
+    first = rng.choice(preferred) if preferred and rng.random() < 0.75 else rng.choice(pool)
+    fail = [first]
+    extra = 0.7 if scenario == "multi-fail" else 0.15
+    while rng.random() < extra and len(fail) < 3:
+        others = [label for label in pool if label not in fail]
+        if not others:
+            break
+        fail.append(rng.choice(others))
+        extra /= 3
+    rng.shuffle(fail)
+    return fail
+
+
+def gen_exact(rng, name, seed, index):
+    scenario = SCENARIOS[(index - 1) % len(SCENARIOS)]
+    if scenario in ("near-drift", "near-root"):
+        equality = "near"
+    elif scenario in ("nan-repeat", "nan-root"):
+        equality = "nan"
+    else:
+        equality = rng.choice(["json", "json", "near", "nan"])
+    boom = scenario in ("boom-root", "boom-below") or rng.random() < 0.10
+    flavor = equality if equality != "json" else None
+
+    if scenario == "near-root":
+        first = rng.choice([rng.randint(-1, 2), [rng.randint(-1, 2) for _ in range(rng.randint(1, 3))],
+                            exact_model(rng, "near")])
+    elif scenario == "nan-root":
+        first = copy.deepcopy(rng.choice(NAN_ROOT_VALUES))
+    else:
+        first = exact_model(rng, flavor)
+    if scenario == "predicate-fail":
+        label_p = 0.8
+    elif scenario in ("fanout-fail", "multi-fail", "mixed"):
+        label_p = 0.6
+    else:
+        label_p = 0.35
+    root_ops = DEFAULT_ROOT_OPS
+    if scenario in ("near-root", "nan-root", "boom-root"):
+        root_ops = ["intoAll"] * 4 + ["leaf"] * 2 + ["intoAlways"] * 3 + ["intoWhen", "map"]
+    elif scenario in ("fanout-fail", "nan-repeat", "boom-below"):
+        root_ops = ["intoAlways", "intoAll"]
+    fanout_maps = {"fanout-fail": 0.85, "nan-repeat": label_p, "boom-below": label_p}.get(scenario)
+    gen = ExactDiffuserGen(rng, first, label_p, root_ops, fanout_maps, equality,
+                           equality != "json" or boom)
+
+    nodes = {}
+    named = not boom and equality != "nan"
+    n_shared = rng.choice([0, 0, 1, 1, 2]) if named else 0
+    for i in range(n_shared):
+        shared_name = "n%d" % (i + 1)
+        nodes[shared_name] = gen.node(1, first, rng.choice([2, 3]), None)
+        gen.shared.append(shared_name)
+    root = gen.node(0, first, rng.choice([2, 3, 3, 4, 4]))
+    counts = {}
+    count_refs(root, counts)
+    for desc in nodes.values():
+        count_refs(desc, counts)
+    for shared_name in gen.shared:
+        missing = max(0, 2 - counts.get(shared_name, 0))
+        if missing:
+            gen.ops.add("ref")
+            if root["op"] not in ("intoAll", "intoAlways") or "children" not in root:
+                root = {"op": "intoAlways", "children": [root]}
+            for _ in range(missing):
+                root["children"].insert(rng.randint(0, len(root["children"])),
+                                        {"op": "ref", "ref": shared_name})
+    effects, transforms, predicates = [], [], []
+    for desc in [root] + [nodes[k] for k in sorted(nodes)]:
+        user_labels(desc, (effects, transforms, predicates))
+    if not effects:
+        label = gen.label()
+        root = {"op": "intoAlways", "children": [root, {"op": "into", "effect": label}]}
+        effects.append(label)
+        gen.ops.update(["intoAlways", "into"])
+    if equality == "json" and not boom and not transforms and not predicates:
+        # Every exactness vector has a user call besides effects or an exact equality.
+        label = gen.transform_label()
+        root = {"op": "map", "selector": {"identity": True}, "label": label, "child": root}
+        transforms.append(label)
+        gen.ops.add("map")
+    everything = sorted(set(effects + transforms + predicates), key=label_key)
+
+    vector = {"format": model.FORMAT, "name": name, "kind": "diffuser", "description": "",
+              "equality": equality, "nodes": nodes, "root": root, "steps": []}
+    sim = model.DiffuserModel(vector)
+    n_runs = rng.randint(5, 10)
+    boom_runs = set()
+    if boom:
+        boom_runs.add(rng.randint(1, n_runs - 1))
+        for i in range(n_runs):
+            if rng.random() < (0.2 if i == 0 else 0.15):
+                boom_runs.add(i)
+    fail_p = {"fanout-fail": 0.45, "multi-fail": 0.5, "predicate-fail": 0.4}.get(scenario, 0.2)
+    values = plan_values(rng, scenario, equality, first, n_runs, gen.selected)
+    failures = booms = 0
+    for i, plain in enumerate(values):
+        current = plain
+        if i in boom_runs:
+            if scenario == "boom-root" or (model.json_type(current) != "object"
+                                           and rng.random() < 0.5) or rng.random() < 0.15:
+                current = "boom"
+            else:
+                # Mostly where an equality gate with a cache compares it (the step fails).
+                failing = []
+                for path in distinct(gen.selected):
+                    candidate = put_path(current, path, "boom")
+                    if copy.deepcopy(sim).step({"run": candidate})["error"] == model.EQUALITY_ERROR:
+                        failing.append(candidate)
+                if failing and rng.random() < 0.8:
+                    current = rng.choice(failing)
+                else:
+                    current = sprinkle(rng, current, "boom", gen.selected)
+            booms += 1
+        step = {"run": copy.deepcopy(current)}
+        if rng.random() < fail_p:
+            probe = copy.deepcopy(sim).step({"run": current})
+            step["fail"] = choose_fail(rng, scenario, probe, everything)
+            failures += 1
+        step["expect"] = sim.step(step)
+        vector["steps"].append(step)
+        # After a failure (or a "boom"), often run the same value again.
+        if (step["expect"]["error"] is not None and rng.random() < 0.5
+                and len(vector["steps"]) < 12):
+            retry = {"run": copy.deepcopy(current)}
+            retry["expect"] = sim.step(retry)
+            vector["steps"].append(retry)
+
+    vector["description"] = (
+        "Generated exactness vector (seed %d, index %d, scenario %s): equality %s, %d runs, "
+        "%d with a fail list, %d with \"boom\"; %d labelled transforms, %d labelled "
+        "predicates; ops: %s." % (seed, index, scenario, equality, len(vector["steps"]),
+                                 failures, booms, len(transforms), len(predicates),
+                                 ", ".join(sorted(gen.ops))))
+    return vector
+
+
+# ---------------------------------------------------------------------------------------
 # Output
 
 
@@ -524,6 +955,14 @@ def format_vector(vector):
     return "\n".join(lines) + "\n"
 
 
+def self_check(vector):
+    """The vector is well formed and agrees with the model."""
+    problems = model.check_vector(json.loads(format_vector(vector)))
+    if problems:
+        raise SystemExit("internal error in %s: %s" % (vector["name"], problems))
+    return vector
+
+
 def generate_one(seed, index):
     rng = random.Random(seed * 1000003 + index)
     name = "gen-%04d" % index
@@ -531,29 +970,38 @@ def generate_one(seed, index):
         vector = gen_fuser(rng, name, seed, index)
     else:
         vector = gen_diffuser(rng, name, seed, index)
-    # Self-check: the vector is well formed and agrees with the model.
-    problems = model.check_vector(json.loads(format_vector(vector)))
-    if problems:
-        raise SystemExit("internal error in %s: %s" % (name, problems))
-    return vector
+    return self_check(vector)
 
 
-def write_all(seed, count, out):
+def generate_exact(seed, index):
+    rng = random.Random(seed * 1000003 + index)
+    return self_check(gen_exact(rng, "exact-%04d" % index, seed, index))
+
+
+# family -> (file name prefix, generator, default seed, default count, default directory)
+FAMILIES = {
+    "generated": ("gen-", generate_one, DEFAULT_SEED, DEFAULT_COUNT, DEFAULT_OUT),
+    "exact": ("exact-", generate_exact, EXACT_SEED, EXACT_COUNT, EXACT_OUT),
+}
+
+
+def write_all(seed, count, out, family="generated"):
+    prefix, generate = FAMILIES[family][:2]
     os.makedirs(out, exist_ok=True)
     for entry in os.listdir(out):
-        if entry.startswith("gen-") and entry.endswith(".json"):
+        if entry.startswith(prefix) and entry.endswith(".json"):
             os.remove(os.path.join(out, entry))
     for index in range(1, count + 1):
-        vector = generate_one(seed, index)
+        vector = generate(seed, index)
         path = os.path.join(out, vector["name"] + ".json")
         with open(path, "w", encoding="ascii", newline="\n") as f:
             f.write(format_vector(vector))
 
 
-def check(seed, count, out):
+def check(seed, count, out, family="generated"):
     tmp = tempfile.mkdtemp(prefix="diffuser-vectors-")
     try:
-        write_all(seed, count, tmp)
+        write_all(seed, count, tmp, family)
         fresh = sorted(e for e in os.listdir(tmp) if e.endswith(".json"))
         present = sorted(e for e in os.listdir(out) if e.endswith(".json")) if os.path.isdir(out) else []
         problems = []
@@ -567,9 +1015,10 @@ def check(seed, count, out):
         for p in problems:
             print(p)
         if problems:
-            print("%d problem(s): regenerate with python3 scripts/gen_vectors.py" % len(problems))
+            print("%d problem(s) in %s: regenerate with python3 scripts/gen_vectors.py"
+                  % (len(problems), os.path.relpath(out)))
             return 1
-        print("%d generated vectors up to date" % len(fresh))
+        print("%d %s vectors up to date in %s" % (len(fresh), family, os.path.relpath(out)))
         return 0
     finally:
         shutil.rmtree(tmp)
@@ -577,22 +1026,40 @@ def check(seed, count, out):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
-                        help="random seed (default %(default)s)")
-    parser.add_argument("--count", type=int, default=DEFAULT_COUNT,
-                        help="number of vectors (default %(default)s)")
-    parser.add_argument("--out", default=DEFAULT_OUT,
-                        help="output directory (default conformance/generated)")
+    parser.add_argument("--family", choices=["all", "generated", "exact"], default=None,
+                        help="which family: generated (gen-NNNN in conformance/generated), "
+                        "exact (exact-NNNN in conformance/exact) or all (the default, unless "
+                        "--seed, --count or --out is given: then generated)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="random seed (default %d for generated, %d for exact)"
+                        % (DEFAULT_SEED, EXACT_SEED))
+    parser.add_argument("--count", type=int, default=None,
+                        help="number of vectors (default %d for generated, %d for exact)"
+                        % (DEFAULT_COUNT, EXACT_COUNT))
+    parser.add_argument("--out", default=None,
+                        help="output directory (default conformance/generated or conformance/exact)")
     parser.add_argument("--check", action="store_true",
                         help="regenerate into a temporary directory and compare with --out")
     args = parser.parse_args(argv)
-    if args.count < 1 or args.count > 9999:
-        parser.error("--count must be between 1 and 9999")
-    if args.check:
-        return check(args.seed, args.count, args.out)
-    write_all(args.seed, args.count, args.out)
-    print("wrote %d vectors to %s" % (args.count, os.path.relpath(args.out)))
-    return 0
+    overrides = args.seed is not None or args.count is not None or args.out is not None
+    family = args.family or ("generated" if overrides else "all")
+    if family == "all" and overrides:
+        parser.error("--seed, --count and --out apply to one family: add --family")
+    families = ["generated", "exact"] if family == "all" else [family]
+    status = 0
+    for name in families:
+        _, _, seed, count, out = FAMILIES[name]
+        seed = seed if args.seed is None else args.seed
+        count = count if args.count is None else args.count
+        out = out if args.out is None else args.out
+        if count < 1 or count > 9999:
+            parser.error("--count must be between 1 and 9999")
+        if args.check:
+            status = max(status, check(seed, count, out, name))
+        else:
+            write_all(seed, count, out, name)
+            print("wrote %d %s vectors to %s" % (count, name, os.path.relpath(out)))
+    return status
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 #include "CDiffuserFFI.h"
 
 #include <ffi.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,7 +17,18 @@ typedef struct binding {
     dfs_ffi_type ret;
     uintptr_t userdata;
     dfsi_ffi_handler handler;
+    /* One reference for the owner (dropped by dfsi_ffi_closure_free) and one for each
+     * call in progress: a handler may dispose the dispatch, and so free the closure,
+     * while its own call is still inside the trampoline. The last one frees. */
+    _Atomic size_t refs;
 } binding;
+
+static void binding_release(binding *b) {
+    if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) {
+        ffi_closure_free(b->closure);
+        free(b);
+    }
+}
 
 static ffi_type *ffi_type_of(dfs_ffi_type t) {
     switch (t) {
@@ -40,6 +52,7 @@ static ffi_type *ffi_type_of(dfs_ffi_type t) {
 static void trampoline(ffi_cif *cif, void *ret, void **args, void *user) {
     (void)cif;
     binding *b = user;
+    atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
     dfs_ffi_value values[MAX_ARGS];
     for (size_t i = 0; i < b->count; i++) {
         dfs_ffi_value *v = &values[i];
@@ -62,8 +75,10 @@ static void trampoline(ffi_cif *cif, void *ret, void **args, void *user) {
         }
     }
     dfs_ffi_event event = { b->count, values };
+    dfs_ffi_type ret_kind = b->ret;
     int status = b->handler(b->userdata, &event);
-    if (b->ret == DFS_FFI_INT) {
+    binding_release(b);
+    if (ret_kind == DFS_FFI_INT) {
         /* libffi widens integral returns to ffi_arg. */
         *(ffi_arg *)ret = (ffi_arg)(ffi_sarg)status;
     }
@@ -87,6 +102,7 @@ int dfsi_ffi_closure_make(dfs_ffi_type ret, const dfs_ffi_type *args, size_t cou
     b->ret = ret;
     b->userdata = userdata;
     b->handler = handler;
+    atomic_init(&b->refs, 1);
     for (size_t i = 0; i < count; i++) {
         b->arg_types[i] = ffi_type_of(args[i]);
         b->kinds[i] = args[i];
@@ -111,6 +127,5 @@ int dfsi_ffi_closure_make(dfs_ffi_type ret, const dfs_ffi_type *args, size_t cou
 void dfsi_ffi_closure_free(void *closure) {
     binding *b = closure;
     if (b == NULL) return;
-    ffi_closure_free(b->closure);
-    free(b);
+    binding_release(b);
 }

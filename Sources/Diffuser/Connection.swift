@@ -8,7 +8,10 @@ import Synchronization
 /// - once `dispose()` has returned, no event reaches the effect, even if a source on
 ///   another thread is still emitting, because dispose waits for an event in flight;
 /// - an effect may dispose its own connection, or cause a nested emission, on the
-///   delivering thread without deadlocking.
+///   delivering thread without deadlocking. The sources of a connection disposed from
+///   inside its effect are disconnected right after the effect returns, with the lock
+///   released: a source whose disconnect waits for its emitting thread (which may be
+///   waiting for this lock) does not deadlock.
 final class Connection<A>: _Disposable, @unchecked Sendable {
     private let lock = Lock()
     private let owner = Atomic<UInt>(0)
@@ -17,6 +20,9 @@ final class Connection<A>: _Disposable, @unchecked Sendable {
     private var effect: ((A) throws -> Void)?
     /// Guarded by `lock`; set once the sources are connected.
     private var upstream: _Disposable?
+    /// Guarded by `lock`: sources to disconnect once the delivery in progress on the
+    /// owning thread has released the lock (a dispose from inside the effect).
+    private var disconnectAfterDelivery: _Disposable?
 
     init(_ effect: @escaping (A) throws -> Void) {
         self.effect = effect
@@ -33,8 +39,11 @@ final class Connection<A>: _Disposable, @unchecked Sendable {
         lock.lock()
         owner.store(me, ordering: .releasing)
         defer {
+            let sources = disconnectAfterDelivery
+            disconnectAfterDelivery = nil
             owner.store(0, ordering: .releasing)
             lock.unlock()
+            sources?.dispose()
         }
         guard let effect else { return }
         try effect(event)
@@ -55,7 +64,17 @@ final class Connection<A>: _Disposable, @unchecked Sendable {
         // Every caller clears the effect under the lock, so that none returns while an
         // event is still being delivered; only the first disposes the sources.
         let first = !disposed.exchange(true, ordering: .acquiringAndReleasing)
-        let sources: _Disposable? = withOwnedLock {
+        if owner.load(ordering: .acquiring) == currentThreadID() {
+            // From inside the effect: the delivery holding the lock disconnects the
+            // sources once it has released it (see `deliver`).
+            effect = nil
+            if first {
+                disconnectAfterDelivery = upstream
+                upstream = nil
+            }
+            return
+        }
+        let sources: _Disposable? = lock.withLock {
             effect = nil
             guard first else { return nil }
             defer { upstream = nil }

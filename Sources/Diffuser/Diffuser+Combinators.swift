@@ -18,7 +18,7 @@ extension Diffuser {
     /// The children keep their own gating; only this node does not gate.
     @inlinable
     public static func intoAlways(_ children: [Diffuser<A>]) -> Diffuser<A> {
-        Diffuser(node: FanOutNode(children))
+        Diffuser(node: FanOutNode(children.map(\.node)))
     }
 
     /// A diffuser that runs every child, in order, on every value.
@@ -36,19 +36,19 @@ extension Diffuser {
     /// every run, whether or not `diffuser` ran.
     @inlinable
     public static func intoWhen(_ didChange: @escaping DidChange<A>, _ diffuser: Diffuser<A>) -> Diffuser<A> {
-        Diffuser<A>(node: WhenNode(ClosureChange(didChange), diffuser.node))
+        Diffuser<A>(node: GateNode(ClosureChange(didChange), diffuser.node))
     }
 
     /// Like `intoWhen(_:_:)` with a diffuser, for a single effect.
     @inlinable
     public static func intoWhen(_ didChange: @escaping DidChange<A>, _ effect: @escaping Effect<A>) -> Diffuser<A> {
-        Diffuser(node: WhenEffectNode(ClosureChange(didChange), ClosureEffect(effect)))
+        Diffuser(node: GateNode(ClosureChange(didChange), EffectNode(ClosureEffect(effect))))
     }
 
     /// Like `intoWhen(_:_:)` for a single effect that may throw to abort the run.
     @inlinable
     public static func intoWhen(_ didChange: @escaping DidChange<A>, throwing effect: @escaping (A) throws -> Void) -> Diffuser<A> {
-        Diffuser(node: WhenEffectNode(ClosureChange(didChange), ClosureEffect(effect)))
+        Diffuser(node: GateNode(ClosureChange(didChange), EffectNode(ClosureEffect(effect))))
     }
 
     /// Like `intoWhen(_:_:)` for a single effect, where both the predicate and the effect
@@ -58,7 +58,7 @@ extension Diffuser {
         throwing didChange: @escaping (A, A) throws -> Bool,
         effect: @escaping (A) throws -> Void
     ) -> Diffuser<A> {
-        Diffuser(node: WhenEffectNode(ClosureChange(didChange), ClosureEffect(effect)))
+        Diffuser(node: GateNode(ClosureChange(didChange), EffectNode(ClosureEffect(effect))))
     }
 
     /// Like `intoWhen(_:_:)`, with a predicate that may throw to abort the run.
@@ -67,7 +67,7 @@ extension Diffuser {
         throwing didChange: @escaping (A, A) throws -> Bool,
         _ diffuser: Diffuser<A>
     ) -> Diffuser<A> {
-        Diffuser<A>(node: WhenNode(ClosureChange(didChange), diffuser.node))
+        Diffuser<A>(node: GateNode(ClosureChange(didChange), diffuser.node))
     }
 
     /// A diffuser that runs `effect` on the first value only.
@@ -112,7 +112,7 @@ extension Diffuser {
     /// A diffuser that feeds `diffuser` the property of each value at `keyPath`.
     @inlinable
     public static func map<B>(_ keyPath: KeyPath<A, B>, _ diffuser: Diffuser<B>) -> Diffuser<A> {
-        map({ $0[keyPath: keyPath] }, diffuser)
+        Diffuser<A>(node: MapNode(KeyPathTransform(keyPath), diffuser.node))
     }
 
     // MARK: Key paths
@@ -163,20 +163,20 @@ extension Diffuser where A: Equatable {
     /// equal (`!=`) to the previous one.
     @inlinable
     public static func into(_ effect: @escaping Effect<A>) -> Diffuser<A> {
-        Diffuser(node: EqualityEffectNode(StandardEquality(), ClosureEffect(effect)))
+        Diffuser(node: GateNode(Inequality(StandardEquality()), EffectNode(ClosureEffect(effect))))
     }
 
     /// Like `into(_:)` with an effect that may throw to abort the run.
     @inlinable
     public static func into(throwing effect: @escaping (A) throws -> Void) -> Diffuser<A> {
-        Diffuser(node: EqualityEffectNode(StandardEquality(), ClosureEffect(effect)))
+        Diffuser(node: GateNode(Inequality(StandardEquality()), EffectNode(ClosureEffect(effect))))
     }
 
     /// A diffuser that runs every child, in order, on the first value and whenever the
     /// value is not equal to the previous one.
     @inlinable
     public static func intoAll(_ children: [Diffuser<A>]) -> Diffuser<A> {
-        Diffuser(node: EqualityAllNode(StandardEquality(), children))
+        Diffuser(node: GateNode(Inequality(StandardEquality()), FanOutNode(children.map(\.node))))
     }
 
     /// A diffuser that runs every child, in order, on the first value and whenever the
@@ -214,14 +214,14 @@ extension Diffuser {
     public static func intoWhen<Change: ChangeFunction, Effect: EffectFunction>(
         calling change: Change, effect: Effect
     ) -> Diffuser<A> where Change.Value == A, Effect.Value == A {
-        Diffuser(node: WhenEffectNode(change, effect))
+        Diffuser(node: GateNode(change, EffectNode(effect)))
     }
 
     /// `intoWhen(throwing:_:)` for a predicate in any form.
     @inlinable
     public static func intoWhen<Change: ChangeFunction>(calling change: Change, _ diffuser: Diffuser<A>) -> Diffuser<A>
     where Change.Value == A {
-        Diffuser(node: WhenNode(change, diffuser.node))
+        Diffuser(node: GateNode(change, diffuser.node))
     }
 
     /// `intoOnce(throwing:)` for an effect in any form.
@@ -229,20 +229,6 @@ extension Diffuser {
     public static func intoOnce<Effect: EffectFunction>(calling effect: Effect) -> Diffuser<A>
     where Effect.Value == A {
         Diffuser(node: OnceNode(EffectNode(effect)))
-    }
-
-    /// A diffuser that runs every child, in order, on every value, child `i` on the
-    /// `i`-th part `selection` makes: the same as `intoAlways` over
-    /// `map(transform_i, children[i])`, except that one call selects all the parts,
-    /// before the first child runs.
-    ///
-    /// For transforms that cost more one by one than together, such as a binding's calls
-    /// into another runtime. Gate it with `intoAll(_:)` around it to skip equal values.
-    @inlinable
-    public static func mapAll<Selection: SelectionFunction>(
-        calling selection: Selection, _ children: [Diffuser<Selection.Output>]
-    ) -> Diffuser<A> where Selection.Input == A {
-        Diffuser(node: MapAllNode(selection, children))
     }
 
     /// `map(throwing:_:)` for a transform in any form.
@@ -257,7 +243,7 @@ extension Diffuser {
     @inlinable
     public static func into<Effect: EffectFunction>(calling effect: Effect) -> Diffuser<A>
     where A: Equatable, Effect.Value == A {
-        Diffuser(node: EqualityEffectNode(StandardEquality(), effect))
+        Diffuser(node: GateNode(Inequality(StandardEquality()), EffectNode(effect)))
     }
 
     /// `into(throwing:)` with values compared by `equality` instead of `==`: the effect
@@ -267,7 +253,7 @@ extension Diffuser {
     public static func into<Equality: EqualityFunction, Effect: EffectFunction>(
         comparing equality: Equality, calling effect: Effect
     ) -> Diffuser<A> where Equality.Value == A, Effect.Value == A {
-        Diffuser(node: EqualityEffectNode(equality, effect))
+        Diffuser(node: GateNode(Inequality(equality), EffectNode(effect)))
     }
 
     /// `intoAll(_:)` with values compared by `equality` instead of `==`.
@@ -275,37 +261,6 @@ extension Diffuser {
     public static func intoAll<Equality: EqualityFunction>(
         comparing equality: Equality, _ children: [Diffuser<A>]
     ) -> Diffuser<A> where Equality.Value == A {
-        Diffuser(node: EqualityAllNode(equality, children))
-    }
-
-    /// `intoAll(comparing:_:)` for a binding that makes its maps with a few forms of
-    /// transform, in two pairs: each pair is two variants of one kind of transform, which
-    /// check values alike (see `TransformFunction.check(_:)`). A fan-out whose children
-    /// are all maps over gates, calling one form, or the two forms of one pair, runs them
-    /// in one loop (see `ChildNodes.runLanes(_:calling:childGatesHold:)`); for one form
-    /// it keeps the maps' gates and transforms instead of the maps, which is smaller and
-    /// faster (see `ChildNodes`, lanes). Behaves exactly as `intoAll(comparing:_:)`; only
-    /// the speed of a pass and the memory differ.
-    @_spi(Bindings)
-    @inlinable
-    public static func intoAll<
-        Equality: EqualityFunction, T1: TransformFunction, T2: TransformFunction, T3: TransformFunction, T4: TransformFunction
-    >(
-        comparing equality: Equality, _ children: [Diffuser<A>],
-        mapsCalling pair: (T1.Type, T2.Type), or other: (T3.Type, T4.Type)
-    ) -> Diffuser<A> where Equality.Value == A, T1.Input == A, T2.Input == A, T3.Input == A, T4.Input == A,
-        T1.Output == T2.Output, T3.Output == T4.Output {
-        Diffuser(node: EqualityAllNode(equality, children, mapsCalling: pair, or: other))
-    }
-
-    /// `intoAlways(_:)` for a binding that makes its maps with a few forms of transform;
-    /// see `intoAll(comparing:_:mapsCalling:or:)`.
-    @_spi(Bindings)
-    @inlinable
-    public static func intoAlways<T1: TransformFunction, T2: TransformFunction, T3: TransformFunction, T4: TransformFunction>(
-        _ children: [Diffuser<A>], mapsCalling pair: (T1.Type, T2.Type), or other: (T3.Type, T4.Type)
-    ) -> Diffuser<A> where T1.Input == A, T2.Input == A, T3.Input == A, T4.Input == A,
-        T1.Output == T2.Output, T3.Output == T4.Output {
-        Diffuser(node: FanOutNode(children, mapsCalling: pair, or: other))
+        Diffuser(node: GateNode(Inequality(equality), FanOutNode(children.map(\.node))))
     }
 }

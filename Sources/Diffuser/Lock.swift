@@ -22,7 +22,7 @@ import Darwin
 /// standing in for the futex, which Swift cannot call portably.)
 ///
 /// The lock itself is `InlineLock`, which a class whose lock is hot stores inline
-/// (`Serializer`, whose state word a settled run reads without the lock).
+/// (`Serializer`).
 @_spi(Bindings)
 public final class Lock: @unchecked Sendable {
     @usableFromInline

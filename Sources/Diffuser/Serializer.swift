@@ -18,48 +18,49 @@ import Synchronization
 ///
 /// Serializers are created lazily, on a graph's first run, so building a tree costs
 /// nothing here. The first run of a root gives its whole tree one serializer, merging
-/// (union-find) those of subtrees that were already run on their own or through another
-/// tree.
+/// those of subtrees that were already run on their own or through another tree.
+///
+/// Lifetimes: a node keeps the serializer it was first given for its whole life, and a
+/// merged serializer keeps the one it was merged into (`forward`), so a run reaches the
+/// graph's current serializer by following `forward` from its node's, with no global
+/// lock. References only point from older serializers to newer ones: no cycles.
 @usableFromInline
 final class Serializer: @unchecked Sendable {
-    /// Guards the writes of every node's serializer and every `Serializer.forward`. Held only for
+    /// Guards giving nodes their serializer and merging serializers. Held only for
     /// pointer walks, never while user code runs.
     static let graphLock = Lock()
 
-    /// Held for the whole of a pass over the graph. Inline: `isIdle` reads its state
-    /// word on every settled run, one load from the serializer.
+    /// Held for the whole of a pass over the graph.
     let lock = InlineLock()
-    /// Set, with `lock` held, when this serializer is merged into another: from then on
-    /// the graph's passes hold the other one's lock, so this one's being free no longer
-    /// means the graph is idle.
-    let retired = Atomic<Bool>(false)
     /// The thread holding `lock`, or 0. Written only by that thread, read by any.
     let owner = Atomic<UInt>(0)
-    /// The serializer this one was merged into, if any. Written with `graphLock` held
-    /// and while this serializer's `lock` is held (by the merging thread or, for a
-    /// serializer it is running, by its pass), so a thread holding `lock` may read it.
-    var forward: Serializer?
-    /// The serializers merged into this one. Nodes may still record them (see
-    /// `AnyNode.loadSerializer`), so they live as long as this one.
-    private var absorbed: [Serializer] = []
-    /// Runs requested by the owner thread during a pass. Touched only by the owner.
+    /// The address of the serializer this one was merged into (retained), or 0. Set
+    /// once, with `graphLock` and this serializer's `lock` held; never changed again.
+    private let forwardAddress = Atomic<UInt>(0)
+    /// Runs requested by the owner thread during a pass. Touched only with `lock` held.
     @exclusivity(unchecked) var pending: [() throws -> Void] = []
 
     init() {}
 
-    // MARK: Graph bookkeeping (with graphLock held)
+    deinit {
+        if let forward { Unmanaged.passUnretained(forward).release() }
+    }
 
-    /// The root of `start`'s merge chain, compressing the path on the way.
-    private static func root(_ start: Serializer) -> Serializer {
-        var top = start
+    /// The serializer this one was merged into, if any.
+    var forward: Serializer? {
+        let bits = forwardAddress.load(ordering: .acquiring)
+        guard let pointer = UnsafeRawPointer(bitPattern: bits) else { return nil }
+        return Unmanaged<Serializer>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    /// The serializer at the end of `forward`: the graph's current one.
+    var current: Serializer {
+        var top = self
         while let next = top.forward { top = next }
-        var walk = start
-        while let next = walk.forward, next !== top {
-            walk.forward = top
-            walk = next
-        }
         return top
     }
+
+    // MARK: Graph bookkeeping (with graphLock held)
 
     /// Gives `serializer` to `node` and to every descendant reached through nodes that
     /// have none yet. Each node is visited once in its life.
@@ -69,11 +70,11 @@ final class Serializer: @unchecked Sendable {
         node.forEachChild { adopt($0, into: serializer) }
     }
 
-    /// The distinct roots of the serializers met when walking down from `node` through
-    /// nodes that have none.
+    /// The distinct current serializers met when walking down from `node` through nodes
+    /// that have none.
     private static func collectFrontier(_ node: AnyNode, into roots: inout [Serializer]) {
         if let own = node.loadSerializer() {
-            let top = root(own)
+            let top = own.current
             if !roots.contains(where: { $0 === top }) { roots.append(top) }
             return
         }
@@ -89,11 +90,7 @@ final class Serializer: @unchecked Sendable {
     /// serializers is merged into one, which the whole region adopts, so a shared node
     /// and all its parents end up under one lock.
     private static func resolveLocked(_ node: AnyNode, me: UInt) -> Serializer? {
-        if let own = node.loadSerializer() {
-            let top = root(own)
-            if top !== own { node.storeSerializer(top) }
-            return top
-        }
+        if let own = node.loadSerializer() { return own }
         var roots: [Serializer] = []
         collectFrontier(node, into: &roots)
         if roots.count <= 1 {
@@ -125,7 +122,7 @@ final class Serializer: @unchecked Sendable {
         // The caller then looks for the roots again and merges those.
         var tops: [Serializer] = []
         for serializer in roots {
-            let top = root(serializer)
+            let top = serializer.current
             if !tops.contains(where: { $0 === top }) { tops.append(top) }
         }
         let allHeld = tops.allSatisfy { top in
@@ -133,9 +130,8 @@ final class Serializer: @unchecked Sendable {
         }
         if allHeld, let target = tops.first(where: { $0.owner.load(ordering: .relaxed) == me }) ?? tops.first {
             for other in tops where other !== target {
-                other.forward = target
-                other.retired.store(true, ordering: .relaxed)
-                target.absorbed.append(other)
+                let bits = UInt(bitPattern: Unmanaged.passRetained(target).toOpaque())
+                other.forwardAddress.store(bits, ordering: .releasing)
                 if !other.pending.isEmpty {
                     target.pending.append(contentsOf: other.pending)
                     other.pending.removeAll()
@@ -148,18 +144,6 @@ final class Serializer: @unchecked Sendable {
 
     // MARK: Running
 
-    /// Whether no pass over this serializer's graph was in progress at the moment of the
-    /// call, and this serializer was still the graph's. Reads two atomics, takes no lock.
-    ///
-    /// A reader that then finds a cache unchanged since before this call (see
-    /// `GateNode.isSettled(at:)`) saw the graph in a state between passes.
-    @usableFromInline
-    var isIdle: Bool {
-        // The lock is released after `retired` is set, so reading it free with acquiring
-        // order makes a completed merge visible.
-        lock.state.load(ordering: .acquiring) == 0 && !retired.load(ordering: .relaxed)
-    }
-
     /// Runs `pass` over `node`'s graph with the graph's lock held, or queues the pass
     /// that `queued` makes when the calling thread is already running that graph.
     ///
@@ -170,26 +154,15 @@ final class Serializer: @unchecked Sendable {
     static func perform(on node: AnyNode, _ pass: () throws -> Void, queued: () -> () throws -> Void) throws {
         let me = currentThreadID()
         var serializer: Serializer
-        if let recorded = node.recordedSerializer() {
-            // The common case: a graph that ran before and was not merged since. One lock,
-            // and no reference counting: the node keeps its serializer alive.
-            let done = try recorded._withUnsafeGuaranteedRef { recorded in
-                guard recorded.owner.load(ordering: .acquiring) != me else { return false }
-                recorded.lock.lock()
-                if recorded.forward == nil {
-                    try recorded.run(pass, me: me)
-                    return true
-                }
-                recorded.lock.unlock()
-                return false
-            }
-            if done { return }
+        if let own = node.loadSerializer() {
+            serializer = own.current
+        } else {
+            graphLock.lock()
+            var found = resolveLocked(node, me: me)
+            while found == nil { found = resolveLocked(node, me: me) }
+            graphLock.unlock()
+            serializer = found!.current
         }
-        graphLock.lock()
-        var found = resolveLocked(node, me: me)
-        while found == nil { found = resolveLocked(node, me: me) }
-        graphLock.unlock()
-        serializer = found!
         while true {
             if serializer.owner.load(ordering: .acquiring) == me {
                 // Reentrant: the calling thread is inside a pass of this graph.
@@ -197,13 +170,10 @@ final class Serializer: @unchecked Sendable {
                 return
             }
             serializer.lock.lock()
-            graphLock.lock()
-            let top = root(serializer)
-            graphLock.unlock()
-            if top === serializer { break }
+            guard let next = serializer.forward else { break }
             // Merged into another serializer while we waited: follow it.
             serializer.lock.unlock()
-            serializer = top
+            serializer = next.current
         }
         try serializer.run(pass, me: me)
     }

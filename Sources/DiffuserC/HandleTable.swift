@@ -24,13 +24,17 @@ enum HandleKind: UInt8, CustomStringConvertible {
 /// A handle is not a pointer to the object but an index into this table plus the slot's
 /// generation, so a released or forged handle is detected (the generation does not
 /// match) instead of being dereferenced. The table holds one strong reference per slot
-/// and counts the C references to it.
+/// and counts the references to it in two tallies: the caller's (`dfs_*_retain` and
+/// `dfs_*_release`) and the library's own (a type used by a diffuser), so that a caller
+/// who releases more than it holds gets an error instead of taking the library's
+/// reference. The slot is freed when both reach zero.
 final class HandleTable: @unchecked Sendable {
     private struct Slot {
         var generation: UInt32 = 1
         var kind: HandleKind = .type
         var object: AnyObject?
         var references = 0
+        var libraryReferences = 0
         var permanent = false
     }
 
@@ -85,6 +89,7 @@ final class HandleTable: @unchecked Sendable {
             slots[index].kind = kind
             slots[index].object = object
             slots[index].references = 1
+            slots[index].libraryReferences = 0
             slots[index].permanent = permanent
             return Self.encode(index: index, generation: slots[index].generation)
         }
@@ -120,28 +125,6 @@ final class HandleTable: @unchecked Sendable {
         return unsafeDowncast(object, to: T.self)
     }
 
-    /// The diffuser behind `handle`, which must be a live diffuser handle. Its root
-    /// gate, if a run can be settled there, is offered to `dfs_diffuser_run`'s settled
-    /// path (`settled_run.c`) if it was not yet: later runs of the value it holds then
-    /// take no lock. Done here, with the lock held, because the settled path's entries
-    /// are written only under it.
-    func lookupForRun(_ handle: OpaquePointer?) throws -> CDiffuser {
-        guard let handle else { throw CError.null("diffuser") }
-        let object: AnyObject? = lock.withLock {
-            guard let index = liveSlot(handle, .diffuser), let object = slots[index].object else { return nil }
-            // Only a gate whose C values are identified by their pointer, which
-            // `dfs_diffuser_run` then compares alone (`isSettled(identifiedBy:)`).
-            let settled = unsafeDowncast(object, to: CDiffuser.self).settled
-            if dfsi_settled_published(UInt(bitPattern: handle)) == 0, settled.identifiedByWord,
-               let gate = settled.gateAddress {
-                dfsi_settled_publish(UInt(bitPattern: handle), gate)
-            }
-            return object
-        }
-        guard let object else { throw staleError(handle, .diffuser, name: "diffuser") }
-        return unsafeDowncast(object, to: CDiffuser.self)
-    }
-
     func retain(_ handle: OpaquePointer?, _ kind: HandleKind, name: String) throws {
         guard let handle else { throw CError.null(name) }
         let ok: Bool = lock.withLock {
@@ -152,28 +135,58 @@ final class HandleTable: @unchecked Sendable {
         if !ok { throw staleError(handle, kind, name: name) }
     }
 
-    /// Drops one C reference; on the last one the slot is freed and its object
-    /// returned, so the caller can finish it outside the lock. NULL is ignored.
+    /// Drops one of the caller's references; when no reference of either tally is left
+    /// the slot is freed and its object returned, so the caller can finish it outside the
+    /// lock. NULL is ignored. A release beyond the caller's references is refused.
     @discardableResult
     func release(_ handle: OpaquePointer?, _ kind: HandleKind, name: String) throws -> AnyObject? {
         guard let handle else { return nil }
         var released: AnyObject?
-        var published = false
+        var overReleased = false
         let ok: Bool = lock.withLock {
             guard let index = liveSlot(handle, kind) else { return false }
             if slots[index].permanent { return true }
+            guard slots[index].references > 0 else {
+                overReleased = true
+                return true
+            }
             slots[index].references -= 1
-            if slots[index].references == 0 {
+            if slots[index].references == 0 && slots[index].libraryReferences == 0 {
                 released = freeSlot(index)
-                if kind == .diffuser { published = dfsi_settled_retract(UInt(bitPattern: handle)) != 0 }
             }
             return true
         }
         if !ok { throw staleError(handle, kind, name: name) }
-        // A run on the settled path may still be reading the diffuser: wait for it
-        // before the caller drops the last reference.
-        if published { dfsi_settled_quiesce(UInt(bitPattern: handle)) }
+        if overReleased {
+            throw CError(status: DFS_ERR_HANDLE,
+                         message: "\(name) was released more times than it was retained (the library's own references stay)")
+        }
         return released
+    }
+
+    /// Adds a reference of the library's own (see the type's documentation).
+    func retainForLibrary(_ handle: OpaquePointer?, _ kind: HandleKind, name: String) throws {
+        guard let handle else { throw CError.null(name) }
+        let ok: Bool = lock.withLock {
+            guard let index = liveSlot(handle, kind) else { return false }
+            if !slots[index].permanent { slots[index].libraryReferences += 1 }
+            return true
+        }
+        if !ok { throw staleError(handle, kind, name: name) }
+    }
+
+    /// Drops a reference taken by `retainForLibrary`; frees the slot when none of either
+    /// tally is left.
+    func releaseForLibrary(_ handle: OpaquePointer, _ kind: HandleKind) {
+        let dropped: AnyObject? = lock.withLock {
+            guard let index = liveSlot(handle, kind), !slots[index].permanent else { return nil }
+            precondition(slots[index].libraryReferences > 0, "a library reference released twice")
+            slots[index].libraryReferences -= 1
+            if slots[index].references == 0 && slots[index].libraryReferences == 0 { return freeSlot(index) }
+            return nil
+        }
+        // Dropped outside the lock: its deinit may come back to this table.
+        _ = dropped
     }
 
     /// Frees the slot of `handle` whatever its reference count (a dispatch that ended).

@@ -27,12 +27,12 @@ struct TypeReference: ~Copyable {
     let type: ValueType
 
     init(_ type: ValueType) throws {
-        try handles.retain(type.handle, .type, name: "type")
+        try handles.retainForLibrary(type.handle, .type, name: "type")
         self.type = type
     }
 
     deinit {
-        _ = try? handles.release(type.handle, .type, name: "type")
+        if let handle = type.handle { handles.releaseForLibrary(handle, .type) }
     }
 }
 

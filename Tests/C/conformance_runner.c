@@ -1,32 +1,57 @@
 /*
- * conformance_runner.c — runs every conformance vector through the C API.
+ * conformance_runner.c — runs every conformance vector through the C API, in every form
+ * the C API offers for maps.
  *
  *     conformance_runner CONFORMANCE_DIR [--verbose]
  *
- * Loads every `*.json` file under CONFORMANCE_DIR, recursively (today: hand/ and
- * generated/), sorted by path, and executes each vector as conformance/README.md
- * (sections 3-6) specifies:
+ * Loads every `*.json` file under CONFORMANCE_DIR, recursively, sorted by path, and
+ * executes each vector as conformance/README.md (sections 3-6) and its exactness
+ * extension (top-level "equality", the failing "boom", labelled maps and predicates)
+ * specify:
  *
- * - values are jansson `json_t *` with one dfs_type: equal = json_equal, retain =
- *   json_incref, release = json_decref;
+ * - values are jansson `json_t *`, with a dfs_type per vector: its equality is the
+ *   vector's ("json", "near" or "nan") and fails (returns -1, error "equality") when the
+ *   new value is the string "boom"; retain = json_incref, release = json_decref;
  * - every diffuser op is built with the corresponding C combinator (intoAlways effect /
  *   children, into, intoOnce, intoAll, intoWhen with an effect / a child, map); `invert`
- *   is dfs_diffuser_map with the `not` transform, because dfs_diffuser_invert works on
- *   truth values encoded in pointers (dfs_type_pointer), not on JSON values;
- * - a failing effect records its label in the runner context, calls dfs_set_error(label)
- *   and returns non-zero; the step's error is that label when the library call returned
- *   DFS_ERR_CALLBACK (and dfs_last_error() must then be the label), null for DFS_OK;
+ *   is a map with the `not` transform, because dfs_diffuser_invert works on truth values
+ *   encoded in pointers (dfs_type_pointer), not on JSON values;
+ * - a user call that fails (an effect, a labelled transform or predicate whose label is
+ *   in the step's fail list, the equality on "boom") records its label in the runner
+ *   context, calls dfs_set_error(label) and returns non-zero; the step's error is that
+ *   label when the library call returned DFS_ERR_CALLBACK (and dfs_last_error() must
+ *   then be the label), null for DFS_OK;
+ * - each run's value is a fresh deep copy of the step's value (jansson's null, true and
+ *   false are singletons: they are reflexive under every equality, so that is harmless);
  * - fuser vectors use scripted sources (dfs_fuser_from) that log ["connect", S] and
  *   every ["dispose", S] call, and emit through dfs_dispatch_emit to a copy of their
  *   connection list, stopping at the first DFS_ERR_CALLBACK.
  *
- * Each step's log and error are compared with `expect` (deep JSON equality); a mismatch
- * prints the vector, the step index, what was got and what was expected, and the runner
- * goes on with the next vector. The exit status is 1 if any vector failed or could not
- * be run (unknown op / selector / predicate / transform / key, unreadable file), or if
- * fewer than 600 vectors were found.
+ * Forms (one fresh tree per vector and form):
+ * - map: every map and invert is dfs_diffuser_map; transforms return a new reference.
+ * - map_borrowed: every map and invert is dfs_diffuser_map_borrowed; transforms return a
+ *   pointer into the run's value (or one of jansson's immortal singletons).
+ * - map_field: the run's value is a C struct (`jv`) that wraps the JSON value and has one
+ *   member per selection step the vector's maps make (a field name, an array index, the
+ *   value itself, its `not`), pointing to the `jv` of the selected part (of null when the
+ *   part is missing). Every unlabelled map is a chain of dfs_diffuser_map_field, one per
+ *   step, and invert is a dfs_diffuser_map_field of the `not` member: the core reads the
+ *   parts in place, no callback. A labelled map's transform is a user call (it logs and
+ *   may fail), which a field map cannot make: it stays a dfs_diffuser_map over `jv`.
+ * A pair (vector, form) is executed or counted as not applicable, with a reason: fuser
+ * vectors have no diffuser map (they run in form map only); a diffuser vector without a
+ * map or invert builds the same tree in every form (it runs in form map only); a vector
+ * whose every map is labelled has nothing to read as a field. A pair neither executed
+ * nor counted fails the runner.
  *
- * Every handle and every json_t is released, so the program is clean under valgrind.
+ * Each step's log and error are compared with `expect` (strict JSON equality, whatever
+ * the vector's equality); a mismatch prints the vector, the form, the step index, what
+ * was got and what was expected, and the runner goes on. The exit status is 1 if any
+ * pair failed or a vector could not be run (unknown op / selector / predicate /
+ * transform / key, unreadable file), or if fewer than 600 vectors were found.
+ *
+ * Every handle, every json_t and every jv is released, so the program is clean under
+ * valgrind.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -34,6 +59,7 @@
 
 #include <dirent.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,8 +70,11 @@
 
 #include "diffuser.h"
 
-/** The corpus must have at least this many vectors (README: 663 today). */
+/** The corpus must have at least this many vectors. */
 #define MIN_VECTORS 600
+
+/** The label of a failing equality (never a node label). */
+#define EQUALITY_ERROR "equality"
 
 /* ------------------------------------------------------------------------------------
  * Small helpers
@@ -77,24 +106,66 @@ static char *render(const json_t *value) {
 }
 
 /* ------------------------------------------------------------------------------------
- * The runner context of one vector
+ * Forms and equalities
+ * ------------------------------------------------------------------------------------ */
+
+enum form { FORM_MAP, FORM_BORROWED, FORM_FIELD, FORM_COUNT };
+
+static const char *const form_names[FORM_COUNT] = {"map", "map_borrowed", "map_field"};
+
+static const char *const form_descriptions[FORM_COUNT] = {
+    "dfs_diffuser_map, parts owned by the core (new references; also every fuser vector)",
+    "dfs_diffuser_map_borrowed, parts borrowed from the run's value",
+    "dfs_diffuser_map_field, parts read in place from members of a C struct indexing the value",
+};
+
+/** Why a (vector, form) pair is not applicable. */
+enum na_reason { NA_FUSER, NA_NO_MAP, NA_ONLY_LABELLED, NA_COUNT };
+
+static const char *const na_descriptions[NA_COUNT] = {
+    "a fuser vector has no diffuser map (it runs in form map)",
+    "no map or invert in the vector: the same tree in every form (it runs in form map)",
+    "every map is labelled: a labelled transform is a user call, which a field map cannot make",
+};
+
+enum equality_kind { EQ_JSON, EQ_NEAR, EQ_NAN };
+
+/* ------------------------------------------------------------------------------------
+ * The runner context of one vector in one form
  * ------------------------------------------------------------------------------------ */
 
 typedef struct source source;
+typedef struct jv jv;
+
+/** A member of `jv`: what one selection step reads. */
+enum slot_kind { SLOT_SELF, SLOT_NOT, SLOT_FIELD, SLOT_INDEX };
+
+typedef struct slot {
+    int kind;
+    char *name;        /* SLOT_FIELD */
+    json_int_t index;  /* SLOT_INDEX */
+} slot;
 
 typedef struct runner {
-    dfs_type *type;        /* the JSON value type (shared by every vector) */
-    const char *vector;    /* the vector's name, for messages */
+    dfs_type *type;        /* the vector's value type (json_t *, or jv * in form map_field) */
+    int form;
+    int equality;          /* enum equality_kind */
+    char label[256];       /* "name [form]", for messages */
     /* The current step. */
     json_t *log;           /* the entries of the step, a JSON array (owned) */
     const json_t *fail;    /* the step's fail list (borrowed from the vector) or NULL */
-    char *failed_label;    /* the label of the first effect that failed in the step */
-    int failures;          /* how many effects failed in the step */
+    char *failed_label;    /* the label of the first user call that failed in the step */
+    int failures;          /* how many user calls failed in the step */
     /* Building. */
     const json_t *named;   /* the vector's `nodes` */
     char problem[512];     /* why the vector could not be built or run */
     /* Contexts handed to the library and not destroyed yet (must end at 0). */
     int live_contexts;
+    /* Form map_field: the members of jv, and the jvs of null, true and false. */
+    slot *slots;
+    size_t slot_count, slot_cap;
+    jv *jv_null, *jv_true, *jv_false;
+    long live_jvs;         /* jvs made and not freed (must end at 0) */
     /* Fuser vectors. */
     source *sources;
     size_t source_count;
@@ -118,6 +189,15 @@ static int label_fails(const runner *r, const char *label) {
     return 0;
 }
 
+/** A user call fails: records the label (the first one is the step's error), sets the
+ *  message and returns the callback's non-zero result. */
+static int user_failure(runner *r, const char *label) {
+    r->failures++;
+    if (r->failed_label == NULL) r->failed_label = xstrdup(label);
+    dfs_set_error(label);
+    return 1;
+}
+
 static void log_append(runner *r, const char *label, const json_t *value) {
     json_t *entry = json_pack("[sO]", label, (json_t *)value);
     if (entry == NULL || json_array_append_new(r->log, entry) != 0) {
@@ -137,24 +217,197 @@ static void step_begin(runner *r, const json_t *fail) {
 }
 
 /* ------------------------------------------------------------------------------------
- * The JSON value type
+ * Form map_field: jv, a C struct over a JSON value with one member per selection step
  * ------------------------------------------------------------------------------------ */
 
-static int json_type_equal(const void *a, const void *b, void *ctx) {
-    (void)ctx;
-    if (a == b) return 1;
-    if (a == NULL || b == NULL) return 0;
-    return json_equal(a, b) ? 1 : 0;
+/** The run value of form map_field. `slot[k]` is the jv of what step k selects from this
+ *  value: itself (SLOT_SELF, not counted), its `not` (SLOT_NOT), the member / element
+ *  (SLOT_FIELD / SLOT_INDEX; the jv of null when missing). The jvs of null, true and
+ *  false are per vector and never freed before its end (refs < 0); every other jv holds
+ *  a reference to its JSON value and to each part it points to. */
+struct jv {
+    long refs;
+    json_t *json;
+    const jv *slot[];
+};
+
+static size_t slot_offset(size_t k) { return offsetof(jv, slot) + k * sizeof(const jv *); }
+
+/** The index of a member, added if new (only while building, before any jv exists). */
+static size_t slot_find(runner *r, int kind, const char *name, json_int_t index) {
+    for (size_t k = 0; k < r->slot_count; k++) {
+        const slot *s = &r->slots[k];
+        if (s->kind != kind) continue;
+        if (kind == SLOT_FIELD && strcmp(s->name, name) != 0) continue;
+        if (kind == SLOT_INDEX && s->index != index) continue;
+        return k;
+    }
+    if (r->slot_count == r->slot_cap) {
+        r->slot_cap = r->slot_cap ? r->slot_cap * 2 : 8;
+        slot *grown = realloc(r->slots, r->slot_cap * sizeof *grown);
+        if (grown == NULL) {
+            fprintf(stderr, "conformance_runner: out of memory\n");
+            exit(2);
+        }
+        r->slots = grown;
+    }
+    r->slots[r->slot_count] = (slot){kind, name ? xstrdup(name) : NULL, index};
+    return r->slot_count++;
 }
 
-static const void *json_type_retain(const void *value, void *ctx) {
-    (void)ctx;
+static jv *jv_alloc(runner *r, long refs, json_t *json) {
+    jv *v = xmalloc(sizeof *v + r->slot_count * sizeof v->slot[0]);
+    v->refs = refs;
+    v->json = json;
+    r->live_jvs++;
+    return v;
+}
+
+/** Makes the jvs of null, true and false (after the tree is built: every slot known). */
+static void jv_make_constants(runner *r) {
+    r->jv_null = jv_alloc(r, -1, json_null());
+    r->jv_true = jv_alloc(r, -1, json_true());
+    r->jv_false = jv_alloc(r, -1, json_false());
+    jv *constants[3] = {r->jv_null, r->jv_true, r->jv_false};
+    for (int c = 0; c < 3; c++) {
+        for (size_t k = 0; k < r->slot_count; k++) {
+            switch (r->slots[k].kind) {
+            case SLOT_SELF: constants[c]->slot[k] = constants[c]; break;
+            case SLOT_NOT: constants[c]->slot[k] = c == 1 ? r->jv_false : r->jv_true; break;
+            default: constants[c]->slot[k] = r->jv_null; break;
+            }
+        }
+    }
+}
+
+static void jv_free_constants(runner *r) {
+    jv *constants[3] = {r->jv_null, r->jv_true, r->jv_false};
+    for (int c = 0; c < 3; c++) {
+        if (constants[c] != NULL) {
+            free(constants[c]);
+            r->live_jvs--;
+        }
+    }
+    r->jv_null = r->jv_true = r->jv_false = NULL;
+    for (size_t k = 0; k < r->slot_count; k++) free(r->slots[k].name);
+    free(r->slots);
+    r->slots = NULL;
+    r->slot_count = r->slot_cap = 0;
+}
+
+/** The jv of a JSON value, with a new reference (the constants: none needed). */
+static jv *jv_build(runner *r, json_t *x) {
+    if (json_is_null(x)) return r->jv_null;
+    if (json_is_true(x)) return r->jv_true;
+    if (json_is_false(x)) return r->jv_false;
+    jv *v = jv_alloc(r, 1, json_incref(x));
+    for (size_t k = 0; k < r->slot_count; k++) {
+        const slot *s = &r->slots[k];
+        json_t *part = NULL;
+        switch (s->kind) {
+        case SLOT_SELF: v->slot[k] = v; continue;
+        case SLOT_NOT: v->slot[k] = r->jv_false; continue; /* neither null nor false */
+        case SLOT_FIELD:
+            part = json_is_object(x) ? json_object_get(x, s->name) : NULL;
+            break;
+        default:
+            part = json_is_array(x) && s->index >= 0 && (size_t)s->index < json_array_size(x)
+                ? json_array_get(x, (size_t)s->index)
+                : NULL;
+            break;
+        }
+        v->slot[k] = part ? jv_build(r, part) : r->jv_null;
+    }
+    return v;
+}
+
+static void jv_unref(runner *r, const jv *value) {
+    jv *v = (jv *)value;
+    if (v->refs < 0 || --v->refs > 0) return;
+    for (size_t k = 0; k < r->slot_count; k++) {
+        if (r->slots[k].kind == SLOT_FIELD || r->slots[k].kind == SLOT_INDEX) jv_unref(r, v->slot[k]);
+    }
+    json_decref(v->json);
+    free(v);
+    r->live_jvs--;
+}
+
+static const jv *jv_ref(const jv *value) {
+    jv *v = (jv *)value;
+    if (v->refs >= 0) v->refs++;
+    return v;
+}
+
+/* ------------------------------------------------------------------------------------
+ * The value type of a vector
+ * ------------------------------------------------------------------------------------ */
+
+/** The JSON value of a value of the runner's type. */
+static const json_t *J(const runner *r, const void *value) {
+    return r->form == FORM_FIELD ? ((const jv *)value)->json : value;
+}
+
+/** The relation of the vector's equality (exactness extension, section 1); never fails
+ *  and never decides by identity (under "nan", "NaN" is not equal to itself). */
+static int relation(int equality, const json_t *a, const json_t *b) {
+    if (a == NULL || b == NULL) return a == b;
+    if (json_typeof(a) != json_typeof(b)) return 0;
+    switch (json_typeof(a)) {
+    case JSON_INTEGER: {
+        json_int_t x = json_integer_value(a), y = json_integer_value(b);
+        if (equality == EQ_NEAR) return x - y <= 1 && y - x <= 1;
+        return x == y;
+    }
+    case JSON_STRING: {
+        size_t n = json_string_length(a);
+        if (n != json_string_length(b) || memcmp(json_string_value(a), json_string_value(b), n) != 0) return 0;
+        return !(equality == EQ_NAN && n == 3 && memcmp(json_string_value(a), "NaN", 3) == 0);
+    }
+    case JSON_ARRAY: {
+        size_t n = json_array_size(a);
+        if (n != json_array_size(b)) return 0;
+        for (size_t i = 0; i < n; i++) {
+            if (!relation(equality, json_array_get(a, i), json_array_get(b, i))) return 0;
+        }
+        return 1;
+    }
+    case JSON_OBJECT: {
+        if (json_object_size(a) != json_object_size(b)) return 0;
+        const char *key;
+        json_t *item;
+        json_object_foreach((json_t *)a, key, item) {
+            if (!relation(equality, item, json_object_get(b, key))) return 0;
+        }
+        return 1;
+    }
+    case JSON_REAL: /* not in vectors */
+        return json_real_value(a) == json_real_value(b);
+    default: /* null, true, false: the type is the value */
+        return 1;
+    }
+}
+
+/** The equality of the vector's type, as an equality gate calls it: eq(old, new). It
+ *  fails when the new value is exactly the string "boom". */
+static int value_equal(const void *a, const void *b, void *ctx) {
+    runner *r = ctx;
+    const json_t *x = J(r, a), *y = J(r, b);
+    if (json_is_string(y) && json_string_length(y) == 4 && memcmp(json_string_value(y), "boom", 4) == 0) {
+        return -user_failure(r, EQUALITY_ERROR);
+    }
+    return relation(r->equality, x, y);
+}
+
+static const void *value_retain(const void *value, void *ctx) {
+    runner *r = ctx;
+    if (r->form == FORM_FIELD) return jv_ref(value);
     return json_incref((json_t *)value);
 }
 
-static void json_type_release(const void *value, void *ctx) {
-    (void)ctx;
-    json_decref((json_t *)value);
+static void value_release(const void *value, void *ctx) {
+    runner *r = ctx;
+    if (r->form == FORM_FIELD) jv_unref(r, value);
+    else json_decref((json_t *)value);
 }
 
 /* ------------------------------------------------------------------------------------
@@ -187,30 +440,47 @@ static const json_t *select_path(const json_t *selector, const json_t *value) {
 
 enum selector_kind { SEL_IDENTITY, SEL_FIELD, SEL_PATH };
 
+/** The transform of a map (and of invert, with `not`). */
 typedef struct selector_ctx {
     runner *r;
     int kind;
-    json_t *selector; /* owned reference */
+    int not;          /* invert's `not` instead of a selector */
+    json_t *selector; /* owned reference; NULL for `not` */
+    char *label;      /* a labelled map: a logged user call that may fail; or NULL */
+    size_t *steps;    /* form map_field: the members to read, in order */
+    size_t step_count;
 } selector_ctx;
 
 static int selector_transform(const void *value, const void **out, void *ctx) {
     selector_ctx *s = ctx;
+    runner *r = s->r;
+    if (s->label != NULL) {
+        if (label_fails(r, s->label)) return user_failure(r, s->label);
+        log_append(r, s->label, J(r, value)); /* the input value */
+    }
+    if (r->form == FORM_FIELD) {
+        /* A labelled map over jv: the same members the field maps read. Owned part. */
+        const jv *part = value;
+        for (size_t i = 0; i < s->step_count; i++) part = part->slot[s->steps[i]];
+        *out = jv_ref(part);
+        return 0;
+    }
     const json_t *v = value;
     const json_t *selected = NULL;
-    switch (s->kind) {
-    case SEL_IDENTITY:
+    if (s->not) {
+        selected = json_not(v); /* an immortal singleton: owned and borrowed alike */
+    } else if (s->kind == SEL_IDENTITY) {
         selected = v;
-        break;
-    case SEL_FIELD:
+    } else if (s->kind == SEL_FIELD) {
         selected = json_is_object(v)
             ? json_object_get(v, json_string_value(json_object_get(s->selector, "field")))
             : NULL;
-        break;
-    default:
+    } else {
         selected = select_path(s->selector, v);
-        break;
     }
-    *out = selected ? json_incref((json_t *)selected) : json_null();
+    if (selected == NULL) selected = json_null();
+    /* map: a new reference; map_borrowed: a pointer into the value, valid for the run. */
+    *out = r->form == FORM_BORROWED ? selected : json_incref((json_t *)selected);
     return 0;
 }
 
@@ -218,14 +488,9 @@ static void selector_destroy(void *ctx) {
     selector_ctx *s = ctx;
     s->r->live_contexts--;
     json_decref(s->selector);
+    free(s->label);
+    free(s->steps);
     free(s);
-}
-
-/** The `not` transform of `invert` (a diffuser map): no context. */
-static int not_transform(const void *value, const void **out, void *ctx) {
-    (void)ctx;
-    *out = json_not(value);
-    return 0;
 }
 
 enum predicate_kind { PRED_CHANGED, PRED_ALWAYS, PRED_NEVER, PRED_INCREASED, PRED_DECREASED };
@@ -238,25 +503,41 @@ static const struct {
     {"increased", PRED_INCREASED}, {"decreased", PRED_DECREASED},
 };
 
-/** A predicate: ctx is a pointer to one int of predicate_kinds[]. */
-static const int predicate_kinds[] = {PRED_CHANGED, PRED_ALWAYS, PRED_NEVER, PRED_INCREASED, PRED_DECREASED};
+typedef struct predicate_ctx {
+    runner *r;
+    int kind;
+    char *label;      /* a labelled predicate: logs [label, [old, new]], may fail; or NULL */
+} predicate_ctx;
 
 static int predicate_call(const void *old_value, const void *new_value, void *ctx) {
-    const json_t *a = old_value, *b = new_value;
-    switch (*(const int *)ctx) {
+    predicate_ctx *p = ctx;
+    runner *r = p->r;
+    const json_t *a = J(r, old_value), *b = J(r, new_value);
+    if (p->label != NULL) {
+        if (label_fails(r, p->label)) return -user_failure(r, p->label);
+        json_t *pair = json_pack("[OO]", (json_t *)a, (json_t *)b);
+        log_append(r, p->label, pair);
+        json_decref(pair);
+    }
+    switch (p->kind) {
     case PRED_CHANGED:
-        return json_equal(a, b) ? 0 : 1;
+        return !relation(r->equality, a, b); /* never fails, whatever the values */
     case PRED_ALWAYS:
         return 1;
     case PRED_NEVER:
         return 0;
     case PRED_INCREASED:
         return json_is_integer(a) && json_is_integer(b) && json_integer_value(b) > json_integer_value(a);
-    case PRED_DECREASED:
+    default: /* PRED_DECREASED */
         return json_is_integer(a) && json_is_integer(b) && json_integer_value(b) < json_integer_value(a);
-    default:
-        return -1;
     }
+}
+
+static void predicate_destroy(void *ctx) {
+    predicate_ctx *p = ctx;
+    p->r->live_contexts--;
+    free(p->label);
+    free(p);
 }
 
 enum transform_kind { TR_IDENTITY, TR_DOUBLE, TR_NEGATE, TR_NOT, TR_LENGTH, TR_FIELD, TR_WRAP };
@@ -327,13 +608,8 @@ typedef struct effect_ctx {
 static int effect_call(const void *value, void *ctx) {
     effect_ctx *e = ctx;
     runner *r = e->r;
-    if (label_fails(r, e->label)) {
-        r->failures++;
-        if (r->failed_label == NULL) r->failed_label = xstrdup(e->label);
-        dfs_set_error(e->label);
-        return 1;
-    }
-    log_append(r, e->label, value);
+    if (label_fails(r, e->label)) return user_failure(r, e->label);
+    log_append(r, e->label, J(r, value));
     return 0;
 }
 
@@ -394,6 +670,21 @@ static const char *need_string(runner *r, const json_t *node, const char *key, c
     return json_string_value(v);
 }
 
+/** The optional "label" of a map or intoWhen: NULL if absent, a copy if valid. Sets
+ *  *ok to 0 (and a problem) if present but not a valid label. */
+static char *optional_label(runner *r, const json_t *node, const char *op, int *ok) {
+    const json_t *v = json_object_get(node, "label");
+    *ok = 1;
+    if (v == NULL) return NULL;
+    if (!json_is_string(v) || !valid_name(json_string_value(v), 0) ||
+        strcmp(json_string_value(v), EQUALITY_ERROR) == 0) {
+        runner_problem(r, "op \"%s\": \"label\" must be a label (not \"%s\")", op, EQUALITY_ERROR);
+        *ok = 0;
+        return NULL;
+    }
+    return xstrdup(json_string_value(v));
+}
+
 /** 1 if the node has exactly one of the keys a and b. */
 static int exactly_one(runner *r, const json_t *node, const char *a, const char *b, const char *op) {
     int has_a = json_object_get(node, a) != NULL, has_b = json_object_get(node, b) != NULL;
@@ -449,7 +740,7 @@ static void memo_free(memo *m, int fuser) {
 }
 
 /* ------------------------------------------------------------------------------------
- * Building diffusers (README 3.1)
+ * Building diffusers (README 3.1), in the runner's form
  * ------------------------------------------------------------------------------------ */
 
 typedef struct builder {
@@ -492,17 +783,37 @@ static void release_diffusers(dfs_diffuser **list, size_t count) {
     free(list);
 }
 
-static const int *find_predicate(runner *r, const json_t *node) {
+static predicate_ctx *make_predicate(runner *r, const json_t *node) {
     const char *name = need_string(r, node, "predicate", "intoWhen");
     if (name == NULL) return NULL;
+    int ok;
+    char *label = optional_label(r, node, "intoWhen", &ok);
+    if (!ok) return NULL;
     for (size_t i = 0; i < sizeof predicate_names / sizeof predicate_names[0]; i++) {
-        if (strcmp(predicate_names[i].name, name) == 0) return &predicate_kinds[predicate_names[i].kind];
+        if (strcmp(predicate_names[i].name, name) == 0) {
+            predicate_ctx *p = xmalloc(sizeof *p);
+            p->r = r;
+            p->kind = predicate_names[i].kind;
+            p->label = label;
+            r->live_contexts++;
+            return p;
+        }
     }
+    free(label);
     runner_problem(r, "unknown predicate \"%s\"", name);
     return NULL;
 }
 
-static selector_ctx *make_selector(runner *r, const json_t *selector) {
+static selector_ctx *selector_new(runner *r) {
+    selector_ctx *s = xmalloc(sizeof *s);
+    s->r = r;
+    r->live_contexts++;
+    return s;
+}
+
+/** The transform of a map node; in form map_field also the members its steps read. */
+static selector_ctx *make_selector(runner *r, const json_t *node) {
+    const json_t *selector = json_object_get(node, "selector");
     if (!json_is_object(selector) || json_object_size(selector) != 1) {
         runner_problem(r, "a selector must be an object with one key");
         return NULL;
@@ -516,8 +827,8 @@ static selector_ctx *make_selector(runner *r, const json_t *selector) {
         }
         kind = SEL_IDENTITY;
     } else if ((v = json_object_get(selector, "field")) != NULL) {
-        if (!json_is_string(v)) {
-            runner_problem(r, "selector \"field\" must be a string");
+        if (!json_is_string(v) || !valid_name(json_string_value(v), 1)) {
+            runner_problem(r, "selector \"field\" must be a name");
             return NULL;
         }
         kind = SEL_FIELD;
@@ -529,8 +840,9 @@ static selector_ctx *make_selector(runner *r, const json_t *selector) {
         size_t i;
         const json_t *step;
         json_array_foreach(v, i, step) {
-            if (!json_is_string(step) && !(json_is_integer(step) && json_integer_value(step) >= 0)) {
-                runner_problem(r, "path steps must be strings or integers >= 0");
+            if (!(json_is_string(step) && valid_name(json_string_value(step), 1)) &&
+                !(json_is_integer(step) && json_integer_value(step) >= 0)) {
+                runner_problem(r, "path steps must be names or integers >= 0");
                 return NULL;
             }
         }
@@ -541,12 +853,68 @@ static selector_ctx *make_selector(runner *r, const json_t *selector) {
         free(text);
         return NULL;
     }
-    selector_ctx *s = xmalloc(sizeof *s);
-    s->r = r;
+    int ok;
+    char *label = optional_label(r, node, "map", &ok);
+    if (!ok) return NULL;
+    selector_ctx *s = selector_new(r);
     s->kind = kind;
     s->selector = json_incref((json_t *)selector);
-    r->live_contexts++;
+    s->label = label;
+    if (r->form == FORM_FIELD) {
+        size_t n = kind == SEL_PATH ? json_array_size(v) : 1;
+        s->steps = xmalloc((n ? n : 1) * sizeof *s->steps);
+        if (kind == SEL_IDENTITY || n == 0) {
+            s->steps[0] = slot_find(r, SLOT_SELF, NULL, 0);
+            n = 1;
+        } else if (kind == SEL_FIELD) {
+            s->steps[0] = slot_find(r, SLOT_FIELD, json_string_value(v), 0);
+        } else {
+            for (size_t i = 0; i < n; i++) {
+                const json_t *step = json_array_get(v, i);
+                s->steps[i] = json_is_string(step) ? slot_find(r, SLOT_FIELD, json_string_value(step), 0)
+                                                   : slot_find(r, SLOT_INDEX, NULL, json_integer_value(step));
+            }
+        }
+        s->step_count = n;
+    }
     return s;
+}
+
+/** Form map_field: `child` fed the part the members steps[0], steps[1], ... lead to, as a
+ *  chain of field maps. Consumes the caller's reference to `child`. */
+static dfs_diffuser *field_chain(runner *r, const size_t *steps, size_t count, dfs_diffuser *child) {
+    dfs_diffuser *d = child;
+    for (size_t i = count; i-- > 0;) {
+        dfs_diffuser *out = NULL;
+        dfs_status st = dfs_diffuser_map_field(r->type, slot_offset(steps[i]), sizeof(const jv *), d, &out);
+        dfs_diffuser_release(d);
+        if (!status_ok(r, st, "dfs_diffuser_map_field")) return NULL;
+        d = out;
+    }
+    return d;
+}
+
+/** A map (or invert) over `child` in the runner's form; consumes `s` and the caller's
+ *  reference to `child`. */
+static dfs_diffuser *build_map(runner *r, selector_ctx *s, dfs_diffuser *child) {
+    dfs_diffuser *out = NULL;
+    if (r->form == FORM_FIELD && s->label == NULL) {
+        dfs_diffuser *d = field_chain(r, s->steps, s->step_count, child);
+        selector_destroy(s);
+        return d;
+    }
+    dfs_status st;
+    const char *what;
+    if (r->form == FORM_BORROWED) {
+        st = dfs_diffuser_map_borrowed(r->type, selector_transform, s, selector_destroy, child, &out);
+        what = "dfs_diffuser_map_borrowed";
+    } else {
+        /* Forms map, and map_field for a labelled map (a user call). */
+        st = dfs_diffuser_map(r->type, selector_transform, s, selector_destroy, child, &out);
+        what = "dfs_diffuser_map";
+    }
+    dfs_diffuser_release(child);
+    return status_ok(r, st, what) ? out : NULL;
 }
 
 static dfs_diffuser *build_diffuser(builder *b, const json_t *node) {
@@ -622,37 +990,40 @@ static dfs_diffuser *build_diffuser(builder *b, const json_t *node) {
     }
 
     if (strcmp(op, "intoWhen") == 0) {
-        static const char *const keys[] = {"op", "predicate", "effect", "child", NULL};
+        static const char *const keys[] = {"op", "predicate", "effect", "child", "label", NULL};
         if (!keys_allowed(r, node, keys, op) || !exactly_one(r, node, "effect", "child", op)) return NULL;
-        const int *predicate = find_predicate(r, node);
-        if (predicate == NULL) return NULL;
         if (json_object_get(node, "effect") != NULL) {
             const char *label = need_string(r, node, "effect", op);
             if (label == NULL) return NULL;
-            dfs_status st = dfs_diffuser_into_when_effect(type, predicate_call, (void *)predicate, NULL,
-                                                          effect_call, effect_new(r, label), effect_destroy, &out);
+            predicate_ctx *p = make_predicate(r, node);
+            if (p == NULL) return NULL;
+            dfs_status st = dfs_diffuser_into_when_effect(type, predicate_call, p, predicate_destroy, effect_call,
+                                                          effect_new(r, label), effect_destroy, &out);
             return status_ok(r, st, "dfs_diffuser_into_when_effect") ? out : NULL;
         }
+        predicate_ctx *p = make_predicate(r, node);
+        if (p == NULL) return NULL;
         dfs_diffuser *child = build_diffuser(b, json_object_get(node, "child"));
-        if (child == NULL) return NULL;
-        dfs_status st = dfs_diffuser_into_when(predicate_call, (void *)predicate, NULL, child, &out);
+        if (child == NULL) {
+            predicate_destroy(p);
+            return NULL;
+        }
+        dfs_status st = dfs_diffuser_into_when(predicate_call, p, predicate_destroy, child, &out);
         dfs_diffuser_release(child);
         return status_ok(r, st, "dfs_diffuser_into_when") ? out : NULL;
     }
 
     if (strcmp(op, "map") == 0) {
-        static const char *const keys[] = {"op", "selector", "child", NULL};
+        static const char *const keys[] = {"op", "selector", "child", "label", NULL};
         if (!keys_allowed(r, node, keys, op)) return NULL;
-        selector_ctx *s = make_selector(r, json_object_get(node, "selector"));
+        selector_ctx *s = make_selector(r, node);
         if (s == NULL) return NULL;
         dfs_diffuser *child = build_diffuser(b, json_object_get(node, "child"));
         if (child == NULL) {
             selector_destroy(s);
             return NULL;
         }
-        dfs_status st = dfs_diffuser_map(type, selector_transform, s, selector_destroy, child, &out);
-        dfs_diffuser_release(child);
-        return status_ok(r, st, "dfs_diffuser_map") ? out : NULL;
+        return build_map(r, s, child);
     }
 
     if (strcmp(op, "invert") == 0) {
@@ -660,15 +1031,46 @@ static dfs_diffuser *build_diffuser(builder *b, const json_t *node) {
          * JSON values: invert is map(not, child) (README 3.1, decision 4). */
         static const char *const keys[] = {"op", "child", NULL};
         if (!keys_allowed(r, node, keys, op)) return NULL;
+        selector_ctx *s = selector_new(r);
+        s->not = 1;
+        if (r->form == FORM_FIELD) {
+            s->steps = xmalloc(sizeof *s->steps);
+            s->steps[0] = slot_find(r, SLOT_NOT, NULL, 0);
+            s->step_count = 1;
+        }
         dfs_diffuser *child = build_diffuser(b, json_object_get(node, "child"));
-        if (child == NULL) return NULL;
-        dfs_status st = dfs_diffuser_map(type, not_transform, NULL, NULL, child, &out);
-        dfs_diffuser_release(child);
-        return status_ok(r, st, "dfs_diffuser_map (invert)") ? out : NULL;
+        if (child == NULL) {
+            selector_destroy(s);
+            return NULL;
+        }
+        return build_map(r, s, child);
     }
 
     runner_problem(r, "unknown diffuser op \"%s\"", op);
     return NULL;
+}
+
+/** Counts the maps and inverts reachable from `node` (refs followed), and among them
+ *  those without a label (`plain`), to tell which forms apply. */
+static void count_maps(const json_t *node, const json_t *named, int depth, int *maps, int *plain) {
+    if (!json_is_object(node) || depth > 64) return; /* a cycle is reported when built */
+    const char *op = json_string_value(json_object_get(node, "op"));
+    if (op == NULL) return;
+    if (strcmp(op, "ref") == 0) {
+        const char *name = json_string_value(json_object_get(node, "ref"));
+        if (name != NULL) count_maps(json_object_get(named, name), named, depth + 1, maps, plain);
+        return;
+    }
+    if (strcmp(op, "map") == 0 || strcmp(op, "invert") == 0) {
+        (*maps)++;
+        if (json_object_get(node, "label") == NULL) (*plain)++;
+    }
+    count_maps(json_object_get(node, "child"), named, depth + 1, maps, plain);
+    size_t i;
+    const json_t *child;
+    json_array_foreach(json_object_get(node, "children"), i, child) {
+        count_maps(child, named, depth + 1, maps, plain);
+    }
 }
 
 /* ------------------------------------------------------------------------------------
@@ -903,6 +1305,7 @@ static dfs_fuser *build_fuser(builder *b, const json_t *node) {
     return NULL;
 }
 
+
 /* ------------------------------------------------------------------------------------
  * Checking a step (README 5)
  * ------------------------------------------------------------------------------------ */
@@ -915,7 +1318,7 @@ static int check_step(runner *r, size_t index, const json_t *step, const char *e
     int ok = 1;
     if (!json_equal(r->log, expected_log)) {
         char *got = render(r->log), *want = render(expected_log);
-        printf("FAIL %s: step %zu: log\n     got      %s\n     expected %s\n", r->vector, index, got, want);
+        printf("FAIL %s: step %zu: log\n     got      %s\n     expected %s\n", r->label, index, got, want);
         free(got);
         free(want);
         ok = 0;
@@ -924,12 +1327,12 @@ static int check_step(runner *r, size_t index, const json_t *step, const char *e
     int same = (error == NULL && want_error == NULL) ||
                (error != NULL && want_error != NULL && strcmp(error, want_error) == 0);
     if (!same) {
-        printf("FAIL %s: step %zu: error\n     got      %s\n     expected %s\n", r->vector, index,
+        printf("FAIL %s: step %zu: error\n     got      %s\n     expected %s\n", r->label, index,
                error ? error : "null", want_error ? want_error : "null");
         ok = 0;
     }
     if (note != NULL) {
-        printf("FAIL %s: step %zu: %s\n", r->vector, index, note);
+        printf("FAIL %s: step %zu: %s\n", r->label, index, note);
         ok = 0;
     }
     return ok;
@@ -937,14 +1340,14 @@ static int check_step(runner *r, size_t index, const json_t *step, const char *e
 
 /**
  * Turns the status of a run / an emission into the step's error (README 5.2):
- * DFS_OK -> null; DFS_ERR_CALLBACK -> the label of the effect that failed, which
+ * DFS_OK -> null; DFS_ERR_CALLBACK -> the label of the user call that failed, which
  * dfs_last_error() must also give. Anything else, or a failure the library did not
  * report, is written to `note`.
  */
 static const char *status_error(runner *r, dfs_status status, const char *call, char *note, size_t note_size) {
     if (status == DFS_OK) {
         if (r->failed_label != NULL) {
-            snprintf(note, note_size, "effect \"%s\" failed but %s returned DFS_OK", r->failed_label, call);
+            snprintf(note, note_size, "user call \"%s\" failed but %s returned DFS_OK", r->failed_label, call);
         }
         return NULL;
     }
@@ -953,9 +1356,9 @@ static const char *status_error(runner *r, dfs_status status, const char *call, 
         return "(library error)";
     }
     if (r->failed_label == NULL) {
-        snprintf(note, note_size, "%s returned DFS_ERR_CALLBACK but no effect failed (dfs_last_error: \"%s\")",
+        snprintf(note, note_size, "%s returned DFS_ERR_CALLBACK but no user call failed (dfs_last_error: \"%s\")",
                  call, dfs_last_error());
-        return "(callback error without a failing effect)";
+        return "(callback error without a failing user call)";
     }
     const char *message = dfs_last_error();
     if (strcmp(message, r->failed_label) != 0) {
@@ -1001,7 +1404,7 @@ static int step_shape(runner *r, size_t index, const json_t *step, const char *c
 }
 
 /* ------------------------------------------------------------------------------------
- * Running a vector
+ * Running a vector in a form
  * ------------------------------------------------------------------------------------ */
 
 /** Runs a diffuser vector; returns 1 if every step matched. Problems go to r->problem. */
@@ -1009,6 +1412,7 @@ static int run_diffuser_vector(runner *r, const json_t *root, const json_t *step
     builder b = {.r = r};
     memo_init(&b.memo, r->named);
     dfs_diffuser *diffuser = build_diffuser(&b, root);
+    if (r->form == FORM_FIELD) jv_make_constants(r); /* every member is known now */
     int ok = diffuser != NULL;
     static const char *const keys[] = {"run", "fail", "comment", "expect", NULL};
     size_t index;
@@ -1025,15 +1429,22 @@ static int run_diffuser_vector(runner *r, const json_t *root, const json_t *step
                 ok = 0;
                 break;
             }
+            /* A fresh value for every run: no gate ever holds a pointer of this run. */
+            json_t *fresh = json_deep_copy(value);
+            const void *argument = fresh;
+            jv *model = NULL;
+            if (r->form == FORM_FIELD) argument = model = jv_build(r, fresh);
             step_begin(r, json_object_get(step, "fail"));
-            dfs_status status = dfs_diffuser_run(diffuser, value);
+            dfs_status status = dfs_diffuser_run(diffuser, argument);
             char note[512] = "";
             const char *error = status_error(r, status, "dfs_diffuser_run", note, sizeof note);
             if (r->failures > 1 && note[0] == '\0') {
-                snprintf(note, sizeof note, "%d effects failed in one run (the run must stop at the first)",
+                snprintf(note, sizeof note, "%d user calls failed in one run (the run must stop at the first)",
                          r->failures);
             }
             if (!check_step(r, index, step, error, note[0] ? note : NULL)) ok = 0;
+            if (model != NULL) jv_unref(r, model);
+            json_decref(fresh);
         }
     }
     dfs_diffuser_release(diffuser);
@@ -1191,70 +1602,141 @@ static int has_real(const json_t *v) {
     return 0;
 }
 
-/** Runs one vector file. Returns 1 if it passed. */
-static int run_file(dfs_type *type, const char *path, int verbose) {
+/** Runs one vector in one form. Returns 1 if it passed. */
+static int run_form(const json_t *vector, const char *name, int form, int equality) {
+    runner r;
+    memset(&r, 0, sizeof r);
+    r.form = form;
+    r.equality = equality;
+    snprintf(r.label, sizeof r.label, "%s [%s]", name, form_names[form]);
+    r.log = json_array();
+    r.named = json_object_get(vector, "nodes");
+    const char *kind = json_string_value(json_object_get(vector, "kind"));
+    const json_t *root = json_object_get(vector, "root");
+    const json_t *steps = json_object_get(vector, "steps");
+
+    /* The vector's value type; its context is the runner, which outlives every handle. */
+    dfs_status st = dfs_type_new(form == FORM_FIELD ? "jv" : "json", value_equal, value_retain, value_release, &r,
+                                 NULL, &r.type);
+    int ok = 0;
+    if (st != DFS_OK) {
+        runner_problem(&r, "dfs_type_new returned %s: %s", dfs_status_name(st), dfs_last_error());
+    } else if (strcmp(kind, "diffuser") == 0) {
+        ok = run_diffuser_vector(&r, root, steps);
+    } else {
+        ok = run_fuser_vector(&r, vector, root, steps);
+    }
+    dfs_type_release(r.type);
+
+    if (r.problem[0] != '\0') {
+        printf("FAIL %s: could not run: %s\n", r.label, r.problem);
+        ok = 0;
+    }
+    /* Every context handed to the library must have been destroyed with the handles. */
+    if (r.live_contexts != 0) {
+        printf("FAIL %s: %d callback contexts were not destroyed after every handle was released\n", r.label,
+               r.live_contexts);
+        ok = 0;
+    }
+    jv_free_constants(&r);
+    if (r.live_jvs != 0) {
+        printf("FAIL %s: %ld jv values were not released after every handle was released\n", r.label, r.live_jvs);
+        ok = 0;
+    }
+    json_decref(r.log);
+    free(r.failed_label);
+    return ok;
+}
+
+/** What happened to the (vector, form) pairs. */
+typedef struct tally {
+    int executed[FORM_COUNT];
+    int failed[FORM_COUNT];
+    int not_applicable[FORM_COUNT][NA_COUNT];
+    int unrunnable;   /* vectors that could not be read or are malformed at the top level */
+} tally;
+
+/** Runs one vector file in every form that applies. Returns 1 if it passed. */
+static int run_file(tally *t, const char *path, int verbose) {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
     json_error_t jerr;
     json_t *vector = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
     if (vector == NULL) {
         printf("FAIL %s: could not read: %s (line %d)\n", base, jerr.text, jerr.line);
+        t->unrunnable++;
         return 0;
     }
 
-    runner r;
-    memset(&r, 0, sizeof r);
-    r.type = type;
-    r.vector = base;
-    r.log = json_array();
-
-    static const char *const top_keys[] = {"format", "name", "kind", "description", "sources",
+    runner check; /* only for the top-level problems */
+    memset(&check, 0, sizeof check);
+    static const char *const top_keys[] = {"format", "name", "kind", "description", "sources", "equality",
                                            "nodes", "root", "steps", NULL};
     const json_t *name = json_object_get(vector, "name");
     const char *kind = json_string_value(json_object_get(vector, "kind"));
+    const json_t *equality_name = json_object_get(vector, "equality");
+    const json_t *named = json_object_get(vector, "nodes");
     const json_t *root = json_object_get(vector, "root");
     const json_t *steps = json_object_get(vector, "steps");
-    r.named = json_object_get(vector, "nodes");
     size_t base_len = strlen(base) - 5; /* without ".json" */
+    int diffuser = kind != NULL && strcmp(kind, "diffuser") == 0;
+    int equality = EQ_JSON;
 
-    int ok = 0;
     if (!json_is_object(vector)) {
-        runner_problem(&r, "not a JSON object");
-    } else if (!keys_allowed(&r, vector, top_keys, "the vector")) {
+        runner_problem(&check, "not a JSON object");
+    } else if (!keys_allowed(&check, vector, top_keys, "the vector")) {
         /* problem set */
     } else if (json_integer_value(json_object_get(vector, "format")) != 1 ||
                !json_is_integer(json_object_get(vector, "format"))) {
-        runner_problem(&r, "\"format\" must be 1");
+        runner_problem(&check, "\"format\" must be 1");
     } else if (!json_is_string(name) || strlen(json_string_value(name)) != base_len ||
                strncmp(json_string_value(name), base, base_len) != 0) {
-        runner_problem(&r, "\"name\" must be the file name without .json");
+        runner_problem(&check, "\"name\" must be the file name without .json");
     } else if (has_real(vector)) {
-        runner_problem(&r, "the vector contains a floating-point number");
-    } else if (!json_is_object(r.named) || root == NULL || !json_is_array(steps) || json_array_size(steps) == 0) {
-        runner_problem(&r, "a vector needs \"nodes\" (object), \"root\" and non-empty \"steps\"");
-    } else if (kind != NULL && strcmp(kind, "diffuser") == 0) {
-        if (json_object_get(vector, "sources") != NULL) runner_problem(&r, "a diffuser vector has no \"sources\"");
-        else ok = run_diffuser_vector(&r, root, steps);
-    } else if (kind != NULL && strcmp(kind, "fuser") == 0) {
-        ok = run_fuser_vector(&r, vector, root, steps);
-    } else {
-        runner_problem(&r, "unknown kind \"%s\"", kind ? kind : "(none)");
+        runner_problem(&check, "the vector contains a floating-point number");
+    } else if (!json_is_object(named) || root == NULL || !json_is_array(steps) || json_array_size(steps) == 0) {
+        runner_problem(&check, "a vector needs \"nodes\" (object), \"root\" and non-empty \"steps\"");
+    } else if (!diffuser && !(kind != NULL && strcmp(kind, "fuser") == 0)) {
+        runner_problem(&check, "unknown kind \"%s\"", kind ? kind : "(none)");
+    } else if (diffuser && json_object_get(vector, "sources") != NULL) {
+        runner_problem(&check, "a diffuser vector has no \"sources\"");
+    } else if (!diffuser && equality_name != NULL) {
+        runner_problem(&check, "a fuser vector has no \"equality\"");
+    } else if (equality_name != NULL) {
+        const char *e = json_string_value(equality_name);
+        if (e != NULL && strcmp(e, "json") == 0) equality = EQ_JSON;
+        else if (e != NULL && strcmp(e, "near") == 0) equality = EQ_NEAR;
+        else if (e != NULL && strcmp(e, "nan") == 0) equality = EQ_NAN;
+        else runner_problem(&check, "\"equality\" must be \"json\", \"near\" or \"nan\"");
+    }
+    if (check.problem[0] != '\0') {
+        printf("FAIL %s: could not run: %s\n", base, check.problem);
+        t->unrunnable++;
+        json_decref(vector);
+        return 0;
     }
 
-    if (r.problem[0] != '\0') {
-        printf("FAIL %s: could not run: %s\n", base, r.problem);
-        ok = 0;
-    }
-    /* Every context handed to the library must have been destroyed with the handles. */
-    if (r.live_contexts != 0) {
-        printf("FAIL %s: %d callback contexts were not destroyed after every handle was released\n", base,
-               r.live_contexts);
-        ok = 0;
+    int maps = 0, plain = 0;
+    if (diffuser) count_maps(root, named, 0, &maps, &plain);
+    int ok = 1;
+    for (int form = 0; form < FORM_COUNT; form++) {
+        int reason = -1;
+        if (form != FORM_MAP) {
+            if (!diffuser) reason = NA_FUSER;
+            else if (maps == 0) reason = NA_NO_MAP;
+            else if (form == FORM_FIELD && plain == 0) reason = NA_ONLY_LABELLED;
+        }
+        if (reason >= 0) {
+            t->not_applicable[form][reason]++;
+            continue;
+        }
+        t->executed[form]++;
+        if (!run_form(vector, json_string_value(name), form, equality)) {
+            t->failed[form]++;
+            ok = 0;
+        }
     }
     if (ok && verbose) printf("ok   %s\n", base);
-
-    json_decref(r.log);
-    free(r.failed_label);
     json_decref(vector);
     return ok;
 }
@@ -1344,30 +1826,51 @@ int main(int argc, char **argv) {
     int listed = collect(dir, &files);
     qsort(files.items, files.count, sizeof *files.items, compare_paths);
 
-    dfs_type *type = NULL;
-    if (dfs_type_new("json", json_type_equal, json_type_retain, json_type_release, NULL, NULL, &type) != DFS_OK) {
-        printf("FAIL dfs_type_new: %s\n", dfs_last_error());
-        return 1;
-    }
-
+    tally t;
+    memset(&t, 0, sizeof t);
     int passed = 0, failed = 0;
     for (size_t i = 0; i < files.count; i++) {
-        if (run_file(type, files.items[i], verbose)) passed++;
+        if (run_file(&t, files.items[i], verbose)) passed++;
         else failed++;
         free(files.items[i]);
     }
     free(files.items);
-    dfs_type_release(type);
 
-    printf("Conformance (C): %zu vectors executed\n", files.count);
+    long executed = 0, not_applicable = 0, pair_failures = 0;
+    for (int form = 0; form < FORM_COUNT; form++) {
+        executed += t.executed[form];
+        pair_failures += t.failed[form];
+        for (int reason = 0; reason < NA_COUNT; reason++) not_applicable += t.not_applicable[form][reason];
+    }
+    printf("Conformance (C): %zu vectors, %ld (vector, form) pairs executed, %ld not applicable\n", files.count,
+           executed, not_applicable);
+    for (int form = 0; form < FORM_COUNT; form++) {
+        printf("  form %-12s %4d executed, %d failed: %s\n", form_names[form], t.executed[form], t.failed[form],
+               form_descriptions[form]);
+    }
+    for (int form = 0; form < FORM_COUNT; form++) {
+        for (int reason = 0; reason < NA_COUNT; reason++) {
+            if (t.not_applicable[form][reason] > 0) {
+                printf("  not applicable to form %-12s %4d: %s\n", form_names[form], t.not_applicable[form][reason],
+                       na_descriptions[reason]);
+            }
+        }
+    }
+
     int status = 0;
     if (!listed) status = 1;
+    long expected_pairs = (long)(files.count - (size_t)t.unrunnable) * FORM_COUNT;
+    if (executed + not_applicable != expected_pairs || t.unrunnable > 0) {
+        printf("FAIL %ld (vector, form) pairs were neither executed nor counted as not applicable\n",
+               (long)files.count * FORM_COUNT - executed - not_applicable);
+        status = 1;
+    }
     if (files.count < MIN_VECTORS) {
         printf("FAIL only %zu vectors found under %s (at least %d expected): the corpus is incomplete\n",
                files.count, dir, MIN_VECTORS);
         status = 1;
     }
-    if (failed > 0) status = 1;
-    printf("%d passed, %d failed\n", passed, failed);
+    if (failed > 0 || pair_failures > 0) status = 1;
+    printf("%d vectors passed, %d failed (%ld failed pairs)\n", passed, failed, pair_failures);
     return status;
 }

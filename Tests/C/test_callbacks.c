@@ -2,8 +2,9 @@
  * test_callbacks.c — a callback that fails aborts the run with DFS_ERR_CALLBACK:
  * effects, transforms, change predicates and equality. The message set with
  * dfs_set_error reaches dfs_last_error; the failing node keeps its old cache (the next
- * run with the same value retries it); nodes after it do not run. Also map_all, whose
- * one selection call may fail part-way.
+ * run with the same value retries it); nodes after it do not run. Fan-outs of maps call
+ * every user callback in tree order, whatever the form of map (owned parts, borrowed
+ * parts, field maps), and the first failure in that order is the one reported.
  */
 #include "check.h"
 
@@ -304,87 +305,386 @@ static void test_failing_deep(void) {
 }
 
 /* ------------------------------------------------------------------------------------
- * A fan-out whose children are all maps into gates: the core runs the maps in its own
- * loop. Nothing may differ from running each map: transform calls, comparisons,
- * effects, order, the stop at a failure, and who releases which part.
+ * Fan-outs of maps: user calls in tree order, in every form of map
+ *
+ * A fan-out runs child 1 entirely (its transform, then the comparison and the effects
+ * below it) before child 2's transform is called, whether the children are maps with
+ * owned parts, maps with borrowed parts or field maps. Every run gets fresh boxes, so no
+ * gate ever sees the pointer it holds and every comparison is a call of the equality.
  * ------------------------------------------------------------------------------------ */
 
-typedef struct digit_ctx {
-    test_log *log;
-    long divisor;   /* the part is box(value / divisor % 10) */
-    long fail_on;   /* fail (after making the part) when the value is this */
-    box *kept[10];  /* one box per digit, handed out again with a new reference */
-} digit_ctx;
+/* A model of three boxed members. */
+typedef struct trio {
+    box *a, *b, *c;
+} trio;
 
-/* Hands over the same box for the same digit, so a gate that holds it is skipped. */
-static int select_digit(const void *value, const void **out, void *ctx) {
-    digit_ctx *d = ctx;
-    long v = (long)(intptr_t)value, digit = v / d->divisor % 10;
-    log_add(d->log, "t%ld:%ld", d->divisor, v);
-    if (d->kept[digit] == NULL) d->kept[digit] = box_new(digit);
-    d->kept[digit]->refs++;
-    *out = d->kept[digit];
-    if (v == d->fail_on) {
-        dfs_set_error("digit refused");
-        return 5;
-    }
-    return 0;
+static trio *trio_new(long a, long b, long c) {
+    trio *t = malloc(sizeof *t);
+    t->a = box_new(a);
+    t->b = box_new(b);
+    t->c = box_new(c);
+    return t;
 }
 
-/* Lends a fresh box each time, kept in `kept` until the test ends: equal, never identical. */
-static int select_fresh_digit(const void *value, const void **out, void *ctx) {
-    digit_ctx *d = ctx;
-    long v = (long)(intptr_t)value, digit = v / d->divisor % 10;
-    log_add(d->log, "t%ld:%ld", d->divisor, v);
-    box *b = box_new(digit);
-    if (d->kept[digit] != NULL) box_unref(d->kept[digit]);
-    d->kept[digit] = b;
+static void trio_free(trio *t) {
+    box_unref(t->a);
+    box_unref(t->b);
+    box_unref(t->c);
+    free(t);
+}
+
+/* The transform of a member: logs its name, fails (after logging) while fail_times > 0. */
+typedef struct member_ctx {
+    test_log *log;
+    const char *name;
+    int member;        /* 0: a, 1: b, 2: c */
+    int fail_times;
+} member_ctx;
+
+static box *trio_member(const trio *t, int member) { return member == 0 ? t->a : member == 1 ? t->b : t->c; }
+
+/* For dfs_diffuser_map: a new reference to the member. */
+static int take_member(const void *value, const void **out, void *ctx) {
+    member_ctx *m = ctx;
+    log_add(m->log, "%s", m->name);
+    if (m->fail_times > 0) {
+        m->fail_times--;
+        dfs_set_error(m->name);
+        return 6;
+    }
+    box *b = trio_member(value, m->member);
+    b->refs++;
     *out = b;
     return 0;
 }
 
-static void test_fan_out_of_maps(void) {
-    check_section("a fan-out of maps into gates, run in one loop");
+/* For dfs_diffuser_map_borrowed: the member itself, lent for the run. */
+static int lend_member(const void *value, const void **out, void *ctx) {
+    member_ctx *m = ctx;
+    log_add(m->log, "%s", m->name);
+    if (m->fail_times > 0) {
+        m->fail_times--;
+        dfs_set_error(m->name);
+        return 6;
+    }
+    *out = trio_member(value, m->member);
+    return 0;
+}
+
+/* [map(ta: a) -> into(A), map_borrowed(tb: b) -> into(B), map_field(c) -> into(C),
+ *  map(td: a) -> into_all([into_always(D)])] under into_all or into_always_all. */
+static dfs_diffuser *trio_tree(dfs_type *bt, int always, member_ctx m[3], recorder r[4]) {
+    dfs_diffuser *leaf = NULL, *kids[4] = {NULL, NULL, NULL, NULL}, *root = NULL;
+    dfs_diffuser_into(bt, rec_effect, &r[0], rec_destroy, &leaf);
+    CHECK_OK(dfs_diffuser_map(dfs_type_pointer(), take_member, &m[0], NULL, leaf, &kids[0]), "map (owned parts)");
+    dfs_diffuser_release(leaf);
+    dfs_diffuser_into(bt, rec_effect, &r[1], rec_destroy, &leaf);
+    CHECK_OK(dfs_diffuser_map_borrowed(dfs_type_pointer(), lend_member, &m[1], NULL, leaf, &kids[1]), "map_borrowed");
+    dfs_diffuser_release(leaf);
+    dfs_diffuser_into(bt, rec_effect, &r[2], rec_destroy, &leaf);
+    CHECK_OK(dfs_diffuser_map_field(dfs_type_pointer(), offsetof(trio, c), sizeof(box *), leaf, &kids[2]), "map_field");
+    dfs_diffuser_release(leaf);
+    dfs_diffuser *effect = NULL, *gate = NULL;
+    dfs_diffuser_into_always(bt, rec_effect, &r[3], rec_destroy, &effect);
+    CHECK_OK(dfs_diffuser_into_all(bt, &effect, 1, &gate), "into_all below a map");
+    dfs_diffuser_release(effect);
+    CHECK_OK(dfs_diffuser_map(dfs_type_pointer(), take_member, &m[2], NULL, gate, &kids[3]), "map into into_all");
+    dfs_diffuser_release(gate);
+    if (always)
+        CHECK_OK(dfs_diffuser_into_always_all(dfs_type_pointer(), kids, 4, &root), "into_always_all over the maps");
+    else
+        CHECK_OK(dfs_diffuser_into_all(dfs_type_pointer(), kids, 4, &root), "into_all over the maps");
+    for (int i = 0; i < 4; i++) dfs_diffuser_release(kids[i]);
+    return root;
+}
+
+static void test_fan_out_order(void) {
+    check_section("a fan-out of maps calls each child's transform, comparison and effects in tree order");
+    test_log log;
+    log_clear(&log);
+    for (int always = 0; always < 2; always++) {
+        box_type_ctx tc;
+        dfs_type *bt = box_type_fresh(&tc, &log);
+        int live = box_live;
+        member_ctx m[3] = {{&log, "ta", 0, 0}, {&log, "tb", 1, 0}, {&log, "td", 0, 0}};
+        recorder r[4] = {rec_make("A", &log, REC_BOX), rec_make("B", &log, REC_BOX), rec_make("C", &log, REC_BOX),
+                         rec_make("D", &log, REC_BOX)};
+        dfs_diffuser *root = trio_tree(bt, always, m, r);
+        dfs_type_release(bt);
+        const char *root_name = always ? "into_always_all" : "into_all";
+
+        trio *t1 = trio_new(1, 1, 1), *t2 = trio_new(2, 1, 1), *t3 = trio_new(2, 1, 1), *t4 = trio_new(3, 4, 5);
+        CHECK_OK(dfs_diffuser_run(root, t1), "%s: run (1,1,1)", root_name);
+        CHECK_LOG(&log, "ta A:1 tb B:1 C:1 td D:1", "%s: first run, child after child", root_name);
+        CHECK_OK(dfs_diffuser_run(root, t2), "%s: run (2,1,1)", root_name);
+        CHECK_LOG(&log, "ta eq:1,2 A:2 tb eq:1,1 eq:1,1 td eq:1,2 D:2",
+                  "%s: each transform, then its child's comparison and effect, before the next transform", root_name);
+        CHECK(t1->b->refs == 1 && t2->b->refs == 2, "%s: B's gate let go of the old b and holds the equal new one (refs %d, %d)",
+              root_name, t1->b->refs, t2->b->refs);
+        CHECK(t1->c->refs == 1 && t2->c->refs == 2, "%s: so did C's gate, below the field map (refs %d, %d)", root_name,
+              t1->c->refs, t2->c->refs);
+        CHECK_OK(dfs_diffuser_run(root, t3), "%s: run an equal model of fresh boxes", root_name);
+        CHECK_LOG(&log, "ta eq:2,2 tb eq:1,1 eq:1,1 td eq:2,2", "%s: every gate compared, nothing rendered", root_name);
+        CHECK(t2->a->refs == 1 && t3->a->refs == 3, "%s: both gates of member a hold the new box (refs %d, %d)", root_name,
+              t2->a->refs, t3->a->refs);
+        CHECK_OK(dfs_diffuser_run(root, t4), "%s: run (3,4,5)", root_name);
+        CHECK_LOG(&log, "ta eq:2,3 A:3 tb eq:1,4 B:4 eq:1,5 C:5 td eq:2,3 D:3", "%s: every child renders, in order", root_name);
+
+        trio_free(t1);
+        trio_free(t2);
+        trio_free(t3);
+        CHECK_INT(box_live - live, 3, "%s: only the boxes of the last model are alive", root_name);
+        trio_free(t4);
+        dfs_diffuser_release(root);
+        CHECK_INT(box_live, live, "%s: every box released", root_name);
+        CHECK_INT(r[0].destroyed + r[1].destroyed + r[2].destroyed + r[3].destroyed + tc.destroyed, 5,
+                  "%s: contexts destroyed once", root_name);
+    }
+}
+
+/* Removes the transforms' entries ("ta", "tb", "tc") from an expected log: what a fan-out
+ * of field maps, which call no transform, logs. */
+static void without_transforms(const char *log, char *out, size_t size) {
+    out[0] = '\0';
+    char copy[512];
+    snprintf(copy, sizeof copy, "%s", log);
+    for (char *save = NULL, *token = strtok_r(copy, " ", &save); token; token = strtok_r(NULL, " ", &save)) {
+        if (strlen(token) == 2 && token[0] == 't') continue;
+        size_t used = strlen(out);
+        snprintf(out + used, size - used, "%s%s", used ? " " : "", token);
+    }
+}
+
+static void test_uniform_fan_outs(void) {
+    check_section("fan-outs whose maps are all of one form keep the tree order");
+    static const char *const forms[] = {"map", "map_borrowed", "map_field"};
+    test_log log;
+    log_clear(&log);
+    for (int form = 0; form < 3; form++) {
+        for (int always = 0; always < 2; always++) {
+            char what[64], expected[512];
+            snprintf(what, sizeof what, "%s under %s", forms[form], always ? "into_always_all" : "into_all");
+            box_type_ctx tc;
+            dfs_type *bt = box_type_fresh(&tc, &log);
+            int live = box_live;
+            member_ctx m[3] = {{&log, "ta", 0, 0}, {&log, "tb", 1, 0}, {&log, "tc", 2, 0}};
+            recorder r[3] = {rec_make("A", &log, REC_BOX), rec_make("B", &log, REC_BOX), rec_make("C", &log, REC_BOX)};
+            r[1].fail_message = "B failed";
+            static const size_t offsets[3] = {offsetof(trio, a), offsetof(trio, b), offsetof(trio, c)};
+            dfs_diffuser *kids[3] = {NULL, NULL, NULL}, *root = NULL;
+            for (int i = 0; i < 3; i++) {
+                dfs_diffuser *leaf = NULL;
+                dfs_diffuser_into(bt, rec_effect, &r[i], rec_destroy, &leaf);
+                dfs_status st = form == 0   ? dfs_diffuser_map(dfs_type_pointer(), take_member, &m[i], NULL, leaf, &kids[i])
+                                : form == 1 ? dfs_diffuser_map_borrowed(dfs_type_pointer(), lend_member, &m[i], NULL, leaf,
+                                                                        &kids[i])
+                                            : dfs_diffuser_map_field(dfs_type_pointer(), offsets[i], sizeof(box *), leaf,
+                                                                     &kids[i]);
+                CHECK_OK(st, "%s: child %d", what, i);
+                dfs_diffuser_release(leaf);
+            }
+            if (always) dfs_diffuser_into_always_all(dfs_type_pointer(), kids, 3, &root);
+            else dfs_diffuser_into_all(dfs_type_pointer(), kids, 3, &root);
+            for (int i = 0; i < 3; i++) dfs_diffuser_release(kids[i]);
+            dfs_type_release(bt);
+
+            static const long models[][3] = {{1, 1, 1}, {2, 1, 5}, {2, 1, 5}, {3, 3, 3}, {3, 3, 3}};
+            static const char *const logs[] = {
+                "ta A:1 tb B:1 tc C:1",
+                "ta eq:1,2 A:2 tb eq:1,1 tc eq:1,5 C:5",
+                "ta eq:2,2 tb eq:1,1 tc eq:5,5",
+                "ta eq:2,3 A:3 tb eq:1,3 B:3!",
+                "ta eq:3,3 tb eq:1,3 B:3 tc eq:5,3 C:3",
+            };
+            trio *t[5];
+            for (int run = 0; run < 5; run++) {
+                t[run] = trio_new(models[run][0], models[run][1], models[run][2]);
+                if (run == 3) {
+                    r[1].fail_times = 1;
+                    r[1].fail_any = 1;
+                }
+                dfs_status status = dfs_diffuser_run(root, t[run]);
+                if (run == 3) {
+                    CHECK_STATUS(status, DFS_ERR_CALLBACK, "%s: run %d: B fails", what, run);
+                    CHECK_STR(dfs_last_error(), "B failed", "%s: B's error", what);
+                } else {
+                    CHECK_OK(status, "%s: run %d", what, run);
+                }
+                if (form == 2) without_transforms(logs[run], expected, sizeof expected);
+                else snprintf(expected, sizeof expected, "%s", logs[run]);
+                CHECK_LOG(&log, expected, "%s: run %d: child after child, each transform just before its gate", what,
+                          run);
+                if (run == 2) {
+                    CHECK(t[1]->b->refs == 1 && t[2]->b->refs == 2 && t[1]->c->refs == 1 && t[2]->c->refs == 2,
+                          "%s: the gates hold the equal boxes of the last run", what);
+                }
+            }
+            for (int run = 0; run < 5; run++) trio_free(t[run]);
+            dfs_diffuser_release(root);
+            CHECK_INT(box_live, live, "%s: every box released", what);
+            CHECK_INT(r[0].destroyed + r[1].destroyed + r[2].destroyed + tc.destroyed, 4, "%s: contexts destroyed once",
+                      what);
+        }
+    }
+}
+
+static void test_first_failure_wins(void) {
+    check_section("the first failure in tree order is the one reported; nothing after it runs");
     test_log log;
     log_clear(&log);
     box_type_ctx tc;
-    dfs_type *bt = box_type_fresh(&tc, &log);
+    memset(&tc, 0, sizeof tc);
+    tc.log = &log;
+    tc.fail_enabled = 1;
+    tc.fail_on = 13;
+    tc.fail_message = "cannot compare 13";
+    dfs_type *fragile = box_type_new("fragile", &tc);
     int live = box_live;
-    recorder r[3] = {rec_make("ones", &log, REC_BOX), rec_make("tens", &log, REC_BOX), rec_make("hundreds", &log, REC_BOX)};
-    digit_ctx d[3] = {{&log, 1, -1, {0}}, {&log, 10, 555, {0}}, {&log, 100, -1, {0}}};
-    dfs_diffuser *maps[3] = {NULL, NULL, NULL}, *root = NULL;
-    for (int i = 0; i < 3; i++) {
-        dfs_diffuser *leaf = NULL;
-        CHECK_OK(dfs_diffuser_into(bt, rec_effect, &r[i], rec_destroy, &leaf), "leaf");
-        if (i == 2)
-            CHECK_OK(dfs_diffuser_map_borrowed(dfs_type_pointer(), select_fresh_digit, &d[i], NULL, leaf, &maps[i]), "lending map");
-        else
-            CHECK_OK(dfs_diffuser_map(dfs_type_pointer(), select_digit, &d[i], NULL, leaf, &maps[i]), "map");
-        dfs_diffuser_release(leaf);
-    }
-    CHECK_OK(dfs_diffuser_into_all(dfs_type_pointer(), maps, 3, &root), "into_all over three maps");
-    for (int i = 0; i < 3; i++) dfs_diffuser_release(maps[i]);
+    member_ctx m[3] = {{&log, "ta", 0, 0}, {&log, "tb", 1, 0}, {&log, "td", 0, 0}};
+    recorder r[4] = {rec_make("A", &log, REC_BOX), rec_make("B", &log, REC_BOX), rec_make("C", &log, REC_BOX),
+                     rec_make("D", &log, REC_BOX)};
+    r[0].fail_message = "A failed";
+    r[2].fail_message = "C failed";
+    r[3].fail_message = "D failed";
+    dfs_diffuser *root = trio_tree(fragile, 1, m, r);
+    dfs_type_release(fragile);
+    trio *t[8];
+    int n = 0;
 
-    CHECK_OK(dfs_diffuser_run(root, IV(123)), "run 123");
-    CHECK_LOG(&log, "t1:123 ones:3 t10:123 tens:2 t100:123 hundreds:1", "the first run renders every digit");
-    CHECK_OK(dfs_diffuser_run(root, IV(223)), "run 223");
-    CHECK_LOG(&log, "t1:223 t10:223 t100:223 eq:1,2 hundreds:2",
-              "the boxes the gates hold are neither compared nor rendered; a fresh box is compared");
-    CHECK_OK(dfs_diffuser_run(root, IV(243)), "run 243");
-    CHECK_LOG(&log, "t1:243 t10:243 eq:2,4 tens:4 t100:243 eq:2,2", "another box for the tens is compared, then rendered");
-    CHECK_STATUS(dfs_diffuser_run(root, IV(555)), DFS_ERR_CALLBACK, "run 555: the tens' transform fails");
-    CHECK_ERROR_HAS("digit refused", "the transform's message (\"%s\")", dfs_last_error());
-    CHECK_LOG(&log, "t1:555 eq:3,5 ones:5 t10:555", "the ones ran; the hundreds were not reached");
-    CHECK_OK(dfs_diffuser_run(root, IV(545)), "run 545");
-    CHECK_LOG(&log, "t1:545 t10:545 t100:545 eq:2,5 hundreds:5", "the tens' gate kept its 4; the ones kept the 5 of the failed run");
+    t[n] = trio_new(1, 1, 1);
+    CHECK_OK(dfs_diffuser_run(root, t[n++]), "run (1,1,1)");
+    CHECK_LOG(&log, "ta A:1 tb B:1 C:1 td D:1", "every child ran");
 
+    /* A's effect fails; tb would fail too. */
+    r[0].fail_times = 1;
+    r[0].fail_any = 1;
+    m[1].fail_times = 1;
+    t[n] = trio_new(2, 2, 2);
+    CHECK_STATUS(dfs_diffuser_run(root, t[n++]), DFS_ERR_CALLBACK, "run (2,2,2): A fails, tb would");
+    CHECK_STR(dfs_last_error(), "A failed", "A's error is reported");
+    CHECK_LOG(&log, "ta eq:1,2 A:2!", "tb was never called");
+    m[1].fail_times = 0;
+
+    /* ta fails; C's effect and D's would too. */
+    m[0].fail_times = 1;
+    r[2].fail_times = 1;
+    r[2].fail_any = 1;
+    r[3].fail_times = 1;
+    r[3].fail_any = 1;
+    t[n] = trio_new(3, 3, 3);
+    CHECK_STATUS(dfs_diffuser_run(root, t[n++]), DFS_ERR_CALLBACK, "run (3,3,3): ta fails, C and D would");
+    CHECK_STR(dfs_last_error(), "ta", "the transform's error is reported");
+    CHECK_LOG(&log, "ta", "nothing after the transform was called");
+    r[2].fail_times = 0;
+
+    /* The equality fails on 13 below ta; D would fail. */
+    t[n] = trio_new(13, 3, 3);
+    CHECK_STATUS(dfs_diffuser_run(root, t[n++]), DFS_ERR_CALLBACK, "run (13,3,3): A's comparison fails");
+    CHECK_STR(dfs_last_error(), "cannot compare 13", "the equality's error is reported");
+    CHECK_LOG(&log, "ta eq:1,13", "A's gate still holds 1 (both failed runs left it); nothing after the comparison");
+
+    /* tb fails after A rendered; D would fail. */
+    m[1].fail_times = 1;
+    t[n] = trio_new(2, 3, 4);
+    CHECK_STATUS(dfs_diffuser_run(root, t[n++]), DFS_ERR_CALLBACK, "run (2,3,4): tb fails");
+    CHECK_STR(dfs_last_error(), "tb", "tb's error is reported");
+    CHECK_LOG(&log, "ta eq:1,2 A:2 tb", "A rendered before tb was called; C and D were not reached");
+
+    /* D fails, last in the tree. */
+    t[n] = trio_new(2, 3, 4);
+    CHECK_STATUS(dfs_diffuser_run(root, t[n++]), DFS_ERR_CALLBACK, "run (2,3,4) again: D fails");
+    CHECK_STR(dfs_last_error(), "D failed", "D's error is reported");
+    CHECK_LOG(&log, "ta eq:2,2 tb eq:1,3 B:3 eq:1,4 C:4 td eq:1,2 D:2!",
+              "A kept 2, B and C were retried, the gate above D kept 1");
+    t[n] = trio_new(2, 3, 4);
+    CHECK_OK(dfs_diffuser_run(root, t[n++]), "run (2,3,4) once more");
+    CHECK_LOG(&log, "ta eq:2,2 tb eq:3,3 eq:4,4 td eq:1,2 D:2", "only D's gate, which kept 1, lets it through");
+
+    for (int i = 0; i < n; i++) trio_free(t[i]);
     dfs_diffuser_release(root);
-    for (int i = 0; i < 3; i++) {
-        CHECK_INT(r[i].destroyed, 1, "each effect destroyed once");
-        for (int k = 0; k < 10; k++) if (d[i].kept[k]) box_unref(d[i].kept[k]);
+    CHECK_INT(box_live, live, "every box released");
+    CHECK_INT(tc.destroyed, 1, "the type destroyed once");
+}
+
+/* A digit of a boxed number, as a new box: value / divisor % 10. Logs its name; fails
+ * (after logging) while fail_times > 0. */
+typedef struct digit_ctx {
+    test_log *log;
+    const char *name;
+    long divisor;
+    int fail_times;
+} digit_ctx;
+
+static int take_digit(const void *value, const void **out, void *ctx) {
+    digit_ctx *d = ctx;
+    log_add(d->log, "%s", d->name);
+    if (d->fail_times > 0) {
+        d->fail_times--;
+        dfs_set_error(d->name);
+        return 2;
     }
-    CHECK_INT(box_live - live, 0, "every part released: the handed over ones by the core, once");
-    dfs_type_release(bt);
+    *out = box_new(((const box *)value)->value / d->divisor % 10);
+    return 0;
+}
+
+/* "changed" over boxes, logged as "p:old,new". */
+static int box_changed(const void *old_value, const void *new_value, void *ctx) {
+    long a = ((const box *)old_value)->value, b = ((const box *)new_value)->value;
+    log_add(ctx, "p:%ld,%ld", a, b);
+    return a != b;
+}
+
+static void test_transform_failure_keeps_caches(void) {
+    check_section("a failing transform leaves the gates above it as they were: the next run retries");
+    test_log log;
+    log_clear(&log);
+    for (int variant = 0; variant < 2; variant++) {
+        box_type_ctx tc;
+        dfs_type *bt = box_type_fresh(&tc, &log);
+        int live = box_live;
+        digit_ctx d[2] = {{&log, "tx", 10, 0}, {&log, "ty", 1, 0}};
+        recorder r[2] = {rec_make("X", &log, REC_BOX), rec_make("Y", &log, REC_BOX)};
+        dfs_diffuser *kids[2] = {NULL, NULL}, *root = NULL;
+        for (int i = 0; i < 2; i++) {
+            dfs_diffuser *leaf = NULL;
+            dfs_diffuser_into(bt, rec_effect, &r[i], rec_destroy, &leaf);
+            CHECK_OK(dfs_diffuser_map(bt, take_digit, &d[i], NULL, leaf, &kids[i]), "map");
+            dfs_diffuser_release(leaf);
+        }
+        /* 0: into_all over the maps; 1: into_when("changed") over into_always_all. */
+        const char *name = variant == 0 ? "into_all" : "into_when";
+        if (variant == 0) {
+            CHECK_OK(dfs_diffuser_into_all(bt, kids, 2, &root), "into_all");
+        } else {
+            dfs_diffuser *all = NULL;
+            CHECK_OK(dfs_diffuser_into_always_all(bt, kids, 2, &all), "into_always_all");
+            CHECK_OK(dfs_diffuser_into_when(box_changed, &log, NULL, all, &root), "into_when over it");
+            dfs_diffuser_release(all);
+        }
+        for (int i = 0; i < 2; i++) dfs_diffuser_release(kids[i]);
+        dfs_type_release(bt);
+        const char *root_check = variant == 0 ? "eq:11,22" : "p:11,22";
+
+        box *v[4] = {box_new(11), box_new(22), box_new(22), box_new(22)};
+        char expected[128];
+        CHECK_OK(dfs_diffuser_run(root, v[0]), "%s: run 11", name);
+        CHECK_LOG(&log, "tx X:1 ty Y:1", "%s: first run", name);
+        d[1].fail_times = 1;
+        CHECK_STATUS(dfs_diffuser_run(root, v[1]), DFS_ERR_CALLBACK, "%s: run 22, ty fails", name);
+        CHECK_STR(dfs_last_error(), "ty", "%s: ty's error", name);
+        snprintf(expected, sizeof expected, "%s tx eq:1,2 X:2 ty", root_check);
+        CHECK_LOG(&log, expected, "%s: X's gate rendered 2 before ty failed", name);
+        CHECK_OK(dfs_diffuser_run(root, v[2]), "%s: run an equal 22", name);
+        snprintf(expected, sizeof expected, "%s tx eq:2,2 ty eq:1,2 Y:2", root_check);
+        CHECK_LOG(&log, expected, "%s: the root still held 11, X's gate 2, Y's gate 1: Y is retried", name);
+        CHECK_OK(dfs_diffuser_run(root, v[3]), "%s: run an equal 22 again", name);
+        CHECK_LOG(&log, variant == 0 ? "eq:22,22" : "p:22,22", "%s: now the root holds 22", name);
+
+        for (int i = 0; i < 4; i++) box_unref(v[i]);
+        dfs_diffuser_release(root);
+        CHECK_INT(box_live, live, "%s: every box released", name);
+        CHECK_INT(r[0].destroyed + r[1].destroyed + tc.destroyed, 3, "%s: contexts destroyed once", name);
+    }
 }
 
 /* ------------------------------------------------------------------------------------
@@ -408,7 +708,7 @@ static int select_big(const void *value, const void **out, void *ctx) {
 }
 
 /* A gate over every member of a record. With big_by_callback, `big` is selected by a
- * transform instead of a field map: a mixed fan-out, whose children run one by one. */
+ * transform instead of a field map: a fan-out of both forms. */
 static dfs_diffuser *record_tree(recorder *r, int always, int big_by_callback) {
     static const size_t offsets[RECORD_FIELDS] = {offsetof(record, name), offsetof(record, big),
                                                   offsetof(record, count), offsetof(record, code),
@@ -466,23 +766,24 @@ static void count_transform_destroy(void *ctx) {
     transforms_destroyed++;
 }
 
-/* The maps of a fan-out all of one form are not kept: the fan-out keeps their gates and
- * their transforms (the contexts, which are destroyed with it). A map the caller keeps
- * still feeds the same gate. */
-static void test_fan_out_keeps_no_maps(void) {
-    check_section("a fan-out of maps of one form keeps their transforms and gates, not the maps");
+/* A map kept by the caller and also composed into a fan-out is one node: run through
+ * either, it feeds the same gate, and its transform's context is destroyed once, with the
+ * last of them. A gate below the fan-out that is run by its own handle in between shows
+ * its new cache to the fan-out's next run. */
+static void test_shared_map(void) {
+    check_section("a map shared by a fan-out and its own handle");
     test_log log;
     log_clear(&log);
     transforms_destroyed = 0;
     recorder r[2] = {rec_make("a", &log, REC_INT), rec_make("b", &log, REC_INT)};
     select_ctx s = {&log, -1, 0};
-    dfs_diffuser *maps[2] = {NULL, NULL}, *root = NULL;
+    dfs_diffuser *maps[2] = {NULL, NULL}, *leaves[2] = {NULL, NULL}, *root = NULL;
     for (int i = 0; i < 2; i++) {
-        dfs_diffuser *leaf = NULL;
-        CHECK_OK(dfs_diffuser_into(dfs_type_pointer(), rec_effect, &r[i], rec_destroy, &leaf), "leaf");
-        CHECK_OK(dfs_diffuser_map(dfs_type_pointer(), select_value, &s, count_transform_destroy, leaf, &maps[i]), "map");
-        dfs_diffuser_release(leaf);
+        CHECK_OK(dfs_diffuser_into(dfs_type_pointer(), rec_effect, &r[i], rec_destroy, &leaves[i]), "leaf");
+        CHECK_OK(dfs_diffuser_map(dfs_type_pointer(), select_value, &s, count_transform_destroy, leaves[i], &maps[i]),
+                 "map");
     }
+    dfs_diffuser_release(leaves[0]);
     CHECK_OK(dfs_diffuser_into_all(dfs_type_pointer(), maps, 2, &root), "into_all over two maps");
     dfs_diffuser_release(maps[1]);
     CHECK_INT(transforms_destroyed, 0, "the fan-out holds the released map's transform");
@@ -493,8 +794,12 @@ static void test_fan_out_keeps_no_maps(void) {
     CHECK_OK(dfs_diffuser_run(root, IV(2)), "run 2");
     CHECK_LOG(&log, "t:1 a:10 t:1 b:10 t:1 t:2 a:20 t:2 t:2 b:20",
               "the kept map and the fan-out feed one gate: 20 is rendered once");
+    CHECK_OK(dfs_diffuser_run(leaves[1], IV(30)), "b's gate run by its own handle with 30");
+    CHECK_OK(dfs_diffuser_run(root, IV(3)), "run 3");
+    CHECK_LOG(&log, "b:30 t:3 a:30 t:3", "the fan-out's run finds 30 in b's gate: not rendered again");
+    dfs_diffuser_release(leaves[1]);
     dfs_diffuser_release(maps[0]);
-    CHECK_INT(transforms_destroyed, 0, "the fan-out's copies hold the contexts");
+    CHECK_INT(transforms_destroyed, 0, "the fan-out holds the map, and so its transform's context");
     dfs_diffuser_release(root);
     CHECK_INT(transforms_destroyed, 2, "each transform's context destroyed once, with the fan-out");
     CHECK_INT(r[0].destroyed + r[1].destroyed, 2, "each effect destroyed once");
@@ -509,8 +814,8 @@ static void test_field_maps(void) {
         recorder r[RECORD_FIELDS] = {rec_make("name", &log, REC_STR), rec_make("big", &log, REC_INT),
                                      rec_make("count", &log, REC_INT), rec_make("code", &log, REC_INT),
                                      rec_make("flag", &log, REC_INT)};
-        /* 0: into_all over field maps (their own loop); 1: the same mixed with a callback
-         * map (children one by one); 2: into_always_all over field maps. */
+        /* 0: into_all over field maps; 1: the same with a callback map for `big`;
+         * 2: into_always_all over field maps. */
         dfs_diffuser *root = record_tree(r, variant == 2, variant == 1);
         run_records(root, &log, traces[variant], sizeof traces[variant]);
         dfs_diffuser_release(root);
@@ -526,7 +831,7 @@ static void test_field_maps(void) {
         "count:1 code:7 flag:1| "
         "big:-2 count:4294967295 code:65535 flag:0|";
     CHECK_STR(traces[0], expected, "each member in its own size, compared with its gate's cache");
-    CHECK_STR(traces[1], expected, "a mixed fan-out runs its children one by one, to the same effect");
+    CHECK_STR(traces[1], expected, "a fan-out of field maps and a callback map, to the same effect");
     CHECK_STR(traces[2], expected, "into_always_all over field maps: the gates below decide alone");
 
     /* A field map on its own, and its argument errors. */
@@ -562,113 +867,30 @@ static void test_field_maps(void) {
 }
 
 /* ------------------------------------------------------------------------------------
- * dfs_diffuser_map_all: one selection call for a fan-out of maps
+ * Borrowed values: run values, and parts of dfs_diffuser_map_borrowed
  * ------------------------------------------------------------------------------------ */
 
-typedef struct select_all_ctx {
-    test_log *log;
-    long fail_on;     /* fail when the value is this */
-    size_t fail_at;   /* ... after storing this many parts */
-    int destroyed;
-} select_all_ctx;
-
-/* Part i of integer v is box(v * 10 + i); logs each call as "s:v". */
-static int select_boxes(const void *value, size_t count, const void **out, size_t *produced, void *ctx) {
-    select_all_ctx *s = ctx;
-    long v = (long)(intptr_t)value;
-    log_add(s->log, "s:%ld", v);
-    size_t n = v == s->fail_on ? s->fail_at : count;
-    for (size_t i = 0; i < n; i++) out[i] = box_new(v * 10 + (long)i);
-    if (v == s->fail_on) {
-        *produced = n;
-        dfs_set_error("selection refused");
-        return 4;
-    }
-    return 0;
-}
-
-static void select_all_destroy(void *ctx) { ((select_all_ctx *)ctx)->destroyed++; }
-
-static void test_map_all(void) {
-    check_section("map_all: one selection for a fan-out of maps");
-    test_log log;
-    log_clear(&log);
-    box_type_ctx tc;
-    dfs_type *bt = box_type_fresh(&tc, NULL);
-    recorder r[3] = {rec_make("a", &log, REC_BOX), rec_make("b", &log, REC_BOX), rec_make("c", &log, REC_BOX)};
-    dfs_diffuser *kids[3], *fan = NULL, *gate = NULL;
-    for (int i = 0; i < 3; i++) dfs_diffuser_into(bt, rec_effect, &r[i], rec_destroy, &kids[i]);
-    select_all_ctx s = {&log, 5, 1, 0};
-    int live = box_live;
-    CHECK_OK(dfs_diffuser_map_all(dfs_type_pointer(), select_boxes, &s, select_all_destroy, kids, 3, &fan),
-             "map_all over three boxed leaves");
-    CHECK_OK(dfs_diffuser_into_all(dfs_type_pointer(), &fan, 1, &gate), "gated by into_all");
-    for (int i = 0; i < 3; i++) dfs_diffuser_release(kids[i]);
-    dfs_diffuser_release(fan);
-
-    CHECK_OK(dfs_diffuser_run(gate, IV(1)), "run 1");
-    CHECK_LOG(&log, "s:1 a:10 b:11 c:12", "one selection, then every child in order");
-    CHECK_OK(dfs_diffuser_run(gate, IV(1)), "run 1 again");
-    CHECK_LOG(&log, "", "the gate skips an equal value: no selection");
-    CHECK_OK(dfs_diffuser_run(gate, IV(2)), "run 2");
-    CHECK_LOG(&log, "s:2 a:20 b:21 c:22", "a new value: one selection");
-    CHECK_INT(box_live - live, 3, "the three cached parts are alive, the others were released");
-
-    CHECK_STATUS(dfs_diffuser_run(gate, IV(5)), DFS_ERR_CALLBACK, "run 5: the selection fails after one part");
-    CHECK_STR(dfs_last_error(), "selection refused", "its message");
-    CHECK_LOG(&log, "s:5 a:50", "the child of the part made ran, the others did not");
-    CHECK_OK(dfs_diffuser_run(gate, IV(2)), "run 2: the gate kept 2, nothing runs");
-    CHECK_LOG(&log, "", "the failed run did not replace the gate's cache");
-    CHECK_OK(dfs_diffuser_run(gate, IV(3)), "run 3");
-    CHECK_LOG(&log, "s:3 a:30 b:31 c:32", "all three again");
-    CHECK_INT(box_live - live, 3, "no part leaked by the failed selection");
-
-    dfs_diffuser_release(gate);
-    CHECK_INT(s.destroyed, 1, "the selection's context destroyed once");
-    CHECK_INT(box_live, live, "no box outstanding");
-    dfs_type_release(bt);
-
-    /* Argument errors. */
-    dfs_diffuser *leaf = NULL, *other = NULL, *out = NULL;
-    dfs_diffuser_into(dfs_type_pointer(), rec_effect, &r[0], NULL, &leaf);
-    dfs_diffuser_into(dfs_type_cstring(), rec_effect, &r[1], NULL, &other);
-    dfs_diffuser *mixed[2] = {leaf, other};
-    CHECK_STATUS(dfs_diffuser_map_all(dfs_type_pointer(), select_boxes, &s, select_all_destroy, mixed, 2, &out),
-                 DFS_ERR_TYPE, "children of two types");
-    CHECK_ERROR_HAS("children[1]", "names the child (\"%s\")", dfs_last_error());
-    CHECK_INT(s.destroyed, 2, "the context of a failed call is destroyed too");
-    CHECK_STATUS(dfs_diffuser_map_all(dfs_type_pointer(), NULL, NULL, NULL, &leaf, 1, &out), DFS_ERR_NULL,
-                 "a NULL selection");
-    CHECK_STATUS(dfs_diffuser_map_all(dfs_type_pointer(), select_boxes, &s, NULL, NULL, 2, &out), DFS_ERR_NULL,
-                 "NULL children with a count");
-    CHECK_OK(dfs_diffuser_map_all(dfs_type_pointer(), select_boxes, &s, NULL, NULL, 0, &out), "no children");
-    CHECK_OK(dfs_diffuser_run(out, IV(9)), "runs without calling the selection");
-    CHECK_LOG(&log, "", "nothing selected");
-    dfs_diffuser_release(out);
-    dfs_diffuser_release(leaf);
-    dfs_diffuser_release(other);
-}
-
-/* ------------------------------------------------------------------------------------ */
-
-/* Borrowed parts: the test owns the boxes; the selection lends them. pool[v][i] is the
+/* Borrowed parts: the test owns the boxes; the transforms lend them. pool[v][i] is the
  * part i of integer v. */
 typedef struct lend_ctx {
     test_log *log;
     box *pool[8][3];
-    long fail_on;     /* the selection fails on this value after lending one part */
+    long fail_on;     /* part 1's transform fails on this value, after lending its part */
 } lend_ctx;
 
-static int lend_boxes(const void *value, size_t count, const void **out, size_t *produced, void *ctx) {
-    lend_ctx *l = ctx;
+typedef struct lend_part_ctx {
+    lend_ctx *l;
+    int index;
+} lend_part_ctx;
+
+static int lend_part(const void *value, const void **out, void *ctx) {
+    lend_part_ctx *p = ctx;
     long v = (long)(intptr_t)value;
-    log_add(l->log, "s:%ld", v);
-    if (v == l->fail_on) {
-        out[0] = l->pool[v][0];
-        *produced = 1;
+    *out = p->l->pool[v][p->index];
+    if (p->index == 1 && v == p->l->fail_on) {
+        dfs_set_error("lender refused");
         return 9;
     }
-    for (size_t i = 0; i < count; i++) out[i] = l->pool[v][i];
     return 0;
 }
 
@@ -700,28 +922,29 @@ static int requeue_effect(const void *value, void *ctx) {
 }
 
 static void test_borrowed(void) {
-    check_section("borrowed parts and run values: retained only when cached");
+    check_section("borrowed parts and run values: retained when a gate keeps them");
     test_log log;
     log_clear(&log);
     box_type_ctx tc;
     dfs_type *bt = box_type_fresh(&tc, NULL);
     int live = box_live;
 
-    /* A run's value: a gate retains it when it caches it, not on every run. */
+    /* A run's value: a gate retains it when it keeps it, after every successful run,
+     * equal to the one before or not, and releases the one it held. */
     recorder e = rec_make("e", &log, REC_BOX);
     dfs_diffuser *leaf = NULL;
     CHECK_OK(dfs_diffuser_into(bt, rec_effect, &e, rec_destroy, &leaf), "into(box)");
     box *one = box_new(1), *also_one = box_new(1), *two = box_new(2);
     int retains = box_retains, releases = box_releases;
     CHECK_OK(dfs_diffuser_run(leaf, one), "run 1");
-    CHECK_INT(box_retains - retains, 1, "the gate retained the value it cached");
+    CHECK_INT(box_retains - retains, 1, "the gate retained the value it keeps");
     CHECK_OK(dfs_diffuser_run(leaf, also_one), "run an equal box");
-    CHECK_OK(dfs_diffuser_run(leaf, one), "run 1 again");
-    CHECK_INT(box_retains - retains, 1, "equal values are only compared: no retain");
-    CHECK_INT(box_releases - releases, 0, "and no release");
+    CHECK_INT(box_retains - retains, 2, "the equal box is kept: retained");
+    CHECK_INT(box_releases - releases, 1, "and the one it replaced released");
+    CHECK(one->refs == 1 && also_one->refs == 2, "the gate holds the new box (refs %d, %d)", one->refs, also_one->refs);
     CHECK_OK(dfs_diffuser_run(leaf, two), "run 2");
-    CHECK_INT(box_retains - retains, 2, "a new value is retained once");
-    CHECK_INT(box_releases - releases, 1, "the one it replaced released once");
+    CHECK_INT(box_retains - retains, 3, "a new value is retained once");
+    CHECK_INT(box_releases - releases, 2, "the one it replaced released once");
     CHECK_LOG(&log, "e:1 e:2", "the effect saw 1 and 2");
     box_unref(one);
     box_unref(also_one);
@@ -739,7 +962,7 @@ static void test_borrowed(void) {
     dfs_diffuser_release(q.self);
     CHECK_INT(box_live, live, "the queued value released");
 
-    /* Borrowed parts of a selection. */
+    /* Borrowed parts in a fan-out of map_borrowed. */
     lend_ctx l;
     memset(&l, 0, sizeof l);
     l.log = &log;
@@ -747,35 +970,46 @@ static void test_borrowed(void) {
     for (int v = 1; v < 8; v++)
         for (int i = 0; i < 3; i++) l.pool[v][i] = box_new(v == 3 ? 20 + i : v * 10 + i);
     recorder r[3] = {rec_make("a", &log, REC_BOX), rec_make("b", &log, REC_BOX), rec_make("c", &log, REC_BOX)};
-    dfs_diffuser *kids[3], *fan = NULL, *gate = NULL;
-    for (int i = 0; i < 3; i++) dfs_diffuser_into(bt, rec_effect, &r[i], rec_destroy, &kids[i]);
-    CHECK_OK(dfs_diffuser_map_all_borrowed(dfs_type_pointer(), lend_boxes, &l, NULL, kids, 3, &fan),
-             "map_all_borrowed over three boxed leaves");
-    CHECK_OK(dfs_diffuser_into_all(dfs_type_pointer(), &fan, 1, &gate), "gated by into_all");
-    for (int i = 0; i < 3; i++) dfs_diffuser_release(kids[i]);
-    dfs_diffuser_release(fan);
+    lend_part_ctx parts[3] = {{&l, 0}, {&l, 1}, {&l, 2}};
+    dfs_diffuser *maps[3], *gate = NULL;
+    for (int i = 0; i < 3; i++) {
+        dfs_diffuser *kid = NULL;
+        dfs_diffuser_into(bt, rec_effect, &r[i], rec_destroy, &kid);
+        CHECK_OK(dfs_diffuser_map_borrowed(dfs_type_pointer(), lend_part, &parts[i], NULL, kid, &maps[i]),
+                 "map_borrowed over a boxed leaf");
+        dfs_diffuser_release(kid);
+    }
+    CHECK_OK(dfs_diffuser_into_all(dfs_type_pointer(), maps, 3, &gate), "gated by into_all");
+    for (int i = 0; i < 3; i++) dfs_diffuser_release(maps[i]);
 
     retains = box_retains;
     releases = box_releases;
     CHECK_OK(dfs_diffuser_run(gate, IV(1)), "run 1");
-    CHECK_LOG(&log, "s:1 a:10 b:11 c:12", "one selection, every child");
-    CHECK_INT(box_retains - retains, 3, "each leaf retained the part it cached");
+    CHECK_LOG(&log, "a:10 b:11 c:12", "every child");
+    CHECK_INT(box_retains - retains, 3, "each leaf retained the part it keeps");
     CHECK_INT(box_releases - releases, 0, "no part released: they are lent");
     for (int i = 0; i < 3; i++) box_unref(l.pool[1][i]);
     CHECK_INT(box_live - live, 7 * 3 - 3 + 3, "the lender dropped pool 1; the caches keep its boxes");
 
     CHECK_OK(dfs_diffuser_run(gate, IV(2)), "run 2");
-    CHECK_LOG(&log, "s:2 a:20 b:21 c:22", "new parts");
+    CHECK_LOG(&log, "a:20 b:21 c:22", "new parts");
     CHECK_INT(box_releases - releases, 3, "the replaced caches (pool 1) released");
     CHECK_INT(box_live - live, 6 * 3, "pool 1 is gone");
     retains = box_retains;
+    releases = box_releases;
     CHECK_OK(dfs_diffuser_run(gate, IV(3)), "run 3: other boxes, equal values");
-    CHECK_LOG(&log, "s:3", "selected, compared, nothing ran");
-    CHECK_INT(box_retains - retains, 0, "equal borrowed parts cost no retain");
+    CHECK_LOG(&log, "", "compared, nothing ran");
+    CHECK_INT(box_retains - retains, 3, "the equal parts are kept: retained");
+    CHECK_INT(box_releases - releases, 3, "the parts they replaced released");
+    CHECK(l.pool[2][1]->refs == 1 && l.pool[3][1]->refs == 2, "b's gate holds pool 3's box (refs %d, %d)",
+          l.pool[2][1]->refs, l.pool[3][1]->refs);
 
-    CHECK_STATUS(dfs_diffuser_run(gate, IV(4)), DFS_ERR_CALLBACK, "run 4: fails after lending one part");
-    CHECK_LOG(&log, "s:4 a:40", "the child of the lent part ran");
-    CHECK_INT(box_live - live, 6 * 3, "the failing selection's part was not released by the core");
+    CHECK_STATUS(dfs_diffuser_run(gate, IV(4)), DFS_ERR_CALLBACK, "run 4: part 1's transform fails after lending");
+    CHECK_STR(dfs_last_error(), "lender refused", "its message");
+    CHECK_LOG(&log, "a:40", "the child of part 0 ran; nothing after the failure");
+    CHECK_INT(box_live - live, 6 * 3, "the failing transform's part was not released by the core");
+    CHECK_OK(dfs_diffuser_run(gate, IV(5)), "run 5");
+    CHECK_LOG(&log, "a:50 b:51 c:52", "every child");
 
     /* A single borrowed transform. */
     recorder m = rec_make("m", &log, REC_BOX);
@@ -788,227 +1022,15 @@ static void test_borrowed(void) {
     CHECK_OK(dfs_diffuser_run(mapped, IV(6)), "run 6");
     CHECK_LOG(&log, "m:50 m:60", "the failed part never reached the child");
     CHECK_INT(box_live - live, 6 * 3, "nothing released or leaked by the failure");
-    CHECK_STATUS(dfs_diffuser_map_borrowed(dfs_type_pointer(), NULL, NULL, NULL, mapped, &inner), DFS_ERR_NULL,
-                 "a NULL transform");
-    CHECK_STATUS(dfs_diffuser_map_all_borrowed(dfs_type_pointer(), lend_boxes, &l, NULL, NULL, 1, &inner),
-                 DFS_ERR_NULL, "NULL children with a count");
+    int destroyed = 0;
+    CHECK_STATUS(dfs_diffuser_map_borrowed(dfs_type_pointer(), NULL, &destroyed, count_destroy, mapped, &inner),
+                 DFS_ERR_NULL, "a NULL transform");
+    CHECK_INT(destroyed, 1, "its context destroyed once");
 
     dfs_diffuser_release(mapped);
     dfs_diffuser_release(gate);
     for (int v = 2; v < 8; v++)
         for (int i = 0; i < 3; i++) box_unref(l.pool[v][i]);
-    CHECK_INT(box_live, live, "no box outstanding");
-    dfs_type_release(bt);
-}
-
-/* ------------------------------------------------------------------------------------
- * dfs_diffuser_map_all_judged: a selection that also judges its parts
- * ------------------------------------------------------------------------------------ */
-
-/* Lends pool[v][i] as part i of integer v and judges it by box value against what the
- * core says is cached; logs "s:v" and, per child, "gG" (generation) with "=c" (the
- * cached value) when there is one. With `lie`, it calls every judged part with a cache
- * unchanged. Fails on fail_on after one part. */
-typedef struct judge_ctx {
-    test_log *log;
-    box *pool[8][4];
-    long fail_on;
-    int lie;
-    int destroyed;
-} judge_ctx;
-
-static int judge_boxes(const void *value, size_t count, const dfs_cached_part *cached, const void **out,
-                       signed char *verdict, size_t *produced, void *ctx) {
-    judge_ctx *j = ctx;
-    long v = (long)(intptr_t)value;
-    log_add(j->log, "s:%ld", v);
-    size_t n = v == j->fail_on ? 1 : count;
-    for (size_t i = 0; i < n; i++) {
-        if (verdict[i] != DFS_PART_UNKNOWN) log_add(j->log, "verdict-not-reset");
-        const box *part = j->pool[v][i];
-        if (cached[i].present)
-            log_add(j->log, "g%llu=%ld", (unsigned long long)cached[i].generation, ((const box *)cached[i].value)->value);
-        else
-            log_add(j->log, "g%llu", (unsigned long long)cached[i].generation);
-        if (cached[i].generation == 0) {
-            out[i] = part;
-        } else if (!cached[i].present) {
-            out[i] = part;
-            verdict[i] = DFS_PART_CHANGED;
-        } else if (j->lie || ((const box *)cached[i].value)->value == part->value) {
-            verdict[i] = DFS_PART_UNCHANGED; /* out[i] left NULL: not read */
-        } else {
-            out[i] = part;
-            verdict[i] = DFS_PART_CHANGED;
-        }
-    }
-    if (v == j->fail_on) {
-        *produced = n;
-        dfs_set_error("judge refused");
-        return 3;
-    }
-    return 0;
-}
-
-static void judge_destroy(void *ctx) { ((judge_ctx *)ctx)->destroyed++; }
-
-/* Fails without storing a part, and reports a nonsense number of parts made. */
-static int judge_nonsense(const void *value, size_t count, const dfs_cached_part *cached, const void **out,
-                          signed char *verdict, size_t *produced, void *ctx) {
-    (void)value, (void)count, (void)cached, (void)out, (void)verdict;
-    log_add(((judge_ctx *)ctx)->log, "nonsense");
-    *produced = (size_t)-1;
-    return 2;
-}
-
-/* Part i of integer v is v * 100 + i; judged by pointer equality. Logs "s:v" and, for
- * the last child only, "gG" with "=c" (its cached value) when there is one. */
-static int judge_ints(const void *value, size_t count, const dfs_cached_part *cached, const void **out,
-                      signed char *verdict, size_t *produced, void *ctx) {
-    (void)produced;
-    long v = (long)(intptr_t)value;
-    log_add(ctx, "s:%ld", v);
-    for (size_t i = 0; i < count; i++) {
-        out[i] = IV(v * 100 + (long)i);
-        if (i + 1 == count) {
-            if (cached[i].present)
-                log_add(ctx, "g%llu=%ld", (unsigned long long)cached[i].generation, (long)(intptr_t)cached[i].value);
-            else
-                log_add(ctx, "g%llu", (unsigned long long)cached[i].generation);
-        }
-        if (cached[i].generation != 0)
-            verdict[i] = cached[i].present && cached[i].value == out[i] ? DFS_PART_UNCHANGED : DFS_PART_CHANGED;
-    }
-    return 0;
-}
-
-/* A judged gate whose cache is replaced from outside its fan-out (run through its own
- * handle): the next selection is told the new value and generation. With `count`
- * children, the last of them that gate: a small fan-out makes its views of the caches
- * for each call, a wide one (16 children or more) keeps them and refreshes only those
- * whose generation moved. */
-static void test_judged_gate_changed_elsewhere(test_log *log, size_t count) {
-    enum { MAX = 18 };
-    recorder r[MAX];
-    dfs_diffuser *kids[MAX], *fan = NULL;
-    for (size_t i = 0; i < count; i++) {
-        r[i] = rec_make(i + 1 == count ? "g" : "o", log, REC_INT);
-        dfs_diffuser_into(dfs_type_pointer(), rec_effect, &r[i], rec_destroy, &kids[i]);
-    }
-    dfs_diffuser *gate = kids[count - 1];
-    CHECK_OK(dfs_diffuser_map_all_judged(dfs_type_pointer(), judge_ints, log, NULL, kids, count, &fan),
-             "map_all_judged with the last gate kept by handle");
-    for (size_t i = 0; i + 1 < count; i++) dfs_diffuser_release(kids[i]);
-    char expected[64];
-    CHECK_OK(dfs_diffuser_run(fan, IV(1)), "run 1");
-    log_clear(log);
-    CHECK_OK(dfs_diffuser_run(fan, IV(1)), "run 1 again");
-    snprintf(expected, sizeof expected, "s:1 g2=%zu", 100 + count - 1);
-    CHECK_LOG(log, expected, "every part judged unchanged");
-    CHECK_OK(dfs_diffuser_run(gate, IV(500)), "the gate run by itself");
-    CHECK_LOG(log, "g:500", "it stores 500");
-    CHECK_OK(dfs_diffuser_run(fan, IV(1)), "run 1 once more");
-    snprintf(expected, sizeof expected, "s:1 g3=500 g:%zu", 100 + count - 1);
-    CHECK_LOG(log, expected, "the selection is told 500, so the last part differs and passes");
-    dfs_diffuser_release(fan);
-    dfs_diffuser_release(gate);
-}
-
-static void test_map_all_judged(void) {
-    check_section("map_all_judged: a selection that judges its parts");
-    test_log log;
-    log_clear(&log);
-    box_type_ctx tc;
-    dfs_type *bt = box_type_fresh(&tc, NULL);
-    int live = box_live;
-    judge_ctx j;
-    memset(&j, 0, sizeof j);
-    j.log = &log;
-    j.fail_on = 5;
-    /* v = 1: 10 11 12 13; v = 2: 10 21 12 23 (parts 0 and 2 equal to v = 1's). */
-    for (int v = 1; v < 8; v++)
-        for (int i = 0; i < 4; i++) j.pool[v][i] = box_new(v == 2 && i % 2 == 0 ? 10 + i : v * 10 + i);
-
-    /* Children: gates a and b, an ungated effect, and gate c. */
-    recorder r[4] = {rec_make("a", &log, REC_BOX), rec_make("b", &log, REC_BOX), rec_make("x", &log, REC_BOX),
-                     rec_make("c", &log, REC_BOX)};
-    dfs_diffuser *kids[4], *fan = NULL;
-    dfs_diffuser_into(bt, rec_effect, &r[0], rec_destroy, &kids[0]);
-    dfs_diffuser_into(bt, rec_effect, &r[1], rec_destroy, &kids[1]);
-    dfs_diffuser_into_always(bt, rec_effect, &r[2], rec_destroy, &kids[2]);
-    dfs_diffuser_into(bt, rec_effect, &r[3], rec_destroy, &kids[3]);
-    CHECK_OK(dfs_diffuser_map_all_judged(dfs_type_pointer(), judge_boxes, &j, judge_destroy, kids, 4, &fan),
-             "map_all_judged over three gates and an effect");
-    for (int i = 0; i < 4; i++) dfs_diffuser_release(kids[i]);
-
-    CHECK_OK(dfs_diffuser_run(fan, IV(1)), "run 1");
-    CHECK_LOG(&log, "s:1 g1 g1 g0 g1 a:10 b:11 x:12 c:13", "no caches yet: every gate judged changed");
-    CHECK_OK(dfs_diffuser_run(fan, IV(2)), "run 2");
-    CHECK_LOG(&log, "s:2 g2=10 g2=11 g0 g2=13 b:21 x:12 c:23", "a skipped (equal), b and c let through, x always");
-    CHECK_INT(tc.equal_calls, 0, "no gate compared anything itself");
-    CHECK_OK(dfs_diffuser_run(fan, IV(2)), "run 2 again");
-    CHECK_LOG(&log, "s:2 g2=10 g3=21 g0 g3=23 x:12", "generations moved only for the gates that stored");
-
-    /* A failing selection: the children of the parts it made run, by their verdicts. */
-    CHECK_STATUS(dfs_diffuser_run(fan, IV(5)), DFS_ERR_CALLBACK, "run 5: fails after one part");
-    CHECK_STR(dfs_last_error(), "judge refused", "its message");
-    CHECK_LOG(&log, "s:5 g2=10 a:50", "part 0 differed: a ran; nothing after");
-
-    /* Verdicts are trusted: a lying judge stops different parts. */
-    j.lie = 1;
-    CHECK_OK(dfs_diffuser_run(fan, IV(3)), "run 3, lying");
-    CHECK_LOG(&log, "s:3 g3=50 g3=21 g0 g3=23 x:32", "every gate stopped; the ungated effect ran");
-    j.lie = 0;
-    CHECK_INT(tc.equal_calls, 0, "still no comparison by the gates");
-
-    /* A gate reached from another child is not judged. */
-    dfs_diffuser *shared = NULL, *under = NULL, *fan2 = NULL;
-    recorder sr = rec_make("s", &log, REC_BOX);
-    dfs_diffuser_into(bt, rec_effect, &sr, rec_destroy, &shared);
-    CHECK_OK(dfs_diffuser_into_all(bt, &shared, 1, &under), "a gate over the shared one");
-    dfs_diffuser *pair[2] = {under, shared};
-    CHECK_OK(dfs_diffuser_map_all_judged(dfs_type_pointer(), judge_boxes, &j, judge_destroy, pair, 2, &fan2),
-             "map_all_judged over [into_all([s]), s]");
-    CHECK_OK(dfs_diffuser_run(fan2, IV(1)), "run 1");
-    CHECK_LOG(&log, "s:1 g1 g0 s:10 s:11", "only the outer gate is judged; s compares itself");
-    dfs_diffuser_release(fan2);
-    dfs_diffuser_release(under);
-    dfs_diffuser_release(shared);
-    CHECK_INT(tc.equal_calls, 1, "that one comparison");
-
-    test_judged_gate_changed_elsewhere(&log, 1);
-    test_judged_gate_changed_elsewhere(&log, 18);
-
-    dfs_diffuser_release(fan);
-    CHECK_INT(j.destroyed, 2, "each selection context destroyed once");
-
-    /* Argument errors. */
-    dfs_diffuser *leaf = NULL, *out = NULL;
-    dfs_diffuser_into(bt, rec_effect, &r[0], NULL, &leaf);
-    CHECK_STATUS(dfs_diffuser_map_all_judged(dfs_type_pointer(), NULL, NULL, NULL, &leaf, 1, &out), DFS_ERR_NULL,
-                 "a NULL selection");
-    CHECK_STATUS(dfs_diffuser_map_all_judged(dfs_type_pointer(), judge_boxes, &j, judge_destroy, NULL, 2, &out),
-                 DFS_ERR_NULL, "NULL children with a count");
-    CHECK_INT(j.destroyed, 3, "the context of a failed call is destroyed");
-    CHECK_STATUS(dfs_diffuser_map_all_judged(NULL, judge_boxes, &j, NULL, &leaf, 1, &out), DFS_ERR_NULL,
-                 "a NULL type");
-    dfs_diffuser *many[2] = {leaf, leaf};
-    CHECK_STATUS(dfs_diffuser_map_all_judged(dfs_type_pointer(), judge_boxes, &j, judge_destroy, many,
-                                             (size_t)1 << 40, &out),
-                 DFS_ERR_ARGUMENT, "a count out of range (before anything is sized by it)");
-    CHECK_INT(j.destroyed, 4, "that context is destroyed too");
-
-    /* A selection that fails reporting more parts made than there are children (here
-     * SIZE_MAX, which a signed reading makes negative) ran none of them. */
-    dfs_diffuser *odd = NULL;
-    CHECK_OK(dfs_diffuser_map_all_judged(dfs_type_pointer(), judge_nonsense, &j, NULL, many, 2, &odd),
-             "map_all_judged with a selection that reports nonsense");
-    CHECK_STATUS(dfs_diffuser_run(odd, IV(1)), DFS_ERR_CALLBACK, "its run fails");
-    CHECK_LOG(&log, "nonsense", "no child ran: no part was made");
-    dfs_diffuser_release(odd);
-    dfs_diffuser_release(leaf);
-    for (int v = 1; v < 8; v++)
-        for (int i = 0; i < 4; i++) box_unref(j.pool[v][i]);
     CHECK_INT(box_live, live, "no box outstanding");
     dfs_type_release(bt);
 }
@@ -1020,12 +1042,13 @@ int main(int argc, char **argv) {
     test_failing_did_change();
     test_failing_equality();
     test_failing_deep();
-    test_fan_out_of_maps();
-    test_fan_out_keeps_no_maps();
+    test_fan_out_order();
+    test_uniform_fan_outs();
+    test_first_failure_wins();
+    test_transform_failure_keeps_caches();
+    test_shared_map();
     test_field_maps();
-    test_map_all();
     test_borrowed();
-    test_map_all_judged();
     CHECK_INT(box_live, 0, "no box outstanding at exit");
     return check_finish();
 }

@@ -1,7 +1,9 @@
 /*
  * test_diffuser.c — every diffuser combinator with exact effect logs, equality gating
- * with built-in and user types, value ownership (every retained value is released),
- * shared caches, handle reference counts, versions and status names.
+ * with built-in and user types (a gate compares with the previous run's value and keeps
+ * every new one, also under an equality that is not transitive), value ownership (every
+ * retained value is released), shared caches, handle reference counts, versions and
+ * status names.
  */
 #include "check.h"
 
@@ -389,11 +391,13 @@ static void test_user_type(void) {
     CHECK(one->refs >= 2, "the cached value was retained (refs %d)", one->refs);
     CHECK_OK(dfs_diffuser_run(d, one_again), "run an equal box");
     CHECK_LOG(&log, "eq:1,1", "equal box: compared, no effect");
+    CHECK(one->refs == 1 && one_again->refs == 2, "the equal box replaced the cached one (refs %d, %d)", one->refs,
+          one_again->refs);
     CHECK_OK(dfs_diffuser_run(d, two), "run box 2");
-    CHECK_LOG(&log, "eq:1,2 a:2", "different box: the effect runs");
+    CHECK_LOG(&log, "eq:1,2 a:2", "different box: compared with the equal box that replaced 1, the effect runs");
     CHECK_OK(dfs_diffuser_run(d, two), "run box 2 again (same pointer)");
     CHECK_LOG(&log, "", "the box the gate holds: neither compared (equality is reflexive) nor rendered");
-    CHECK_INT(one->refs, 1, "a replaced value is released");
+    CHECK(one->refs == 1 && one_again->refs == 1, "replaced values are released");
 
     box_unref(one);
     box_unref(one_again);
@@ -457,10 +461,121 @@ static void test_user_type(void) {
     log_clear(&log);
 }
 
+/* ------------------------------------------------------------------------------------
+ * A gate keeps the new value after every successful run, equal or not
+ *
+ * With an equality that is not transitive ("within 1": 0 ~ 1 ~ 2 ~ 3, but 0 !~ 2), a
+ * gate that compares each value with the previous run's sees 0, 1, 2, 3 as one value:
+ * the effect runs once. A gate that kept its first value would run it again at 2.
+ * Every run gets a fresh box, so every comparison is a call of the equality.
+ * ------------------------------------------------------------------------------------ */
+
+static int box_near(const void *a, const void *b, void *ctx) {
+    const box *x = a, *y = b;
+    log_add(ctx, "~%ld,%ld", x->value, y->value);
+    return labs(x->value - y->value) <= 1;
+}
+
+/* "not within 1", a change predicate over boxes, logged as "p:old,new". */
+static int box_not_near(const void *old_value, const void *new_value, void *ctx) {
+    const box *x = old_value, *y = new_value;
+    log_add(ctx, "p:%ld,%ld", x->value, y->value);
+    return labs(x->value - y->value) > 1;
+}
+
+static int always_changed(const void *old_value, const void *new_value, void *ctx) {
+    (void)old_value, (void)new_value, (void)ctx;
+    return 1;
+}
+
+/* Boxes an integer (a transform into the near type: a new box on every run). */
+static int box_int(const void *value, const void **out, void *ctx) {
+    (void)ctx;
+    boxes_from_transforms++;
+    *out = box_new((long)(intptr_t)value);
+    return 0;
+}
+
+static void test_gates_keep_every_value(void) {
+    check_section("gates compare with the previous run's value and keep every new one");
+    test_log log;
+    log_clear(&log);
+    int live_before = box_live;
+    dfs_type *near = NULL;
+    CHECK_OK(dfs_type_new("near", box_near, box_retain, box_release, &log, NULL, &near), "a \"within 1\" box type");
+    const long values[] = {0, 1, 2, 3, 5};
+    enum { RUNS = sizeof values / sizeof values[0] };
+    static const struct {
+        const char *where;
+        const char *first_four;   /* the log of runs 0, 1, 2, 3 */
+        const char *fifth;        /* the log of run 5 */
+        int refs[4];              /* the references to boxes 0..3 after run 3 (the test's + the gates'); 0: not checked */
+    } places[] = {
+        {"into at the root", "A:0 ~0,1 ~1,2 ~2,3", "~3,5 A:5", {1, 1, 1, 2}},
+        {"into below a map", "A:0 ~0,1 ~1,2 ~2,3", "~3,5 A:5", {0, 0, 0, 0}},
+        {"into_all at the root", "A:0 ~0,1 ~1,2 ~2,3", "~3,5 A:5", {1, 1, 1, 2}},
+        {"into below into_always_all", "A:0 ~0,1 ~1,2 ~2,3", "~3,5 A:5", {1, 1, 1, 2}},
+        /* The inner gate saw only 0 (into_all let nothing else through) and compares 0, 5. */
+        {"into below into_all", "A:0 ~0,1 ~1,2 ~2,3", "~3,5 ~0,5 A:5", {2, 1, 1, 2}},
+        /* into_when keeps every value too: box 3 is held by both gates. */
+        {"into below into_when(always)", "A:0 ~0,1 ~1,2 ~2,3", "~3,5 A:5", {1, 1, 1, 3}},
+        {"into_when(\"not within 1\") at the root", "A:0 p:0,1 p:1,2 p:2,3", "p:3,5 A:5", {1, 1, 1, 2}},
+    };
+    for (size_t place = 0; place < sizeof places / sizeof places[0]; place++) {
+        const char *where = places[place].where;
+        recorder a = rec_make("A", &log, REC_BOX);
+        dfs_diffuser *leaf = NULL, *root = NULL;
+        int by_map = place == 1;
+        if (place == 2) {
+            CHECK_OK(dfs_diffuser_into_always(near, rec_effect, &a, rec_destroy, &leaf), "into_always");
+            CHECK_OK(dfs_diffuser_into_all(near, &leaf, 1, &root), "into_all");
+            dfs_diffuser_release(leaf);
+        } else if (place == 6) {
+            CHECK_OK(dfs_diffuser_into_when_effect(near, box_not_near, &log, NULL, rec_effect, &a, rec_destroy, &root),
+                     "into_when_effect(\"not within 1\")");
+        } else {
+            CHECK_OK(dfs_diffuser_into(near, rec_effect, &a, rec_destroy, &leaf), "into");
+            dfs_status status = DFS_OK;
+            switch (place) {
+            case 0: status = dfs_diffuser_retain(root = leaf); break;
+            case 1: status = dfs_diffuser_map(dfs_type_pointer(), box_int, NULL, NULL, leaf, &root); break;
+            case 3: status = dfs_diffuser_into_always_all(near, &leaf, 1, &root); break;
+            case 4: status = dfs_diffuser_into_all(near, &leaf, 1, &root); break;
+            default: status = dfs_diffuser_into_when(always_changed, NULL, NULL, leaf, &root); break;
+            }
+            CHECK_OK(status, "%s: built", where);
+            dfs_diffuser_release(leaf);
+        }
+        box *runs[RUNS];
+        for (int i = 0; i < RUNS; i++) {
+            runs[i] = box_new(values[i]);
+            CHECK_OK(dfs_diffuser_run(root, by_map ? IV(values[i]) : (const void *)runs[i]), "%s: run %ld", where,
+                     values[i]);
+            if (i == 3) {
+                CHECK_LOG(&log, places[place].first_four,
+                          "%s: 0, 1, 2, 3 run the effect once, each compared with the run before", where);
+                if (!by_map) {
+                    int same = 1;
+                    for (int k = 0; k < 4; k++) same = same && runs[k]->refs == places[place].refs[k];
+                    CHECK(same, "%s: the gates hold the last value they saw (refs %d %d %d %d)", where, runs[0]->refs,
+                          runs[1]->refs, runs[2]->refs, runs[3]->refs);
+                }
+            }
+        }
+        CHECK_LOG(&log, places[place].fifth, "%s: 5 is not within 1 of 3: the effect runs", where);
+        for (int i = 0; i < RUNS; i++) box_unref(runs[i]);
+        dfs_diffuser_release(root);
+        CHECK_INT(a.destroyed, 1, "%s: effect destroyed once", where);
+        CHECK_INT(box_live, live_before, "%s: every box released", where);
+    }
+    dfs_type_release(near);
+}
+
 /* ------------------------------------------------------------------------------------ */
 
-/* Runs the value the root gate holds: returns at once, unless a run is in progress
- * (then it is queued as always) or the last pass failed (then it is retried). */
+/* Runs of the value the root gate holds: the equality is not called (it is reflexive)
+ * and nothing renders; a run queued from inside an effect, or a retry after a failed
+ * pass, is an ordinary run. */
 typedef struct feedback {
     dfs_diffuser *diffuser;
     const void *again;  /* run from inside the effect when it sees `trigger` */
@@ -647,6 +762,7 @@ int main(int argc, char **argv) {
     test_into_all();
     test_map_and_invert();
     test_user_type();
+    test_gates_keep_every_value();
     test_identical_runs();
     test_shared_child();
     test_handle_refcounts();

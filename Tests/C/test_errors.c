@@ -118,6 +118,24 @@ static void test_null_handles(void) {
     destroyed = 0;
     CHECK_STATUS(dfs_diffuser_map(NULL, noop_transform, &destroyed, count_destroy, good, &out), DFS_ERR_NULL, "map(type NULL)");
     CHECK_INT(destroyed, 1, "destroy once");
+    destroyed = 0;
+    CHECK_STATUS(dfs_diffuser_map_borrowed(dfs_type_pointer(), noop_transform, &destroyed, count_destroy, NULL, &out),
+                 DFS_ERR_NULL, "map_borrowed(child NULL)");
+    CHECK_INT(destroyed, 1, "destroy once");
+    destroyed = 0;
+    CHECK_STATUS(dfs_diffuser_map_borrowed(dfs_type_pointer(), NULL, &destroyed, count_destroy, good, &out),
+                 DFS_ERR_NULL, "map_borrowed(transform NULL)");
+    CHECK_INT(destroyed, 1, "destroy once");
+    destroyed = 0;
+    CHECK_STATUS(dfs_diffuser_map_borrowed(NULL, noop_transform, &destroyed, count_destroy, good, &out), DFS_ERR_NULL,
+                 "map_borrowed(type NULL)");
+    CHECK_INT(destroyed, 1, "destroy once");
+    CHECK_STATUS(dfs_diffuser_map_field(dfs_type_pointer(), 0, sizeof(void *), NULL, &out), DFS_ERR_NULL,
+                 "map_field(child NULL)");
+    CHECK_STATUS(dfs_diffuser_into_all(dfs_type_pointer(), &good, (size_t)1 << 40, &out), DFS_ERR_ARGUMENT,
+                 "into_all with a count out of range");
+    CHECK_STATUS(dfs_diffuser_into_always_all(dfs_type_pointer(), &good, (size_t)1 << 40, &out), DFS_ERR_ARGUMENT,
+                 "into_always_all with a count out of range");
 
     CHECK_STATUS(dfs_diffuser_invert(NULL, &out), DFS_ERR_NULL, "invert(NULL)");
     CHECK_STATUS(dfs_diffuser_into_all(NULL, &good, 1, &out), DFS_ERR_NULL, "into_all(type NULL)");

@@ -4,8 +4,9 @@
  * A run called from inside the graph's own effect is queued and performed right after
  * the current pass, in order, before the outermost run returns: no deadlock, no nested
  * pass. Runs of one graph from several threads are serialized and none is lost (a
- * deliberately non-atomic counter incremented in the effect ends at the total). Runs
- * that need no pass take no lock, and a release racing them waits for them.
+ * deliberately non-atomic counter incremented in the effect ends at the total). The
+ * last release racing runs on other threads neither frees the diffuser under them nor
+ * is lost.
  */
 #include "check.h"
 
@@ -339,15 +340,15 @@ static void test_handle_churn(void) {
     CHECK_INT(atomic_load(&failures), 0, "every handle worked while alive and failed with DFS_ERR_HANDLE after release");
 }
 
-/* A run of the value the root holds takes no lock (the settled path): releasing the
- * handle's last reference while other threads run it must neither free the diffuser
- * under them nor lose the release. */
-typedef struct settled_runner {
+/* Releasing a handle's last reference while other threads run it must neither free the
+ * diffuser under them nor lose the release: their runs end with DFS_ERR_HANDLE, and the
+ * tree is destroyed once. */
+typedef struct racing_runner {
     dfs_diffuser *target;
     atomic_int *started;
-    long settled_runs;
+    long runs;
     dfs_status last;
-} settled_runner;
+} racing_runner;
 
 static atomic_int destroyed_effects;
 
@@ -357,15 +358,15 @@ static void count_effect_destroy(void *ctx) {
 }
 
 static void *run_until_released(void *arg) {
-    settled_runner *r = arg;
+    racing_runner *r = arg;
     atomic_fetch_add(r->started, 1);
     dfs_status s;
-    while ((s = dfs_diffuser_run(r->target, IV(7))) == DFS_OK) r->settled_runs++;
+    while ((s = dfs_diffuser_run(r->target, IV(7))) == DFS_OK) r->runs++;
     r->last = s;
     return NULL;
 }
 
-static void test_settled_runs_racing_release(void) {
+static void test_runs_racing_release(void) {
     check_section("runs of the held value while the last reference is released on another thread");
     int rounds = check_scale(50, 5);
     int bad_status = 0, early = 0, destroys = 0;
@@ -380,9 +381,9 @@ static void test_settled_runs_racing_release(void) {
         CHECK_OK(dfs_diffuser_run(root, IV(7)), "first run");
         atomic_int started = 0;
         pthread_t threads[THREADS];
-        settled_runner runners[THREADS];
+        racing_runner runners[THREADS];
         for (int t = 0; t < THREADS; t++) {
-            runners[t] = (settled_runner){root, &started, 0, DFS_OK};
+            runners[t] = (racing_runner){root, &started, 0, DFS_OK};
             pthread_create(&threads[t], NULL, run_until_released, &runners[t]);
         }
         while (atomic_load(&started) < THREADS) sched_yield();
@@ -390,36 +391,35 @@ static void test_settled_runs_racing_release(void) {
         }
         if (atomic_load(&destroyed_effects) != 0) early++;
         CHECK_OK(dfs_diffuser_release(root), "release while runs are in flight");
-        destroys += atomic_load(&destroyed_effects);
         for (int t = 0; t < THREADS; t++) {
             pthread_join(threads[t], NULL);
             if (runners[t].last != DFS_ERR_HANDLE) bad_status++;
         }
+        destroys += atomic_load(&destroyed_effects);
         rendered_total += c.count;
     }
     CHECK_INT(early, 0, "nothing was destroyed before the release");
-    CHECK_INT(destroys, rounds, "each release destroyed the effect once, before it returned");
+    CHECK_INT(destroys, rounds, "each release destroyed the effect once, by the time the runs ended");
     CHECK_INT(bad_status, 0, "every thread's runs ended with DFS_ERR_HANDLE");
-    CHECK_INT(rendered_total, rounds, "only the first run rendered: the others were settled");
+    CHECK_INT(rendered_total, rounds, "only the first run rendered: the others ran the value the gate held");
 }
 
-/* Threads that run a diffuser and end, many more than run at once: the records the
- * settled path keeps for them are reused. */
+/* Threads that run a diffuser and end, many more than run at once. */
 static void *run_once_and_end(void *arg) {
-    settled_runner *r = arg;
+    racing_runner *r = arg;
     r->last = dfs_diffuser_run(r->target, IV(7));
     return NULL;
 }
 
-static void test_settled_runs_on_short_threads(void) {
-    check_section("settled runs on threads that come and go");
+static void test_runs_on_short_threads(void) {
+    check_section("runs on threads that come and go");
     counter c = {0, 0, 0};
     dfs_diffuser *root = NULL;
     CHECK_OK(dfs_diffuser_into(dfs_type_pointer(), counting_effect, &c, NULL, &root), "into");
     CHECK_OK(dfs_diffuser_run(root, IV(7)), "first run");
     int threads = check_scale(400, 40), bad = 0;
     for (int t = 0; t < threads; t++) {
-        settled_runner r = {root, NULL, 0, DFS_ERR_HANDLE};
+        racing_runner r = {root, NULL, 0, DFS_ERR_HANDLE};
         pthread_t thread;
         pthread_create(&thread, NULL, run_once_and_end, &r);
         pthread_join(thread, NULL);
@@ -463,8 +463,8 @@ int main(int argc, char **argv) {
     test_concurrent_runs();
     test_concurrent_reentrant();
     test_handle_churn();
-    test_settled_runs_racing_release();
-    test_settled_runs_on_short_threads();
+    test_runs_racing_release();
+    test_runs_on_short_threads();
     test_thread_local_errors();
     return check_finish();
 }

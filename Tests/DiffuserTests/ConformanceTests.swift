@@ -2,11 +2,31 @@ import Foundation
 import XCTest
 import Diffuser
 
-/// Runs every vector of `conformance/` (see conformance/README.md) against the Swift API.
-/// Fails on any mismatch, unknown operation or vector that could not be run.
+/// Runs every vector of `conformance/` (see conformance/README.md) against the Swift API,
+/// in every form the API offers for building a diffuser:
+///
+/// - closures: `into`, `intoAll`, `intoOnce`, `intoWhen` and `map` with closures (the
+///   `throwing:` variants where a call may fail, the plain ones elsewhere), equality by
+///   the value type's `==`;
+/// - key paths: the same with `throwing:` effects, except that every `map` (and
+///   `invert`'s conversions) is a key path, a labelled map's key path going through a
+///   subscript that logs, and `intoAll` is `Diffuser(children)`;
+/// - calling: `intoAlways(calling:)`, `into(comparing:calling:)`, `intoAll(comparing:_:)`,
+///   `intoWhen(calling:…)`, `intoOnce(calling:)` and `map(calling:)` with values of the
+///   callback protocols; the equality is an `EqualityFunction` that can fail.
+///
+/// A vector's equality (`json`, `near`, `nan`) is the `==` of the value type the vector
+/// is run with: `StrictValue`, `NearValue` or `NaNValue`. A pair (vector, form) that the
+/// form cannot express is counted as not applicable, with its reason: Swift's `==`
+/// cannot throw (a vector in which an equality fails), a key path cannot throw (a vector
+/// in which a labelled transform fails), a fuser is built in one form only. Any other
+/// pair must run and pass; the suite fails on any mismatch, unknown operation, vector that
+/// could not be run, or pair that was neither run nor counted.
 final class ConformanceTests: XCTestCase {
-    // MARK: JSON values with the vectors' equality
+    // MARK: JSON values
 
+    /// A JSON value; its `==` is the strict equality of README section 2, used to compare
+    /// logs whatever a vector's equality.
     enum JSON: Equatable, Decodable, CustomStringConvertible {
         case null, bool(Bool), int(Int), string(String), array([JSON]), object([String: JSON])
 
@@ -38,54 +58,116 @@ final class ConformanceTests: XCTestCase {
             case .object(let o): return "{\(o.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ","))}"
             }
         }
-    }
 
-    struct Unsupported: Error, CustomStringConvertible { let description: String }
-    struct EffectFailure: Error { let label: String }
-
-    /// What a step observes: its log and the labels that must fail.
-    final class StepState {
-        var log: [(String, JSON)] = []
-        var failing: Set<String> = []
-
-        func effect(_ label: String) -> (JSON) throws -> Void {
-            { [unowned self] value in
-                if failing.contains(label) { throw EffectFailure(label: label) }
-                log.append((label, value))
+        /// The same structure compared by `leaf` at every leaf (README 2 otherwise).
+        static func deepEqual(_ a: JSON, _ b: JSON, leaf: (JSON, JSON) -> Bool) -> Bool {
+            switch (a, b) {
+            case (.array(let x), .array(let y)):
+                return x.count == y.count && zip(x, y).allSatisfy { deepEqual($0, $1, leaf: leaf) }
+            case (.object(let x), .object(let y)):
+                return x.count == y.count && x.allSatisfy { key, value in y[key].map { deepEqual(value, $0, leaf: leaf) } ?? false }
+            default:
+                return leaf(a, b)
             }
+        }
+
+        /// "near" (spec 1): integers within 1 of each other are equal, at any depth.
+        static func near(_ a: JSON, _ b: JSON) -> Bool {
+            deepEqual(a, b) { a, b in
+                if case .int(let x) = a, case .int(let y) = b { return abs(x - y) <= 1 }
+                return a == b
+            }
+        }
+
+        /// "nan" (spec 1): the string "NaN" is equal to nothing, itself included, at any depth.
+        static func nan(_ a: JSON, _ b: JSON) -> Bool {
+            deepEqual(a, b) { a, b in a != .string("NaN") && a == b }
         }
     }
 
-    // MARK: Semantics helpers of the format (section 3.2, 4.1)
+    // MARK: Value types: one per equality
 
-    static func not(_ x: JSON) -> JSON { x == .null || x == .bool(false) ? .bool(true) : .bool(false) }
+    /// The value a diffuser vector is run with: a JSON value whose `==` is the vector's
+    /// equality (section 1 of the exactness extension).
+    protocol VectorValue: Equatable {
+        var json: JSON { get }
+        init(json: JSON)
+        /// `invert`'s conversion back from `Bool`, as a key path.
+        static var fromBool: KeyPath<Bool, Self> { get }
+    }
 
-    static func select(_ selector: JSON, _ value: JSON) throws -> (JSON) -> JSON {
-        if selector["identity"] != nil { return { $0 } }
-        if let name = selector["field"]?.string { return { $0[name] ?? .null } }
-        if let path = selector["path"]?.array {
-            return { value in
+    struct StrictValue: VectorValue {
+        let json: JSON
+        static func == (a: StrictValue, b: StrictValue) -> Bool { a.json == b.json }
+        static var fromBool: KeyPath<Bool, StrictValue> { \.strictValue }
+    }
+
+    struct NearValue: VectorValue {
+        let json: JSON
+        static func == (a: NearValue, b: NearValue) -> Bool { JSON.near(a.json, b.json) }
+        static var fromBool: KeyPath<Bool, NearValue> { \.nearValue }
+    }
+
+    struct NaNValue: VectorValue {
+        let json: JSON
+        static func == (a: NaNValue, b: NaNValue) -> Bool { JSON.nan(a.json, b.json) }
+        static var fromBool: KeyPath<Bool, NaNValue> { \.nanValue }
+    }
+
+    // MARK: Selectors, predicates, transforms (README 3.2, 4.1)
+
+    enum PathStep: Hashable {
+        case key(String), index(Int)
+    }
+
+    /// A selector of a `map`; `Hashable`, so that it can be a key path's subscript argument.
+    enum Selector: Hashable {
+        case identity, field(String), path([PathStep])
+
+        init(_ json: JSON) throws {
+            if json["identity"] != nil { self = .identity; return }
+            if let name = json["field"]?.string { self = .field(name); return }
+            if let path = json["path"]?.array {
+                self = .path(try path.map { step in
+                    switch step {
+                    case .string(let k): return .key(k)
+                    case .int(let i): return .index(i)
+                    default: throw Unsupported(description: "bad path step \(step)")
+                    }
+                })
+                return
+            }
+            throw Unsupported(description: "unknown selector \(json)")
+        }
+
+        func select(_ value: JSON) -> JSON {
+            switch self {
+            case .identity: return value
+            case .field(let name): return value[name] ?? .null
+            case .path(let steps):
                 var x = value
-                for step in path {
+                for step in steps {
                     switch (step, x) {
-                    case (.string(let k), .object(let o)): x = o[k] ?? .null
-                    case (.int(let i), .array(let a)) where i >= 0 && i < a.count: x = a[i]
+                    case (.key(let k), .object(let o)): x = o[k] ?? .null
+                    case (.index(let i), .array(let a)) where i >= 0 && i < a.count: x = a[i]
                     default: return .null
                     }
                 }
                 return x
             }
         }
-        throw Unsupported(description: "unknown selector \(selector)")
     }
 
-    static func predicate(_ name: String) throws -> DidChange<JSON> {
+    static func not(_ x: JSON) -> JSON { x == .null || x == .bool(false) ? .bool(true) : .bool(false) }
+
+    /// Predicate `name` over a value type: `changed` is the value type's `!=`.
+    static func predicate<V: VectorValue>(_ name: String, _: V.Type) throws -> (V, V) -> Bool {
         switch name {
         case "changed": return { $0 != $1 }
         case "always": return { _, _ in true }
         case "never": return { _, _ in false }
-        case "increased": return { if case .int(let a) = $0, case .int(let b) = $1 { return b > a }; return false }
-        case "decreased": return { if case .int(let a) = $0, case .int(let b) = $1 { return b < a }; return false }
+        case "increased": return { if case .int(let a) = $0.json, case .int(let b) = $1.json { return b > a }; return false }
+        case "decreased": return { if case .int(let a) = $0.json, case .int(let b) = $1.json { return b < a }; return false }
         default: throw Unsupported(description: "unknown predicate \(name)")
         }
     }
@@ -111,57 +193,242 @@ final class ConformanceTests: XCTestCase {
         }
     }
 
-    // MARK: Building
+    // MARK: A step: its log, its failing labels, its user calls
 
-    final class DiffuserBuilder {
+    struct Unsupported: Error, CustomStringConvertible { let description: String }
+
+    /// A user call failed: an effect, transform or predicate listed in the step's
+    /// `fail`, or an equality comparing "boom" (label "equality").
+    struct CallFailure: Error { let label: String }
+
+    /// What a step observes: its log and the labels that must fail. `Hashable` by
+    /// identity, so that a key path's subscript can take it.
+    final class StepState: Hashable {
+        var log: [(String, JSON)] = []
+        var failing: Set<String> = []
+        /// Labels of calls that had to fail but could not throw (a key path).
+        var unthrowable: [String] = []
+
+        static func == (a: StepState, b: StepState) -> Bool { a === b }
+        func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+        /// A labelled user call with the value it logs: fails if the label is listed.
+        func call(_ label: String, _ logged: JSON) throws {
+            if failing.contains(label) { throw CallFailure(label: label) }
+            log.append((label, logged))
+        }
+
+        /// A labelled call that cannot throw (a key path's subscript).
+        func callWithoutThrowing(_ label: String, _ logged: JSON) {
+            if failing.contains(label) {
+                unthrowable.append(label)
+                return
+            }
+            log.append((label, logged))
+        }
+
+        func effect(_ label: String) -> (JSON) throws -> Void {
+            { [unowned self] value in try call(label, value) }
+        }
+
+        /// An equality gate's comparison `eq(old, new)` by the relation `equal`: fails
+        /// when `new` is the string "boom".
+        func compare(_ old: JSON, _ new: JSON, _ equal: () -> Bool) throws -> Bool {
+            if new == .string("boom") { throw CallFailure(label: "equality") }
+            return equal()
+        }
+    }
+
+    // MARK: Forms
+
+    enum Form: String, CaseIterable {
+        case closures, keyPaths = "key paths", calling = "calling:"
+    }
+
+    /// Why a pair (vector, form) is not run.
+    enum NotApplicable: String, CaseIterable {
+        case equalityFails = "an equality fails in a step (error \"equality\"), and Equatable's == cannot throw"
+        case transformFails = "a labelled transform fails in a step, and a key path cannot throw"
+        case fuser = "a fuser vector: the Fuser API builds a fuser in one form (closures)"
+    }
+
+    /// Builds a diffuser vector's tree over the value type `V` in one form. Named nodes
+    /// are built once (one node, one cache per name).
+    final class DiffuserBuilder<V: VectorValue> {
         let named: [String: JSON]
         let state: StepState
-        var built: [String: Diffuser<JSON>] = [:]
+        let form: Form
+        /// Every label some step lists in `fail`: the closure form gives the other
+        /// effects as non-throwing closures.
+        let mayFail: Set<String>
+        var built: [String: Diffuser<V>] = [:]
 
-        init(named: [String: JSON], state: StepState) { self.named = named; self.state = state }
+        init(named: [String: JSON], state: StepState, form: Form, mayFail: Set<String>) {
+            self.named = named
+            self.state = state
+            self.form = form
+            self.mayFail = mayFail
+        }
 
-        func build(_ node: JSON) throws -> Diffuser<JSON> {
+        func build(_ node: JSON) throws -> Diffuser<V> {
             guard let op = node["op"]?.string else { throw Unsupported(description: "node without op: \(node)") }
-            func label() throws -> String {
+            let state = self.state
+            func effectLabel() throws -> String {
                 guard let l = node["effect"]?.string else { throw Unsupported(description: "\(op) without effect") }
                 return l
             }
-            func children() throws -> [Diffuser<JSON>] { try (node["children"]?.array ?? []).map(build) }
-            func child() throws -> Diffuser<JSON> {
+            func effect() throws -> (V) throws -> Void {
+                let label = try effectLabel()
+                return { try state.call(label, $0.json) }
+            }
+            /// The effect as a non-throwing closure, if it never fails and the form is closures.
+            func plainEffect() throws -> ((V) -> Void)? {
+                let label = try effectLabel()
+                guard form == .closures, !mayFail.contains(label) else { return nil }
+                return { state.callWithoutThrowing(label, $0.json) }
+            }
+            func callingEffect() throws -> Effect<V> { Effect(label: try effectLabel(), state: state) }
+            func children() throws -> [Diffuser<V>] { try (node["children"]?.array ?? []).map(build) }
+            func child() throws -> Diffuser<V> {
                 guard let c = node["child"] else { throw Unsupported(description: "\(op) without child") }
                 return try build(c)
             }
-            switch op {
-            case "ref":
+            try ConformanceTests.expectKeys(node, ConformanceTests.diffuserNodeKeys[op] ?? [], "\(op) node")
+            let label = node["label"]?.string
+            switch (op, form) {
+            case ("ref", _):
                 guard let name = node["ref"]?.string, let target = named[name] else { throw Unsupported(description: "bad ref \(node)") }
                 if let done = built[name] { return done }
                 let made = try build(target)
                 built[name] = made
                 return made
-            case "intoAlways":
-                if node["children"] != nil { return .intoAlways(try children()) }
-                return .intoAlways(throwing: state.effect(try label()))
-            case "into":
-                return .into(throwing: state.effect(try label()))
-            case "intoOnce":
-                return .intoOnce(throwing: state.effect(try label()))
-            case "intoAll":
+
+            case ("intoAlways", _) where node["children"] != nil:
+                return .intoAlways(try children())
+            case ("intoAlways", .calling):
+                return .intoAlways(calling: try callingEffect())
+            case ("intoAlways", _):
+                if let plain = try plainEffect() { return .intoAlways(plain) }
+                return .intoAlways(throwing: try effect())
+
+            case ("into", .calling):
+                return .into(comparing: Equality<V>(state: state), calling: try callingEffect())
+            case ("into", _):
+                if let plain = try plainEffect() { return .into(plain) }
+                return .into(throwing: try effect())
+
+            case ("intoOnce", .calling):
+                return .intoOnce(calling: try callingEffect())
+            case ("intoOnce", _):
+                if let plain = try plainEffect() { return .intoOnce(plain) }
+                return .intoOnce(throwing: try effect())
+
+            case ("intoAll", .calling):
+                return .intoAll(comparing: Equality<V>(state: state), try children())
+            case ("intoAll", .keyPaths):
+                return Diffuser(try children())
+            case ("intoAll", _):
                 return .intoAll(try children())
-            case "intoWhen":
-                let p = try ConformanceTests.predicate(node["predicate"]?.string ?? "")
+
+            case ("intoWhen", .calling):
+                let change = Change<V>(decide: try ConformanceTests.predicate(node["predicate"]?.string ?? "", V.self),
+                                       label: label, state: state)
+                if node["child"] != nil { return .intoWhen(calling: change, try child()) }
+                return .intoWhen(calling: change, effect: try callingEffect())
+            case ("intoWhen", _):
+                let p = try ConformanceTests.predicate(node["predicate"]?.string ?? "", V.self)
+                if let label {
+                    let logged: (V, V) throws -> Bool = { old, new in
+                        try state.call(label, .array([old.json, new.json]))
+                        return p(old, new)
+                    }
+                    if node["child"] != nil { return .intoWhen(throwing: logged, try child()) }
+                    return .intoWhen(throwing: logged, effect: try effect())
+                }
                 if node["child"] != nil { return .intoWhen(p, try child()) }
-                return .intoWhen(p, throwing: state.effect(try label()))
-            case "map":
-                return .map(try ConformanceTests.select(node["selector"] ?? .null, .null), try child())
-            case "invert":
+                if let plain = try plainEffect() { return .intoWhen(p, plain) }
+                return .intoWhen(p, throwing: try effect())
+
+            case ("map", _):
+                let selector = try Selector(node["selector"] ?? .null)
                 let inner = try child()
-                let toBool: (JSON) -> Bool = { ConformanceTests.not($0) == .bool(false) }
-                return .map(toBool, Diffuser<Bool>.invert(.map({ JSON.bool($0) }, inner)))
+                switch (form, label) {
+                case (.closures, nil):
+                    return .map({ V(json: selector.select($0.json)) }, inner)
+                case (.closures, let label?):
+                    return .map(throwing: {
+                        try state.call(label, $0.json)
+                        return V(json: selector.select($0.json))
+                    }, inner)
+                case (.keyPaths, nil):
+                    return .map(\V.[selecting: selector], inner)
+                case (.keyPaths, let label?):
+                    return .map(\V.[selecting: selector, labelled: label, in: state], inner)
+                case (.calling, _):
+                    return .map(calling: Transform<V>(selector: selector, label: label, state: state), inner)
+                }
+
+            case ("invert", .closures):
+                let inner = try child()
+                return .map({ $0.truthy }, Diffuser<Bool>.invert(.map({ V(json: .bool($0)) }, inner)))
+            case ("invert", .keyPaths):
+                let inner = try child()
+                return .map(\V.truthy, Diffuser<Bool>.invert(.map(V.fromBool, inner)))
+            case ("invert", .calling):
+                let inner = try child()
+                return .map(calling: Truthy<V>(), Diffuser<Bool>.invert(.map(calling: FromBool<V>(), inner)))
+
             default:
                 throw Unsupported(description: "unknown diffuser op \(op)")
             }
         }
     }
+
+    // MARK: The callback values of the calling: form
+
+    struct Effect<V: VectorValue>: EffectFunction {
+        let label: String
+        let state: StepState
+        func run(_ value: V) throws { try state.call(label, value.json) }
+    }
+
+    /// The vector's equality (the value type's `==`); fails on "boom".
+    struct Equality<V: VectorValue>: EqualityFunction {
+        let state: StepState
+        func equals(_ old: V, _ new: V) throws -> Bool {
+            try state.compare(old.json, new.json) { old == new }
+        }
+    }
+
+    struct Change<V: VectorValue>: ChangeFunction {
+        let decide: (V, V) -> Bool
+        let label: String?
+        let state: StepState
+        func didChange(_ old: V, _ new: V) throws -> Bool {
+            if let label { try state.call(label, .array([old.json, new.json])) }
+            return decide(old, new)
+        }
+    }
+
+    struct Transform<V: VectorValue>: TransformFunction {
+        let selector: Selector
+        let label: String?
+        let state: StepState
+        func select(_ value: V) throws -> V {
+            if let label { try state.call(label, value.json) }
+            return V(json: selector.select(value.json))
+        }
+    }
+
+    struct Truthy<V: VectorValue>: TransformFunction {
+        func select(_ value: V) -> Bool { value.truthy }
+    }
+
+    struct FromBool<V: VectorValue>: TransformFunction {
+        func select(_ value: Bool) -> V { V(json: .bool(value)) }
+    }
+
+    // MARK: Fusers
 
     /// A scripted source: logs connects and every dispose call, emits in connection order.
     final class ScriptedSource {
@@ -202,6 +469,7 @@ final class ConformanceTests: XCTestCase {
 
         func build(_ node: JSON) throws -> Fuser<JSON> {
             guard let op = node["op"]?.string else { throw Unsupported(description: "node without op: \(node)") }
+            try ConformanceTests.expectKeys(node, ConformanceTests.fuserNodeKeys[op] ?? [], "\(op) node")
             func child() throws -> Fuser<JSON> {
                 guard let c = node["child"] else { throw Unsupported(description: "\(op) without child") }
                 return try build(c)
@@ -233,97 +501,241 @@ final class ConformanceTests: XCTestCase {
 
     // MARK: Running
 
-    /// Runs one vector; returns a description of the first mismatch, or nil.
-    func runVector(_ vector: JSON) throws -> String? {
-        let state = StepState()
-        var named: [String: JSON] = [:]
-        if case .object(let o)? = vector["nodes"] { named = o }
-        guard let root = vector["root"], let steps = vector["steps"]?.array else { throw Unsupported(description: "vector without root or steps") }
+    /// The keys each diffuser op may have (README 3.1 and the exactness extension).
+    static let diffuserNodeKeys: [String: Set<String>] = [
+        "ref": ["op", "ref"],
+        "intoAlways": ["op", "effect", "children"],
+        "into": ["op", "effect"],
+        "intoOnce": ["op", "effect"],
+        "intoAll": ["op", "children"],
+        "intoWhen": ["op", "predicate", "effect", "child", "label"],
+        "map": ["op", "selector", "child", "label"],
+        "invert": ["op", "child"],
+    ]
 
-        func check(_ index: Int, _ step: JSON, _ error: String?) -> String? {
-            guard let expect = step["expect"], let log = expect["log"]?.array else { return "step \(index): no expect.log" }
-            let expected: [(String, JSON)] = log.compactMap { entry in
-                guard let pair = entry.array, pair.count == 2, let l = pair[0].string else { return nil }
-                return (l, pair[1])
-            }
-            let actualText = state.log.map { "[\($0.0), \($0.1)]" }.joined(separator: " ")
-            let expectedText = expected.map { "[\($0.0), \($0.1)]" }.joined(separator: " ")
-            if actualText != expectedText || state.log.count != expected.count
-                || zip(state.log, expected).contains(where: { $0.0 != $1.0 || $0.1 != $1.1 }) {
-                return "step \(index): log\n  got      \(actualText)\n  expected \(expectedText)"
-            }
-            let expectedError = expect["error"]?.string
-            if expectedError != error { return "step \(index): error \(error ?? "null"), expected \(expectedError ?? "null")" }
-            return nil
+    /// The keys each fuser op may have (README 4.1).
+    static let fuserNodeKeys: [String: Set<String>] = [
+        "ref": ["op", "ref"],
+        "from": ["op", "source"],
+        "fromAll": ["op", "children"],
+        "extract": ["op", "transform", "child"],
+        "extractConstant": ["op", "constant", "child"],
+        "extractUnlessNull": ["op", "transform", "child"],
+    ]
+
+    /// Throws if `object` has a key this runner does not understand: a runner that does
+    /// not understand something in a vector fails (README).
+    static func expectKeys(_ object: JSON, _ known: Set<String>, _ what: String) throws {
+        guard case .object(let o) = object else { throw Unsupported(description: "\(what) is not an object") }
+        let unknown = Set(o.keys).subtracting(known)
+        if !unknown.isEmpty { throw Unsupported(description: "\(what): unknown keys \(unknown.sorted())") }
+    }
+
+    /// Compares what step `index` did with its `expect`; a description of the mismatch, or nil.
+    static func check(_ index: Int, _ step: JSON, _ state: StepState, _ error: String?) -> String? {
+        guard let expect = step["expect"], let log = expect["log"]?.array else { return "step \(index): no expect.log" }
+        let expected: [(String, JSON)] = log.compactMap { entry in
+            guard let pair = entry.array, pair.count == 2, let l = pair[0].string else { return nil }
+            return (l, pair[1])
         }
+        if expected.count != log.count { return "step \(index): malformed expect.log" }
+        if !state.unthrowable.isEmpty {
+            return "step \(index): \(state.unthrowable) had to fail in a key path, which cannot throw"
+        }
+        let actualText = state.log.map { "[\($0.0), \($0.1)]" }.joined(separator: " ")
+        let expectedText = expected.map { "[\($0.0), \($0.1)]" }.joined(separator: " ")
+        if state.log.count != expected.count || zip(state.log, expected).contains(where: { $0.0 != $1.0 || $0.1 != $1.1 }) {
+            return "step \(index): log\n  got      \(actualText)\n  expected \(expectedText)"
+        }
+        let expectedError = expect["error"]?.string
+        if expectedError != error { return "step \(index): error \(error ?? "null"), expected \(expectedError ?? "null")" }
+        return nil
+    }
 
-        switch vector["kind"]?.string {
-        case "diffuser":
-            let diffuser = try DiffuserBuilder(named: named, state: state).build(root)
-            for (index, step) in steps.enumerated() {
-                guard let value = step["run"] else { throw Unsupported(description: "diffuser step without run") }
-                state.log = []
-                state.failing = Set((step["fail"]?.array ?? []).compactMap(\.string))
-                var error: String?
-                do { try diffuser.tryRun(value) } catch let failure as EffectFailure { error = failure.label }
-                if let mismatch = check(index, step, error) { return mismatch }
-            }
-        case "fuser":
-            var sources: [String: ScriptedSource] = [:]
-            for name in (vector["sources"]?.array ?? []).compactMap(\.string) { sources[name] = ScriptedSource(name, state) }
-            let fuser = try FuserBuilder(named: named, sources: sources).build(root)
-            var connections: [String: Fuser<JSON>.Disposable] = [:]
-            for (index, step) in steps.enumerated() {
-                state.log = []
-                state.failing = Set((step["fail"]?.array ?? []).compactMap(\.string))
-                var error: String?
-                if let label = step["connect"]?.string {
-                    connections[label] = try fuser.tryConnect(state.effect(label))
-                } else if let label = step["dispose"]?.string {
-                    guard let connection = connections[label] else { throw Unsupported(description: "dispose of unknown \(label)") }
-                    connection.dispose()
-                } else if let name = step["emit"]?.string, let source = sources[name] {
-                    let value = step["value"] ?? .null
-                    for connection in source.connections {
-                        do { try connection.sink(value) } catch let failure as EffectFailure { error = failure.label; break }
-                    }
-                } else {
-                    throw Unsupported(description: "unknown fuser step \(step)")
-                }
-                if let mismatch = check(index, step, error) { return mismatch }
-            }
-        default:
-            throw Unsupported(description: "unknown kind \(vector["kind"] ?? .null)")
+    /// Every transform and predicate label of a diffuser description.
+    static func callLabels(_ node: JSON, into labels: inout Set<String>) {
+        if let label = node["label"]?.string, node["op"]?.string == "map" { labels.insert(label) }
+        if let child = node["child"] { callLabels(child, into: &labels) }
+        for child in node["children"]?.array ?? [] { callLabels(child, into: &labels) }
+    }
+
+    /// Whether `form` can build and run the diffuser vector, or why not. Decided from the
+    /// expectations: an equality fails exactly in the steps that report "equality"; a
+    /// transform fails exactly in the steps that report its label.
+    static func applicability(_ vector: JSON, _ form: Form) -> NotApplicable? {
+        guard vector["kind"]?.string == "diffuser" else { return form == .closures ? nil : .fuser }
+        let errors = Set((vector["steps"]?.array ?? []).compactMap { $0["expect"]?["error"]?.string })
+        if form != .calling, errors.contains("equality") { return .equalityFails }
+        if form == .keyPaths {
+            var transforms: Set<String> = []
+            callLabels(vector["root"] ?? .null, into: &transforms)
+            if case .object(let nodes)? = vector["nodes"] { nodes.values.forEach { callLabels($0, into: &transforms) } }
+            if !errors.isDisjoint(with: transforms) { return .transformFails }
         }
         return nil
     }
 
-    func testEveryConformanceVector() throws {
+    /// Runs a diffuser vector over the value type `V` in `form`; the first mismatch, or nil.
+    static func runDiffuser<V: VectorValue>(_ vector: JSON, _: V.Type, _ form: Form) throws -> String? {
+        try expectKeys(vector, ["format", "name", "kind", "description", "nodes", "root", "steps", "equality"], "diffuser vector")
+        let state = StepState()
+        var named: [String: JSON] = [:]
+        if case .object(let o)? = vector["nodes"] { named = o }
+        guard let root = vector["root"], let steps = vector["steps"]?.array else { throw Unsupported(description: "vector without root or steps") }
+        let mayFail = Set(steps.flatMap { ($0["fail"]?.array ?? []).compactMap(\.string) })
+        let diffuser = try DiffuserBuilder<V>(named: named, state: state, form: form, mayFail: mayFail).build(root)
+        for (index, step) in steps.enumerated() {
+            try expectKeys(step, ["run", "fail", "comment", "expect"], "diffuser step")
+            guard let value = step["run"] else { throw Unsupported(description: "diffuser step without run") }
+            state.log = []
+            state.unthrowable = []
+            state.failing = Set((step["fail"]?.array ?? []).compactMap(\.string))
+            var error: String?
+            do { try diffuser.tryRun(V(json: value)) } catch let failure as CallFailure { error = failure.label }
+            if let mismatch = check(index, step, state, error) { return mismatch }
+        }
+        return nil
+    }
+
+    static func runFuser(_ vector: JSON) throws -> String? {
+        try expectKeys(vector, ["format", "name", "kind", "description", "sources", "nodes", "root", "steps"], "fuser vector")
+        let state = StepState()
+        var named: [String: JSON] = [:]
+        if case .object(let o)? = vector["nodes"] { named = o }
+        guard let root = vector["root"], let steps = vector["steps"]?.array else { throw Unsupported(description: "vector without root or steps") }
+        var sources: [String: ScriptedSource] = [:]
+        for name in (vector["sources"]?.array ?? []).compactMap(\.string) { sources[name] = ScriptedSource(name, state) }
+        let fuser = try FuserBuilder(named: named, sources: sources).build(root)
+        var connections: [String: Fuser<JSON>.Disposable] = [:]
+        for (index, step) in steps.enumerated() {
+            try expectKeys(step, ["connect", "dispose", "emit", "value", "fail", "comment", "expect"], "fuser step")
+            state.log = []
+            state.failing = Set((step["fail"]?.array ?? []).compactMap(\.string))
+            var error: String?
+            if let label = step["connect"]?.string {
+                connections[label] = try fuser.tryConnect(state.effect(label))
+            } else if let label = step["dispose"]?.string {
+                guard let connection = connections[label] else { throw Unsupported(description: "dispose of unknown \(label)") }
+                connection.dispose()
+            } else if let name = step["emit"]?.string, let source = sources[name] {
+                let value = step["value"] ?? .null
+                for connection in source.connections {
+                    do { try connection.sink(value) } catch let failure as CallFailure { error = failure.label; break }
+                }
+            } else {
+                throw Unsupported(description: "unknown fuser step \(step)")
+            }
+            if let mismatch = check(index, step, state, error) { return mismatch }
+        }
+        return nil
+    }
+
+    /// Runs one vector in one form; the first mismatch, or nil.
+    static func run(_ vector: JSON, _ form: Form) throws -> String? {
+        switch vector["kind"]?.string {
+        case "diffuser":
+            switch vector["equality"]?.string ?? "json" {
+            case "json": return try runDiffuser(vector, StrictValue.self, form)
+            case "near": return try runDiffuser(vector, NearValue.self, form)
+            case "nan": return try runDiffuser(vector, NaNValue.self, form)
+            case let other: throw Unsupported(description: "unknown equality \(other)")
+            }
+        case "fuser":
+            return try runFuser(vector)
+        default:
+            throw Unsupported(description: "unknown kind \(vector["kind"] ?? .null)")
+        }
+    }
+
+    /// Every `*.json` file under `conformance/`, recursively, sorted by path.
+    static func vectorFiles() throws -> [URL] {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let folder = root.appendingPathComponent("conformance")
-        var files: [URL] = []
-        for sub in ["hand", "generated"] {
-            let dir = folder.appendingPathComponent(sub)
-            let names = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".json") }.sorted()
-            files += names.map { dir.appendingPathComponent($0) }
+        guard let walk = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil) else {
+            throw Unsupported(description: "cannot list \(folder.path)")
         }
+        return walk.compactMap { $0 as? URL }.filter { $0.pathExtension == "json" }.sorted { $0.path < $1.path }
+    }
+
+    func testEveryConformanceVectorInEveryForm() throws {
+        let files = try Self.vectorFiles()
         XCTAssertGreaterThanOrEqual(files.count, 600, "the corpus is incomplete")
-        var passed = 0, failed = 0
+        var executed: [Form: Int] = [:], passed: [Form: Int] = [:]
+        var notApplicable: [Form: [NotApplicable: Int]] = [:]
+        var unaccounted = 0
         for file in files {
+            let name = file.lastPathComponent
+            let vector: JSON
             do {
-                let vector = try JSONDecoder().decode(JSON.self, from: Data(contentsOf: file))
-                if let mismatch = try runVector(vector) {
-                    failed += 1
-                    XCTFail("\(file.lastPathComponent): \(mismatch)")
-                } else {
-                    passed += 1
-                }
+                vector = try JSONDecoder().decode(JSON.self, from: Data(contentsOf: file))
             } catch {
-                failed += 1
-                XCTFail("\(file.lastPathComponent): could not run: \(error)")
+                XCTFail("\(name): could not be read: \(error)")
+                unaccounted += Form.allCases.count
+                continue
+            }
+            for form in Form.allCases {
+                if let reason = Self.applicability(vector, form) {
+                    notApplicable[form, default: [:]][reason, default: 0] += 1
+                    continue
+                }
+                executed[form, default: 0] += 1
+                do {
+                    if let mismatch = try Self.run(vector, form) {
+                        XCTFail("\(name) [\(form.rawValue)]: \(mismatch)")
+                    } else {
+                        passed[form, default: 0] += 1
+                    }
+                } catch {
+                    XCTFail("\(name) [\(form.rawValue)]: could not run: \(error)")
+                }
             }
         }
-        print("Conformance (Swift): \(files.count) vectors executed, \(passed) passed, \(failed) failed")
-        XCTAssertEqual(passed, files.count)
+        let pairs = executed.values.reduce(0, +)
+        let skipped = notApplicable.values.flatMap(\.values).reduce(0, +)
+        print("Conformance (Swift): \(files.count) vectors, \(pairs) (vector, form) pairs executed, \(skipped) not applicable")
+        for form in Form.allCases {
+            let reasons = notApplicable[form] ?? [:]
+            print("  \(form.rawValue) form: \(executed[form] ?? 0) executed (\(passed[form] ?? 0) passed), \(reasons.values.reduce(0, +)) not applicable")
+            for reason in NotApplicable.allCases {
+                if let count = reasons[reason] { print("    not applicable, \(count): \(reason.rawValue)") }
+            }
+        }
+        XCTAssertEqual(unaccounted, 0, "vectors that could not be read")
+        XCTAssertEqual(pairs + skipped, files.count * Form.allCases.count, "a (vector, form) pair was neither executed nor counted")
+        XCTAssertEqual(passed.values.reduce(0, +), pairs, "pairs that did not pass")
+        // The vectors of format 1 without the exactness extension run in every form.
+        for file in files {
+            guard file.path.contains("/conformance/hand/") || file.path.contains("/conformance/generated/"),
+                  !file.lastPathComponent.hasPrefix("diffuser-exact-"),
+                  let vector = try? JSONDecoder().decode(JSON.self, from: Data(contentsOf: file)),
+                  vector["kind"]?.string == "diffuser" else { continue }
+            for form in Form.allCases {
+                XCTAssertNil(Self.applicability(vector, form), "\(file.lastPathComponent) must run \(form.rawValue)")
+            }
+        }
     }
+}
+
+// MARK: Key paths of the key-path form
+
+extension ConformanceTests.VectorValue {
+    /// `select(selector, self)`: an unlabelled map as a key path.
+    subscript(selecting selector: ConformanceTests.Selector) -> Self {
+        Self(json: selector.select(json))
+    }
+
+    /// A labelled map as a key path: logs `[label, self]`, then selects.
+    subscript(selecting selector: ConformanceTests.Selector, labelled label: String, in state: ConformanceTests.StepState) -> Self {
+        state.callWithoutThrowing(label, json)
+        return Self(json: selector.select(json))
+    }
+
+    /// `!not(self)`: the value as a `Bool`, for `invert`.
+    var truthy: Bool { ConformanceTests.not(json) == .bool(false) }
+}
+
+extension Bool {
+    var strictValue: ConformanceTests.StrictValue { .init(json: .bool(self)) }
+    var nearValue: ConformanceTests.NearValue { .init(json: .bool(self)) }
+    var nanValue: ConformanceTests.NaNValue { .init(json: .bool(self)) }
 }

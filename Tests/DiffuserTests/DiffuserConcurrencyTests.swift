@@ -1,6 +1,9 @@
 import Dispatch
 import XCTest
 @testable import Diffuser
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// These tests fail (lost updates, broken cache chains) when runs are not serialized.
 final class DiffuserConcurrencyTests: XCTestCase {
@@ -105,5 +108,83 @@ final class DiffuserConcurrencyTests: XCTestCase {
             for i in 0..<500 { d.run((t * 1_000 + i) * 2) }
         }
         XCTAssertEqual(counter.value, 4 * 500 * 2)
+    }
+
+    func testARunOfTheCachedValueWaitsForAPassInProgressOnAnotherThread() {
+        // Thread 1 is inside the pass of 2, the root still holding 1. A run of 1 on thread
+        // 2 must wait for that pass and then render 1.
+        let rendered = Recorder<Int>()
+        let inside = DispatchSemaphore(value: 0), resume = DispatchSemaphore(value: 0)
+        let d = Diffuser<Int>.intoAll(
+            .intoAlways { rendered.append($0) },
+            .intoAlways { value in
+                if value == 2 {
+                    inside.signal()
+                    resume.wait()
+                }
+            }
+        )
+        d.run(1)
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) { d.run(2) }
+        inside.wait()
+        DispatchQueue.global().async(group: group) { d.run(1) }
+        usleep(50_000)  // time for that run to reach the lock; the result does not depend on it
+        resume.signal()
+        group.wait()
+        XCTAssertEqual(rendered.values, [1, 2, 1])
+    }
+
+    func testARunWaitsForAPassOfTheGraphItsOwnWasMergedInto() {
+        // `d` ran alone, then became part of `p`, whose first run merged d's serializer
+        // into e's. d still records its old serializer, which is free while p's pass holds
+        // the merged one: the run of d must wait for that pass all the same.
+        let rendered = Recorder<String>()
+        let inside = DispatchSemaphore(value: 0), resume = DispatchSemaphore(value: 0)
+        let d = Diffuser<Int>.intoAll(
+            .intoAlways { rendered.append("d\($0)") },
+            .intoAlways { value in
+                if value == 2 {
+                    inside.signal()
+                    resume.wait()
+                }
+            }
+        )
+        let e = Diffuser<Int>.into { rendered.append("e\($0)") }
+        d.run(1)
+        e.run(0)
+        let p = Diffuser<[Int]>.intoAll(.map({ $0[0] }, e), .map({ $0[1] }, d))
+        p.run([0, 1])
+        XCTAssertEqual(rendered.values, ["d1", "e0"])
+        XCTAssertNotNil(d.node.loadSerializer()?.forward, "d's own serializer was merged into e's")
+
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) { p.run([0, 2]) }
+        inside.wait()
+        DispatchQueue.global().async(group: group) { d.run(1) }
+        usleep(50_000)
+        resume.signal()
+        group.wait()
+        XCTAssertEqual(rendered.values, ["d1", "e0", "d2", "d1"])
+    }
+
+    func testIdenticalAndChangingRunsFromManyThreadsRenderEveryChange() {
+        // Runs of two values from several threads, one of them always the same: every
+        // rendered value differs from the one before (a gate renders changes only), and
+        // after a last run of each, the last rendered value is the last run.
+        let comparisons = RacyCounter()
+        let rendered = Recorder<Int>()
+        let d = Diffuser<DiffuserTests.Counted>.into { rendered.append($0.box.number) }
+        let one = DiffuserTests.Counted(1, comparisons), two = DiffuserTests.Counted(2, comparisons)
+        let perThread = 2_000
+        DispatchQueue.concurrentPerform(iterations: 4) { t in
+            for i in 0..<perThread { d.run(t == 0 || i % 3 == 0 ? one : two) }
+        }
+        d.run(two)
+        d.run(one)
+        let values = rendered.values
+        XCTAssertEqual(values.last, 1)
+        XCTAssertFalse(zip(values, values.dropFirst()).contains { $0 == $1 }, "a value rendered twice in a row")
+        XCTAssertEqual(comparisons.value, 4 * perThread + 1, "every run but the first compared, under the lock")
     }
 }

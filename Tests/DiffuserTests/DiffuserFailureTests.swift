@@ -152,4 +152,38 @@ final class DiffuserFailureTests: XCTestCase {
         outer.run(1)
         XCTAssertEqual(log.values, [1, 2])
     }
+
+    func testTheCachedValueRunFromAnEffectIsQueuedAndRenderedAgain() {
+        // During the pass of 2 the root still holds 1 (a gate stores after its child
+        // ran). The run of 1 from the effect is queued and then renders 1 again.
+        let rendered = Recorder<Int>()
+        var d: Diffuser<Int>!
+        var fedBack = false
+        d = .into { value in
+            rendered.append(value)
+            if value == 2 && !fedBack {
+                fedBack = true
+                d.run(1)
+            }
+        }
+        d.run(1)
+        d.run(2)
+        XCTAssertEqual(rendered.values, [1, 2, 1])
+    }
+
+    func testAFailedPassLeavesTheSameValueToBeRetried() {
+        let rendered = Recorder<Int>()
+        var failures = 1
+        let d = Diffuser<Int>.intoAll(.intoAlways(throwing: { value in
+            if failures > 0 {
+                failures -= 1
+                throw TestFailure(tag: "first")
+            }
+            rendered.append(value)
+        }))
+        XCTAssertThrowsError(try d.tryRun(7))
+        XCTAssertNoThrow(try d.tryRun(7))
+        XCTAssertNoThrow(try d.tryRun(7))
+        XCTAssertEqual(rendered.values, [7])
+    }
 }

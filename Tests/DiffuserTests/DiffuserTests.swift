@@ -110,15 +110,13 @@ final class DiffuserTests: XCTestCase {
         struct Part: TransformFunction {
             func select(_ value: Int) -> Int { value }
         }
-        struct Parts: SelectionFunction {
-            func selectAll(_ value: Int, into parts: inout SelectedParts<Int>) {
-                while parts.count < parts.capacity { parts.append(value) }
-            }
+        struct Identity: EqualityFunction {
+            func equals(_ old: Int, _ new: Int) -> Bool { old == new }
         }
         let kinds: [(String, ([Diffuser<Int>]) -> Diffuser<Int>)] = [
             ("intoAll", { .intoAll($0) }),
+            ("intoAll(comparing:)", { .intoAll(comparing: Identity(), $0) }),
             ("intoAlways", { .intoAlways($0) }),
-            ("mapAll", { .mapAll(calling: Parts(), $0) }),
         ]
         for (name, fanOut) in kinds {
             weak var token: Token?
@@ -251,5 +249,228 @@ final class DiffuserTests: XCTestCase {
         d.run(Outer(inner: Inner(value: 1, other: 9)))
         d.run(Outer(inner: Inner(value: 2, other: 9)))
         XCTAssertEqual(log.values, [1, 2])
+    }
+
+    // MARK: Lifetime of the values gates keep
+
+    /// Storage whose instances are counted, so that a test can tell whether a value was
+    /// freed (and freed once).
+    final class Token {
+        nonisolated(unsafe) static var live = 0
+        init() { Token.live += 1 }
+        deinit { Token.live -= 1 }
+    }
+
+    /// A part that owns storage: copying it retains the token, destroying it releases it.
+    struct Part: Equatable {
+        let n: Int
+        let token = Token()
+        static func == (a: Part, b: Part) -> Bool { a.n == b.n }
+    }
+
+    struct PartModel {
+        var part: Part
+    }
+
+    func testAGateKeepsTheLatestPartItsMapMadeAndFreesTheOthers() {
+        Token.live = 0
+        let seen = Recorder<Int>()
+        weak var first: Token?
+        weak var second: Token?
+        do {
+            let d = Diffuser<Int>.map({ Part(n: $0) }, .into { (part: Part) in
+                if first == nil { first = part.token }
+                seen.append(part.n)
+            })
+            d.run(1)
+            XCTAssertEqual(seen.values, [1])
+            XCTAssertEqual(Token.live, 1, "the gate keeps the part; nothing else is left")
+            XCTAssertNotNil(first)
+            let probe = Diffuser<Int>.map({ Part(n: $0) }, .intoAlways { (part: Part) in second = part.token })
+            probe.run(0)
+            XCTAssertNil(second, "a part nothing keeps is freed")
+            d.run(1)
+            XCTAssertEqual(seen.values, [1], "an equal part stops at the gate")
+            XCTAssertNil(first, "the gate keeps the new, equal part: the first one was freed")
+            XCTAssertEqual(Token.live, 1)
+            d.run(2)
+            XCTAssertEqual(seen.values, [1, 2])
+            XCTAssertEqual(Token.live, 1)
+        }
+        XCTAssertEqual(Token.live, 0, "the cached part goes with the diffuser")
+    }
+
+    func testAPartWhoseEffectFailsIsFreedAndRetried() {
+        Token.live = 0
+        let seen = Recorder<Int>()
+        var fail = true
+        do {
+            let d = Diffuser<Int>.map({ Part(n: $0) }, .into(throwing: { (part: Part) in
+                if fail { throw TestFailure(tag: "effect") }
+                seen.append(part.n)
+            }))
+            XCTAssertThrowsError(try d.tryRun(1)) { XCTAssertEqual($0 as? TestFailure, TestFailure(tag: "effect")) }
+            XCTAssertEqual(Token.live, 0, "the part of a failed run, not stored, was freed")
+            fail = false
+            XCTAssertNoThrow(try d.tryRun(1))
+            XCTAssertEqual(seen.values, [1], "the failed value is retried")
+            XCTAssertEqual(Token.live, 1)
+            fail = true
+            XCTAssertThrowsError(try d.tryRun(2))
+            XCTAssertEqual(Token.live, 1, "the failed part was freed; the cached one stays")
+            XCTAssertNoThrow(try d.tryRun(1), "the cache still holds 1")
+            XCTAssertEqual(seen.values, [1])
+        }
+        XCTAssertEqual(Token.live, 0)
+    }
+
+    func testAnIntoAllUnderAMapFreesThePartWhenAChildFails() {
+        Token.live = 0
+        let seen = Recorder<String>()
+        var fail = true
+        do {
+            let d = Diffuser<Int>.map({ Part(n: $0) }, .intoAll(
+                .into { (part: Part) in seen.append("a\(part.n)") },
+                .into(throwing: { (part: Part) in
+                    if fail { throw TestFailure(tag: "b") }
+                    seen.append("b\(part.n)")
+                })
+            ))
+            XCTAssertThrowsError(try d.tryRun(1))
+            XCTAssertEqual(seen.values, ["a1"])
+            XCTAssertEqual(Token.live, 1, "only the first child's cache holds the part")
+            fail = false
+            XCTAssertNoThrow(try d.tryRun(1))
+            XCTAssertEqual(seen.values, ["a1", "b1"], "the fan-out retries; its first child stays equal")
+            XCTAssertNoThrow(try d.tryRun(2))
+            XCTAssertEqual(seen.values, ["a1", "b1", "a2", "b2"])
+            XCTAssertEqual(Token.live, 1, "the three caches share the part of 2; the parts of 1 were freed")
+        }
+        XCTAssertEqual(Token.live, 0)
+    }
+
+    func testAGateSharedByTwoMapsAndRunDirectlyKeepsTheLastPart() {
+        Token.live = 0
+        let seen = Recorder<Int>()
+        do {
+            let gate = Diffuser<Part>.into { seen.append($0.n) }
+            let d = Diffuser<Int>.intoAll(
+                .map({ Part(n: $0) }, gate),
+                .map({ Part(n: $0 * 10) }, gate),
+                .map({ Part(n: $0 * 10) }, gate)
+            )
+            d.run(1)
+            XCTAssertEqual(seen.values, [1, 10], "the third map's part equals the second's")
+            XCTAssertEqual(Token.live, 1, "the gate holds the third part; the first and second were freed")
+            let direct = Part(n: 7)
+            gate.run(direct)
+            XCTAssertEqual(seen.values, [1, 10, 7])
+            XCTAssertEqual(Token.live, 1, "the gate shares the part it was given with the test")
+            XCTAssertEqual(direct.n, 7)
+            d.run(2)
+            XCTAssertEqual(seen.values, [1, 10, 7, 2, 20])
+            XCTAssertEqual(Token.live, 2, "the test's part and the gate's")
+        }
+        XCTAssertEqual(Token.live, 0)
+    }
+
+    func testAPartReadByAKeyPathFromAModelThatOwnsItStaysTheModels() {
+        Token.live = 0
+        let seen = Recorder<Int>()
+        weak var modelsToken: Token?
+        do {
+            var model = PartModel(part: Part(n: 1))
+            modelsToken = model.part.token
+            let d = Diffuser<PartModel>.map(\.part, .into { (part: Part) in seen.append(part.n) })
+            d.run(model)
+            d.run(model)
+            XCTAssertEqual(seen.values, [1])
+            XCTAssertEqual(Token.live, 1, "the gate and the model share one part")
+            model.part = Part(n: 2)
+            XCTAssertNotNil(modelsToken, "the gate still holds the model's old part")
+            d.run(model)
+            XCTAssertEqual(seen.values, [1, 2])
+            XCTAssertNil(modelsToken, "the old part was freed once nothing held it")
+            XCTAssertEqual(Token.live, 1)
+            XCTAssertEqual(model.part.n, 2)
+        }
+        XCTAssertEqual(Token.live, 0)
+    }
+
+    // MARK: Gates and identical values
+
+    /// Equal when the numbers are; counts the comparisons. Two instances with the same
+    /// number are equal but not identical (different boxes).
+    struct Counted: Equatable {
+        final class Box {
+            let number: Int
+            init(_ number: Int) { self.number = number }
+        }
+
+        let box: Box
+        let comparisons: RacyCounter
+
+        init(_ number: Int, _ comparisons: RacyCounter) {
+            box = Box(number)
+            self.comparisons = comparisons
+        }
+
+        static func == (lhs: Counted, rhs: Counted) -> Bool {
+            lhs.comparisons.increment()
+            return lhs.box.number == rhs.box.number
+        }
+    }
+
+    func testTheIdenticalValueIsComparedEveryTimeButNotRenderedAgain() {
+        let comparisons = RacyCounter()
+        let rendered = Recorder<Int>()
+        let d = Diffuser<Counted>.into { rendered.append($0.box.number) }
+        let one = Counted(1, comparisons)
+        d.run(one)
+        d.run(one)
+        d.run(one)
+        XCTAssertEqual(rendered.values, [1])
+        XCTAssertEqual(comparisons.value, 2, "== decides every comparison, also of the same value")
+
+        d.run(Counted(1, comparisons))
+        XCTAssertEqual(comparisons.value, 3, "an equal value that is not the same one is compared")
+        XCTAssertEqual(rendered.values, [1])
+        d.run(Counted(2, comparisons))
+        XCTAssertEqual(rendered.values, [1, 2])
+    }
+
+    /// An equality given as a value, counting its calls.
+    struct CountingEquality: EqualityFunction {
+        let comparisons: RacyCounter
+        func equals(_ cached: Int, _ new: Int) -> Bool {
+            comparisons.increment()
+            return cached == new
+        }
+    }
+
+    func testAnEqualityFunctionIsAlwaysAsked() {
+        let comparisons = RacyCounter()
+        let rendered = Recorder<String>()
+        let d = Diffuser<Int>.into(comparing: CountingEquality(comparisons: comparisons),
+                                   calling: LogEffect(name: "e", log: rendered))
+        d.run(1)
+        d.run(1)
+        d.run(1)
+        XCTAssertEqual(rendered.values, ["e:1"])
+        XCTAssertEqual(comparisons.value, 2, "the same value is compared")
+    }
+
+    func testAnIntoAllRootComparesTheIdenticalValueAndSkipsItsWholeTree() {
+        let comparisons = RacyCounter()
+        let rendered = Recorder<String>()
+        let d = Diffuser<Counted>.intoAll(
+            .map({ $0.box.number }, .into { rendered.append("n\($0)") }),
+            .intoAlways { rendered.append("always\($0.box.number)") }
+        )
+        let one = Counted(1, comparisons)
+        d.run(one)
+        d.run(one)
+        XCTAssertEqual(rendered.values, ["n1", "always1"])
+        XCTAssertEqual(comparisons.value, 1)
     }
 }

@@ -22,7 +22,11 @@ final class FuserConcurrencyTests: XCTestCase {
             group.leave()
         }
         DispatchQueue.concurrentPerform(iterations: 4) { _ in
-            for _ in 0..<2_000 {
+            // At least 2,000 rounds each, and on until some event was delivered (a loaded
+            // machine may not schedule the emitter at first), within a bound.
+            var round = 0
+            while round < 2_000 || (delivered.load(ordering: .relaxed) == 0 && round < 2_000_000) {
+                round += 1
                 final class Flag: @unchecked Sendable { let done = Atomic<Bool>(false) }
                 let flag = Flag()
                 let connection = fuser.connect { _ in

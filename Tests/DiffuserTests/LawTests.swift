@@ -140,6 +140,40 @@ final class LawTests: XCTestCase {
         }
     }
 
+    /// Equalities that `==` of a value type may implement: reflexive or not, transitive
+    /// or not.
+    nonisolated(unsafe) static let equalities: [(Int, Int) -> Bool] = [
+        { $0 == $1 },
+        { abs($0 - $1) <= 1 },              // not transitive
+        { $0 == $1 && $0 % 2 == 0 },        // odd values are not equal to themselves
+        { _, _ in false },                  // equal to nothing
+        { $0 % 3 == $1 % 3 },
+    ]
+
+    struct AnyEquality: EqualityFunction {
+        let equals: (Int, Int) -> Bool
+        func equals(_ old: Int, _ new: Int) -> Bool { equals(old, new) }
+    }
+
+    struct LoggedEffect: EffectFunction {
+        let log: Recorder<String>
+        func run(_ value: Int) { log.append("e:\(value)") }
+    }
+
+    func testIntoComparingIsIntoWhenNotEqualForEveryEquality() {
+        checkLaw("into(comparing: eq, e) == intoWhen(!eq, e)") { me, log in
+            let eq = LawTests.equalities[me.int(0..<LawTests.equalities.count)]
+            return (.into(comparing: AnyEquality(equals: eq), calling: LoggedEffect(log: log)),
+                    .intoWhen({ !eq($0, $1) }, { log.append("e:\($0)") }))
+        }
+        checkLaw("intoAll(comparing: eq, children) == intoWhen(!eq, intoAlways(children))") { me, log in
+            let eq = LawTests.equalities[me.int(0..<LawTests.equalities.count)]
+            let specs = (0..<me.int(0..<4)).map { _ in me.spec() }
+            return (.intoAll(comparing: AnyEquality(equals: eq), specs.map { $0.build(log) }),
+                    .intoWhen({ !eq($0, $1) }, .intoAlways(specs.map { $0.build(log) })))
+        }
+    }
+
     // MARK: Fuser laws
 
     /// Runs one random script of connects, emits and disposes against both fusers of a

@@ -9,18 +9,11 @@
  * unchanged section with the base model (what copy-on-write gives in Swift).
  *
  * Library: into_all(sections: map(section_i, into_all(fields: map(field_j, into(sink)))))
- * built through the C API, one dfs_diffuser_map per map. A second form, `judged`, is the
- * same tree with each fan-out of maps made by one judging selection
- * (dfs_diffuser_map_all_judged): the selection makes every part of a fan-out in one call
- * and compares each with the cache of the gate it goes to, using the parts' own equality;
- * the core still decides which gates may be judged, caches, and runs the effects. The
- * ten fields of a section are two fan-outs (strings, ints), as a fan-out's parts share
- * one type. A third form, `fields`, is the first tree with every map a
- * dfs_diffuser_map_field: the section pointer and each member are read by the core, at
- * their offsets, instead of by a transform callback (C's way of selecting a member).
- * The targets are checked against the first and third forms; the second shows what the
- * C ABI offers callers whose selections can compare cheaply. Before measuring, every
- * renderer must run the same effects on the same screens. Screen, section and string types are made with dfs_type_new
+ * built through the C API, one dfs_diffuser_map per map. A second form, `fields`, is the
+ * same tree with every map a dfs_diffuser_map_field: the section pointer and each member
+ * are read by the core, at their offsets, instead of by a transform callback (C's way of
+ * selecting a member). Before measuring, every renderer must run the same effects on the
+ * same screens. Screen, section and string types are made with dfs_type_new
  * (equality comparing contents, with an identity fast path); values are borrowed (no
  * retain/release) because the models outlive the runs. Ints travel in the pointer
  * (dfs_type_pointer).
@@ -282,77 +275,6 @@ static dfs_diffuser *build_library(void) { return build_tree(0); }
  * read in place by the core instead of by a transform. */
 static dfs_diffuser *build_library_fields(void) { return build_tree(1); }
 
-/* The judged form: every fan-out of maps is one selection that also compares. A verdict
- * is given only for a judged child holding a value, and is what the parts' type's
- * equality says. */
-static int select_sections_judged(const void *value, size_t count, const dfs_cached_part *cached,
-                                  const void **out, signed char *verdict, size_t *produced, void *ctx) {
-    (void)produced, (void)ctx;
-    const screen *sc = value;
-    for (size_t i = 0; i < count; i++) {
-        const section *part = sc->sections[i];
-        out[i] = part;
-        if (cached[i].generation != 0 && cached[i].present)
-            verdict[i] = section_eq(cached[i].value, part) ? DFS_PART_UNCHANGED : DFS_PART_CHANGED;
-    }
-    return 0;
-}
-
-static int select_strings_judged(const void *value, size_t count, const dfs_cached_part *cached,
-                                 const void **out, signed char *verdict, size_t *produced, void *ctx) {
-    (void)produced, (void)ctx;
-    const section *s = value;
-    for (size_t k = 0; k < count; k++) {
-        out[k] = s->s[k];
-        if (cached[k].generation != 0 && cached[k].present)
-            verdict[k] = str_eq(cached[k].value, s->s[k]) ? DFS_PART_UNCHANGED : DFS_PART_CHANGED;
-    }
-    return 0;
-}
-
-static int select_ints_judged(const void *value, size_t count, const dfs_cached_part *cached,
-                              const void **out, signed char *verdict, size_t *produced, void *ctx) {
-    (void)produced, (void)ctx;
-    const section *s = value;
-    for (size_t k = 0; k < count; k++) {
-        const void *part = (const void *)(intptr_t)s->i[k];
-        out[k] = part;
-        if (cached[k].generation != 0 && cached[k].present)
-            verdict[k] = cached[k].value == part ? DFS_PART_UNCHANGED : DFS_PART_CHANGED;
-    }
-    return 0;
-}
-
-/* One fan-out of `count` gated leaves of `type`, judged by `select`. */
-static dfs_diffuser *judged_leaves(dfs_type *type, dfs_select_judged_fn select, dfs_effect_fn effect, int count) {
-    dfs_diffuser *leaves[FIELDS];
-    for (int k = 0; k < count; k++) must(dfs_diffuser_into(type, effect, NULL, NULL, &leaves[k]), "into");
-    dfs_diffuser *all = NULL;
-    must(dfs_diffuser_map_all_judged(section_type, select, NULL, NULL, leaves, (size_t)count, &all), "map_all_judged");
-    for (int k = 0; k < count; k++) dfs_diffuser_release(leaves[k]);
-    return all;
-}
-
-static dfs_diffuser *build_library_judged(void) {
-    dfs_diffuser *sections[SECTIONS];
-    for (int i = 0; i < SECTIONS; i++) {
-        dfs_diffuser *halves[2] = {
-            judged_leaves(string_type, select_strings_judged, sink_string, STRINGS),
-            judged_leaves(dfs_type_pointer(), select_ints_judged, sink_int, FIELDS - STRINGS),
-        };
-        must(dfs_diffuser_into_all(section_type, halves, 2, &sections[i]), "into_all");
-        dfs_diffuser_release(halves[0]);
-        dfs_diffuser_release(halves[1]);
-    }
-    dfs_diffuser *all = NULL, *root = NULL;
-    must(dfs_diffuser_map_all_judged(screen_type, select_sections_judged, NULL, NULL, sections, SECTIONS, &all),
-         "map_all_judged");
-    for (int i = 0; i < SECTIONS; i++) dfs_diffuser_release(sections[i]);
-    must(dfs_diffuser_into_all(screen_type, &all, 1, &root), "into_all");
-    dfs_diffuser_release(all);
-    return root;
-}
-
 /* ------------------------------------------------------------------------------------
  * Renderers: the library (two forms) and the two baselines behind one interface
  * ------------------------------------------------------------------------------------ */
@@ -366,7 +288,6 @@ typedef struct renderer {
 
 static void *library_make(void) { return build_library(); }
 
-static void *judged_make(void) { return build_library_judged(); }
 
 static void *fields_make(void) { return build_library_fields(); }
 
@@ -544,10 +465,9 @@ static void floor_render(void *self, const screen *sc) {
     t->screen = sc;
 }
 
-enum { RENDERERS = 6 };
+enum { RENDERERS = 5 };
 static const renderer renderers[RENDERERS] = {
     {"library", library_make, library_render, library_destroy},
-    {"judged", judged_make, library_render, library_destroy},
     {"fields", fields_make, library_render, library_destroy},
     {"hand", hand_make, hand_render, free},
     {"hand-tree", hand_tree_make, hand_tree_render, free},
@@ -702,44 +622,41 @@ int main(int argc, char **argv) {
         for (int r = 0; r < RENDERERS; r++) results[SCENARIOS][r] = median(samples + r * rounds, rounds);
     }
 
-    double built = 0, after_run = 0, judged_built = 0, judged_after_run = 0, fields_built = 0, fields_after_run = 0;
+    double built = 0, after_run = 0, fields_built = 0, fields_after_run = 0;
     if (only == NULL) {
         memory_per_leaf(build_library, base, &built, &after_run);
-        memory_per_leaf(build_library_judged, base, &judged_built, &judged_after_run);
         memory_per_leaf(build_library_fields, base, &fields_built, &fields_after_run);
     }
 
-    /* results[s]: library, judged, fields, hand, hand-tree, floor */
+    /* results[s]: library, fields, hand, hand-tree, floor */
     if (tsv) {
-        static const char *const rows[RENDERERS] = {"c", "c-judged", "c-fields", NULL, NULL, "c-floor"};
+        static const char *const rows[RENDERERS] = {"c", "c-fields", NULL, NULL, "c-floor"};
         for (int s = 0; s <= SCENARIOS; s++) {
             if (!shown[s]) continue;
             for (int r = 0; r < RENDERERS; r++)
                 if (rows[r] != NULL)
-                    printf("%s\t%s\t%.1f\t%.1f\t%.1f\n", rows[r], names[s], results[s][r], results[s][3],
-                           results[s][4]);
+                    printf("%s\t%s\t%.1f\t%.1f\t%.1f\n", rows[r], names[s], results[s][r], results[s][2],
+                           results[s][3]);
         }
         if (only == NULL)
-            printf("# memory per leaf (bytes): library %.1f built, %.1f after a run; judged %.1f built, %.1f after a "
-                   "run; fields %.1f built, %.1f after a run; hand %.1f; hand-tree %.1f\n",
-                   built, after_run, judged_built, judged_after_run, fields_built, fields_after_run,
+            printf("# memory per leaf (bytes): library %.1f built, %.1f after a run; "
+                   "fields %.1f built, %.1f after a run; hand %.1f; hand-tree %.1f\n",
+                   built, after_run, fields_built, fields_after_run,
                    (double)sizeof(hand) / LEAVES, (double)sizeof(hand_tree) / LEAVES);
     } else {
         printf("Diffuser C benchmark: 100 sections x 10 fields, median of %d interleaved rounds\n", rounds);
-        printf("scenario          library ns    hand ns  hand-tree ns   x hand  x hand-tree   judged ns  x hand-tree"
+        printf("scenario          library ns    hand ns  hand-tree ns   x hand  x hand-tree"
                "   fields ns  x hand-tree    floor ns  x hand-tree\n");
         for (int s = 0; s <= SCENARIOS; s++) {
             if (!shown[s]) continue;
-            double l = results[s][0], j = results[s][1], f = results[s][2], h = results[s][3], t = results[s][4],
-                   fl = results[s][5];
-            printf("%-16s%12.0f%11.0f%14.0f%9.2f%13.2f%12.0f%13.2f%12.0f%13.2f%12.0f%13.2f\n", names[s], l, h, t,
-                   l / h, l / t, j, j / t, f, f / t, fl, fl / t);
+            double l = results[s][0], f = results[s][1], h = results[s][2], t = results[s][3], fl = results[s][4];
+            printf("%-16s%12.0f%11.0f%14.0f%9.2f%13.2f%12.0f%13.2f%12.0f%13.2f\n", names[s], l, h, t,
+                   l / h, l / t, f, f / t, fl, fl / t);
         }
         printf("(floor: the least any library driven through the callbacks of the first form does; see floor_render)\n");
         if (only == NULL) {
             printf("\nnative memory per leaf node (mallinfo2, %d leaves per tree):\n", LEAVES);
             printf("  library   %7.1f bytes built, %7.1f bytes after the first run\n", built, after_run);
-            printf("  judged    %7.1f bytes built, %7.1f bytes after the first run\n", judged_built, judged_after_run);
             printf("  fields    %7.1f bytes built, %7.1f bytes after the first run\n", fields_built, fields_after_run);
             printf("  hand      %7.1f bytes   hand-tree %5.1f bytes\n", (double)sizeof(hand) / LEAVES,
                    (double)sizeof(hand_tree) / LEAVES);

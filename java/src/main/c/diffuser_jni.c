@@ -6,18 +6,23 @@
  * and dispatch all happen in libdiffuser.so, reached only through diffuser.h.
  *
  * Values. Java objects travel as jobject pointers described by one dfs_type, created in
- * JNI_OnLoad: equal answers what java.util.Objects.equals would, retain makes a global
- * reference, release deletes it. Java null is the NULL pointer. Equality of Strings,
- * boxed primitives and enums is decided here without calling into Java (an upcall costs
- * about ten times more than these comparisons); any other class has its equals()
- * called. A value passed to a run or an emission is the caller's local reference,
- * borrowed for the call, and so is every part a map's transform returns during a run
- * (lent until the run returns; see borrowing_caller); the core retains (as a global
- * reference) whatever it keeps longer, which for a run is only what a gate caches.
+ * JNI_OnLoad: equal answers what java.util.Objects.equals(a, b) would (the core passes
+ * the cached value first and the new value second, so a user equals is called as
+ * old.equals(new)), retain makes a global reference, release deletes it. Java null is the
+ * NULL pointer. Equality of Strings, boxed primitives and enums is decided here without
+ * calling into Java (an upcall costs about ten times more than these comparisons, and
+ * their equals cannot be overridden); any other class has its equals() called. A value
+ * passed to a run or an emission is the caller's local reference, borrowed for the call,
+ * and so is every part a map's transform returns during a run (lent until the run
+ * returns; see borrowing_caller); the core retains (as a global reference) whatever it
+ * keeps longer, which for a run is only what a gate caches.
  *
- * Callbacks. Every user object given to the core (Effect, Function, DidChange, Source,
- * and the array of Functions of a fan-out of maps) is held by a global reference that
- * the callback's destroy function deletes.
+ * Maps. Every Diffuser.map is one dfs_diffuser_map_borrowed node with its own transform:
+ * the core calls each transform at its turn in the tree, so transforms, equals,
+ * predicates and effects reach Java in the same order as in Swift and C.
+ *
+ * Callbacks. Every user object given to the core (Effect, Function, DidChange, Source)
+ * is held by a global reference that the callback's destroy function deletes.
  * Callbacks may run on any thread: one the JVM does not know is attached for the
  * duration of the callback and detached again before it returns.
  *
@@ -25,11 +30,12 @@
  * clears it and returns an error to the core. When a Java caller (a native method of
  * io.diffuser.internal.Native) is waiting on the same thread, the Throwable is kept in a
  * thread-local slot (the first one of the call wins, matching the core, which reports
- * the first failure); when the core call returns DFS_ERR_CALLBACK, that same Throwable
- * is thrown to the Java caller. Other statuses become IllegalStateException,
- * NullPointerException, IllegalArgumentException or OutOfMemoryError carrying
- * dfs_last_error(). A callback reached from C code with no Java caller below it (a C
- * source emitting on its own thread) only sets dfs_set_error() to the exception's text.
+ * the first failure and calls nothing after it); when the core call returns
+ * DFS_ERR_CALLBACK, that same Throwable is thrown to the Java caller, unchanged. Other
+ * statuses become IllegalStateException, NullPointerException, IllegalArgumentException
+ * or OutOfMemoryError carrying dfs_last_error(). A callback reached from C code with no
+ * Java caller below it (a C source emitting on its own thread) only sets dfs_set_error()
+ * to the exception's text (the only case where the glue calls the Throwable's toString()).
  */
 #include <jni.h>
 #include <stdint.h>
@@ -48,15 +54,9 @@ static dfs_type *g_type;
 
 /* Classes, methods and fields, resolved once in JNI_OnLoad. */
 static jclass c_effect, c_function, c_did_change, c_source, c_disposable,
-    c_dispatch_effect, c_map_all, c_map_all_failure, c_npe, c_ise, c_iae, c_oome;
+    c_dispatch_effect, c_npe, c_ise, c_iae, c_oome;
 static jmethodID m_object_equals, m_effect_run, m_function_apply, m_did_change_test,
-    m_source_connect, m_disposable_dispose, m_dispatch_effect_init, m_object_to_string,
-    m_map_all_select;
-/* io.diffuser.internal.MapAll.Failure: which transform of a selection threw, and what. */
-static jfieldID f_failure_index, f_failure_cause;
-/* io.diffuser.internal.MapAll: its arrays, and its two markers (global references). */
-static jfieldID f_map_all_cached, f_map_all_verdicts;
-static jobject g_unjudged, g_absent;
+    m_source_connect, m_disposable_dispose, m_dispatch_effect_init, m_object_to_string;
 
 /* The classes whose equality value_equal decides natively (all final but Enum and
  * Number), and the `value` fields of the boxes. c_known is an interface that all of
@@ -149,14 +149,22 @@ static void describe(JNIEnv *env, jthrowable ex) {
 }
 
 /* After an upcall: 0 if it returned normally. Otherwise clears the exception, keeps it
- * for the Java caller (if any, and if none is kept already) and returns 1. */
+ * for the Java caller (if any, and if none is kept already) and returns 1. With no Java
+ * caller to rethrow it, its text becomes dfs_last_error() instead. */
 static int upcall_failed(JNIEnv *env) {
     if (!(*env)->ExceptionCheck(env)) return 0;
     jthrowable ex = (*env)->ExceptionOccurred(env);
     (*env)->ExceptionClear(env);
-    describe(env, ex);
     thread_state *ts = &t_state;
-    if (ts->depth > 0 && ts->pending == NULL) ts->pending = (jthrowable)(*env)->NewGlobalRef(env, ex);
+    if (ts->depth == 0) {
+        describe(env, ex);
+    } else if (ts->pending == NULL) {
+        ts->pending = (jthrowable)(*env)->NewGlobalRef(env, ex);
+        if (ts->pending == NULL) {
+            (*env)->ExceptionClear(env);
+            dfs_set_error("diffuser JNI: cannot keep a callback's Throwable (no global reference)");
+        }
+    }
     (*env)->DeleteLocalRef(env, ex);
     return 1;
 }
@@ -223,8 +231,8 @@ static void throw_status(JNIEnv *env, dfs_status status) {
 /* Turns the outcome of a core call into the Java outcome of the native method: nothing,
  * the callback's own Throwable, or an exception for the status. `thrown` is what
  * leave() returned. With rethrow_on_ok, a Throwable kept although the core call
- * succeeded is thrown too (a Disposable.dispose() that failed during a dispose, which
- * the core cannot report). */
+ * succeeded is thrown too (a Disposable.dispose() that failed during a dispose or an
+ * emission, which the core cannot report). */
 static void finish(JNIEnv *env, dfs_status status, jthrowable thrown, int rethrow_on_ok) {
     if (thrown != NULL && (status == DFS_ERR_CALLBACK || (status == DFS_OK && rethrow_on_ok))) {
         (*env)->Throw(env, thrown);
@@ -400,12 +408,12 @@ static int transform_cb(const void *value, const void **out, void *ctx) {
     return failed;
 }
 
-/* The parts of a diffuser's maps are borrowed (dfs_diffuser_map_borrowed and
- * dfs_diffuser_map_all_borrowed): each is the local reference the upcall returned, valid
- * until the native method running the diffuser returns, which is as long as the core
- * may use a part it does not keep. A gate that caches a part retains it (a global
- * reference, value_retain); the others cost no global reference at all, which is what
- * most parts of a run are: compared with their cache and dropped.
+/* The parts of a diffuser's maps are borrowed (dfs_diffuser_map_borrowed): each is the
+ * local reference the upcall returned, valid until the native method running the
+ * diffuser returns, which is as long as the core may use a part it does not keep. A
+ * gate that caches a part retains it (a global reference, value_retain); the others
+ * cost no global reference at all, which is what most parts of a run are: compared with
+ * their cache and dropped.
  *
  * They need that native method below them on the same thread. Diffusers of this binding
  * are only ever run from Java (Native.diffuserRun), so this always holds; were it not, the
@@ -416,16 +424,16 @@ static int borrowing_caller(void) {
     return 0;
 }
 
-/* Makes room in the frame for `parts` more lent parts and a few temporaries: the frame's
+/* Makes room in the frame for one more lent part and a few temporaries: the frame's
  * capacity is the total it must hold, counted in t_state.lent. 0, or -1 with the failure
  * pending (an OutOfMemoryError). */
-static int make_room(JNIEnv *env, size_t parts) {
+static int make_room(JNIEnv *env) {
     thread_state *ts = &t_state;
-    if (parts > (size_t)(INT32_MAX / 2) - (size_t)ts->lent) {
+    if (ts->lent >= INT32_MAX / 2) {
         fail_with(env, c_oome, "too many parts lent in one run");
         return -1;
     }
-    ts->lent += (jint)parts;
+    ts->lent++;
     if ((*env)->EnsureLocalCapacity(env, ts->lent + 16) != 0) {
         upcall_failed(env);
         return -1;
@@ -438,118 +446,11 @@ static int part_cb(const void *value, const void **out, void *ctx) {
     *out = NULL;
     if (!borrowing_caller()) return -1;
     JNIEnv *env = t_state.env;
-    if (make_room(env, 1)) return -1;
+    if (make_room(env)) return -1;
     jobject result = (*env)->CallObjectMethod(env, (jobject)ctx, m_function_apply, (jobject)value);
     if (upcall_failed(env)) return 1;
     *out = result;
     return 0;
-}
-
-/* The selection of a fan-out of maps (dfs_diffuser_map_all_judged): its context. The
- * io.diffuser.internal.MapAll object holds the transforms, the copy of each judged
- * child's cached value (`cached`) and the verdicts of the last call; `generations`
- * records, per child, the generation of the cache that cached[i] reflects (0: the
- * child is not judged, and cached[i] is MapAll.UNJUDGED, as when it was made). */
-typedef struct {
-    jobject selection;
-    jobjectArray cached;
-    jbyteArray verdicts;
-    size_t count;
-    uint64_t generations[];
-} judged_selection;
-
-static void judged_selection_free(void *ctx) {
-    judged_selection *s = ctx;
-    if (s == NULL) return;
-    upcall_env u;
-    if (env_enter(&u) == 0) {
-        (*u.env)->DeleteGlobalRef(u.env, s->selection);
-        (*u.env)->DeleteGlobalRef(u.env, s->cached);
-        (*u.env)->DeleteGlobalRef(u.env, s->verdicts);
-        env_leave(&u);
-    }
-    free(s);
-}
-
-/* ONE upcall to MapAll.select(value), which applies every transform and judges each
- * part against its child's cached value; every part is a borrowed part (above).
- *
- * Before it, MapAll.cached is brought up to date: only the elements whose child's cache
- * changed since the last call are written (one JNI call each), so a run that changes
- * little costs little. After it, the verdicts are copied into the core's array in one
- * call, and only parts not judged unchanged are read out of the returned array.
- *
- * If transform k threw, select returns count + 1 elements: the parts 0..k-1, then a
- * MapAll.Failure(k, throwable) last. Those k parts are stored, *produced = k, and the
- * Throwable becomes the pending upcall failure exactly as if transform k had thrown in
- * its own upcall (so the caller of run gets that same object); the core then runs the
- * children of the k parts and aborts the run. It is kept now, when it is thrown: should
- * one of those children fail too, the caller still gets this first Throwable of the run
- * (the first one wins), although the core's own error is then the child's.
- *
- * The parts stay in the local frame of the native method running the diffuser until it
- * returns (they are what the core borrows), so the frame's capacity is raised by that
- * many first; every other local reference made here is deleted as soon as it is used. */
-static int select_judged_cb(const void *value, size_t count, const dfs_cached_part *cached, const void **out,
-                            signed char *verdict, size_t *produced, void *ctx) {
-    judged_selection *s = ctx;
-    *produced = 0;
-    if (!borrowing_caller()) return -1;
-    if (count != s->count) {
-        dfs_set_error("diffuser JNI: a selection was called for another number of children");
-        return -1;
-    }
-    JNIEnv *env = t_state.env;
-    if (make_room(env, count)) return -1;
-    /* The indices are within the arrays, and every element is an Object: no exception
-     * can come of these stores, so none is checked (it would cost a JNI call each). */
-    for (size_t i = 0; i < count; i++) {
-        uint64_t generation = cached[i].generation;
-        if (generation == s->generations[i]) continue;
-        jobject now = generation == 0 ? g_unjudged : cached[i].present ? (jobject)cached[i].value : g_absent;
-        (*env)->SetObjectArrayElement(env, s->cached, (jsize)i, now);
-        s->generations[i] = generation;
-    }
-    int failed = 1;
-    jthrowable cause = NULL;
-    jobjectArray parts = (jobjectArray)(*env)->CallObjectMethod(env, s->selection, m_map_all_select, (jobject)value);
-    if (upcall_failed(env)) goto done;
-    size_t length = parts == NULL ? 0 : (size_t)(*env)->GetArrayLength(env, parts);
-    size_t made = count;
-    if (length == count + 1) {
-        jobject failure = (*env)->GetObjectArrayElement(env, parts, (jsize)count);
-        if (upcall_failed(env)) goto done;
-        jint index = (*env)->GetIntField(env, failure, f_failure_index);
-        cause = (jthrowable)(*env)->GetObjectField(env, failure, f_failure_cause);
-        (*env)->DeleteLocalRef(env, failure);
-        if (upcall_failed(env)) goto done;
-        if (index < 0 || (size_t)index >= count || cause == NULL) {
-            fail_with(env, c_ise, "MapAll.select returned an invalid failure");
-            goto done;
-        }
-        made = (size_t)index;
-    } else if (parts == NULL || length != count) {
-        fail_with(env, c_ise, "MapAll.select returned the wrong number of parts");
-        goto done;
-    }
-    /* Every index is within the checked lengths, so neither call can throw here, and the
-     * frame has room for every part (make_room). */
-    if (made > 0) (*env)->GetByteArrayRegion(env, s->verdicts, 0, (jsize)made, (jbyte *)verdict);
-    for (size_t i = 0; i < made; i++)
-        if (verdict[i] != DFS_PART_UNCHANGED || !cached[i].present || cached[i].generation == 0)
-            out[i] = (*env)->GetObjectArrayElement(env, parts, (jsize)i);
-    *produced = made;
-    if (cause != NULL) {
-        /* Rethrown and caught again, so that it takes the path of any upcall failure. */
-        if ((*env)->Throw(env, cause) != 0) fail_with(env, c_ise, "cannot rethrow a transform's Throwable");
-        else upcall_failed(env);
-        goto done;
-    }
-    failed = 0;
-done:
-    if (cause != NULL) (*env)->DeleteLocalRef(env, cause);
-    if (parts != NULL) (*env)->DeleteLocalRef(env, parts);
-    return failed;
 }
 
 /* Source.connect(effect), with an io.diffuser.internal.DispatchEffect wrapping the
@@ -745,52 +646,6 @@ static jlong n_diffuser_map(JNIEnv *env, jclass cls, jobject transform, jlong ch
     return J(out);
 }
 
-/* mapAll(transforms, children) with a MapAll selection: its context (judged_selection)
- * holds global references to the MapAll object and to its two arrays, dropped by
- * judged_selection_free when the core destroys the node. */
-static jlong n_diffuser_map_all_judged(JNIEnv *env, jclass cls, jobject selection, jlongArray children) {
-    (void)cls;
-    if (selection == NULL || children == NULL) {
-        (*env)->ThrowNew(env, c_npe, selection == NULL ? "selection" : "children");
-        return 0;
-    }
-    jobjectArray cached = (jobjectArray)(*env)->GetObjectField(env, selection, f_map_all_cached);
-    jbyteArray verdicts = (jbyteArray)(*env)->GetObjectField(env, selection, f_map_all_verdicts);
-    jsize count = (*env)->GetArrayLength(env, children);
-    if (cached == NULL || verdicts == NULL || (*env)->GetArrayLength(env, cached) != count ||
-        (*env)->GetArrayLength(env, verdicts) != count) {
-        (*env)->ThrowNew(env, c_iae, "as many transforms as children are needed");
-        return 0;
-    }
-    handle_list list;
-    if (handles_of(env, children, &list)) return 0;
-    judged_selection *s = calloc(1, sizeof(judged_selection) + sizeof(uint64_t) * (size_t)count);
-    if (s == NULL) {
-        handles_free(&list);
-        (*env)->ThrowNew(env, c_oome, "out of memory");
-        return 0;
-    }
-    s->count = (size_t)count;
-    if (!(s->selection = hold(env, selection)) || !(s->cached = hold(env, cached)) ||
-        !(s->verdicts = hold(env, verdicts))) {
-        if (s->selection) (*env)->DeleteGlobalRef(env, s->selection);
-        if (s->cached) (*env)->DeleteGlobalRef(env, s->cached);
-        free(s);
-        handles_free(&list);
-        return 0;
-    }
-    (*env)->DeleteLocalRef(env, cached);
-    (*env)->DeleteLocalRef(env, verdicts);
-    dfs_diffuser *out = NULL;
-    entry e;
-    enter(&e, env);
-    dfs_status status = dfs_diffuser_map_all_judged(g_type, select_judged_cb, s, judged_selection_free,
-                                                    (dfs_diffuser *const *)list.items, list.count, &out);
-    finish(env, status, leave(&e), 0);
-    handles_free(&list);
-    return J(out);
-}
-
 static void n_diffuser_run(JNIEnv *env, jclass cls, jlong diffuser, jobject value) {
     (void)cls;
     entry e;
@@ -895,14 +750,17 @@ static void n_disposable_release(JNIEnv *env, jclass cls, jlong disposable) {
 
 /* DispatchEffect.run: emits through the dispatch of a source connection. A dispatch
  * whose connection ended is no longer a valid handle (DFS_ERR_HANDLE): the event is
- * dropped, as events emitted after dispose are. */
+ * dropped, as events emitted after dispose are. A connection disposed from inside its
+ * own effect disconnects its sources once that effect has returned, still inside this
+ * emission: a Throwable a source's Disposable.dispose() threw then is rethrown here, to
+ * the emitter, although the core reports DFS_OK (its disconnect cannot fail). */
 static void n_dispatch_emit(JNIEnv *env, jclass cls, jlong dispatch, jobject event) {
     (void)cls;
     entry e;
     enter(&e, env);
     dfs_status status = dfs_dispatch_emit(H(dfs_dispatch, dispatch), event);
     if (status == DFS_ERR_HANDLE) status = DFS_OK;
-    finish(env, status, leave(&e), 0);
+    finish(env, status, leave(&e), 1);
 }
 
 static jstring n_version(JNIEnv *env, jclass cls) {
@@ -932,7 +790,6 @@ static const JNINativeMethod native_methods[] = {
     {"diffuserIntoAll", "([J)J", (void *)n_diffuser_into_all},
     {"diffuserIntoAlwaysAll", "([J)J", (void *)n_diffuser_into_always_all},
     {"diffuserMap", "(Lio/diffuser/Function;J)J", (void *)n_diffuser_map},
-    {"diffuserMapAllJudged", "(Lio/diffuser/internal/MapAll;[J)J", (void *)n_diffuser_map_all_judged},
     {"diffuserRun", "(JLjava/lang/Object;)V", (void *)n_diffuser_run},
     {"diffuserRelease", "(J)V", (void *)n_diffuser_release},
     {"fuserFrom", "(Lio/diffuser/fuser/Source;)J", (void *)n_fuser_from},
@@ -962,17 +819,6 @@ static jclass global_class(JNIEnv *env, const char *name) {
     return global;
 }
 
-/* A global reference to the object in static field `name` (type Object) of `cls`. */
-static jobject static_object(JNIEnv *env, jclass cls, const char *name) {
-    jfieldID field = (*env)->GetStaticFieldID(env, cls, name, "Ljava/lang/Object;");
-    if (field == NULL) return NULL;
-    jobject local = (*env)->GetStaticObjectField(env, cls, field);
-    if (local == NULL) return NULL;
-    jobject global = (*env)->NewGlobalRef(env, local);
-    (*env)->DeleteLocalRef(env, local);
-    return global;
-}
-
 JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
     (void)reserved;
     JNIEnv *env;
@@ -992,8 +838,6 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
         !(c_source = global_class(env, "io/diffuser/fuser/Source")) ||
         !(c_disposable = global_class(env, "io/diffuser/fuser/Disposable")) ||
         !(c_dispatch_effect = global_class(env, "io/diffuser/internal/DispatchEffect")) ||
-        !(c_map_all = global_class(env, "io/diffuser/internal/MapAll")) ||
-        !(c_map_all_failure = global_class(env, "io/diffuser/internal/MapAll$Failure")) ||
         !(c_npe = global_class(env, "java/lang/NullPointerException")) ||
         !(c_ise = global_class(env, "java/lang/IllegalStateException")) ||
         !(c_iae = global_class(env, "java/lang/IllegalArgumentException")) ||
@@ -1039,16 +883,7 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
         !(m_source_connect = (*env)->GetMethodID(env, c_source, "connect",
                                                  "(Lio/diffuser/Effect;)Lio/diffuser/fuser/Disposable;")) ||
         !(m_disposable_dispose = (*env)->GetMethodID(env, c_disposable, "dispose", "()V")) ||
-        !(m_dispatch_effect_init = (*env)->GetMethodID(env, c_dispatch_effect, "<init>", "(J)V")) ||
-        !(m_map_all_select = (*env)->GetMethodID(env, c_map_all, "select",
-                                                 "(Ljava/lang/Object;)[Ljava/lang/Object;")) ||
-        !(f_map_all_cached = (*env)->GetFieldID(env, c_map_all, "cached", "[Ljava/lang/Object;")) ||
-        !(f_map_all_verdicts = (*env)->GetFieldID(env, c_map_all, "verdicts", "[B")) ||
-        !(f_failure_index = (*env)->GetFieldID(env, c_map_all_failure, "index", "I")) ||
-        !(f_failure_cause = (*env)->GetFieldID(env, c_map_all_failure, "cause", "Ljava/lang/Throwable;")))
-        return JNI_ERR;
-    if (!(g_unjudged = static_object(env, c_map_all, "UNJUDGED")) ||
-        !(g_absent = static_object(env, c_map_all, "ABSENT")))
+        !(m_dispatch_effect_init = (*env)->GetMethodID(env, c_dispatch_effect, "<init>", "(J)V")))
         return JNI_ERR;
 
     jclass natives = (*env)->FindClass(env, NATIVE_CLASS);

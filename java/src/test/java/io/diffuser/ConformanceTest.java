@@ -34,18 +34,25 @@ import java.util.stream.Stream;
 import org.junit.Test;
 
 /**
- * Runs every vector of conformance/ (conformance/README.md) against the Java API, which
- * executes them in the Swift core through JNI and the C ABI. Fails on any mismatch,
- * unknown operation or vector that could not be run.
+ * Runs every vector of conformance/ (conformance/README.md, and the exactness extension of
+ * its format: equality kinds, the failing equality "boom", labelled maps and predicates)
+ * against the Java API, which executes them in the Swift core through JNI and the C ABI,
+ * once per {@link Form}. Fails on any mismatch, unknown operation, unknown key or vector
+ * that could not be run.
+ *
+ * <p>A diffuser vector's values are {@link Val} objects: a JSON value with the vector's
+ * equality in its {@code equals}, so that every gate's comparison is a call of user code
+ * (as {@code previous.equals(new)}, through {@code Objects.equals}); each step's value is
+ * parsed afresh and every selected part is a new object.
  */
 public class ConformanceTest {
-    /** Thrown by an effect listed in a step's fail set; must reach the caller unchanged. */
+    /** Thrown by a user call whose label fails; must reach the caller of run unchanged. */
     static final class LabelFailure extends RuntimeException {
         private static final long serialVersionUID = 1L;
         final String label;
 
         LabelFailure(String label) {
-            super("effect " + label + " fails");
+            super(label + " fails");
             this.label = label;
         }
     }
@@ -57,16 +64,109 @@ public class ConformanceTest {
         }
     }
 
+    /** The ways a tree is built with the Java API; every vector runs in each. */
+    enum Form {
+        API("the static factories over collections: intoAll(Collection), intoAlways(Collection), fromAll(Collection)"),
+        ARRAYS("constructors and varargs: new Diffuser<>(children...), intoAlways(children...), fromAll(children...)");
+
+        final String description;
+
+        Form(String description) {
+            this.description = description;
+        }
+
+        String label() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+
     /** What one step observes. */
     static final class StepState {
         List<List<Object>> log = new ArrayList<>();
         Set<String> failing = new HashSet<>();
 
-        Effect<Object> effect(String label) {
-            return value -> {
-                if (failing.contains(label)) throw new LabelFailure(label);
-                log.add(java.util.Arrays.asList(label, value));
-            };
+        /** A user call labelled {@code label}: fails if listed, else logs {@code [label, value]}. */
+        void call(String label, Object value) {
+            if (failing.contains(label)) throw new LabelFailure(label);
+            log.add(java.util.Arrays.asList(label, value));
+        }
+
+        <T> Effect<T> effect(String label) {
+            return value -> call(label, value instanceof Val ? ((Val) value).json : value);
+        }
+    }
+
+    // ---- Equality kinds (exactness extension, section 1) --------------------------------
+
+    enum Equality { JSON, NEAR, NAN }
+
+    static Equality equality(JsonObject vector) throws Unsupported {
+        if (!vector.has("equality")) return Equality.JSON;
+        String kind = vector.get("equality").getAsString();
+        switch (kind) {
+            case "json": return Equality.JSON;
+            case "near": return Equality.NEAR;
+            case "nan": return Equality.NAN;
+            default: throw new Unsupported("unknown equality " + kind);
+        }
+    }
+
+    /** The relation of {@code kind} on plain JSON values; no identity shortcut (NaN). */
+    static boolean related(Equality kind, Object a, Object b) {
+        if (a == null || b == null) return a == null && b == null;
+        if (kind == Equality.NAN && ("NaN".equals(a) || "NaN".equals(b))) return false;
+        if (a instanceof Long && b instanceof Long) {
+            long x = (Long) a;
+            long y = (Long) b;
+            return kind == Equality.NEAR ? Math.abs(x - y) <= 1 : x == y;
+        }
+        if (a instanceof List && b instanceof List) {
+            List<?> x = (List<?>) a;
+            List<?> y = (List<?>) b;
+            if (x.size() != y.size()) return false;
+            for (int i = 0; i < x.size(); i++) if (!related(kind, x.get(i), y.get(i))) return false;
+            return true;
+        }
+        if (a instanceof Map && b instanceof Map) {
+            Map<?, ?> x = (Map<?, ?>) a;
+            Map<?, ?> y = (Map<?, ?>) b;
+            if (!x.keySet().equals(y.keySet())) return false;
+            for (Map.Entry<?, ?> e : x.entrySet()) if (!related(kind, e.getValue(), y.get(e.getKey()))) return false;
+            return true;
+        }
+        return a.equals(b); // Boolean, String; values of different JSON types differ
+    }
+
+    /**
+     * A JSON value of a diffuser vector, never Java null (JSON null is {@code Val(null)}),
+     * so that {@code Objects.equals(old, new)} always calls {@code old.equals(new)}. That
+     * call fails when the new value, its argument, is the string "boom" (section 3).
+     */
+    static final class Val {
+        final Object json;
+        final Equality kind;
+
+        Val(Object json, Equality kind) {
+            this.json = json;
+            this.kind = kind;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            if (!(o instanceof Val)) return false;
+            Object other = ((Val) o).json;
+            if ("boom".equals(other)) throw new LabelFailure("equality");
+            return related(kind, json, other);
+        }
+
+        @Override
+        public int hashCode() {
+            return 0; // consistent with every kind (near is not an equivalence)
+        }
+
+        @Override
+        public String toString() {
+            return String.valueOf(json);
         }
     }
 
@@ -86,7 +186,7 @@ public class ConformanceTest {
         }
         JsonPrimitive p = e.getAsJsonPrimitive();
         if (p.isBoolean()) return p.getAsBoolean();
-        if (p.isString()) return p.getAsString();
+        if (p.isString()) return new String(p.getAsString()); // a fresh object, never shared between steps
         String text = p.getAsString();
         if (text.contains(".") || text.contains("e") || text.contains("E")) throw new Unsupported("float " + text);
         return Long.parseLong(text);
@@ -96,7 +196,7 @@ public class ConformanceTest {
         return x == null || Boolean.FALSE.equals(x);
     }
 
-    static Function<Object, Object> selector(JsonObject s) throws Unsupported {
+    static java.util.function.Function<Object, Object> selector(JsonObject s) throws Unsupported {
         if (s.has("identity")) return x -> x;
         if (s.has("field")) {
             String name = s.get("field").getAsString();
@@ -122,9 +222,9 @@ public class ConformanceTest {
         throw new Unsupported("unknown selector " + s);
     }
 
-    static DidChange<Object> predicate(String name) throws Unsupported {
+    static java.util.function.BiPredicate<Object, Object> decision(String name, Equality kind) throws Unsupported {
         switch (name) {
-            case "changed": return (a, b) -> !Objects.equals(a, b);
+            case "changed": return (a, b) -> !related(kind, a, b); // never fails (section 3)
             case "always": return (a, b) -> true;
             case "never": return (a, b) -> false;
             case "increased": return (a, b) -> a instanceof Long && b instanceof Long && (Long) b > (Long) a;
@@ -165,45 +265,107 @@ public class ConformanceTest {
         return o.get(key).getAsString();
     }
 
+    /** Fails on a key that the op does not take. */
+    static void keys(JsonObject node, String... allowed) throws Unsupported {
+        Set<String> known = new HashSet<>(java.util.Arrays.asList(allowed));
+        known.add("op");
+        for (String key : node.keySet()) if (!known.contains(key)) throw new Unsupported("unknown key " + key + " in " + node);
+    }
+
     static final class DiffuserBuilder {
         final JsonObject named;
         final StepState state;
-        final Map<String, Diffuser<Object>> built = new HashMap<>();
+        final Equality kind;
+        final Form form;
+        final Map<String, Diffuser<Val>> built = new HashMap<>();
 
-        DiffuserBuilder(JsonObject named, StepState state) {
+        DiffuserBuilder(JsonObject named, StepState state, Equality kind, Form form) {
             this.named = named;
             this.state = state;
+            this.kind = kind;
+            this.form = form;
         }
 
-        List<Diffuser<Object>> children(JsonObject node) throws Unsupported {
-            List<Diffuser<Object>> list = new ArrayList<>();
+        List<Diffuser<Val>> children(JsonObject node) throws Unsupported {
+            List<Diffuser<Val>> list = new ArrayList<>();
             for (JsonElement c : node.getAsJsonArray("children")) list.add(build(c.getAsJsonObject()));
             return list;
         }
 
-        Diffuser<Object> build(JsonObject node) throws Unsupported {
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        static Diffuser<Val>[] array(List<Diffuser<Val>> list) {
+            return list.toArray(new Diffuser[0]);
+        }
+
+        Diffuser<Val> intoAll(List<Diffuser<Val>> children) {
+            return form == Form.API ? Diffuser.intoAll(children) : new Diffuser<>(array(children));
+        }
+
+        Diffuser<Val> intoAlways(List<Diffuser<Val>> children) {
+            return form == Form.API ? Diffuser.intoAlways(children) : Diffuser.intoAlways(array(children));
+        }
+
+        /** A map's transform: labelled, a user call that logs its input (section 4). */
+        Function<Val, Val> mapTransform(java.util.function.Function<Object, Object> select, String label) {
+            if (label == null) return v -> new Val(select.apply(v.json), kind);
+            return v -> {
+                state.call(label, v.json);
+                return new Val(select.apply(v.json), kind);
+            };
+        }
+
+        DidChange<Val> predicate(JsonObject node) throws Unsupported {
+            java.util.function.BiPredicate<Object, Object> decide = decision(str(node, "predicate"), kind);
+            String label = node.has("label") ? node.get("label").getAsString() : null;
+            return (a, b) -> {
+                if (label != null) state.call(label, java.util.Arrays.asList(a.json, b.json));
+                return decide.test(a.json, b.json);
+            };
+        }
+
+        Diffuser<Val> build(JsonObject node) throws Unsupported {
             String op = str(node, "op");
             switch (op) {
                 case "ref": {
+                    keys(node, "ref");
                     String name = str(node, "ref");
                     if (built.containsKey(name)) return built.get(name);
                     if (!named.has(name)) throw new Unsupported("unknown ref " + name);
-                    Diffuser<Object> made = build(named.getAsJsonObject(name));
+                    Diffuser<Val> made = build(named.getAsJsonObject(name));
                     built.put(name, made);
                     return made;
                 }
                 case "intoAlways":
-                    return node.has("children") ? Diffuser.intoAlways(children(node)) : Diffuser.intoAlways(state.effect(str(node, "effect")));
-                case "into": return Diffuser.into(state.effect(str(node, "effect")));
-                case "intoOnce": return Diffuser.intoOnce(state.effect(str(node, "effect")));
-                case "intoAll": return Diffuser.intoAll(children(node));
+                    if (node.has("children")) {
+                        keys(node, "children");
+                        return intoAlways(children(node));
+                    }
+                    keys(node, "effect");
+                    return Diffuser.intoAlways(state.effect(str(node, "effect")));
+                case "into":
+                    keys(node, "effect");
+                    return Diffuser.into(state.effect(str(node, "effect")));
+                case "intoOnce":
+                    keys(node, "effect");
+                    return Diffuser.intoOnce(state.effect(str(node, "effect")));
+                case "intoAll":
+                    keys(node, "children");
+                    return intoAll(children(node));
                 case "intoWhen": {
-                    DidChange<Object> p = predicate(str(node, "predicate"));
+                    keys(node, "predicate", "label", node.has("child") ? "child" : "effect");
+                    DidChange<Val> p = predicate(node);
                     return node.has("child") ? Diffuser.intoWhen(p, build(node.getAsJsonObject("child")))
-                        : Diffuser.intoWhen(p, state.effect(str(node, "effect")));
+                        : Diffuser.intoWhen(p, state.<Val>effect(str(node, "effect")));
                 }
-                case "map": return Diffuser.map(selector(node.getAsJsonObject("selector")), build(node.getAsJsonObject("child")));
-                case "invert": return Diffuser.map(ConformanceTest::not, build(node.getAsJsonObject("child")));
+                case "map": {
+                    keys(node, "selector", "child", "label");
+                    String label = node.has("label") ? node.get("label").getAsString() : null;
+                    return Diffuser.map(mapTransform(selector(node.getAsJsonObject("selector")), label),
+                        build(node.getAsJsonObject("child")));
+                }
+                case "invert":
+                    keys(node, "child");
+                    return Diffuser.map(mapTransform(ConformanceTest::not, null), build(node.getAsJsonObject("child")));
                 default: throw new Unsupported("unknown diffuser op " + op);
             }
         }
@@ -234,11 +396,18 @@ public class ConformanceTest {
     static final class FuserBuilder {
         final JsonObject named;
         final Map<String, ScriptedSource> sources;
+        final Form form;
         final Map<String, Fuser<Object>> built = new HashMap<>();
 
-        FuserBuilder(JsonObject named, Map<String, ScriptedSource> sources) {
+        FuserBuilder(JsonObject named, Map<String, ScriptedSource> sources, Form form) {
             this.named = named;
             this.sources = sources;
+            this.form = form;
+        }
+
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        Fuser<Object> fromAll(List<Fuser<Object>> children) {
+            return form == Form.API ? Fuser.fromAll(children) : Fuser.fromAll(children.toArray(new Fuser[0]));
         }
 
         Fuser<Object> build(JsonObject node) throws Unsupported {
@@ -260,7 +429,7 @@ public class ConformanceTest {
                 case "fromAll": {
                     List<Fuser<Object>> list = new ArrayList<>();
                     for (JsonElement c : node.getAsJsonArray("children")) list.add(build(c.getAsJsonObject()));
-                    return Fuser.fromAll(list);
+                    return fromAll(list);
                 }
                 case "extract": return Fuser.extract(transform(str(node, "transform")), build(node.getAsJsonObject("child")));
                 case "extractConstant": return Fuser.extractConstant(plain(node.get("constant")), build(node.getAsJsonObject("child")));
@@ -289,22 +458,24 @@ public class ConformanceTest {
         return set;
     }
 
-    /** Runs one vector; returns a description of the first mismatch, or null. */
-    static String runVector(JsonObject vector) throws Unsupported {
+    /** Runs one vector in one form; returns a description of the first mismatch, or null. */
+    static String runVector(JsonObject vector, Form form) throws Unsupported {
         StepState state = new StepState();
         JsonObject named = vector.has("nodes") ? vector.getAsJsonObject("nodes") : new JsonObject();
         JsonArray steps = vector.getAsJsonArray("steps");
         String kind = str(vector, "kind");
         if (kind.equals("diffuser")) {
-            Diffuser<Object> diffuser = new DiffuserBuilder(named, state).build(vector.getAsJsonObject("root"));
+            Equality equality = equality(vector);
+            Diffuser<Val> diffuser = new DiffuserBuilder(named, state, equality, form).build(vector.getAsJsonObject("root"));
             for (int i = 0; i < steps.size(); i++) {
                 JsonObject step = steps.get(i).getAsJsonObject();
                 if (!step.has("run")) throw new Unsupported("diffuser step without run");
                 state.log = new ArrayList<>();
                 state.failing = failSet(step);
                 String error = null;
+                Val value = new Val(plain(step.get("run")), equality); // parsed afresh: a new object
                 try {
-                    diffuser.run(plain(step.get("run")));
+                    diffuser.run(value);
                 } catch (LabelFailure failure) {
                     error = failure.label;
                 }
@@ -312,9 +483,10 @@ public class ConformanceTest {
                 if (mismatch != null) return mismatch;
             }
         } else if (kind.equals("fuser")) {
+            if (vector.has("equality")) throw new Unsupported("equality in a fuser vector");
             Map<String, ScriptedSource> sources = new HashMap<>();
             for (JsonElement s : vector.getAsJsonArray("sources")) sources.put(s.getAsString(), new ScriptedSource(s.getAsString(), state));
-            Fuser<Object> fuser = new FuserBuilder(named, sources).build(vector.getAsJsonObject("root"));
+            Fuser<Object> fuser = new FuserBuilder(named, sources, form).build(vector.getAsJsonObject("root"));
             Map<String, Disposable> connections = new HashMap<>();
             try {
                 for (int i = 0; i < steps.size(); i++) {
@@ -364,22 +536,49 @@ public class ConformanceTest {
             files = walk.filter(p -> p.toString().endsWith(".json")).sorted().collect(Collectors.toList());
         }
         assertTrue("the corpus is incomplete: " + files.size() + " vectors in " + root.toAbsolutePath(), files.size() >= 600);
-        int passed = 0;
+        List<JsonObject> vectors = new ArrayList<>();
         List<String> failures = new ArrayList<>();
         for (Path file : files) {
             try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
-                String mismatch = runVector(JsonParser.parseReader(reader).getAsJsonObject());
-                if (mismatch == null) passed++;
-                else failures.add(file.getFileName() + ": " + mismatch);
+                vectors.add(JsonParser.parseReader(reader).getAsJsonObject());
             } catch (Exception e) {
-                failures.add(file.getFileName() + ": could not run: " + e);
+                vectors.add(null);
+                failures.add(file.getFileName() + ": could not read: " + e);
             }
         }
-        String summary = "Conformance (Java): " + files.size() + " vectors executed, " + passed + " passed, " + failures.size() + " failed";
-        System.out.println(summary);
+        Map<Form, Integer> executed = new LinkedHashMap<>();
+        int pairs = 0;
+        int passed = 0;
+        for (Form form : Form.values()) {
+            int count = 0;
+            for (int v = 0; v < files.size(); v++) {
+                if (vectors.get(v) == null) continue;
+                String where = files.get(v).getFileName() + " [" + form.label() + "]";
+                try {
+                    String mismatch = runVector(vectors.get(v), form);
+                    if (mismatch == null) passed++;
+                    else failures.add(where + ": " + mismatch);
+                } catch (Exception e) {
+                    failures.add(where + ": could not run: " + e);
+                }
+                count++;
+            }
+            executed.put(form, count);
+            pairs += count;
+        }
+        StringBuilder summary = new StringBuilder();
+        summary.append("Conformance (Java): ").append(files.size()).append(" vectors, ").append(pairs)
+            .append(" (vector, form) pairs executed, 0 not applicable\n");
+        for (Map.Entry<Form, Integer> e : executed.entrySet()) {
+            summary.append("  form ").append(e.getKey().label()).append(" (").append(e.getKey().description)
+                .append("): ").append(e.getValue()).append(" executed\n");
+        }
+        summary.append("  pairs: ").append(passed).append(" passed, ").append(pairs - passed).append(" failed\n");
+        System.out.print(summary);
         String report = System.getProperty("diffuser.conformanceReport");
-        if (report != null) Files.write(Paths.get(report), (summary + "\n").getBytes(StandardCharsets.UTF_8));
-        if (!failures.isEmpty()) fail(failures.size() + " vectors failed, first: " + failures.get(0));
-        assertEquals(files.size(), passed);
+        if (report != null) Files.write(Paths.get(report), summary.toString().getBytes(StandardCharsets.UTF_8));
+        if (!failures.isEmpty()) fail(failures.size() + " failures, first: " + failures.get(0) + (failures.size() > 1 ? "\nsecond: " + failures.get(1) : ""));
+        assertEquals(pairs, passed);
+        assertEquals(files.size() * Form.values().length, pairs);
     }
 }

@@ -16,7 +16,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.jar.JarFile;
 import org.junit.Test;
 
-/** The built jar carries its native libraries and works on its own. */
+/**
+ * The built jar carries its native libraries and works on its own, on the class path and
+ * on the module path.
+ */
 public class JarTest {
   private static File jar() {
     File jar = new File(System.getProperty("diffuser.jar"));
@@ -84,5 +87,39 @@ public class JarTest {
     assertEquals(output, 0, process.exitValue());
     assertTrue(output, output.contains("loaded from java.library.path\n"));
     assertTrue(output, output.contains("len 3, len 4, event HI\n"));
+  }
+
+  /**
+   * On the module path the jar is module {@code io.diffuser}: it exports the API packages
+   * only, loads its native libraries from inside itself, and works.
+   */
+  @Test
+  public void onTheModulePathTheJarIsAModuleThatHidesItsInternals() throws Exception {
+    Path tmp = Files.createTempDirectory("diffuser-child-tmp");
+    try {
+      String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
+      ProcessBuilder builder = new ProcessBuilder(java, "-Djava.io.tmpdir=" + tmp,
+          "--module-path", jar().getAbsolutePath(), "--add-modules", "io.diffuser",
+          "-cp", System.getProperty("diffuser.testClasses"), "io.diffuser.modular.ModuleSmoke")
+          .redirectErrorStream(true);
+      builder.environment().remove("LD_LIBRARY_PATH");
+      builder.environment().remove("JAVA_TOOL_OPTIONS");
+      Process process = builder.start();
+      String output;
+      try (InputStream in = process.getInputStream()) {
+        output = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+      }
+      assertTrue(process.waitFor(60, TimeUnit.SECONDS));
+      assertEquals(output, 0, process.exitValue());
+      assertTrue(output, output.contains("module io.diffuser\n"));
+      assertTrue(output, output.contains("exports io.diffuser io.diffuser.diffuser io.diffuser.fuser\n"));
+      assertTrue(output, output.contains("len 3, len 4, event HI, sources left 0\n"));
+      assertTrue(output, output.contains("internal not reachable\n"));
+      try (java.util.stream.Stream<Path> left = Files.list(tmp)) {
+        assertEquals("the extracted libraries are deleted", 0, left.count());
+      }
+    } finally {
+      Files.deleteIfExists(tmp);
+    }
   }
 }

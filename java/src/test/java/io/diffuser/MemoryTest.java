@@ -16,12 +16,14 @@ import org.junit.Test;
 /**
  * Native handles are released when their Java objects become unreachable, and disposing a
  * connection frees it: creating and dropping many trees does not grow the process.
+ * Composing diffusers that already ran (which merges their graphs) frees everything too.
  */
 public class MemoryTest {
   private static final int TREES = 200_000;
   private static final long LIMIT = 64L << 20;
 
   private static long sink;
+  private static long mergeEffects;
 
   /** VmRSS of this process, in bytes. */
   static long rss() throws IOException {
@@ -75,6 +77,67 @@ public class MemoryTest {
       }
     }
     collect();
+  }
+
+  /**
+   * The native heap once the Cleaner has released the handles of the objects collected:
+   * the least of the readings taken after collections until three in a row no longer
+   * shrink it.
+   */
+  private static long settledNativeHeap() throws InterruptedException {
+    long least = Long.MAX_VALUE;
+    for (int calm = 0, tries = 0; calm < 3 && tries < 50; tries++) {
+      collect();
+      long now = NativeHeap.inUse();
+      calm = now < least - (16 << 10) ? 0 : calm + 1;
+      least = Math.min(least, now);
+    }
+    return least;
+  }
+
+  /**
+   * Two diffusers that each ran alone (each has its own serializer), composed into one
+   * parent whose first run merges their graphs, then all three dropped.
+   */
+  private static void mergeRound(int i) {
+    Diffuser<Integer> a = Diffuser.into(v -> mergeEffects++);
+    Diffuser<Integer> b = Diffuser.into(v -> mergeEffects++);
+    a.run(i);
+    b.run(i);
+    Diffuser<Integer> parent = Diffuser.intoAlways(a, b);
+    parent.run(i + 1);
+  }
+
+  private static final int MERGE_ROUNDS = 40_000;
+  /**
+   * An allowance for the JVM's own use of malloc (JIT, GC, -Xcheck:jni), which moves the
+   * reading by up to about 1 MiB either way; a leak of 100 B a round exceeds it (the
+   * leak this test was written for was 467 B a round).
+   */
+  private static final long MERGE_LIMIT = 4L << 20;
+
+  /**
+   * Regression: the core kept a serializer merged into another alive from both sides (a
+   * reference cycle), so every composition of graphs that had already run leaked.
+   */
+  @Test
+  public void composingDiffusersThatAlreadyRanLeaksNothing() throws Exception {
+    for (int i = 0; i < 20_000; i++) {
+      mergeRound(i); // warm up: JIT, handle table, malloc arenas
+    }
+    long before = settledNativeHeap();
+    mergeEffects = 0;
+    for (int i = 0; i < MERGE_ROUNDS; i++) {
+      mergeRound(i);
+    }
+    assertEquals("every round ran both effects alone, then both through the parent",
+        4L * MERGE_ROUNDS, mergeEffects);
+    long after = settledNativeHeap();
+    long growth = after - before;
+    System.out.printf("MemoryTest: %d compositions of diffusers that ran, native heap %d KiB -> %d KiB "
+        + "(growth %d B, %d B a round)%n", MERGE_ROUNDS, before >> 10, after >> 10, growth, growth / MERGE_ROUNDS);
+    assertTrue("the native heap grew by " + growth + " bytes over " + MERGE_ROUNDS + " rounds",
+        growth < MERGE_LIMIT);
   }
 
   @Test

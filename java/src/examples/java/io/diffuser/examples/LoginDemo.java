@@ -220,31 +220,33 @@ public final class LoginDemo {
             Fuser.<Object, Event>extractConstant(new LoginClicked(), Fuser.from(loginButton)));
 
         System.out.println("Login demo (Java): a Diffuser renders the screen, a Fuser gathers the user's events.");
+        // The connection lasts for the try block: closing a Disposable disposes it.
         Disposable connection = events.connect(event -> {
             model = update(model, event);
             screen.run(model);
         });
-        step("start", () -> screen.run(model));
+        try (connection) {
+            step("start", () -> screen.run(model));
 
-        if (interactive) {
-            System.out.println("Type: username TEXT | password TEXT | click | quit");
-            BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-            while (true) {
-                System.out.print("> ");
-                System.out.flush();
-                String line = in.readLine();
-                if (line == null || line.equals("quit")) break;
-                if (!play(line)) System.out.println("   ? try: username alice | password opensesame | click");
-            }
-        } else {
-            for (String line : Files.readAllLines(Paths.get(script), StandardCharsets.UTF_8)) {
-                if (!play(line)) {
-                    System.out.println("bad script line: " + line);
-                    System.exit(1);
+            if (interactive) {
+                System.out.println("Type: username TEXT | password TEXT | click | quit");
+                BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+                while (true) {
+                    System.out.print("> ");
+                    System.out.flush();
+                    String line = in.readLine();
+                    if (line == null || line.equals("quit")) break;
+                    if (!play(line)) System.out.println("   ? try: username alice | password opensesame | click");
+                }
+            } else {
+                for (String line : Files.readAllLines(Paths.get(script), StandardCharsets.UTF_8)) {
+                    if (!play(line)) {
+                        System.out.println("bad script line: " + line);
+                        System.exit(1);
+                    }
                 }
             }
         }
-        connection.dispose();
 
         int total = 0;
         System.out.println("Renders per part over " + steps + " steps (a naive renderer redraws every part at every step):");

@@ -28,8 +28,9 @@ import java.util.Objects;
  *
  * <p><b>Threads.</b> Sources may emit on any thread, including threads the JVM did not
  * start. Each connection delivers one event at a time, on the emitting thread, and once
- * its {@code dispose()} has returned no event reaches its effect. Events a source emits
- * before it is connected or after its connection was disposed are dropped.
+ * its {@code dispose()} has returned no event reaches its effect, even when the effect
+ * itself called it. Events a source emits before it is connected or after its connection
+ * was disposed are dropped.
  *
  * <p><b>Failures.</b> An exception thrown by the connected {@link Effect} or by a
  * {@link Function} of {@link #extract} or {@link #extractUnlessNull} reaches the source
@@ -179,6 +180,16 @@ public final class Fuser<A> {
    * {@code effect} and to the sources' disposables are released. An exception thrown by a
    * source's {@link Disposable#dispose()} is rethrown by {@code dispose()} after every
    * source was disconnected.
+   *
+   * <p>Called from inside {@code effect}, {@code dispose()} returns without waiting for
+   * the sources: {@code effect} receives nothing more, and the sources are disconnected
+   * right after {@code effect} returns, before the emission that called it returns (so a
+   * source whose dispose stops and joins its emitting thread cannot deadlock). An
+   * exception a source's {@code dispose()} throws then reaches the emitter of that event,
+   * as {@code effect}'s own would.
+   *
+   * <p>The returned {@link Disposable} is {@link AutoCloseable}: a connection can be
+   * scoped with try-with-resources.
    *
    * @param effect receives the events, one at a time per connection
    * @return what disconnects the sources

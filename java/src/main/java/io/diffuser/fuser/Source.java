@@ -18,8 +18,9 @@ public interface Source<A> {
    * Starts sending events to {@code effect} until the returned disposable is disposed.
    *
    * <p>{@code effect.run(event)} delivers an event; it throws what a downstream effect or
-   * function threw for that event. After the connection was disposed, events sent to
-   * {@code effect} are dropped.
+   * function threw for that event (or, when the connected effect disposed its connection,
+   * what a source's {@code dispose()} threw as the sources were disconnected right after
+   * it). After the connection was disposed, events sent to {@code effect} are dropped.
    *
    * @param effect where to send the events
    * @return what stops this connection; must not be {@code null}

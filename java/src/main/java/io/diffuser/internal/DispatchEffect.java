@@ -23,7 +23,9 @@ public final class DispatchEffect implements Effect<Object> {
    * emitted after the connection was disposed are dropped.
    *
    * @param event the event (may be {@code null})
-   * @throws RuntimeException (or Error) what a downstream effect or function threw
+   * @throws RuntimeException (or Error) what a downstream effect or function threw, or
+   *     what a source's {@code dispose()} threw when the connected effect disposed its
+   *     connection (the sources are disconnected once that effect has returned)
    */
   @Override
   public void run(Object event) {

@@ -138,30 +138,14 @@ public final class Native {
   public static native long diffuserIntoAlwaysAll(long[] children);
 
   /**
-   * {@code dfs_diffuser_map}.
+   * {@code dfs_diffuser_map_borrowed}: the transform's results are lent to the core for
+   * the run (JNI local references), and retained only by a gate that caches one.
    *
    * @param transform the transform
    * @param child the child diffuser handle
    * @return the new diffuser handle
    */
   public static native long diffuserMap(Function<?, ?> transform, long child);
-
-  /**
-   * {@code dfs_diffuser_map_all_judged}: the same as {@link #diffuserIntoAlwaysAll} over
-   * {@code diffuserMap(transforms[i], children[i])}, except that every run calls all the
-   * transforms in one upcall ({@code MapAll.select}), before the first child runs, and
-   * compares there each part with its child's cache where the core allows it.
-   *
-   * @param transforms the transforms, one per child (the array is kept: do not modify it)
-   * @param children the child diffuser handles (copied), as many as transforms
-   * @return the new diffuser handle
-   */
-  public static long diffuserMapAll(Function<?, ?>[] transforms, long[] children) {
-    if (transforms == null) throw new NullPointerException("transforms");
-    return diffuserMapAllJudged(new MapAll(transforms), children);
-  }
-
-  private static native long diffuserMapAllJudged(MapAll selection, long[] children);
 
   /**
    * {@code dfs_diffuser_run}.

@@ -69,6 +69,41 @@ public class FuserTest {
   }
 
   @Test
+  public void aConnectionIsClosedByTryWithResources() {
+    TestSource<String> source = new TestSource<>();
+    Disposable kept;
+    try (Disposable connection = Fuser.from(source).connect(v -> log.add(v))) {
+      kept = connection;
+      source.emit("inside");
+    }
+    assertEquals(1, source.disposes.get());
+    source.emit("after");
+    assertEquals(Collections.singletonList("inside"), take());
+    kept.close(); // close is dispose: idempotent
+    kept.dispose();
+    assertEquals(1, source.disposes.get());
+  }
+
+  @Test
+  public void closeOfAnyDisposableCallsItsDispose() {
+    int[] disposed = new int[1];
+    Disposable lambda = () -> disposed[0]++;
+    try (Disposable scoped = lambda) {
+      assertSame(lambda, scoped);
+    }
+    assertEquals(1, disposed[0]);
+    RuntimeException failure = new RuntimeException("dispose");
+    Disposable failing = () -> {
+      throw failure;
+    };
+    try (failing) {
+      assertEquals(1, disposed[0]);
+    } catch (RuntimeException e) {
+      assertSame(failure, e); // unchecked, unchanged: close() declares no checked exception
+    }
+  }
+
+  @Test
   public void connectTwiceMakesIndependentConnections() {
     TestSource<String> source = new TestSource<>();
     Fuser<String> fuser = Fuser.from(source);

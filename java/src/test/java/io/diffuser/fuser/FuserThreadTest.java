@@ -247,4 +247,94 @@ public class FuserThreadTest {
       assertEquals("trial " + trial, 0, late.get());
     }
   }
+
+  /**
+   * A source that emits 1 from a thread of its own, in a loop, from connect until its
+   * disposable is disposed; that dispose stops the thread and joins it.
+   */
+  private static final class Ticker implements Source<Integer> {
+    final AtomicInteger emitted = new AtomicInteger();
+    final AtomicInteger disposes = new AtomicInteger();
+    volatile Thread thread;
+
+    @Override
+    public Disposable connect(Effect<Integer> effect) {
+      AtomicBoolean stop = new AtomicBoolean();
+      Thread ticking = new Thread(() -> {
+        while (!stop.get()) {
+          effect.run(1);
+          emitted.incrementAndGet();
+        }
+      }, "ticker");
+      thread = ticking;
+      ticking.start();
+      return () -> {
+        stop.set(true);
+        boolean interrupted = false;
+        while (true) {
+          try {
+            ticking.join(); // waits for an emission that may be waiting for the connection
+            break;
+          } catch (InterruptedException e) {
+            interrupted = true;
+          }
+        }
+        disposes.incrementAndGet();
+        if (interrupted) {
+          Thread.currentThread().interrupt();
+        }
+      };
+    }
+  }
+
+  /**
+   * Regression: an effect disposes its connection while another source of the connection
+   * emits from a thread of its own, and that source's dispose joins the thread. The
+   * emitting thread waits for the connection (the effect is running), so a dispose that
+   * disconnected the sources while holding the connection deadlocked. Now it neither
+   * deadlocks nor lets an event reach the effect after it returned.
+   */
+  @Test(timeout = 30_000)
+  public void disposeInsideAnEffectWhileASourceJoinsItsEmittingThread() throws Exception {
+    for (int trial = 0; trial < 20; trial++) {
+      Ticker ticker = new Ticker();
+      TestSource<Integer> manual = new TestSource<>();
+      AtomicReference<Disposable> connection = new AtomicReference<>();
+      AtomicBoolean disposed = new AtomicBoolean();
+      AtomicInteger ticks = new AtomicInteger();
+      AtomicInteger late = new AtomicInteger();
+      Fuser<Integer> both = Fuser.fromAll(Fuser.from(ticker), Fuser.from(manual));
+      connection.set(both.connect(v -> {
+        if (disposed.get()) {
+          late.incrementAndGet();
+        }
+        if (v == 2) {
+          try {
+            Thread.sleep(5); // time for the ticker to block on this connection
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          connection.get().dispose();
+          disposed.set(true);
+        } else {
+          ticks.incrementAndGet();
+        }
+      }));
+      while (ticks.get() < 10) {
+        Thread.yield();
+      }
+      manual.emit(2); // on this thread: the effect disposes the connection
+      assertTrue("trial " + trial + ": the effect disposed the connection", disposed.get());
+      assertEquals("trial " + trial + ": the manual source was disconnected", 0, manual.effects.size());
+      assertEquals(1, manual.disposes.get());
+      assertEquals(1, ticker.disposes.get());
+      assertFalse("trial " + trial + ": the ticker's thread was joined", ticker.thread.isAlive());
+      int ticksAfter = ticks.get();
+      Thread.sleep(2);
+      assertEquals(ticksAfter, ticks.get());
+      assertEquals("trial " + trial + ": events reached the effect after dispose returned", 0, late.get());
+      connection.get().dispose(); // idempotent
+      assertEquals(1, ticker.disposes.get());
+    }
+  }
 }

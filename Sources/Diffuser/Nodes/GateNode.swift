@@ -1,0 +1,67 @@
+/// Runs its child on the first value, and afterwards only when `change.didChange(old,
+/// new)` says so: `intoWhen(didChange, child)`. The equality gates `into` and `intoAll`
+/// are this node with the predicate "not equal" (`Inequality`).
+///
+/// The cache holds the value of the previous successful run. Every successful run
+/// replaces it with the new value, whether the child ran or not, and whether or not the
+/// predicate found the two equal: so `old` is always the previous run's value, which is
+/// what a predicate such as "increased", or an equality that is not transitive, needs.
+/// A run that fails (in the predicate, in `keep`, or below the child) leaves the cache as
+/// it was, so that the next run is compared with the same old value and retries.
+@usableFromInline
+final class GateNode<A, Change: ChangeFunction>: Node<A> where Change.Value == A {
+    @usableFromInline
+    let change: Change
+    @usableFromInline
+    let child: Node<A>
+    /// The previous run's value; `nil` before the first successful run. Touched only by
+    /// a pass, with the graph's serializer held.
+    @usableFromInline @exclusivity(unchecked)
+    var cache: A?
+
+    @inlinable
+    init(_ change: Change, _ child: Node<A>) {
+        self.change = change
+        self.child = child
+        super.init(step: { node, value in
+            try unsafeDowncast(node, to: GateNode<A, Change>.self).pass(value)
+        })
+    }
+
+    /// The gate's step: compare with the previous value, run the child if it changed,
+    /// keep the new value.
+    @inlinable
+    final func pass(_ value: A) throws {
+        if let old = cache, try !change.didChange(old, value) {
+            cache = try change.keep(value)
+            return
+        }
+        let kept = try change.keep(value)
+        try child.run(value)
+        cache = kept
+    }
+
+    override func forEachChild(_ body: (AnyNode) -> Void) { body(child) }
+}
+
+/// "Not equal" by an equality: the predicate of the gates of `into` and `intoAll`.
+@usableFromInline
+struct Inequality<Equality: EqualityFunction>: ChangeFunction {
+    @usableFromInline
+    let equality: Equality
+
+    @inlinable
+    init(_ equality: Equality) {
+        self.equality = equality
+    }
+
+    @inlinable
+    func didChange(_ old: Equality.Value, _ new: Equality.Value) throws -> Bool {
+        try !equality.equals(old, new)
+    }
+
+    @inlinable
+    func keep(_ value: Equality.Value) throws -> Equality.Value {
+        try equality.keep(value)
+    }
+}

@@ -1,0 +1,24 @@
+/// Feeds its child a part of the value: `map(transform, child)`.
+///
+/// The transform is called on every value that reaches the node, right before the
+/// child runs; gating happens in the child.
+@usableFromInline
+final class MapNode<A, Transform: TransformFunction>: Node<A> where Transform.Input == A {
+    @usableFromInline
+    let transform: Transform
+    @usableFromInline
+    let child: Node<Transform.Output>
+
+    @inlinable
+    init(_ transform: Transform, _ child: Node<Transform.Output>) {
+        self.transform = transform
+        self.child = child
+        super.init(step: { node, value in
+            let me = unsafeDowncast(node, to: MapNode<A, Transform>.self)
+            let child = me.child
+            try me.transform.withSelected(value) { try child.run($0) }
+        })
+    }
+
+    override func forEachChild(_ body: (AnyNode) -> Void) { body(child) }
+}

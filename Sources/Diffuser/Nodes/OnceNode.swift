@@ -1,0 +1,23 @@
+/// Runs its child on the first value only: `intoOnce`.
+///
+/// If that first run fails, the next value is treated as the first.
+@usableFromInline
+final class OnceNode<A>: Node<A> {
+    @usableFromInline
+    let child: Node<A>
+    @usableFromInline @exclusivity(unchecked)
+    var done = false
+
+    @inlinable
+    init(_ child: Node<A>) {
+        self.child = child
+        super.init(step: { node, value in
+            let me = unsafeDowncast(node, to: OnceNode<A>.self)
+            if me.done { return }
+            try me.child.run(value)
+            me.done = true
+        })
+    }
+
+    override func forEachChild(_ body: (AnyNode) -> Void) { body(child) }
+}

@@ -1,0 +1,159 @@
+import CDiffuserFFI
+#if !DIFFUSER_SINGLE_MODULE
+// SwiftPM builds the core and the C ABI as two modules; CMake compiles them as one.
+@_spi(Bindings) import Diffuser
+#endif
+
+// The C callbacks as the core calls them. No semantics here: each adapter translates
+// one call and its error; what runs when is the core's business.
+
+/// A C callback: its function and context, and what runs its destroy when the core
+/// drops its last reference (`keeper`). Made before anything else in an export, so that
+/// the destroy runs exactly once whether or not the export fails.
+///
+/// `Fn` is a C function pointer type.
+struct CCallback<Fn> {
+    let fn: Fn?
+    let ctx: UnsafeMutableRawPointer?
+    /// Runs the destroy when the last copy of this callback, or of a `CFunction` made
+    /// from it, goes away; `nil` when there is no destroy.
+    let keeper: CallbackContext?
+
+    init(_ fn: Fn?, _ ctx: UnsafeMutableRawPointer?, _ destroy: dfs_destroy_fn?) {
+        self.fn = fn
+        self.ctx = ctx
+        self.keeper = destroy.map { CallbackContext(ctx, $0) }
+    }
+}
+
+/// A C callback that has a function: what the adapters hold.
+struct CFunction<Fn> {
+    let fn: Fn
+    let ctx: UnsafeMutableRawPointer?
+    let keeper: CallbackContext?
+
+    /// Throws `DFS_ERR_NULL` naming `name` if the callback has no function.
+    init(_ callback: CCallback<Fn>, _ name: String) throws {
+        guard let fn = callback.fn else { throw CError.null(name) }
+        self.fn = fn
+        self.ctx = callback.ctx
+        self.keeper = callback.keeper
+    }
+}
+
+/// A C effect (`dfs_effect_fn`).
+struct CEffect: EffectFunction {
+    let function: CFunction<dfs_effect_fn>
+
+    init(_ callback: CCallback<dfs_effect_fn>) throws {
+        function = try CFunction(callback, "effect")
+    }
+
+    func run(_ value: CValue) throws {
+        let code = function.fn(value.pointer, function.ctx)
+        if code != 0 { throw CError.callback("effect", code: code) }
+    }
+}
+
+/// A C "did change" predicate (`dfs_did_change_fn`), called as (old, new).
+struct CChange: ChangeFunction {
+    let function: CFunction<dfs_did_change_fn>
+    /// The type of the values compared, which retains the borrowed ones a gate keeps.
+    let type: ValueType
+
+    init(_ callback: CCallback<dfs_did_change_fn>, type: ValueType) throws {
+        function = try CFunction(callback, "did_change")
+        self.type = type
+    }
+
+    func keep(_ value: CValue) throws -> CValue {
+        try type.kept(value)
+    }
+
+    func didChange(_ old: CValue, _ new: CValue) throws -> Bool {
+        let answer = function.fn(old.pointer, new.pointer, function.ctx)
+        if answer < 0 { throw CError.callback("did_change", code: answer) }
+        return answer != 0
+    }
+}
+
+/// The value type's equality, for the gates of `into` and `into_all`, called as
+/// (old, new).
+struct CEquality: EqualityFunction {
+    let type: ValueType
+
+    func equals(_ old: CValue, _ new: CValue) throws -> Bool {
+        try type.equal(old.pointer, new.pointer)
+    }
+
+    func keep(_ value: CValue) throws -> CValue {
+        try type.kept(value)
+    }
+}
+
+/// A C transform (`dfs_transform_fn`); its results are values of `output`, handed over
+/// with a reference the core drops after the child ran (`dfs_diffuser_map`), or borrowed
+/// for the run (`dfs_diffuser_map_borrowed`).
+struct CTransform: TransformFunction {
+    let function: CFunction<dfs_transform_fn>
+    /// The type through which the core releases the outputs it was handed; `nil` when
+    /// they are borrowed or their type has no `release`.
+    let owned: ValueType?
+
+    init(_ callback: CCallback<dfs_transform_fn>, output: ValueType, borrowed: Bool) throws {
+        function = try CFunction(callback, "transform")
+        owned = !borrowed && output.releaseFn != nil ? output : nil
+    }
+
+    /// The part, with an owner that releases it when the last copy goes (a gate that
+    /// keeps it shares that owner).
+    func select(_ value: CValue) throws -> CValue {
+        var result: UnsafeRawPointer?
+        let code = function.fn(value.pointer, &result, function.ctx)
+        if code != 0 {
+            // A transform that failed after producing a value: do not leak it.
+            if let owned, let result { owned.releaseFn?(result, owned.context.ctx) }
+            throw CError.callback("transform", code: code)
+        }
+        guard let owned else { return CValue(result) }
+        return owned.adopt(result)
+    }
+}
+
+/// A member of the value read in place as a transform (`dfs_diffuser_map_field`): the
+/// part is the unsigned integer of `size` bytes at `offset` bytes into the value, widened
+/// to a pointer. The part lives in the value: the core holds no reference to it.
+struct CFieldTransform: TransformFunction {
+    let offset: Int
+    let size: Int
+
+    /// Sizes a part can have: those of the unsigned integers that fit in a pointer.
+    static var sizes: [Int] { [1, 2, 4, 8].filter { $0 <= MemoryLayout<UInt>.size } }
+
+    init(offset: Int, size: Int) throws {
+        guard offset >= 0 else {
+            // A size_t above PTRDIFF_MAX, read as an Int.
+            throw CError.argument("offset \(UInt(bitPattern: offset)) is larger than PTRDIFF_MAX")
+        }
+        guard Self.sizes.contains(size) else {
+            throw CError.argument("size \(size) is not one of \(Self.sizes.map(String.init).joined(separator: ", "))")
+        }
+        self.offset = offset
+        self.size = size
+    }
+
+    func select(_ value: CValue) throws -> CValue {
+        guard let base = value.pointer else {
+            throw CError(status: DFS_ERR_NULL, message: "a field map (offset \(offset), size \(size)) was run on a NULL value")
+        }
+        let bytes = base + offset
+        let bits: UInt
+        switch size {
+        case 1: bits = UInt(bytes.load(as: UInt8.self))
+        case 2: bits = UInt(bytes.loadUnaligned(as: UInt16.self))
+        case 4: bits = UInt(bytes.loadUnaligned(as: UInt32.self))
+        default: bits = bytes.loadUnaligned(as: UInt.self)
+        }
+        return CValue(UnsafeRawPointer(bitPattern: bits))
+    }
+}
