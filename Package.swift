@@ -47,5 +47,13 @@ let package = Package(
             path: "bench/swift",
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
+        // intoList's diff against CollectionDifference and a hand-written hash-map diff:
+        // `swift run -c release ListDiffBench`. Not a test.
+        .executableTarget(
+            name: "ListDiffBench",
+            dependencies: ["Diffuser"],
+            path: "bench/swift-list",
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
     ]
 )

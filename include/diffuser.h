@@ -383,6 +383,119 @@ dfs_type *dfs_type_ffi_event(void);
 dfs_status dfs_closure_new(dfs_dispatch *dispatch, dfs_ffi_type ret,
                            const dfs_ffi_type *args, size_t count, void (**fn)(void));
 
+/* ------------------------------------------------------------------------------------
+ * Lists: keyed list diff
+ * ------------------------------------------------------------------------------------
+ * Diffs two lists whose items are identified by 64-bit keys, with content compared by
+ * a per-item fingerprint or by a callback. Items of the common prefix and suffix pair in
+ * place; elsewhere the k-th old occurrence of a key pairs with its k-th new occurrence,
+ * extra occurrences are deletes or inserts, and has_duplicates says it happened.
+ * Only matched items outside one longest increasing subsequence move: no fewer moves
+ * can reorder them. Expected O(n) plus O(k log k) for k matched items.
+ *
+ * The result comes in one struct whose arrays live in one block: free it with
+ * dfs_list_diff_free. Indices and counts are int32_t (lists hold fewer than 2^31 - 1
+ * items). A pair array holds `count` pairs as 2 * count values: old, new, old, new...
+ */
+
+/** One list: `count` keys, and optionally `count` content fingerprints (items with the
+ *  same key and equal fingerprints have the same content). `keys` (and `contents`) may
+ *  be NULL when count is 0. */
+typedef struct dfs_list_side {
+    const uint64_t *keys;
+    const uint64_t *contents;
+    size_t count;
+} dfs_list_side;
+
+/** Compares the contents of a matched pair: old item `old_index` and new item
+ *  `new_index` (same key). Returns 1 if the content is the same, 0 if it changed,
+ *  negative to abort the diff with DFS_ERR_CALLBACK. */
+typedef int (*dfs_list_same_fn)(int32_t old_index, int32_t new_index, void *ctx);
+
+/** What dfs_list_diff_compute adds to the diff itself. */
+typedef enum dfs_list_flags {
+    /** Also the batch in UIKit's coordinates (the batch_ fields): deletes, reloads and
+     *  move sources in old indices, inserts and move destinations in new indices; no old
+     *  index is used twice, no new index twice; an item both moved and changed is
+     *  deleted and inserted. */
+    DFS_LIST_BATCH = 1,
+    /** The batch (implies DFS_LIST_BATCH), with an item both moved and changed moved,
+     *  and listed in batch_reloads_after_moves at its new index, to reload after the
+     *  batch. */
+    DFS_LIST_BATCH_MOVE_THEN_RELOAD = 2,
+    /** Also the step-by-step script (the script fields). */
+    DFS_LIST_SCRIPT = 4,
+} dfs_list_flags;
+
+/** The kinds of script steps. Each step is three int32_t: kind, a, b. */
+typedef enum dfs_list_step {
+    /** Remove b items starting at a. Removes come first, highest index first. */
+    DFS_LIST_REMOVE = 1,
+    /** Remove the item at a, then insert it at b (b counts without it); positions are
+     *  those of the list as the previous steps left it. */
+    DFS_LIST_MOVE = 2,
+    /** Insert new items a..a+b-1 at a. Inserts come after the moves, lowest first. */
+    DFS_LIST_INSERT = 3,
+    /** Items a..a+b-1 (final positions) changed content. Changes come last. */
+    DFS_LIST_CHANGE = 4,
+} dfs_list_step;
+
+/** A diff. Every index array is ascending (pair arrays by their new index). */
+typedef struct dfs_list_diff {
+    int32_t old_count;
+    int32_t new_count;
+    /** 1 if a key occurred twice in one list outside the common prefix and suffix. */
+    int32_t has_duplicates;
+    int32_t delete_count;
+    int32_t insert_count;
+    int32_t move_count;
+    int32_t update_count;
+    /** Old indices of deleted items. */
+    const int32_t *deletes;
+    /** New indices of inserted items. */
+    const int32_t *inserts;
+    /** Pairs (old, new) of matched items that move. */
+    const int32_t *moves;
+    /** Pairs (old, new) of matched items whose content changed (moved ones too). */
+    const int32_t *updates;
+    /** old_count entries: the new index of each old item, or -1. */
+    const int32_t *old_to_new;
+    /** new_count entries: the old index of each new item, or -1. */
+    const int32_t *new_to_old;
+
+    /* With DFS_LIST_BATCH (otherwise counts 0 and pointers NULL). */
+    int32_t batch_delete_count;
+    int32_t batch_insert_count;
+    int32_t batch_move_count;
+    int32_t batch_reload_count;
+    int32_t batch_reload_after_move_count;
+    const int32_t *batch_deletes;              /* old indices */
+    const int32_t *batch_inserts;              /* new indices */
+    const int32_t *batch_moves;                /* pairs (old, new) */
+    const int32_t *batch_reloads;              /* old indices */
+    const int32_t *batch_reloads_after_moves;  /* new indices */
+
+    /* With DFS_LIST_SCRIPT (otherwise 0 and NULL). */
+    int32_t script_count;
+    /** script_count steps of three values: dfs_list_step, a, b. */
+    const int32_t *script;
+
+    /** The block that holds the arrays: for dfs_list_diff_free. */
+    void *block;
+} dfs_list_diff;
+
+/** Diffs `old_list` -> `new_list` into *out (which the caller owns; its arrays are the
+ *  library's until dfs_list_diff_free). Content: `same_content` decides if non-NULL
+ *  (called once per matched pair, only during this call, with `ctx`); else fingerprints
+ *  if `contents` is given for both lists; else contents never change. `flags`: a
+ *  combination of dfs_list_flags. On failure *out is zeroed (freeing it is allowed). */
+dfs_status dfs_list_diff_compute(const dfs_list_side *old_list, const dfs_list_side *new_list,
+                                 dfs_list_same_fn same_content, void *ctx, unsigned int flags,
+                                 dfs_list_diff *out);
+
+/** Frees the arrays of a diff and zeroes it. NULL and zeroed diffs are accepted. */
+void dfs_list_diff_free(dfs_list_diff *diff);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,176 @@
+import CDiffuserFFI
+#if !DIFFUSER_SINGLE_MODULE
+// SwiftPM builds the core and the C ABI as two modules; CMake compiles them as one.
+@_spi(Bindings) import Diffuser
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// The keyed list diff for C (include/diffuser.h, "Lists"): keys are 64-bit values,
+// content is a fingerprint or a callback, and the result is flat int32_t arrays in one
+// malloc'd block. The diff itself is the core's ListDiff; this file only converts.
+
+/// The largest list the C API takes: indices are int32_t.
+private let maxListCount = Int(Int32.max) - 1
+
+/// One side of a diff, read from a `dfs_list_side`.
+private struct CListSide {
+    let keys: UnsafePointer<UInt64>?
+    let contents: UnsafePointer<UInt64>?
+    let count: Int
+
+    init(_ side: UnsafePointer<dfs_list_side>?, _ name: String) throws {
+        guard let side else { throw CError.null(name) }
+        let value = side.pointee
+        guard value.count <= maxListCount else {
+            throw CError.argument("\(name)->count \(value.count) is too large (at most \(maxListCount))")
+        }
+        count = Int(value.count)
+        if count > 0 && value.keys == nil { throw CError.null("\(name)->keys") }
+        keys = value.keys
+        contents = value.contents
+    }
+}
+
+@_cdecl("dfs_list_diff_compute")
+public func dfs_list_diff_compute(
+    _ oldList: UnsafePointer<dfs_list_side>?, _ newList: UnsafePointer<dfs_list_side>?,
+    _ sameContent: dfs_list_same_fn?, _ ctx: UnsafeMutableRawPointer?, _ flags: UInt32,
+    _ out: UnsafeMutablePointer<dfs_list_diff>?
+) -> dfs_status {
+    out?.pointee = dfs_list_diff()
+    return guarded {
+        guard let out else { throw CError.null("out") }
+        let known = DFS_LIST_BATCH.rawValue | DFS_LIST_BATCH_MOVE_THEN_RELOAD.rawValue | DFS_LIST_SCRIPT.rawValue
+        guard flags & ~known == 0 else { throw CError.argument("unknown flags \(flags & ~known)") }
+        let old = try CListSide(oldList, "old_list")
+        let new = try CListSide(newList, "new_list")
+        let diff: ListDiff
+        if let sameContent {
+            diff = try ListDiff(
+                oldCount: old.count, newCount: new.count,
+                oldKey: { old.keys![$0] }, newKey: { new.keys![$0] },
+                sameContent: { i, j in
+                    let result = sameContent(Int32(truncatingIfNeeded: i), Int32(truncatingIfNeeded: j), ctx)
+                    if result < 0 { throw CError.callback("same_content", code: result) }
+                    return result != 0
+                })
+        } else if old.contents != nil || new.contents != nil {
+            if old.count > 0 && old.contents == nil { throw CError.null("old_list->contents (new_list has contents)") }
+            if new.count > 0 && new.contents == nil { throw CError.null("new_list->contents (old_list has contents)") }
+            diff = ListDiff(
+                oldCount: old.count, newCount: new.count,
+                oldKey: { old.keys![$0] }, newKey: { new.keys![$0] },
+                sameContent: { old.contents![$0] == new.contents![$1] })
+        } else {
+            diff = ListDiff(
+                oldCount: old.count, newCount: new.count,
+                oldKey: { old.keys![$0] }, newKey: { new.keys![$0] },
+                sameContent: { _, _ in true })
+        }
+        let moveThenReload = flags & DFS_LIST_BATCH_MOVE_THEN_RELOAD.rawValue != 0
+        let batch = moveThenReload || flags & DFS_LIST_BATCH.rawValue != 0
+            ? diff.batch(movedAndChanged: moveThenReload ? .moveThenReload : .deleteAndInsert)
+            : nil
+        let script = flags & DFS_LIST_SCRIPT.rawValue != 0 ? diff.script() : nil
+        out.pointee = try CListDiffBlock.make(diff, batch, script)
+    }
+}
+
+@_cdecl("dfs_list_diff_free")
+public func dfs_list_diff_free(_ diff: UnsafeMutablePointer<dfs_list_diff>?) {
+    guard let diff else { return }
+    free(diff.pointee.block)
+    diff.pointee = dfs_list_diff()
+}
+
+/// Lays a diff out as `dfs_list_diff`: every array in one block of int32_t.
+private enum CListDiffBlock {
+    static func make(_ diff: ListDiff, _ batch: ListBatch?, _ script: ListScript?) throws -> dfs_list_diff {
+        var total = diff.deletes.count + diff.inserts.count + 2 * diff.moves.count + 2 * diff.updates.count
+            + diff.oldCount + diff.newCount
+        if let batch {
+            total += batch.deletes.count + batch.inserts.count + 2 * batch.moves.count + batch.reloads.count
+                + batch.reloadsAfterMoves.count
+        }
+        if let script { total += 3 * script.steps.count }
+        guard let raw = malloc(max(total, 1) * MemoryLayout<Int32>.stride) else {
+            throw CError(status: DFS_ERR_MEMORY, message: "out of memory for a list diff of \(total) values")
+        }
+        let base = raw.bindMemory(to: Int32.self, capacity: max(total, 1))
+        var cursor = base
+
+        /// Copies `values` at the cursor and returns where they start (NULL if none).
+        func put(_ values: [Int]) -> UnsafePointer<Int32>? {
+            if values.isEmpty { return nil }
+            let start = cursor
+            for value in values {
+                cursor.pointee = Int32(truncatingIfNeeded: value)
+                cursor += 1
+            }
+            return UnsafePointer(start)
+        }
+        func put(_ pairs: [ListDiff.Pair]) -> UnsafePointer<Int32>? {
+            if pairs.isEmpty { return nil }
+            let start = cursor
+            for pair in pairs {
+                cursor[0] = Int32(truncatingIfNeeded: pair.old)
+                cursor[1] = Int32(truncatingIfNeeded: pair.new)
+                cursor += 2
+            }
+            return UnsafePointer(start)
+        }
+
+        var result = dfs_list_diff()
+        result.block = raw
+        result.old_count = Int32(diff.oldCount)
+        result.new_count = Int32(diff.newCount)
+        result.has_duplicates = diff.hasDuplicates ? 1 : 0
+        result.delete_count = Int32(diff.deletes.count)
+        result.insert_count = Int32(diff.inserts.count)
+        result.move_count = Int32(diff.moves.count)
+        result.update_count = Int32(diff.updates.count)
+        result.deletes = put(diff.deletes)
+        result.inserts = put(diff.inserts)
+        result.moves = put(diff.moves)
+        result.updates = put(diff.updates)
+        result.old_to_new = put(diff.oldToNew)
+        result.new_to_old = put(diff.newToOld)
+        if let batch {
+            result.batch_delete_count = Int32(batch.deletes.count)
+            result.batch_insert_count = Int32(batch.inserts.count)
+            result.batch_move_count = Int32(batch.moves.count)
+            result.batch_reload_count = Int32(batch.reloads.count)
+            result.batch_reload_after_move_count = Int32(batch.reloadsAfterMoves.count)
+            result.batch_deletes = put(batch.deletes)
+            result.batch_inserts = put(batch.inserts)
+            result.batch_moves = put(batch.moves)
+            result.batch_reloads = put(batch.reloads)
+            result.batch_reloads_after_moves = put(batch.reloadsAfterMoves)
+        }
+        if let script {
+            result.script_count = Int32(script.steps.count)
+            if !script.steps.isEmpty {
+                result.script = UnsafePointer(cursor)
+                for step in script.steps {
+                    let (kind, a, b): (dfs_list_step, Int, Int)
+                    switch step {
+                    case let .remove(at, count): (kind, a, b) = (DFS_LIST_REMOVE, at, count)
+                    case let .move(from, to): (kind, a, b) = (DFS_LIST_MOVE, from, to)
+                    case let .insert(at, count): (kind, a, b) = (DFS_LIST_INSERT, at, count)
+                    case let .change(at, count): (kind, a, b) = (DFS_LIST_CHANGE, at, count)
+                    }
+                    cursor[0] = Int32(bitPattern: kind.rawValue)
+                    cursor[1] = Int32(truncatingIfNeeded: a)
+                    cursor[2] = Int32(truncatingIfNeeded: b)
+                    cursor += 3
+                }
+            }
+        }
+        precondition(cursor - base == total, "list diff block size")
+        return result
+    }
+}

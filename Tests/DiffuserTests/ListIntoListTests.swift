@@ -1,0 +1,145 @@
+import XCTest
+@testable import Diffuser
+
+/// The `intoList` combinator: what the sink receives, when, and what it keeps.
+final class ListIntoListTests: XCTestCase {
+    struct Row: Identifiable, Equatable {
+        var id: Int
+        var title: String
+    }
+
+    struct Model: Equatable {
+        var title: String
+        var rows: [Row]
+    }
+
+    struct Failure: Error {}
+
+    func testFirstRunInsertsEverything() {
+        var received: [ListChanges<Row>] = []
+        let diffuser = Diffuser<[Row]>.intoList { received.append($0) }
+        diffuser.run([Row(id: 1, title: "a"), Row(id: 2, title: "b")])
+        XCTAssertEqual(received.count, 1)
+        XCTAssertTrue(received[0].isFirst)
+        XCTAssertEqual(received[0].old, [])
+        XCTAssertEqual(received[0].new.map(\.id), [1, 2])
+        XCTAssertEqual(received[0].diff.inserts, [0, 1])
+    }
+
+    func testFirstRunOfAnEmptyListStillCallsTheSink() {
+        var calls = 0
+        let diffuser = Diffuser<[Row]>.intoList { _ in calls += 1 }
+        diffuser.run([])
+        diffuser.run([])
+        XCTAssertEqual(calls, 1)
+    }
+
+    func testUnchangedListDoesNotCallTheSink() {
+        var received: [ListChanges<Row>] = []
+        let diffuser = Diffuser<[Row]>.intoList { received.append($0) }
+        let rows = [Row(id: 1, title: "a"), Row(id: 2, title: "b")]
+        diffuser.run(rows)
+        diffuser.run(rows)
+        diffuser.run(rows.map { $0 })
+        XCTAssertEqual(received.count, 1)
+    }
+
+    func testChangesCarryBothListsAndTheDiff() throws {
+        var received: [ListChanges<Row>] = []
+        let diffuser = Diffuser<[Row]>.intoList(key: \.id, sameContent: ==) { received.append($0) }
+        let a = [Row(id: 1, title: "a"), Row(id: 2, title: "b"), Row(id: 3, title: "c")]
+        let b = [Row(id: 3, title: "c"), Row(id: 1, title: "A"), Row(id: 4, title: "d")]
+        diffuser.run(a)
+        diffuser.run(b)
+        XCTAssertEqual(received.count, 2)
+        let changes = received[1]
+        XCTAssertFalse(changes.isFirst)
+        XCTAssertEqual(changes.old, a)
+        XCTAssertEqual(changes.new, b)
+        XCTAssertEqual(changes.diff.deletes, [1])
+        XCTAssertEqual(changes.diff.inserts, [2])
+        XCTAssertEqual(changes.diff.updates, [ListDiff.Pair(old: 0, new: 1)])
+        // What the sink is meant to do with it works.
+        XCTAssertEqual(try playUIKitBatch(changes.batch(), old: changes.old, new: changes.new), b)
+        var patched = changes.old
+        changes.script().apply(to: &patched, from: changes.new)
+        XCTAssertEqual(patched, b)
+    }
+
+    func testFailureKeepsTheLastAppliedList() {
+        var fail = false
+        var received: [ListChanges<Row>] = []
+        let diffuser = Diffuser<[Row]>.intoList { changes in
+            if fail { throw Failure() }
+            received.append(changes)
+        }
+        let a = [Row(id: 1, title: "a")]
+        let b = [Row(id: 1, title: "a"), Row(id: 2, title: "b")]
+        let c = [Row(id: 3, title: "c"), Row(id: 1, title: "a")]
+        diffuser.run(a)
+        fail = true
+        XCTAssertThrowsError(try diffuser.tryRun(b))
+        fail = false
+        diffuser.run(c)
+        XCTAssertEqual(received.count, 2)
+        // Diffed from a, the list the sink applied, not from b.
+        XCTAssertEqual(received[1].old, a)
+        XCTAssertEqual(received[1].diff.inserts, [0])
+        XCTAssertEqual(received[1].diff.deletes, [])
+        // Back to the applied list after a failure: nothing to do.
+        fail = true
+        XCTAssertThrowsError(try diffuser.tryRun(b))
+        fail = false
+        diffuser.run(c)
+        XCTAssertEqual(received.count, 2)
+    }
+
+    func testFailedFirstRunIsFirstAgain() {
+        var fail = true
+        var received: [ListChanges<Row>] = []
+        let diffuser = Diffuser<[Row]>.intoList { changes in
+            if fail { throw Failure() }
+            received.append(changes)
+        }
+        XCTAssertThrowsError(try diffuser.tryRun([Row(id: 1, title: "a")]))
+        fail = false
+        diffuser.run([Row(id: 2, title: "b")])
+        XCTAssertEqual(received.count, 1)
+        XCTAssertTrue(received[0].isFirst)
+        XCTAssertEqual(received[0].old, [])
+    }
+
+    func testComposesWithMap() {
+        var titles: [String] = []
+        var lists: [[Int]] = []
+        let diffuser = Diffuser<Model>(
+            .map(\.title, .into { titles.append($0) }),
+            .map(\.rows, .intoList(key: \.id) { lists.append($0.new.map(\.id)) })
+        )
+        diffuser.run(Model(title: "x", rows: [Row(id: 1, title: "a")]))
+        diffuser.run(Model(title: "y", rows: [Row(id: 1, title: "a")]))
+        diffuser.run(Model(title: "y", rows: [Row(id: 2, title: "b"), Row(id: 1, title: "a")]))
+        XCTAssertEqual(titles, ["x", "y"])
+        XCTAssertEqual(lists, [[1], [2, 1]])
+    }
+
+    /// Over a random sequence of lists, each sink call's batch turns the previous applied
+    /// list into the new one, and the sink sees every change.
+    func testSequenceOfRandomLists() throws {
+        var g = ListRandom(seed: 4242)
+        var shown: [ListItem] = []
+        var calls = 0
+        let diffuser = Diffuser<[ListItem]>.intoList(key: \.key) { changes in
+            calls += 1
+            guard changes.old == shown else { throw ListCheckFailure("old is not what was shown") }
+            shown = try playUIKitBatch(changes.batch(), old: shown, new: changes.new)
+        }
+        var list: [ListItem] = []
+        for step in 0..<500 {
+            list = g.chance(0.2) ? list : ListGen.edited(list, &g, alphabet: 6, unique: false)
+            try diffuser.tryRun(list)
+            XCTAssertEqual(shown, list, "step \(step)")
+        }
+        XCTAssertGreaterThan(calls, 300)
+    }
+}
