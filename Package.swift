@@ -3,7 +3,8 @@ import PackageDescription
 
 let package = Package(
     name: "Diffuser",
-    platforms: [.macOS(.v15)],
+    // Synchronization's atomics set the floor: macOS 15, iOS 18 and their siblings; Linux.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "Diffuser", targets: ["Diffuser"]),
         // The C ABI as a shared library (CMake builds the installable libdiffuser.so).
@@ -13,7 +14,7 @@ let package = Package(
         // The single implementation of Diffuser and Fuser semantics. No Foundation.
         .target(
             name: "Diffuser",
-            swiftSettings: [.swiftLanguageMode(.v5)]
+            swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // libffi closures and the C types of include/diffuser.h.
         .target(
@@ -26,12 +27,12 @@ let package = Package(
             dependencies: ["Diffuser", "CDiffuserFFI"],
             // The linker version script of the CMake build (the exported dfs_ symbols).
             exclude: ["exports.map"],
-            swiftSettings: [.swiftLanguageMode(.v5)]
+            swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(
             name: "DiffuserTests",
             dependencies: ["Diffuser"],
-            swiftSettings: [.swiftLanguageMode(.v5)]
+            swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // The login demo (README): run with `swift run LoginDemo`.
         .executableTarget(

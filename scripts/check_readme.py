@@ -86,7 +86,12 @@ def main():
         open(os.path.join(jdir, "src", "main", "java", "Hello.java"), "w").write(found["java"])
         jenv = dict(os.environ)
         jenv.pop("LD_LIBRARY_PATH", None)
-        out = run(["gradle", "--offline", "--no-daemon", "-q", "run"], jdir, jenv, "gradle")
+        # The snippet is what any Gradle accepts (the `java` plugin and `implementation`):
+        # it compiles here with Debian's Gradle; the program then runs on the class path.
+        run(["gradle", "--offline", "--no-daemon", "-q", "compileJava"], jdir, jenv, "gradle")
+        classpath = os.pathsep.join([os.path.join(jdir, "build", "classes", "java", "main"),
+                                     os.path.join(jdir, "libs", "diffuser.jar")])
+        out = run(["java", "-cp", classpath, "Hello"], jdir, jenv, "java")
         expect("java", out)
         print("README gradle snippet: the jar dependency compiled and ran")
 

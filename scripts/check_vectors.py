@@ -7,7 +7,8 @@
 
 Each vector is validated (format of conformance/README.md: unknown keys, bad labels,
 floats, unknown refs, ... are errors), executed on scripts/conformance_model.py, and its
-expected logs and errors compared with the model's. Names must be unique and equal to the
+expected logs and errors (for a list vector: its expected diff, batches and script)
+compared with the model's. Names must be unique and equal to the
 file name. Prints "N passed, M failed"; exits 1 if anything failed.
 """
 
@@ -62,7 +63,7 @@ def main(argv):
     paths = [a for a in argv if a != "-v"] or find_vectors(CONFORMANCE)
     passed = failed = 0
     names = {}
-    kinds = {"diffuser": 0, "fuser": 0}
+    kinds = {"diffuser": 0, "fuser": 0, "list": 0}
     for path in paths:
         rel = os.path.relpath(path, ROOT)
         try:
@@ -87,8 +88,8 @@ def main(argv):
             kinds[vector["kind"]] += 1
             if verbose:
                 print("ok   %s" % rel)
-    print("%d passed, %d failed (%d diffuser, %d fuser)"
-          % (passed, failed, kinds["diffuser"], kinds["fuser"]))
+    print("%d passed, %d failed (%d diffuser, %d fuser, %d list)"
+          % (passed, failed, kinds["diffuser"], kinds["fuser"], kinds["list"]))
     return 1 if failed or not passed else 0
 
 

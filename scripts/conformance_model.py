@@ -10,9 +10,12 @@ Public entry points:
 
     validate_vector(vector)        raises VectorError if the vector is malformed
     run_vector(vector)             -> list of {"log": [...], "error": None|label}, one per step
+                                      (for a list vector: its one expectation, see list_expect)
     check_vector(vector)           -> list of mismatch messages (empty when the vector passes)
     json_equal(a, b)               deep JSON equality (bool is never equal to an integer)
     vector_equal(equality, a, b)   a diffuser vector's equality: "json", "near" or "nan"
+    list_diff(old_keys, new_keys, same_content)   the keyed list diff, slowly (README 10)
+    list_expect(old, new)          a list vector's "expect": diff, both batches, script
 
 Values are the Python objects produced by json.loads: None, bool, int, str, list, dict.
 Floats are not allowed anywhere in a vector.
@@ -440,20 +443,24 @@ def validate_vector(vector):
     if not isinstance(vector, dict):
         raise VectorError("a vector is a JSON object")
     kind = vector.get("kind")
-    if kind == "diffuser":
+    if kind == "list":
+        validate_list_vector(vector)
+    elif kind == "diffuser":
         _expect_keys(vector, ("format", "name", "kind", "description", "nodes", "root", "steps"),
                      ("equality",), "vector")
     elif kind == "fuser":
         _expect_keys(vector, ("format", "name", "kind", "description", "sources", "nodes",
                               "root", "steps"), (), "vector")
     else:
-        raise VectorError("vector.kind must be \"diffuser\" or \"fuser\"")
+        raise VectorError("vector.kind must be \"diffuser\", \"fuser\" or \"list\"")
     if vector["format"] != FORMAT or json_type(vector["format"]) != "int":
         raise VectorError("vector.format must be %d" % FORMAT)
     if not isinstance(vector["name"], str) or not re.match(r"^[a-z0-9][a-z0-9-]*$", vector["name"]):
         raise VectorError("vector.name must match [a-z0-9][a-z0-9-]*")
     if not isinstance(vector["description"], str):
         raise VectorError("vector.description must be a string")
+    if kind == "list":
+        return
     nodes = vector["nodes"]
     if not isinstance(nodes, dict):
         raise VectorError("vector.nodes must be an object")
@@ -782,11 +789,239 @@ def run_fuser(vector):
 
 
 # ---------------------------------------------------------------------------------------
+# List vectors (README section 10): the keyed list diff, restated slowly.
+#
+# Nothing here is clever: every part is computed from its definition, in O(n^2) or worse,
+# so that it can be read against the README and serve as the reference for the fast
+# implementations.
+
+LIST_EXPECT_KEYS = ("deletes", "inserts", "moves", "updates", "oldToNew", "newToOld",
+                    "hasDuplicates", "batch", "batchMoveThenReload", "script")
+LIST_BATCH_KEYS = ("deletes", "inserts", "moves", "reloads", "reloadsAfterMoves")
+LIST_STEP_KINDS = ("remove", "move", "insert", "change")
+LIST_KEY_MAX_LENGTH = 16
+
+
+def list_key_equal(a, b):
+    """Keys are integers or strings; 1 and "1" are different keys."""
+    return json_equal(a, b)
+
+
+def list_lis(values):
+    """The longest increasing subsequence that the list diff keeps in place (README 10.3):
+    indices into `values` (distinct integers), ascending.
+
+    level[t] is the length of the longest strictly increasing subsequence of `values` that
+    ends at t. The chosen subsequence ends at the LAST t whose level is the maximum; each
+    element's predecessor is the LAST earlier element whose level is one less and whose
+    value is smaller. (This is the subsequence that patience sorting with a
+    predecessor link to the current top of the previous pile finds.)"""
+    k = len(values)
+    level = [1] * k
+    for t in range(k):
+        for u in range(t):
+            if values[u] < values[t] and level[u] + 1 > level[t]:
+                level[t] = level[u] + 1
+    if k == 0:
+        return []
+    best = max(level)
+    t = max(u for u in range(k) if level[u] == best)
+    chosen = [t]
+    while level[t] > 1:
+        t = max(u for u in range(t) if level[u] == level[t] - 1 and values[u] < values[t])
+        chosen.append(t)
+    return sorted(chosen)
+
+
+def list_diff(old_keys, new_keys, same_content):
+    """The diff of README 10.2-10.3: a dict with deletes, inserts, moves, updates (pairs as
+    [old, new]), oldToNew, newToOld and hasDuplicates. same_content(i, j) compares the
+    contents of matched old item i and new item j."""
+    n, m = len(old_keys), len(new_keys)
+    o2n = [-1] * n
+    n2o = [-1] * m
+    limit = min(n, m)
+    # 1. The common prefix and suffix pair in place.
+    p = 0
+    while p < limit and list_key_equal(old_keys[p], new_keys[p]):
+        o2n[p] = n2o[p] = p
+        p += 1
+    s = 0
+    while s < limit - p and list_key_equal(old_keys[n - 1 - s], new_keys[m - 1 - s]):
+        o2n[n - 1 - s] = m - 1 - s
+        n2o[m - 1 - s] = n - 1 - s
+        s += 1
+    old_mid = list(range(p, n - s))
+    new_mid = list(range(p, m - s))
+    # 2. In the middle, the k-th old occurrence of a key pairs with its k-th new one.
+    for j in new_mid:
+        k = sum(1 for jj in new_mid if jj < j and list_key_equal(new_keys[jj], new_keys[j]))
+        olds = [i for i in old_mid if list_key_equal(old_keys[i], new_keys[j])]
+        if k < len(olds):
+            o2n[olds[k]] = j
+            n2o[j] = olds[k]
+    # Duplicates: a key twice in the old middle or twice in the new middle, looked for only
+    # when both middles are non-empty (only then are keys paired by occurrence).
+    def repeats(keys, indices):
+        return any(list_key_equal(keys[a], keys[b]) for a in indices for b in indices if a < b)
+    duplicates = bool(old_mid) and bool(new_mid) and (
+        repeats(old_keys, old_mid) or repeats(new_keys, new_mid))
+    # 3. Matched items in new order; those outside the chosen LIS of their old indices move.
+    matched_new = [j for j in range(m) if n2o[j] >= 0]
+    stays = set(matched_new[t] for t in list_lis([n2o[j] for j in matched_new]))
+    return {
+        "deletes": [i for i in range(n) if o2n[i] < 0],
+        "inserts": [j for j in range(m) if n2o[j] < 0],
+        "moves": [[n2o[j], j] for j in matched_new if j not in stays],
+        "updates": [[n2o[j], j] for j in matched_new if not same_content(n2o[j], j)],
+        "oldToNew": o2n,
+        "newToOld": n2o,
+        "hasDuplicates": duplicates,
+    }
+
+
+def list_batch(diff, move_then_reload):
+    """The UIKit batch of README 10.4."""
+    moved = set(j for _, j in diff["moves"])
+    changed = set(j for _, j in diff["updates"])
+    both = moved & changed
+    reloads = sorted(i for i, j in diff["updates"] if j not in moved)
+    if move_then_reload:
+        return {"deletes": list(diff["deletes"]), "inserts": list(diff["inserts"]),
+                "moves": [list(pair) for pair in diff["moves"]], "reloads": reloads,
+                "reloadsAfterMoves": sorted(both)}
+    return {"deletes": sorted(diff["deletes"] + [i for i, j in diff["moves"] if j in both]),
+            "inserts": sorted(diff["inserts"] + sorted(both)),
+            "moves": [list(pair) for pair in diff["moves"] if pair[1] not in both],
+            "reloads": reloads, "reloadsAfterMoves": []}
+
+
+def _runs(indices):
+    """Ascending indices as runs [start, count] of consecutive indices, ascending."""
+    runs = []
+    for x in indices:
+        if runs and runs[-1][0] + runs[-1][1] == x:
+            runs[-1][1] += 1
+        else:
+            runs.append([x, 1])
+    return runs
+
+
+def list_script(diff):
+    """The step-by-step script of README 10.5, by simulating the list it acts on."""
+    steps = []
+    for at, count in reversed(_runs(diff["deletes"])):
+        steps.append(["remove", at, count])
+    # After the removes: the matched items (named by their old index), in old order.
+    current = [i for i in range(len(diff["oldToNew"])) if diff["oldToNew"][i] >= 0]
+    o2n = diff["oldToNew"]
+    placed = set(i for i in current) - set(i for i, _ in diff["moves"])
+    for old, new in diff["moves"]:
+        source = current.index(old)
+        current.pop(source)
+        before = [i for i in placed if o2n[i] < new]
+        target = current.index(max(before, key=lambda i: o2n[i])) + 1 if before else 0
+        current.insert(target, old)
+        placed.add(old)
+        if source != target:
+            steps.append(["move", source, target])
+    for at, count in _runs(diff["inserts"]):
+        steps.append(["insert", at, count])
+    for at, count in _runs([j for _, j in diff["updates"]]):
+        steps.append(["change", at, count])
+    return steps
+
+
+def list_expect(old, new):
+    """A list vector's complete "expect" for the lists `old` and `new` ([key, content]
+    items; contents compared by JSON equality)."""
+    diff = list_diff([item[0] for item in old], [item[0] for item in new],
+                     lambda i, j: json_equal(old[i][1], new[j][1]))
+    expect = dict(diff)
+    expect["batch"] = list_batch(diff, False)
+    expect["batchMoveThenReload"] = list_batch(diff, True)
+    expect["script"] = list_script(diff)
+    return expect
+
+
+def _validate_list_items(items, where):
+    if not isinstance(items, list):
+        raise VectorError("%s must be an array of [key, content] items" % where)
+    for i, item in enumerate(items):
+        w = "%s[%d]" % (where, i)
+        if not isinstance(item, list) or len(item) != 2:
+            raise VectorError("%s: an item is [key, content]" % w)
+        key = item[0]
+        check_value(key, w + ".key")
+        t = json_type(key)
+        if t == "string":
+            if len(key) > LIST_KEY_MAX_LENGTH:
+                raise VectorError("%s: key strings have at most %d characters"
+                                  % (w, LIST_KEY_MAX_LENGTH))
+        elif t != "int":
+            raise VectorError("%s: a key is an integer or a string" % w)
+        check_value(item[1], w + ".content")
+
+
+def _validate_int_array(value, where, pairs=False):
+    if not isinstance(value, list):
+        raise VectorError("%s must be an array" % where)
+    for i, x in enumerate(value):
+        if pairs:
+            if not isinstance(x, list) or len(x) != 2 or not all(is_int(y) for y in x):
+                raise VectorError("%s[%d] must be a pair [old, new] of integers" % (where, i))
+        elif not is_int(x):
+            raise VectorError("%s[%d] must be an integer" % (where, i))
+
+
+def validate_list_vector(vector):
+    """Raises VectorError unless the list vector has the shape of README 10.1."""
+    _expect_keys(vector, ("format", "name", "kind", "description", "old", "new", "expect"), (),
+                 "vector")
+    _validate_list_items(vector["old"], "vector.old")
+    _validate_list_items(vector["new"], "vector.new")
+    expect = vector["expect"]
+    _expect_keys(expect, LIST_EXPECT_KEYS, (), "expect")
+    for key in ("deletes", "inserts", "oldToNew", "newToOld"):
+        _validate_int_array(expect[key], "expect." + key)
+    for key in ("moves", "updates"):
+        _validate_int_array(expect[key], "expect." + key, pairs=True)
+    if json_type(expect["hasDuplicates"]) != "bool":
+        raise VectorError("expect.hasDuplicates must be a boolean")
+    for name in ("batch", "batchMoveThenReload"):
+        batch = expect[name]
+        _expect_keys(batch, LIST_BATCH_KEYS, (), "expect." + name)
+        for key in LIST_BATCH_KEYS:
+            _validate_int_array(batch[key], "expect.%s.%s" % (name, key), pairs=(key == "moves"))
+    if not isinstance(expect["script"], list):
+        raise VectorError("expect.script must be an array")
+    for i, step in enumerate(expect["script"]):
+        if (not isinstance(step, list) or len(step) != 3 or step[0] not in LIST_STEP_KINDS
+                or not is_int(step[1]) or not is_int(step[2])):
+            raise VectorError("expect.script[%d] must be [kind, a, b] with kind one of %s"
+                              % (i, ", ".join(LIST_STEP_KINDS)))
+
+
+def check_list_vector(vector):
+    """The mismatches between a (valid) list vector's expect and the model's."""
+    actual = list_expect(vector["old"], vector["new"])
+    problems = []
+    for key in LIST_EXPECT_KEYS:
+        if not json_equal(vector["expect"][key], actual[key]):
+            problems.append("expect.%s is %s, model gives %s"
+                            % (key, _short(vector["expect"][key]), _short(actual[key])))
+    return problems
+
+
+# ---------------------------------------------------------------------------------------
 # Running and checking
 
 
 def run_vector(vector):
-    """Executes the vector's steps on the model; returns one {"log", "error"} per step."""
+    """Executes the vector's steps on the model; returns one {"log", "error"} per step.
+    For a list vector: the list of its one expectation (list_expect)."""
+    if vector["kind"] == "list":
+        return [list_expect(vector["old"], vector["new"])]
     if vector["kind"] == "diffuser":
         return run_diffuser(vector)
     return run_fuser(vector)
@@ -799,6 +1034,8 @@ def check_vector(vector):
         validate_vector(vector)
     except VectorError as e:
         return ["malformed: %s" % e]
+    if vector["kind"] == "list":
+        return check_list_vector(vector)
     problems = []
     for i, (step, actual) in enumerate(zip(vector["steps"], run_vector(vector))):
         expect = step["expect"]

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Seeded generator of random composite conformance vectors.
 
-    python3 scripts/gen_vectors.py                 # (re)writes conformance/generated/ and exact/
+    python3 scripts/gen_vectors.py                 # (re)writes conformance/generated/, exact/, list/
     python3 scripts/gen_vectors.py --family exact  # only conformance/exact/
     python3 scripts/gen_vectors.py --seed 7 --count 100 --out /tmp/vectors   # generated family
     python3 scripts/gen_vectors.py --check         # exit 1 if the committed files differ
 
-Two families, each with its own seed: "generated" (gen-NNNN.json, random composite
-diffuser and fuser vectors) and "exact" (exact-NNNN.json, diffuser vectors on the vector's
-equality, "boom", labelled transforms and predicates, failures of every user call).
+Three families, each with its own seed: "generated" (gen-NNNN.json, random composite
+diffuser and fuser vectors), "exact" (exact-NNNN.json, diffuser vectors on the vector's
+equality, "boom", labelled transforms and predicates, failures of every user call) and
+"list" (list-NNNN.json, keyed list diffs: pairing, duplicates, moves, batches, scripts).
 The same seed and count always produce byte-identical files. Vector i is generated from
 its own random stream (derived from the seed and i), so changing --count does not change
 the vectors that are kept. Expected logs come from scripts/conformance_model.py.
@@ -910,6 +911,214 @@ def gen_exact(rng, name, seed, index):
 
 
 # ---------------------------------------------------------------------------------------
+# List vectors (conformance/list/): the keyed list diff (README section 10).
+#
+# A third family with its own seed and its own random streams: nothing above this line
+# is changed by it, so conformance/generated/ and conformance/exact/ stay byte-identical.
+
+LIST_SEED = 20261203
+LIST_COUNT = 200
+LIST_OUT = os.path.join(ROOT, "conformance", "list")
+
+# Vector i uses LIST_SCENARIOS[(i - 1) % len(LIST_SCENARIOS)].
+LIST_SCENARIOS = ["small-alphabet", "unique-edits", "shuffle", "reverse", "unrelated",
+                  "one-empty", "unchanged", "mixed-keys", "prefix-suffix", "large"]
+LIST_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+# Contents: mostly small integers (0 is the usual one), sometimes other JSON values,
+# including pairs that differ only by type (1 and true, 0 and null) or by member order.
+LIST_CONTENTS = [0, 0, 0, 0, 1, 2, 3, True, False, None, "", "x", [], [0], [1, 0],
+                 {"a": 1, "b": 2}, {"b": 2, "a": 1}, {"a": 1}, {"a": [1, {"b": None}]}]
+
+
+def list_key(rng, style, index):
+    """Key number `index` in a style: "int", "str" or "mixed" (1 and "1" both occur)."""
+    if style == "int":
+        return index
+    if style == "str":
+        if index < len(LIST_LETTERS):
+            return LIST_LETTERS[index]
+        return "k%d" % index
+    return index if rng.random() < 0.5 else str(index)
+
+
+def list_content(rng, plain=0.7):
+    return 0 if rng.random() < plain else rng.choice(LIST_CONTENTS)
+
+
+def list_random(rng, count, alphabet, style):
+    return [[list_key(rng, style, rng.randrange(max(alphabet, 1))), list_content(rng)]
+            for _ in range(count)]
+
+
+def list_unique(rng, count, style, spare=0):
+    numbers = list(range(count + spare))
+    rng.shuffle(numbers)
+    keys = []
+    for n in numbers:
+        key = list_key(rng, style, n)
+        if not any(model.json_equal(key, k) for k in keys):
+            keys.append(key)
+        if len(keys) == count:
+            break
+    return [[k, list_content(rng)] for k in keys]
+
+
+def list_edited(rng, items, alphabet, style, unique, edits):
+    """items after `edits` random edits: deletes, inserts, moves, content changes, swaps
+    and block moves."""
+    result = copy.deepcopy(items)
+    fresh = alphabet
+    for _ in range(edits):
+        r = rng.randrange(6)
+        if r == 0 and result:
+            result.pop(rng.randrange(len(result)))
+        elif r == 1:
+            if unique:
+                key = list_key(rng, style, fresh)
+                fresh += 1
+            else:
+                key = list_key(rng, style, rng.randrange(max(alphabet, 1)))
+            result.insert(rng.randint(0, len(result)), [key, list_content(rng)])
+        elif r == 2 and result:
+            item = result.pop(rng.randrange(len(result)))
+            result.insert(rng.randint(0, len(result)), item)
+        elif r == 3 and result:
+            i = rng.randrange(len(result))
+            result[i] = [result[i][0], list_content(rng, plain=0.3)]
+        elif r == 4 and len(result) > 1:
+            i, j = rng.randrange(len(result)), rng.randrange(len(result))
+            result[i], result[j] = result[j], result[i]
+        elif r == 5 and len(result) > 1:
+            start = rng.randrange(len(result))
+            end = min(len(result), start + rng.randint(1, 5))
+            block = result[start:end]
+            del result[start:end]
+            at = rng.randint(0, len(result))
+            result[at:at] = block
+    return result
+
+
+def list_change_contents(rng, items, p):
+    return [[k, list_content(rng, plain=0.3)] if rng.random() < p else [k, c] for k, c in items]
+
+
+def gen_list(rng, name, seed, index):
+    scenario = LIST_SCENARIOS[(index - 1) % len(LIST_SCENARIOS)]
+    style = rng.choice(["int", "str", "str", "mixed"])
+    if scenario == "small-alphabet":
+        alphabet = rng.choice([1, 2, 3, 4, 5])
+        old = list_random(rng, rng.randint(0, 12), alphabet, style)
+        new = list_edited(rng, old, alphabet, style, False, rng.randint(1, 8))
+    elif scenario == "unique-edits":
+        count = rng.randint(0, 30)
+        old = list_unique(rng, count, style, spare=count)
+        new = list_edited(rng, old, 2 * count + 1, style, True, rng.randint(1, 10))
+    elif scenario == "shuffle":
+        old = list_unique(rng, rng.randint(2, 24), style)
+        new = copy.deepcopy(old)
+        rng.shuffle(new)
+        new = list_change_contents(rng, new, rng.choice([0, 0.1, 0.3]))
+    elif scenario == "reverse":
+        if rng.random() < 0.6:
+            old = list_unique(rng, rng.randint(2, 24), style)
+        else:
+            old = list_random(rng, rng.randint(2, 16), rng.randint(2, 6), style)
+        new = list_change_contents(rng, list(reversed(copy.deepcopy(old))), rng.choice([0, 0.2]))
+    elif scenario == "unrelated":
+        alphabet = rng.choice([3, 6, 12, 40])
+        old = list_random(rng, rng.randint(0, 16), alphabet, style)
+        new = list_random(rng, rng.randint(0, 16), alphabet, style)
+    elif scenario == "one-empty":
+        items = list_random(rng, rng.randint(0, 10), rng.choice([2, 5, 20]), style)
+        old, new = (items, []) if rng.random() < 0.5 else ([], items)
+    elif scenario == "unchanged":
+        old = list_random(rng, rng.randint(0, 20), rng.choice([2, 5, 30]), style)
+        new = copy.deepcopy(old)
+        if rng.random() < 0.6:
+            new = list_change_contents(rng, new, rng.choice([0.1, 0.4]))
+    elif scenario == "mixed-keys":
+        alphabet = rng.choice([2, 3, 4])
+        old = list_random(rng, rng.randint(1, 12), alphabet, "mixed")
+        new = list_edited(rng, old, alphabet, "mixed", False, rng.randint(0, 6))
+        if rng.random() < 0.5:
+            rng.shuffle(new)
+    elif scenario == "prefix-suffix":
+        # The same key at both ends and in the middle: the prefix and suffix pair in place
+        # before occurrences are counted in the middle.
+        alphabet = rng.choice([2, 3])
+        prefix = list_random(rng, rng.randint(0, 3), alphabet, style)
+        suffix = list_random(rng, rng.randint(0, 3), alphabet, style)
+        middle_old = list_random(rng, rng.randint(0, 5), alphabet, style)
+        middle_new = list_random(rng, rng.randint(0, 5), alphabet, style)
+        old = copy.deepcopy(prefix) + middle_old + copy.deepcopy(suffix)
+        new = list_change_contents(rng, prefix, 0.2) + middle_new + list_change_contents(rng, suffix, 0.2)
+    else:  # large: a miniature of the benchmark's W1 (remove a run, insert one, shuffle the front)
+        count = rng.randint(40, 64)
+        old = list_unique(rng, count, style, spare=count)
+        new = copy.deepcopy(old)
+        a = rng.randrange(count // 2)
+        b = a + rng.randint(1, count // 4)
+        del new[a:b]
+        fresh = [[list_key(rng, style, 2 * count + 1 + t), list_content(rng)]
+                 for t in range(rng.randint(0, count // 4))]
+        fresh = [f for f in fresh if not any(model.json_equal(f[0], k) for k, _ in old)]
+        new[a:a] = fresh
+        front = rng.randint(2, 12)
+        head = new[:front]
+        rng.shuffle(head)
+        new[:front] = head
+        new = list_change_contents(rng, new, rng.choice([0, 0.05, 0.2]))
+    expect = model.list_expect(old, new)
+    facts = []
+    for key in ("deletes", "inserts", "moves", "updates"):
+        facts.append("%d %s" % (len(expect[key]), key))
+    if expect["hasDuplicates"]:
+        facts.append("duplicates")
+    return {
+        "format": 1,
+        "name": name,
+        "kind": "list",
+        "description": "Generated list vector (seed %d, index %d, scenario %s, %s keys): "
+                       "%d -> %d items, %s." % (seed, index, scenario, style, len(old), len(new),
+                                                ", ".join(facts)),
+        "old": old,
+        "new": new,
+        "expect": expect,
+    }
+
+
+def format_list_vector(vector):
+    """Deterministic text: sorted keys, each list on one line, one line per expectation."""
+    def dump(value):
+        return json.dumps(value, sort_keys=True)
+    lines = ["{"]
+    keys = sorted(vector)
+    for n, key in enumerate(keys):
+        comma = "," if n + 1 < len(keys) else ""
+        value = vector[key]
+        if key == "expect":
+            lines.append('  "expect": {')
+            names = sorted(value)
+            for k, name in enumerate(names):
+                tail = "," if k + 1 < len(names) else ""
+                lines.append("    %s: %s%s" % (dump(name), dump(value[name]), tail))
+            lines.append("  }" + comma)
+        else:
+            lines.append("  %s: %s%s" % (dump(key), dump(value), comma))
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def generate_list(seed, index):
+    rng = random.Random(seed * 1000003 + index)
+    vector = gen_list(rng, "list-%04d" % index, seed, index)
+    problems = model.check_vector(json.loads(format_list_vector(vector)))
+    if problems:
+        raise SystemExit("internal error in %s: %s" % (vector["name"], problems))
+    return vector
+
+
+# ---------------------------------------------------------------------------------------
 # Output
 
 
@@ -978,15 +1187,18 @@ def generate_exact(seed, index):
     return self_check(gen_exact(rng, "exact-%04d" % index, seed, index))
 
 
-# family -> (file name prefix, generator, default seed, default count, default directory)
+# family -> (file name prefix, generator, default seed, default count, default directory,
+# formatter)
 FAMILIES = {
-    "generated": ("gen-", generate_one, DEFAULT_SEED, DEFAULT_COUNT, DEFAULT_OUT),
-    "exact": ("exact-", generate_exact, EXACT_SEED, EXACT_COUNT, EXACT_OUT),
+    "generated": ("gen-", generate_one, DEFAULT_SEED, DEFAULT_COUNT, DEFAULT_OUT, format_vector),
+    "exact": ("exact-", generate_exact, EXACT_SEED, EXACT_COUNT, EXACT_OUT, format_vector),
+    "list": ("list-", generate_list, LIST_SEED, LIST_COUNT, LIST_OUT, format_list_vector),
 }
 
 
 def write_all(seed, count, out, family="generated"):
     prefix, generate = FAMILIES[family][:2]
+    formatter = FAMILIES[family][5]
     os.makedirs(out, exist_ok=True)
     for entry in os.listdir(out):
         if entry.startswith(prefix) and entry.endswith(".json"):
@@ -995,7 +1207,7 @@ def write_all(seed, count, out, family="generated"):
         vector = generate(seed, index)
         path = os.path.join(out, vector["name"] + ".json")
         with open(path, "w", encoding="ascii", newline="\n") as f:
-            f.write(format_vector(vector))
+            f.write(formatter(vector))
 
 
 def check(seed, count, out, family="generated"):
@@ -1026,18 +1238,20 @@ def check(seed, count, out, family="generated"):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--family", choices=["all", "generated", "exact"], default=None,
+    parser.add_argument("--family", choices=["all", "generated", "exact", "list"], default=None,
                         help="which family: generated (gen-NNNN in conformance/generated), "
-                        "exact (exact-NNNN in conformance/exact) or all (the default, unless "
-                        "--seed, --count or --out is given: then generated)")
+                        "exact (exact-NNNN in conformance/exact), list (list-NNNN in "
+                        "conformance/list) or all (the default, unless --seed, --count or "
+                        "--out is given: then generated)")
     parser.add_argument("--seed", type=int, default=None,
-                        help="random seed (default %d for generated, %d for exact)"
-                        % (DEFAULT_SEED, EXACT_SEED))
+                        help="random seed (default %d for generated, %d for exact, %d for list)"
+                        % (DEFAULT_SEED, EXACT_SEED, LIST_SEED))
     parser.add_argument("--count", type=int, default=None,
-                        help="number of vectors (default %d for generated, %d for exact)"
-                        % (DEFAULT_COUNT, EXACT_COUNT))
+                        help="number of vectors (default %d for generated, %d for exact, %d "
+                        "for list)" % (DEFAULT_COUNT, EXACT_COUNT, LIST_COUNT))
     parser.add_argument("--out", default=None,
-                        help="output directory (default conformance/generated or conformance/exact)")
+                        help="output directory (default conformance/generated, "
+                        "conformance/exact or conformance/list)")
     parser.add_argument("--check", action="store_true",
                         help="regenerate into a temporary directory and compare with --out")
     args = parser.parse_args(argv)
@@ -1045,10 +1259,10 @@ def main(argv=None):
     family = args.family or ("generated" if overrides else "all")
     if family == "all" and overrides:
         parser.error("--seed, --count and --out apply to one family: add --family")
-    families = ["generated", "exact"] if family == "all" else [family]
+    families = ["generated", "exact", "list"] if family == "all" else [family]
     status = 0
     for name in families:
-        _, _, seed, count, out = FAMILIES[name]
+        _, _, seed, count, out, _ = FAMILIES[name]
         seed = seed if args.seed is None else args.seed
         count = count if args.count is None else args.count
         out = out if args.out is None else args.out

@@ -99,4 +99,9 @@ extension Diffuser {
     }
 }
 
+/// A diffuser may be shared between threads: every call into the code it holds (effects,
+/// predicates, equalities, transforms) happens under its graph's lock, one at a time, as a
+/// `Mutex` guards a value that is not `Sendable` itself. The code is called on the thread
+/// that runs the diffuser; what that code touches outside the diffuser is the caller's
+/// to make safe.
 extension Diffuser: @unchecked Sendable {}

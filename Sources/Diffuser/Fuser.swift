@@ -94,6 +94,9 @@ public class Fuser<A> {
     }
 }
 
+/// A fuser may be shared between threads: it is an immutable description, and each
+/// connection delivers one event at a time under its own lock. Effects run on the thread
+/// of the source that emitted the event.
 extension Fuser: @unchecked Sendable {}
 
 extension Fuser {

@@ -37,8 +37,15 @@ final class Serializer: @unchecked Sendable {
     /// The address of the serializer this one was merged into (retained), or 0. Set
     /// once, with `graphLock` and this serializer's `lock` held; never changed again.
     private let forwardAddress = Atomic<UInt>(0)
-    /// Runs requested by the owner thread during a pass. Touched only with `lock` held.
+    /// Runs requested by the owner thread during a pass and not started yet. Touched
+    /// only with `lock` held.
     @exclusivity(unchecked) var pending: [() throws -> Void] = []
+    /// When the pass in progress started, on `passClock`; written by the owner thread.
+    /// Of two passes one thread has open, the outer one started first.
+    @exclusivity(unchecked) var passStarted: UInt64 = 0
+
+    /// Numbers passes in the order they start, across threads.
+    private static let passClock = Atomic<UInt64>(0)
 
     init() {}
 
@@ -106,7 +113,10 @@ final class Serializer: @unchecked Sendable {
 
     /// Merges `roots` into one serializer, waiting for passes in progress on other
     /// threads. A serializer the calling thread is running (a new tree run from inside an
-    /// effect) is kept as the target, so the pass in progress keeps its lock.
+    /// effect) is kept as the target, so the pass in progress keeps its lock; when the
+    /// thread is running several (a pass of one graph inside an effect of another), the
+    /// one of its outermost pass is, whose lock is held until that pass and every pass
+    /// nested in it are over. Runs queued on the others and not started yet move to it.
     ///
     /// Two threads that each run a graph and, from inside an effect, run a new tree over
     /// both graphs wait for each other, like any two locks taken in opposite orders.
@@ -128,7 +138,8 @@ final class Serializer: @unchecked Sendable {
         let allHeld = tops.allSatisfy { top in
             toLock.contains { $0 === top } || top.owner.load(ordering: .relaxed) == me
         }
-        if allHeld, let target = tops.first(where: { $0.owner.load(ordering: .relaxed) == me }) ?? tops.first {
+        let running = tops.filter { $0.owner.load(ordering: .relaxed) == me }
+        if allHeld, let target = running.min(by: { $0.passStarted < $1.passStarted }) ?? tops.first {
             for other in tops where other !== target {
                 let bits = UInt(bitPattern: Unmanaged.passRetained(target).toOpaque())
                 other.forwardAddress.store(bits, ordering: .releasing)
@@ -181,6 +192,7 @@ final class Serializer: @unchecked Sendable {
     /// Runs `pass` and the passes it queues, with `lock` already held by the calling
     /// thread; releases `lock` before returning.
     private func run(_ pass: () throws -> Void, me: UInt) throws {
+        passStarted = Serializer.passClock.add(1, ordering: .relaxed).newValue
         owner.store(me, ordering: .releasing)
         var failure: Error?
         do {
@@ -194,18 +206,17 @@ final class Serializer: @unchecked Sendable {
         if let failure { throw failure }
     }
 
-    /// Runs the queued passes in order, keeping the first failure.
+    /// Runs the queued passes in order, keeping the first failure. A pass is taken off
+    /// the queue before it starts, so that the queue holds only runs not started yet
+    /// (which a merge during the pass may move to another serializer).
     private func drain(firstFailure: inout Error?) {
-        var index = 0
-        while index < pending.count {
-            let next = pending[index]
-            index += 1
+        while !pending.isEmpty {
+            let next = pending.removeFirst()
             do {
                 try next()
             } catch {
                 if firstFailure == nil { firstFailure = error }
             }
         }
-        pending.removeAll(keepingCapacity: true)
     }
 }

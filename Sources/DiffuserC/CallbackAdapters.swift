@@ -1,8 +1,5 @@
 import CDiffuserFFI
-#if !DIFFUSER_SINGLE_MODULE
-// SwiftPM builds the core and the C ABI as two modules; CMake compiles them as one.
 @_spi(Bindings) import Diffuser
-#endif
 
 // The C callbacks as the core calls them. No semantics here: each adapter translates
 // one call and its error; what runs when is the core's business.

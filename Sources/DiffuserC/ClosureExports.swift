@@ -1,8 +1,5 @@
 import CDiffuserFFI
-#if !DIFFUSER_SINGLE_MODULE
-// SwiftPM builds the core and the C ABI as two modules; CMake compiles them as one.
 @_spi(Bindings) import Diffuser
-#endif
 
 /// Receives every call of a closure made by `dfs_closure_new`: finds the dispatch by
 /// handle (a disposed one is gone: the event is dropped) and emits the packed event.

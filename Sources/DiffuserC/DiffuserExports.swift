@@ -1,8 +1,5 @@
 import CDiffuserFFI
-#if !DIFFUSER_SINGLE_MODULE
-// SwiftPM builds the core and the C ABI as two modules; CMake compiles them as one.
 @_spi(Bindings) import Diffuser
-#endif
 
 /// What a `dfs_diffuser` handle refers to: a core diffuser over C values and the type
 /// of the values it accepts.
@@ -209,7 +206,8 @@ public func dfs_diffuser_map_field(
     }
 }
 
-private let truePointer = UnsafeRawPointer(bitPattern: 1)
+/// The truth value `invert` makes for false: any non-NULL pointer.
+private var truePointer: UnsafeRawPointer? { UnsafeRawPointer(bitPattern: 1) }
 
 @_cdecl("dfs_diffuser_invert")
 public func dfs_diffuser_invert(_ child: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> dfs_status {

@@ -1,8 +1,5 @@
 import CDiffuserFFI
-#if !DIFFUSER_SINGLE_MODULE
-// SwiftPM builds the core and the C ABI as two modules; CMake compiles them as one.
 @_spi(Bindings) import Diffuser
-#endif
 
 let handles = HandleTable.shared
 
@@ -14,9 +11,11 @@ func register(_ type: ValueType, permanent: Bool = false) -> OpaquePointer {
     return handle
 }
 
-private let pointerTypeHandle = register(ValueType.pointer, permanent: true)
-private let cstringTypeHandle = register(ValueType.cstring, permanent: true)
-private let ffiEventTypeHandle = register(ValueType.ffiEvent, permanent: true)
+// The built-in types' handles. `nonisolated(unsafe)`: a handle is an index and a
+// generation in an opaque pointer's bits, never dereferenced, and these are set once.
+nonisolated(unsafe) private let pointerTypeHandle = register(ValueType.pointer, permanent: true)
+nonisolated(unsafe) private let cstringTypeHandle = register(ValueType.cstring, permanent: true)
+nonisolated(unsafe) private let ffiEventTypeHandle = register(ValueType.ffiEvent, permanent: true)
 
 /// Keeps a type's handle alive while an object built on it lives, so that
 /// `dfs_diffuser_type` can return it.

@@ -1,8 +1,5 @@
 import CDiffuserFFI
-#if !DIFFUSER_SINGLE_MODULE
-// SwiftPM builds the core and the C ABI as two modules; CMake compiles them as one.
 @_spi(Bindings) import Diffuser
-#endif
 
 /// A user context with its destroy function: `destroy(ctx)` runs when the last
 /// holder of this box (a type, a closure, a callback's copies) goes away.

@@ -27,6 +27,13 @@
  *   every ["dispose", S] call, and emit through dfs_dispatch_emit to a copy of their
  *   connection list, stopping at the first DFS_ERR_CALLBACK.
  *
+ * List vectors (README section 10) run through dfs_list_diff_compute in two forms:
+ * list_callback (contents compared by a same_content callback, JSON equality) and
+ * list_fingerprint (one 64-bit fingerprint per distinct content). Keys are 64-bit values,
+ * one per distinct key (1 and "1" differ). Each form makes three calls (batch and script,
+ * the moveThenReload batch, no flags) and compares the diff, the batches and the script
+ * with the vector's expect.
+ *
  * Forms (one fresh tree per vector and form):
  * - map: every map and invert is dfs_diffuser_map; transforms return a new reference.
  * - map_borrowed: every map and invert is dfs_diffuser_map_borrowed; transforms return a
@@ -70,8 +77,9 @@
 
 #include "diffuser.h"
 
-/** The corpus must have at least this many vectors. */
+/** The corpus must have at least this many vectors, and this many list vectors. */
 #define MIN_VECTORS 600
+#define MIN_LIST_VECTORS 120
 
 /** The label of a failing equality (never a node label). */
 #define EQUALITY_ERROR "equality"
@@ -1648,12 +1656,283 @@ static int run_form(const json_t *vector, const char *name, int form, int equali
     return ok;
 }
 
+/* ------------------------------------------------------------------------------------
+ * List vectors (README section 10): dfs_list_diff_compute
+ * ------------------------------------------------------------------------------------ */
+
+/* Forms of list vectors: how the contents reach the library. Keys are always 64-bit
+ * values, one per distinct key (JSON equality, so 1 and "1" differ), spread over the
+ * whole 64 bits. */
+enum list_form { LIST_FORM_CALLBACK, LIST_FORM_FINGERPRINT, LIST_FORM_COUNT };
+
+static const char *const list_form_names[LIST_FORM_COUNT] = {"list_callback", "list_fingerprint"};
+
+static const char *const list_form_descriptions[LIST_FORM_COUNT] = {
+    "dfs_list_diff_compute with a same_content callback (JSON equality of the contents)",
+    "dfs_list_diff_compute with content fingerprints (one per distinct content)",
+};
+
+/** The number of a value among `seen` (JSON equality), adding it if new. */
+static size_t intern(json_t *seen, json_t *value) {
+    size_t i;
+    json_t *item;
+    json_array_foreach(seen, i, item) {
+        if (json_equal(item, value)) return i;
+    }
+    json_array_append(seen, value);
+    return json_array_size(seen) - 1;
+}
+
+/** The 64-bit key of the interned key number `n`: distinct numbers give distinct keys. */
+static uint64_t list_key_bits(size_t n) {
+    return ((uint64_t)n + 1) * UINT64_C(0x9E3779B97F4A7C15);
+}
+
+typedef struct list_side {
+    uint64_t *keys;
+    uint64_t *contents;
+    json_t **items_content; /* borrowed */
+    size_t count;
+} list_side;
+
+typedef struct list_ctx {
+    const list_side *old_side, *new_side;
+    long calls;
+    int bad_index;
+} list_ctx;
+
+static int list_same(int32_t old_index, int32_t new_index, void *ctx) {
+    list_ctx *c = ctx;
+    c->calls++;
+    if (old_index < 0 || (size_t)old_index >= c->old_side->count || new_index < 0 ||
+        (size_t)new_index >= c->new_side->count) {
+        c->bad_index = 1;
+        return -1;
+    }
+    return json_equal(c->old_side->items_content[old_index], c->new_side->items_content[new_index]) ? 1 : 0;
+}
+
+/** Reads `items` ([key, content] pairs) into a side; 0 with `problem` set if malformed. */
+static int list_read_side(const json_t *items, json_t *keys_seen, json_t *contents_seen, list_side *side,
+                          char *problem, size_t problem_size, const char *what) {
+    memset(side, 0, sizeof *side);
+    if (!json_is_array(items)) {
+        snprintf(problem, problem_size, "\"%s\" is not an array", what);
+        return 0;
+    }
+    side->count = json_array_size(items);
+    side->keys = xmalloc(side->count * sizeof *side->keys);
+    side->contents = xmalloc(side->count * sizeof *side->contents);
+    side->items_content = xmalloc(side->count * sizeof *side->items_content);
+    for (size_t i = 0; i < side->count; i++) {
+        json_t *item = json_array_get(items, i);
+        json_t *key = json_array_get(item, 0);
+        if (!json_is_array(item) || json_array_size(item) != 2 || !(json_is_integer(key) || json_is_string(key))) {
+            snprintf(problem, problem_size, "\"%s\"[%zu] is not [key (integer or string), content]", what, i);
+            return 0;
+        }
+        side->keys[i] = list_key_bits(intern(keys_seen, key));
+        side->items_content[i] = json_array_get(item, 1);
+        side->contents[i] = (uint64_t)intern(contents_seen, side->items_content[i]);
+    }
+    return 1;
+}
+
+static void list_free_side(list_side *side) {
+    free(side->keys);
+    free(side->contents);
+    free(side->items_content);
+}
+
+static json_t *ints_json(const int32_t *values, int32_t count) {
+    json_t *array = json_array();
+    for (int32_t i = 0; i < count; i++) json_array_append_new(array, json_integer(values[i]));
+    return array;
+}
+
+static json_t *pairs_json(const int32_t *values, int32_t count) {
+    json_t *array = json_array();
+    for (int32_t i = 0; i < count; i++)
+        json_array_append_new(array, json_pack("[ii]", (int)values[2 * i], (int)values[2 * i + 1]));
+    return array;
+}
+
+static json_t *script_json(const int32_t *values, int32_t count) {
+    json_t *array = json_array();
+    for (int32_t i = 0; i < count; i++) {
+        const char *kind;
+        switch (values[3 * i]) {
+        case DFS_LIST_REMOVE: kind = "remove"; break;
+        case DFS_LIST_MOVE: kind = "move"; break;
+        case DFS_LIST_INSERT: kind = "insert"; break;
+        case DFS_LIST_CHANGE: kind = "change"; break;
+        default: kind = "(unknown step kind)"; break;
+        }
+        json_array_append_new(array, json_pack("[sii]", kind, (int)values[3 * i + 1], (int)values[3 * i + 2]));
+    }
+    return array;
+}
+
+/** The diff part of a dfs_list_diff as the vector's expect keys. */
+static json_t *list_diff_json(const dfs_list_diff *d) {
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:b}",
+                     "deletes", ints_json(d->deletes, d->delete_count),
+                     "inserts", ints_json(d->inserts, d->insert_count),
+                     "moves", pairs_json(d->moves, d->move_count),
+                     "updates", pairs_json(d->updates, d->update_count),
+                     "oldToNew", ints_json(d->old_to_new, d->old_count),
+                     "newToOld", ints_json(d->new_to_old, d->new_count),
+                     "hasDuplicates", d->has_duplicates != 0);
+}
+
+static json_t *list_batch_json(const dfs_list_diff *d) {
+    return json_pack("{s:o, s:o, s:o, s:o, s:o}",
+                     "deletes", ints_json(d->batch_deletes, d->batch_delete_count),
+                     "inserts", ints_json(d->batch_inserts, d->batch_insert_count),
+                     "moves", pairs_json(d->batch_moves, d->batch_move_count),
+                     "reloads", ints_json(d->batch_reloads, d->batch_reload_count),
+                     "reloadsAfterMoves", ints_json(d->batch_reloads_after_moves, d->batch_reload_after_move_count));
+}
+
+/** Compares `got` with expect[key]; prints and returns 0 on a mismatch. Takes `got`. */
+static int list_compare(const char *label, const json_t *expect, const char *key, json_t *got, const char *call) {
+    const json_t *want = json_object_get(expect, key);
+    int ok = want != NULL && json_equal(want, got);
+    if (!ok) {
+        char *g = render(got), *w = render(want);
+        printf("FAIL %s: %s (%s)\n     got      %s\n     expected %s\n", label, key, call, g, w);
+        free(g);
+        free(w);
+    }
+    json_decref(got);
+    return ok;
+}
+
+/** Runs one list vector in one form. Returns 1 if it passed. */
+static int run_list_form(const json_t *vector, const char *name, int form) {
+    char label[300];
+    snprintf(label, sizeof label, "%s [%s]", name, list_form_names[form]);
+    const json_t *expect = json_object_get(vector, "expect");
+    json_t *keys_seen = json_array(), *contents_seen = json_array();
+    list_side old_side, new_side;
+    char problem[256] = "";
+    int ok = list_read_side(json_object_get(vector, "old"), keys_seen, contents_seen, &old_side, problem,
+                            sizeof problem, "old") &&
+             list_read_side(json_object_get(vector, "new"), keys_seen, contents_seen, &new_side, problem,
+                            sizeof problem, "new");
+    if (!ok) {
+        printf("FAIL %s: could not run: %s\n", label, problem);
+    } else {
+        dfs_list_side o = {old_side.keys, form == LIST_FORM_FINGERPRINT ? old_side.contents : NULL, old_side.count};
+        dfs_list_side n = {new_side.keys, form == LIST_FORM_FINGERPRINT ? new_side.contents : NULL, new_side.count};
+        static const struct {
+            unsigned int flags;
+            const char *what;
+        } calls[] = {
+            {DFS_LIST_BATCH | DFS_LIST_SCRIPT, "DFS_LIST_BATCH | DFS_LIST_SCRIPT"},
+            {DFS_LIST_BATCH_MOVE_THEN_RELOAD, "DFS_LIST_BATCH_MOVE_THEN_RELOAD"},
+            {0, "no flags"},
+        };
+        for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++) {
+            list_ctx ctx = {&old_side, &new_side, 0, 0};
+            dfs_list_diff d;
+            dfs_status st = dfs_list_diff_compute(&o, &n, form == LIST_FORM_CALLBACK ? list_same : NULL, &ctx,
+                                                  calls[c].flags, &d);
+            if (st != DFS_OK) {
+                printf("FAIL %s: dfs_list_diff_compute (%s) returned %s: %s\n", label, calls[c].what,
+                       dfs_status_name(st), dfs_last_error());
+                ok = 0;
+                continue;
+            }
+            if (ctx.bad_index) {
+                printf("FAIL %s: same_content called with an index out of range (%s)\n", label, calls[c].what);
+                ok = 0;
+            }
+            if (d.old_count != (int32_t)old_side.count || d.new_count != (int32_t)new_side.count) {
+                printf("FAIL %s: counts %d -> %d, lists %zu -> %zu (%s)\n", label, d.old_count, d.new_count,
+                       old_side.count, new_side.count, calls[c].what);
+                ok = 0;
+            }
+            /* The diff, key by key, for readable messages. */
+            json_t *diff = list_diff_json(&d);
+            const char *key;
+            json_t *value;
+            json_object_foreach(diff, key, value) {
+                ok &= list_compare(label, expect, key, json_incref(value), calls[c].what);
+            }
+            json_decref(diff);
+            if (calls[c].flags & DFS_LIST_BATCH_MOVE_THEN_RELOAD) {
+                ok &= list_compare(label, expect, "batchMoveThenReload", list_batch_json(&d), calls[c].what);
+            } else if (calls[c].flags & DFS_LIST_BATCH) {
+                ok &= list_compare(label, expect, "batch", list_batch_json(&d), calls[c].what);
+            } else if (d.batch_delete_count || d.batch_insert_count || d.batch_move_count || d.batch_reload_count ||
+                       d.batch_reload_after_move_count || d.batch_deletes || d.batch_moves) {
+                printf("FAIL %s: a batch without DFS_LIST_BATCH\n", label);
+                ok = 0;
+            }
+            if (calls[c].flags & DFS_LIST_SCRIPT) {
+                ok &= list_compare(label, expect, "script", script_json(d.script, d.script_count), calls[c].what);
+            } else if (d.script_count != 0 || d.script != NULL) {
+                printf("FAIL %s: a script without DFS_LIST_SCRIPT\n", label);
+                ok = 0;
+            }
+            dfs_list_diff_free(&d);
+            if (d.block != NULL || d.deletes != NULL || d.delete_count != 0) {
+                printf("FAIL %s: dfs_list_diff_free did not zero the diff\n", label);
+                ok = 0;
+            }
+        }
+    }
+    list_free_side(&old_side);
+    list_free_side(&new_side);
+    json_decref(keys_seen);
+    json_decref(contents_seen);
+    return ok;
+}
+
+/** Checks a list vector's top level (README 10.1); 0 with `problem` set if malformed. */
+static int list_vector_shape(runner *check, const json_t *vector, const char *base, size_t base_len) {
+    static const char *const top_keys[] = {"format", "name", "kind", "description", "old", "new", "expect", NULL};
+    static const char *const expect_keys[] = {"deletes", "inserts", "moves", "updates", "oldToNew", "newToOld",
+                                              "hasDuplicates", "batch", "batchMoveThenReload", "script", NULL};
+    static const char *const batch_keys[] = {"deletes", "inserts", "moves", "reloads", "reloadsAfterMoves", NULL};
+    const json_t *name = json_object_get(vector, "name");
+    const json_t *expect = json_object_get(vector, "expect");
+    if (!keys_allowed(check, vector, top_keys, "the list vector")) return 0;
+    if (json_integer_value(json_object_get(vector, "format")) != 1 ||
+        !json_is_integer(json_object_get(vector, "format"))) {
+        runner_problem(check, "\"format\" must be 1");
+    } else if (!json_is_string(name) || strlen(json_string_value(name)) != base_len ||
+               strncmp(json_string_value(name), base, base_len) != 0) {
+        runner_problem(check, "\"name\" must be the file name without .json");
+    } else if (has_real(vector)) {
+        runner_problem(check, "the vector contains a floating-point number");
+    } else if (!json_is_object(expect) || !json_is_array(json_object_get(vector, "old")) ||
+               !json_is_array(json_object_get(vector, "new"))) {
+        runner_problem(check, "a list vector needs \"old\" and \"new\" (arrays) and \"expect\" (object)");
+    } else if (keys_allowed(check, expect, expect_keys, "expect") &&
+               keys_allowed(check, json_object_get(expect, "batch"), batch_keys, "expect.batch") &&
+               keys_allowed(check, json_object_get(expect, "batchMoveThenReload"), batch_keys,
+                            "expect.batchMoveThenReload")) {
+        for (size_t i = 0; expect_keys[i] != NULL; i++) {
+            if (json_object_get(expect, expect_keys[i]) == NULL) {
+                runner_problem(check, "expect has no \"%s\"", expect_keys[i]);
+                break;
+            }
+        }
+    }
+    return check->problem[0] == '\0';
+}
+
 /** What happened to the (vector, form) pairs. */
 typedef struct tally {
     int executed[FORM_COUNT];
     int failed[FORM_COUNT];
     int not_applicable[FORM_COUNT][NA_COUNT];
     int unrunnable;   /* vectors that could not be read or are malformed at the top level */
+    int lists;        /* list vectors, each run in every list form */
+    int list_executed[LIST_FORM_COUNT];
+    int list_failed[LIST_FORM_COUNT];
 } tally;
 
 /** Runs one vector file in every form that applies. Returns 1 if it passed. */
@@ -1681,6 +1960,27 @@ static int run_file(tally *t, const char *path, int verbose) {
     size_t base_len = strlen(base) - 5; /* without ".json" */
     int diffuser = kind != NULL && strcmp(kind, "diffuser") == 0;
     int equality = EQ_JSON;
+
+    if (json_is_object(vector) && kind != NULL && strcmp(kind, "list") == 0) {
+        if (!list_vector_shape(&check, vector, base, base_len)) {
+            printf("FAIL %s: could not run: %s\n", base, check.problem);
+            t->unrunnable++;
+            json_decref(vector);
+            return 0;
+        }
+        t->lists++;
+        int ok = 1;
+        for (int form = 0; form < LIST_FORM_COUNT; form++) {
+            t->list_executed[form]++;
+            if (!run_list_form(vector, json_string_value(name), form)) {
+                t->list_failed[form]++;
+                ok = 0;
+            }
+        }
+        if (ok && verbose) printf("ok   %s\n", base);
+        json_decref(vector);
+        return ok;
+    }
 
     if (!json_is_object(vector)) {
         runner_problem(&check, "not a JSON object");
@@ -1842,6 +2142,10 @@ int main(int argc, char **argv) {
         pair_failures += t.failed[form];
         for (int reason = 0; reason < NA_COUNT; reason++) not_applicable += t.not_applicable[form][reason];
     }
+    for (int form = 0; form < LIST_FORM_COUNT; form++) {
+        executed += t.list_executed[form];
+        pair_failures += t.list_failed[form];
+    }
     printf("Conformance (C): %zu vectors, %ld (vector, form) pairs executed, %ld not applicable\n", files.count,
            executed, not_applicable);
     for (int form = 0; form < FORM_COUNT; form++) {
@@ -1856,13 +2160,23 @@ int main(int argc, char **argv) {
             }
         }
     }
+    printf("  list vectors: %d, each in %d forms\n", t.lists, LIST_FORM_COUNT);
+    for (int form = 0; form < LIST_FORM_COUNT; form++) {
+        printf("  form %-16s %4d executed, %d failed: %s\n", list_form_names[form], t.list_executed[form],
+               t.list_failed[form], list_form_descriptions[form]);
+    }
 
     int status = 0;
     if (!listed) status = 1;
-    long expected_pairs = (long)(files.count - (size_t)t.unrunnable) * FORM_COUNT;
+    long expected_pairs = (long)(files.count - (size_t)t.unrunnable - (size_t)t.lists) * FORM_COUNT +
+                          (long)t.lists * LIST_FORM_COUNT;
     if (executed + not_applicable != expected_pairs || t.unrunnable > 0) {
         printf("FAIL %ld (vector, form) pairs were neither executed nor counted as not applicable\n",
-               (long)files.count * FORM_COUNT - executed - not_applicable);
+               expected_pairs - executed - not_applicable);
+        status = 1;
+    }
+    if (t.lists < MIN_LIST_VECTORS) {
+        printf("FAIL only %d list vectors found under %s (at least %d expected)\n", t.lists, dir, MIN_LIST_VECTORS);
         status = 1;
     }
     if (files.count < MIN_VECTORS) {

@@ -10,7 +10,11 @@
  *   - dispose from inside an effect while the source's disconnect joins an emitting
  *     thread that waits for the connection (no deadlock);
  *   - a type released by its caller more often than retained (the library's own
- *     reference stays, the extra release is refused).
+ *     reference stays, the extra release is refused);
+ *   - two graphs running on one thread (a pass of one inside an effect of the other)
+ *     merged by a tree built inside the inner pass: a queued run is neither performed
+ *     inside the effect that queued it nor twice, and the merged graph stays serialized
+ *     against other threads (found by Tests/Fuzz).
  *
  * Also run under valgrind (--valgrind: shorter loops), which reports any read of freed
  * memory and any leak.
@@ -317,6 +321,106 @@ static void test_type_over_release(void) {
     CHECK_STATUS(dfs_type_retain(type), DFS_ERR_HANDLE, "the type's handle is stale now");
 }
 
+/* ------------------------------------------------------------------------------------
+ * Two graphs running on one thread, merged inside the inner pass
+ * ------------------------------------------------------------------------------------ */
+
+static dfs_diffuser *m0, *m2;
+static test_log merge_log;
+static int m0_active, m0_nested, m2_twos;
+static _Atomic int other_thread_ran;
+
+static void *run_m0_elsewhere(void *arg) {
+    (void)arg;
+    dfs_diffuser_run(m0, IV(9));
+    atomic_store(&other_thread_ran, 1);
+    return NULL;
+}
+
+/* Builds and runs a tree over both graphs, which merges them. */
+static void merge_both(dfs_diffuser *first, dfs_diffuser *second, intptr_t value) {
+    dfs_diffuser *children[2] = {first, second}, *joined = NULL;
+    dfs_diffuser_into_always_all(dfs_type_pointer(), children, 2, &joined);
+    dfs_diffuser_run(joined, IV(value));
+    dfs_diffuser_release(joined);
+}
+
+static int scenario;
+
+static int merge_e2(const void *value, void *ctx) {
+    (void)ctx;
+    intptr_t v = (intptr_t)value;
+    log_add(&merge_log, "e2(%d)", (int)v);
+    if (scenario == 1 && v == 3) merge_both(m2, m0, 5);
+    if (scenario == 2 && v == 1 && m2_twos == 0) dfs_diffuser_run(m2, IV(2)); /* queued */
+    if (scenario == 2 && v == 2 && m2_twos++ == 0) merge_both(m0, m2, 1);
+    if (scenario == 3 && v == 3) merge_both(m2, m0, 5);
+    return 0;
+}
+
+static int merge_e0(const void *value, void *ctx) {
+    (void)ctx;
+    intptr_t v = (intptr_t)value;
+    if (m0_active) m0_nested = 1;
+    m0_active++;
+    log_add(&merge_log, "e0(%d)", (int)v);
+    if (scenario == 1 && v == 1) {
+        dfs_diffuser_run(m0, IV(2)); /* queued: after this effect returned */
+        dfs_diffuser_run(m2, IV(3)); /* another graph: runs now */
+    }
+    if (scenario == 2 && v == 1 && m2_twos == 0) dfs_diffuser_run(m2, IV(1));
+    if (scenario == 3 && v == 1) {
+        dfs_diffuser_run(m2, IV(3));
+        pthread_t other;
+        pthread_create(&other, NULL, run_m0_elsewhere, NULL);
+        sleep_us(check_scale(100000, 300000));
+        /* The other thread's run must wait for this pass to end. */
+        if (atomic_load(&other_thread_ran)) m0_nested = 2;
+        m0_active--;
+        pthread_detach(other);
+        return 0;
+    }
+    m0_active--;
+    return 0;
+}
+
+static void merge_scenario(int which) {
+    scenario = which;
+    m0_active = m0_nested = m2_twos = 0;
+    atomic_store(&other_thread_ran, 0);
+    log_clear(&merge_log);
+    dfs_diffuser_into_always(dfs_type_pointer(), merge_e0, NULL, NULL, &m0);
+    dfs_diffuser_into_always(dfs_type_pointer(), merge_e2, NULL, NULL, &m2);
+}
+
+static void test_graphs_merged_inside_a_nested_pass(void) {
+    check_section("two graphs running on one thread, merged inside the inner pass");
+
+    merge_scenario(1);
+    CHECK_OK(dfs_diffuser_run(m0, IV(1)), "run");
+    CHECK(m0_nested == 0, "the run queued by e0 was not performed inside e0");
+    /* The merging tree joins the graph this thread is running: its run is queued too,
+     * after the run e0 queued first. */
+    CHECK_LOG(&merge_log, "e0(1) e2(3) e0(2) e2(5) e0(5)",
+              "the queued runs are performed after the outer pass, in the order queued");
+    dfs_diffuser_release(m0);
+    dfs_diffuser_release(m2);
+
+    merge_scenario(2);
+    CHECK_OK(dfs_diffuser_run(m0, IV(1)), "run");
+    CHECK_INT(m2_twos, 1, "the queued run(d2, 2) was performed once");
+    CHECK_LOG(&merge_log, "e0(1) e2(1) e2(2) e0(1) e2(1)", "each run performed once, in order");
+    dfs_diffuser_release(m0);
+    dfs_diffuser_release(m2);
+
+    merge_scenario(3);
+    CHECK_OK(dfs_diffuser_run(m0, IV(1)), "run");
+    CHECK(m0_nested == 0, "another thread's run of the merged graph waited for the pass in progress");
+    while (!atomic_load(&other_thread_ran)) sleep_us(1000);
+    dfs_diffuser_release(m0);
+    dfs_diffuser_release(m2);
+}
+
 int main(int argc, char **argv) {
     check_init(argc, argv);
     test_type_over_release();
@@ -324,5 +428,6 @@ int main(int argc, char **argv) {
     test_dispose_in_effect_with_joining_source();
     test_merging_run_graphs_does_not_leak();
     test_runs_while_handles_churn();
+    test_graphs_merged_inside_a_nested_pass();
     return check_finish();
 }

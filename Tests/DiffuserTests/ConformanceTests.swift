@@ -15,6 +15,10 @@ import Diffuser
 ///   `intoWhen(calling:…)`, `intoOnce(calling:)` and `map(calling:)` with values of the
 ///   callback protocols; the equality is an `EqualityFunction` that can fail.
 ///
+/// List vectors (README section 10) run in the list forms (`ListForm`): every way the
+/// Swift API computes a list diff, and `Diffuser.intoList`; each form compares the diff,
+/// both batches and the script with the vector's `expect`.
+///
 /// A vector's equality (`json`, `near`, `nan`) is the `==` of the value type the vector
 /// is run with: `StrictValue`, `NearValue` or `NaNValue`. A pair (vector, form) that the
 /// form cannot express is counted as not applicable, with its reason: Swift's `==`
@@ -663,6 +667,9 @@ final class ConformanceTests: XCTestCase {
         var executed: [Form: Int] = [:], passed: [Form: Int] = [:]
         var notApplicable: [Form: [NotApplicable: Int]] = [:]
         var unaccounted = 0
+        // List vectors (README 10) run in the list forms, every one in each.
+        var listVectors = 0
+        var listExecuted: [ListForm: Int] = [:], listPassed: [ListForm: Int] = [:]
         for file in files {
             let name = file.lastPathComponent
             let vector: JSON
@@ -671,6 +678,22 @@ final class ConformanceTests: XCTestCase {
             } catch {
                 XCTFail("\(name): could not be read: \(error)")
                 unaccounted += Form.allCases.count
+                continue
+            }
+            if vector["kind"]?.string == "list" {
+                listVectors += 1
+                for form in ListForm.allCases {
+                    listExecuted[form, default: 0] += 1
+                    do {
+                        if let mismatch = try Self.runList(vector, form) {
+                            XCTFail("\(name) [\(form.rawValue)]: \(mismatch)")
+                        } else {
+                            listPassed[form, default: 0] += 1
+                        }
+                    } catch {
+                        XCTFail("\(name) [\(form.rawValue)]: could not run: \(error)")
+                    }
+                }
                 continue
             }
             for form in Form.allCases {
@@ -690,7 +713,8 @@ final class ConformanceTests: XCTestCase {
                 }
             }
         }
-        let pairs = executed.values.reduce(0, +)
+        let listPairs = listExecuted.values.reduce(0, +)
+        let pairs = executed.values.reduce(0, +) + listPairs
         let skipped = notApplicable.values.flatMap(\.values).reduce(0, +)
         print("Conformance (Swift): \(files.count) vectors, \(pairs) (vector, form) pairs executed, \(skipped) not applicable")
         for form in Form.allCases {
@@ -700,9 +724,15 @@ final class ConformanceTests: XCTestCase {
                 if let count = reasons[reason] { print("    not applicable, \(count): \(reason.rawValue)") }
             }
         }
+        print("  list vectors: \(listVectors), each in \(ListForm.allCases.count) forms: \(listPairs) executed (\(listPassed.values.reduce(0, +)) passed)")
+        for form in ListForm.allCases {
+            print("    list form \(form.rawValue): \(listExecuted[form] ?? 0) executed (\(listPassed[form] ?? 0) passed)")
+        }
         XCTAssertEqual(unaccounted, 0, "vectors that could not be read")
-        XCTAssertEqual(pairs + skipped, files.count * Form.allCases.count, "a (vector, form) pair was neither executed nor counted")
-        XCTAssertEqual(passed.values.reduce(0, +), pairs, "pairs that did not pass")
+        XCTAssertEqual(pairs + skipped, (files.count - listVectors) * Form.allCases.count + listVectors * ListForm.allCases.count,
+                       "a (vector, form) pair was neither executed nor counted")
+        XCTAssertEqual(passed.values.reduce(0, +) + listPassed.values.reduce(0, +), pairs, "pairs that did not pass")
+        XCTAssertGreaterThanOrEqual(listVectors, 120, "the list vectors are incomplete")
         // The vectors of format 1 without the exactness extension run in every form.
         for file in files {
             guard file.path.contains("/conformance/hand/") || file.path.contains("/conformance/generated/"),
@@ -738,4 +768,212 @@ extension Bool {
     var strictValue: ConformanceTests.StrictValue { .init(json: .bool(self)) }
     var nearValue: ConformanceTests.NearValue { .init(json: .bool(self)) }
     var nanValue: ConformanceTests.NaNValue { .init(json: .bool(self)) }
+}
+
+// MARK: List vectors (README section 10)
+
+extension ConformanceTests {
+    /// The forms a list vector runs in: every way the Swift API computes a list diff. Each
+    /// form computes the diff, both batches and the script, and compares all of them with
+    /// the vector's `expect`.
+    enum ListForm: String, CaseIterable {
+        /// `ListDiff(from:to:key:sameContent:)`: keys as a `Hashable` enum, contents by `==`.
+        case arrays = "ListDiff(from:to:key:sameContent:)"
+        /// `ListDiff(from:to:)` of `Identifiable & Equatable` items.
+        case identifiable = "ListDiff(from:to:) of Identifiable items"
+        /// `ListDiff(oldCount:newCount:oldKey:newKey:sameContent:)`: each distinct key as its
+        /// own `Int`, as a binding passes them.
+        case indices = "ListDiff(oldCount:newCount:oldKey:newKey:sameContent:)"
+        /// `Diffuser.intoList`: a run with the old list, then one with the new list; the
+        /// second hands the sink the vector's diff (or does not call it for an empty diff).
+        case intoList = "Diffuser.intoList, two runs"
+    }
+
+    /// A list key: an integer or a string, never equal to each other (1 and "1" differ).
+    enum ListKey: Hashable, CustomStringConvertible {
+        case int(Int), string(String)
+
+        var description: String {
+            switch self {
+            case .int(let i): return "\(i)"
+            case .string(let s): return "\"\(s)\""
+            }
+        }
+    }
+
+    /// An item of a list vector; `==` compares keys and contents (JSON equality).
+    struct ListVectorItem: Identifiable, Equatable {
+        let id: ListKey
+        let content: JSON
+    }
+
+    static let listVectorKeys: Set<String> = ["format", "name", "kind", "description", "old", "new", "expect"]
+    static let listExpectKeys: Set<String> = [
+        "deletes", "inserts", "moves", "updates", "oldToNew", "newToOld", "hasDuplicates",
+        "batch", "batchMoveThenReload", "script",
+    ]
+    static let listBatchKeys: Set<String> = ["deletes", "inserts", "moves", "reloads", "reloadsAfterMoves"]
+
+    static func listItems(_ json: JSON?, _ what: String) throws -> [ListVectorItem] {
+        guard let array = json?.array else { throw Unsupported(description: "\(what) is not an array") }
+        return try array.map { item in
+            guard let pair = item.array, pair.count == 2 else { throw Unsupported(description: "\(what): item \(item) is not [key, content]") }
+            switch pair[0] {
+            case .int(let i): return ListVectorItem(id: .int(i), content: pair[1])
+            case .string(let s): return ListVectorItem(id: .string(s), content: pair[1])
+            default: throw Unsupported(description: "\(what): key \(pair[0]) is neither an integer nor a string")
+            }
+        }
+    }
+
+    static func listInts(_ json: JSON?, _ what: String) throws -> [Int] {
+        guard let array = json?.array else { throw Unsupported(description: "\(what) is not an array") }
+        return try array.map {
+            guard case .int(let i) = $0 else { throw Unsupported(description: "\(what): \($0) is not an integer") }
+            return i
+        }
+    }
+
+    static func listPairs(_ json: JSON?, _ what: String) throws -> [ListDiff.Pair] {
+        guard let array = json?.array else { throw Unsupported(description: "\(what) is not an array") }
+        return try array.map {
+            let pair = try listInts($0, what)
+            guard pair.count == 2 else { throw Unsupported(description: "\(what): \($0) is not a pair") }
+            return ListDiff.Pair(old: pair[0], new: pair[1])
+        }
+    }
+
+    static func listBatch(_ json: JSON?, _ what: String) throws -> ListBatch {
+        guard let json else { throw Unsupported(description: "no \(what)") }
+        try expectKeys(json, listBatchKeys, what)
+        return ListBatch(
+            deletes: try listInts(json["deletes"], "\(what).deletes"),
+            inserts: try listInts(json["inserts"], "\(what).inserts"),
+            moves: try listPairs(json["moves"], "\(what).moves"),
+            reloads: try listInts(json["reloads"], "\(what).reloads"),
+            reloadsAfterMoves: try listInts(json["reloadsAfterMoves"], "\(what).reloadsAfterMoves"))
+    }
+
+    static func listScript(_ json: JSON?) throws -> ListScript {
+        guard let array = json?.array else { throw Unsupported(description: "expect.script is not an array") }
+        return ListScript(steps: try array.map { step in
+            guard let parts = step.array, parts.count == 3, let kind = parts[0].string else {
+                throw Unsupported(description: "script step \(step) is not [kind, a, b]")
+            }
+            let ab = try listInts(.array(Array(parts[1...])), "script step")
+            switch kind {
+            case "remove": return .remove(at: ab[0], count: ab[1])
+            case "move": return .move(from: ab[0], to: ab[1])
+            case "insert": return .insert(at: ab[0], count: ab[1])
+            case "change": return .change(at: ab[0], count: ab[1])
+            default: throw Unsupported(description: "unknown script step kind \(kind)")
+            }
+        })
+    }
+
+    /// A list vector read: its lists and every expectation.
+    struct ListVector {
+        let old: [ListVectorItem]
+        let new: [ListVectorItem]
+        let diff: ListDiff
+        let batch: ListBatch
+        let batchMoveThenReload: ListBatch
+        let script: ListScript
+    }
+
+    static func readListVector(_ vector: JSON) throws -> ListVector {
+        try expectKeys(vector, listVectorKeys, "list vector")
+        guard let expect = vector["expect"] else { throw Unsupported(description: "list vector without expect") }
+        try expectKeys(expect, listExpectKeys, "list vector's expect")
+        let old = try listItems(vector["old"], "old")
+        let new = try listItems(vector["new"], "new")
+        guard case .bool(let duplicates)? = expect["hasDuplicates"] else { throw Unsupported(description: "expect.hasDuplicates is not a boolean") }
+        let diff = ListDiff(
+            oldCount: old.count, newCount: new.count,
+            deletes: try listInts(expect["deletes"], "expect.deletes"),
+            inserts: try listInts(expect["inserts"], "expect.inserts"),
+            moves: try listPairs(expect["moves"], "expect.moves"),
+            updates: try listPairs(expect["updates"], "expect.updates"),
+            oldToNew: try listInts(expect["oldToNew"], "expect.oldToNew"),
+            newToOld: try listInts(expect["newToOld"], "expect.newToOld"),
+            hasDuplicates: duplicates)
+        return ListVector(
+            old: old, new: new, diff: diff,
+            batch: try listBatch(expect["batch"], "expect.batch"),
+            batchMoveThenReload: try listBatch(expect["batchMoveThenReload"], "expect.batchMoveThenReload"),
+            script: try listScript(expect["script"]))
+    }
+
+    /// Compares a computed diff, and the batches and script made from it, with the vector.
+    static func compareList(_ diff: ListDiff, _ vector: ListVector) -> String? {
+        if diff != vector.diff { return "diff\n  got      \(diff)\n  expected \(vector.diff)" }
+        let batch = diff.batch()
+        if batch != vector.batch { return "batch\n  got      \(batch)\n  expected \(vector.batch)" }
+        let moveThenReload = diff.batch(movedAndChanged: .moveThenReload)
+        if moveThenReload != vector.batchMoveThenReload {
+            return "batch (moveThenReload)\n  got      \(moveThenReload)\n  expected \(vector.batchMoveThenReload)"
+        }
+        let script = diff.script()
+        if script != vector.script { return "script\n  got      \(script.steps)\n  expected \(vector.script.steps)" }
+        return nil
+    }
+
+    /// The sink calls of an `intoList` node.
+    final class ListSinkCalls {
+        var calls: [ListChanges<ListVectorItem>] = []
+    }
+
+    /// Runs a list vector in one form; the first mismatch, or nil.
+    static func runList(_ json: JSON, _ form: ListForm) throws -> String? {
+        let vector = try readListVector(json)
+        let old = vector.old
+        let new = vector.new
+        switch form {
+        case .arrays:
+            return compareList(ListDiff(from: old, to: new, key: \.id, sameContent: { $0.content == $1.content }), vector)
+        case .identifiable:
+            return compareList(ListDiff(from: old, to: new), vector)
+        case .indices:
+            // Each distinct key its own Int, in order of first appearance.
+            var numbers: [ListKey: Int] = [:]
+            func number(_ key: ListKey) -> Int {
+                if let n = numbers[key] { return n }
+                numbers[key] = numbers.count
+                return numbers.count - 1
+            }
+            let oldKeys = old.map { number($0.id) }
+            let newKeys = new.map { number($0.id) }
+            let diff = ListDiff(
+                oldCount: old.count, newCount: new.count,
+                oldKey: { oldKeys[$0] }, newKey: { newKeys[$0] },
+                sameContent: { old[$0].content == new[$1].content })
+            return compareList(diff, vector)
+        case .intoList:
+            let sink = ListSinkCalls()
+            let diffuser = Diffuser<[ListVectorItem]>.intoList(
+                key: { $0.id }, sameContent: { $0.content == $1.content }
+            ) { sink.calls.append($0) }
+            try diffuser.tryRun(old)
+            guard sink.calls.count == 1, let first = sink.calls.first else { return "the first run called the sink \(sink.calls.count) times" }
+            let fromNothing = ListDiff(from: [], to: old, key: \.id, sameContent: { $0.content == $1.content })
+            guard first.isFirst, first.old.isEmpty, first.new == old, first.diff == fromNothing,
+                  first.diff.inserts == Array(0..<old.count)
+            else { return "first run: isFirst \(first.isFirst), old \(first.old.count) items, diff \(first.diff)" }
+            try diffuser.tryRun(new)
+            if vector.diff.isEmpty {
+                return sink.calls.count == 1 ? nil : "an empty diff called the sink"
+            }
+            guard sink.calls.count == 2 else { return "the second run called the sink \(sink.calls.count - 1) times" }
+            let changes = sink.calls[1]
+            guard !changes.isFirst, changes.old == old, changes.new == new else {
+                return "second run: isFirst \(changes.isFirst), old/new not the runs' lists"
+            }
+            if let mismatch = compareList(changes.diff, vector) { return mismatch }
+            if changes.batch() != vector.batch || changes.batch(movedAndChanged: .moveThenReload) != vector.batchMoveThenReload
+                || changes.script() != vector.script {
+                return "ListChanges' batch or script differ from its diff's"
+            }
+            return nil
+        }
+    }
 }

@@ -99,7 +99,8 @@ final class DiffuserConcurrencyTests: XCTestCase {
 
     func testReentrantRunsFromManyThreadsNeverDeadlock() {
         let counter = RacyCounter()
-        var d: Diffuser<Int>!
+        // Set once, before any thread reads it.
+        nonisolated(unsafe) var d: Diffuser<Int>!
         d = Diffuser<Int>.intoAlways { v in
             counter.increment()
             if v % 2 == 0 { d.run(v + 1) }       // each even run queues one more pass
@@ -188,3 +189,7 @@ final class DiffuserConcurrencyTests: XCTestCase {
         XCTAssertEqual(comparisons.value, 4 * perThread + 1, "every run but the first compared, under the lock")
     }
 }
+
+/// Two immutable values whose comparisons count into a thread-safe counter: shared by
+/// the runs of several threads.
+extension DiffuserTests.Counted: @unchecked Sendable {}

@@ -21,6 +21,8 @@ public struct ListSectionsDiff: Equatable, Sendable {
     /// Diffs two lists of sections.
     ///
     /// - Parameters:
+    ///   - old: the sections applied last.
+    ///   - new: the sections to apply.
     ///   - sectionKey: identifies a section.
     ///   - sameSection: compares the content of two paired sections, apart from their
     ///     items (a header, a footer); `false` makes the section an update.

@@ -4,7 +4,8 @@
  * {@link io.diffuser.fuser.Fuser} gathers events from many sources into one stream.
  *
  * <p>The module exports the API packages only: {@code io.diffuser} (the callback
- * interfaces), {@code io.diffuser.diffuser} and {@code io.diffuser.fuser}. The binding's
+ * interfaces), {@code io.diffuser.diffuser}, {@code io.diffuser.fuser} and
+ * {@code io.diffuser.list} (the keyed list diff). The binding's
  * internals (its native methods and the loader of the native libraries, which ship
  * inside the jar) are not exported. The jar works on the class path as well.
  */
@@ -12,4 +13,5 @@ module io.diffuser {
   exports io.diffuser;
   exports io.diffuser.diffuser;
   exports io.diffuser.fuser;
+  exports io.diffuser.list;
 }

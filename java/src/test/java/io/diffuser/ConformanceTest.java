@@ -14,6 +14,8 @@ import io.diffuser.diffuser.Diffuser;
 import io.diffuser.fuser.Disposable;
 import io.diffuser.fuser.Fuser;
 import io.diffuser.fuser.Source;
+import io.diffuser.list.ListBatch;
+import io.diffuser.list.ListDiff;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
@@ -21,6 +23,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -39,6 +42,10 @@ import org.junit.Test;
  * against the Java API, which executes them in the Swift core through JNI and the C ABI,
  * once per {@link Form}. Fails on any mismatch, unknown operation, unknown key or vector
  * that could not be run.
+ *
+ * <p>List vectors (README section 10) run in every {@link ListForm} instead: each form
+ * computes the diff with its batch and script, and the moveThenReload batch, through one
+ * factory of {@code io.diffuser.list.ListDiff}, and compares every array with the vector.
  *
  * <p>A diffuser vector's values are {@link Val} objects: a JSON value with the vector's
  * equality in its {@code equals}, so that every gate's comparison is a call of user code
@@ -439,6 +446,193 @@ public class ConformanceTest {
         }
     }
 
+    // ---- List vectors (README section 10) -------------------------------------------
+
+    /** The ways the Java API computes a list diff; every list vector runs in each. */
+    enum ListForm {
+        OBJECT_KEYS("ListDiff.of(old, new, key, sameContent): key objects (Long, String), contents by a predicate"),
+        EQUALS("ListDiff.of(old, new, key): key objects, contents by the items' equals"),
+        LONG_KEYS("ListDiff.byLongKey(old, new, key, sameContent): each distinct key its own long"),
+        FINGERPRINTS("ListDiff.ofKeys(oldKeys, oldContents, newKeys, newContents): keys and contents as longs");
+
+        final String description;
+
+        ListForm(String description) {
+            this.description = description;
+        }
+
+        String label() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+
+    /** An item of a list vector: its key (Long or String) and its content (plain JSON). */
+    static final class ListItem {
+        final Object key;
+        final Object content;
+
+        ListItem(Object key, Object content) {
+            this.key = key;
+            this.content = content;
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof ListItem && Objects.equals(key, ((ListItem) other).key)
+                && Objects.equals(content, ((ListItem) other).content);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(key, content);
+        }
+    }
+
+    static List<ListItem> listItems(JsonObject vector, String side) throws Unsupported {
+        if (!vector.has(side) || !vector.get(side).isJsonArray()) throw new Unsupported(side + " is not an array");
+        List<ListItem> items = new ArrayList<>();
+        for (JsonElement e : vector.getAsJsonArray(side)) {
+            if (!e.isJsonArray() || e.getAsJsonArray().size() != 2) throw new Unsupported("item " + e + " is not [key, content]");
+            Object key = plain(e.getAsJsonArray().get(0));
+            if (!(key instanceof Long || key instanceof String)) throw new Unsupported("key " + key + " is neither an integer nor a string");
+            items.add(new ListItem(key, plain(e.getAsJsonArray().get(1))));
+        }
+        return items;
+    }
+
+    /** A JSON array of integers, or of pairs or steps flattened, as an int[]. */
+    static int[] ints(JsonElement e, String what) throws Unsupported {
+        if (e == null || !e.isJsonArray()) throw new Unsupported(what + " is not an array");
+        List<Integer> values = new ArrayList<>();
+        for (JsonElement x : e.getAsJsonArray()) {
+            if (x.isJsonArray()) {
+                for (JsonElement y : x.getAsJsonArray()) values.add(intOrStep(y, what));
+            } else {
+                values.add(intOrStep(x, what));
+            }
+        }
+        int[] result = new int[values.size()];
+        for (int i = 0; i < result.length; i++) result[i] = values.get(i);
+        return result;
+    }
+
+    static int intOrStep(JsonElement e, String what) throws Unsupported {
+        if (e.isJsonPrimitive() && e.getAsJsonPrimitive().isString()) {
+            switch (e.getAsString()) {
+                case "remove": return io.diffuser.list.ListScript.REMOVE;
+                case "move": return io.diffuser.list.ListScript.MOVE;
+                case "insert": return io.diffuser.list.ListScript.INSERT;
+                case "change": return io.diffuser.list.ListScript.CHANGE;
+                default: throw new Unsupported(what + ": unknown step kind " + e);
+            }
+        }
+        Object value = plain(e);
+        if (!(value instanceof Long)) throw new Unsupported(what + ": " + e + " is not an integer");
+        return ((Long) value).intValue();
+    }
+
+    static final Set<String> LIST_VECTOR_KEYS = new HashSet<>(Arrays.asList("format", "name", "kind", "description", "old", "new", "expect"));
+    static final Set<String> LIST_EXPECT_KEYS = new HashSet<>(Arrays.asList("deletes", "inserts", "moves", "updates", "oldToNew",
+        "newToOld", "hasDuplicates", "batch", "batchMoveThenReload", "script"));
+    static final Set<String> LIST_BATCH_KEYS = new HashSet<>(Arrays.asList("deletes", "inserts", "moves", "reloads", "reloadsAfterMoves"));
+
+    static void expectListKeys(JsonObject object, Set<String> keys, String what) throws Unsupported {
+        if (!object.keySet().equals(keys)) throw new Unsupported(what + " has keys " + object.keySet() + ", expected " + keys);
+    }
+
+    static String compareInts(String what, int[] got, JsonElement expected) throws Unsupported {
+        int[] want = ints(expected, what);
+        return Arrays.equals(got, want) ? null : what + "\n  got      " + Arrays.toString(got) + "\n  expected " + Arrays.toString(want);
+    }
+
+    static String compareDiff(ListDiff diff, JsonObject expect, int oldCount, int newCount) throws Unsupported {
+        if (diff.oldCount != oldCount || diff.newCount != newCount) return "counts " + diff.oldCount + " -> " + diff.newCount;
+        String[] names = {"deletes", "inserts", "moves", "updates", "oldToNew", "newToOld"};
+        int[][] got = {diff.deletes, diff.inserts, diff.moves, diff.updates, diff.oldToNew, diff.newToOld};
+        for (int k = 0; k < names.length; k++) {
+            String mismatch = compareInts(names[k], got[k], expect.get(names[k]));
+            if (mismatch != null) return mismatch;
+        }
+        if (diff.hasDuplicates != expect.get("hasDuplicates").getAsBoolean()) return "hasDuplicates " + diff.hasDuplicates;
+        return null;
+    }
+
+    static String compareBatch(ListBatch batch, JsonObject expect, String name, boolean moveThenReload) throws Unsupported {
+        if (batch == null) return name + ": no batch";
+        if (batch.moveThenReload != moveThenReload) return name + ": moveThenReload " + batch.moveThenReload;
+        JsonObject want = expect.getAsJsonObject(name);
+        expectListKeys(want, LIST_BATCH_KEYS, "expect." + name);
+        String[] names = {"deletes", "inserts", "moves", "reloads", "reloadsAfterMoves"};
+        int[][] got = {batch.deletes, batch.inserts, batch.moves, batch.reloads, batch.reloadsAfterMoves};
+        for (int k = 0; k < names.length; k++) {
+            String mismatch = compareInts(name + "." + names[k], got[k], want.get(names[k]));
+            if (mismatch != null) return mismatch;
+        }
+        return null;
+    }
+
+    /** Runs one list vector in one form; returns a description of the first mismatch, or null. */
+    static String runListVector(JsonObject vector, ListForm form) throws Unsupported {
+        expectListKeys(vector, LIST_VECTOR_KEYS, "the list vector");
+        JsonObject expect = vector.getAsJsonObject("expect");
+        expectListKeys(expect, LIST_EXPECT_KEYS, "expect");
+        List<ListItem> olds = listItems(vector, "old");
+        List<ListItem> news = listItems(vector, "new");
+        // Each distinct key and content its own long, spread over the 64 bits.
+        Map<Object, Long> numbers = new HashMap<>();
+        java.util.function.ToLongFunction<Object> number = x -> {
+            Long n = numbers.get(x);
+            if (n == null) {
+                n = (numbers.size() + 1) * 0x9E3779B97F4A7C15L;
+                numbers.put(x, n);
+            }
+            return n;
+        };
+        ListDiff.Part[][] calls = {{ListDiff.Part.BATCH, ListDiff.Part.SCRIPT}, {ListDiff.Part.BATCH_MOVE_THEN_RELOAD}};
+        for (ListDiff.Part[] parts : calls) {
+            ListDiff diff;
+            switch (form) {
+                case OBJECT_KEYS:
+                    diff = ListDiff.of(olds, news, item -> item.key, (a, b) -> Objects.equals(a.content, b.content), parts);
+                    break;
+                case EQUALS:
+                    diff = ListDiff.of(olds, news, item -> item.key, parts);
+                    break;
+                case LONG_KEYS:
+                    diff = ListDiff.byLongKey(olds, news, item -> number.applyAsLong(item.key),
+                        (a, b) -> Objects.equals(a.content, b.content), parts);
+                    break;
+                default: {
+                    long[][] keys = new long[4][];
+                    List<List<ListItem>> sides = Arrays.asList(olds, news);
+                    for (int s = 0; s < 2; s++) {
+                        List<ListItem> side = sides.get(s);
+                        keys[2 * s] = new long[side.size()];
+                        keys[2 * s + 1] = new long[side.size()];
+                        for (int i = 0; i < side.size(); i++) {
+                            keys[2 * s][i] = number.applyAsLong(Arrays.asList("key", side.get(i).key));
+                            keys[2 * s + 1][i] = number.applyAsLong(Arrays.asList("content", side.get(i).content));
+                        }
+                    }
+                    diff = ListDiff.ofKeys(keys[0], keys[1], keys[2], keys[3], parts);
+                    break;
+                }
+            }
+            String call = Arrays.toString(parts) + ": ";
+            String mismatch = compareDiff(diff, expect, olds.size(), news.size());
+            boolean moveThenReload = parts[0] == ListDiff.Part.BATCH_MOVE_THEN_RELOAD;
+            if (mismatch == null) {
+                mismatch = compareBatch(diff.batch, expect, moveThenReload ? "batchMoveThenReload" : "batch", moveThenReload);
+            }
+            if (mismatch == null && !moveThenReload) {
+                mismatch = diff.script == null ? "no script" : compareInts("script", diff.script.steps, expect.get("script"));
+            }
+            if (mismatch == null && moveThenReload && diff.script != null) mismatch = "a script that was not asked for";
+            if (mismatch != null) return call + mismatch;
+        }
+        return null;
+    }
+
     // ---- Running ---------------------------------------------------------------------
 
     static String check(int index, JsonObject step, StepState state, String error) throws Unsupported {
@@ -549,10 +743,14 @@ public class ConformanceTest {
         Map<Form, Integer> executed = new LinkedHashMap<>();
         int pairs = 0;
         int passed = 0;
+        int lists = 0;
+        for (JsonObject vector : vectors) {
+            if (vector != null && vector.has("kind") && "list".equals(vector.get("kind").getAsString())) lists++;
+        }
         for (Form form : Form.values()) {
             int count = 0;
             for (int v = 0; v < files.size(); v++) {
-                if (vectors.get(v) == null) continue;
+                if (vectors.get(v) == null || isList(vectors.get(v))) continue;
                 String where = files.get(v).getFileName() + " [" + form.label() + "]";
                 try {
                     String mismatch = runVector(vectors.get(v), form);
@@ -566,11 +764,37 @@ public class ConformanceTest {
             executed.put(form, count);
             pairs += count;
         }
+        // List vectors (README 10) run in the list forms instead.
+        Map<ListForm, Integer> listExecuted = new LinkedHashMap<>();
+        int listPassed = 0;
+        for (ListForm form : ListForm.values()) {
+            int count = 0;
+            for (int v = 0; v < files.size(); v++) {
+                if (vectors.get(v) == null || !isList(vectors.get(v))) continue;
+                String where = files.get(v).getFileName() + " [" + form.label() + "]";
+                try {
+                    String mismatch = runListVector(vectors.get(v), form);
+                    if (mismatch == null) listPassed++;
+                    else failures.add(where + ": " + mismatch);
+                } catch (Exception e) {
+                    failures.add(where + ": could not run: " + e);
+                }
+                count++;
+            }
+            listExecuted.put(form, count);
+            pairs += count;
+        }
+        passed += listPassed;
         StringBuilder summary = new StringBuilder();
         summary.append("Conformance (Java): ").append(files.size()).append(" vectors, ").append(pairs)
             .append(" (vector, form) pairs executed, 0 not applicable\n");
         for (Map.Entry<Form, Integer> e : executed.entrySet()) {
             summary.append("  form ").append(e.getKey().label()).append(" (").append(e.getKey().description)
+                .append("): ").append(e.getValue()).append(" executed\n");
+        }
+        summary.append("  list vectors: ").append(lists).append(", each in ").append(ListForm.values().length).append(" forms\n");
+        for (Map.Entry<ListForm, Integer> e : listExecuted.entrySet()) {
+            summary.append("  list form ").append(e.getKey().label()).append(" (").append(e.getKey().description)
                 .append("): ").append(e.getValue()).append(" executed\n");
         }
         summary.append("  pairs: ").append(passed).append(" passed, ").append(pairs - passed).append(" failed\n");
@@ -579,6 +803,11 @@ public class ConformanceTest {
         if (report != null) Files.write(Paths.get(report), summary.toString().getBytes(StandardCharsets.UTF_8));
         if (!failures.isEmpty()) fail(failures.size() + " failures, first: " + failures.get(0) + (failures.size() > 1 ? "\nsecond: " + failures.get(1) : ""));
         assertEquals(pairs, passed);
-        assertEquals(files.size() * Form.values().length, pairs);
+        assertEquals((files.size() - lists) * Form.values().length + lists * ListForm.values().length, pairs);
+        assertTrue("the list vectors are incomplete: " + lists, lists >= 120);
+    }
+
+    static boolean isList(JsonObject vector) {
+        return vector.has("kind") && "list".equals(vector.get("kind").getAsString());
     }
 }

@@ -4,6 +4,7 @@ import io.diffuser.diffuser.Diffuser;
 import io.diffuser.fuser.Disposable;
 import io.diffuser.fuser.Fuser;
 import io.diffuser.fuser.Source;
+import io.diffuser.list.ListDiff;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
@@ -50,6 +51,10 @@ public final class ModuleSmoke {
     }
     out.add("sources left " + effects.size());
     System.out.println(String.join(", ", out));
+
+    // The list diff: its native method is found in the module's glue library too.
+    ListDiff list = ListDiff.ofKeys(new long[] {1, 2, 3}, new long[] {3, 1, 2}, ListDiff.Part.SCRIPT);
+    System.out.println("list moves " + java.util.Arrays.toString(list.moves) + ", " + list.script);
 
     Class<?> internal = Class.forName("io.diffuser.internal.Native");
     Method version = internal.getMethod("version");

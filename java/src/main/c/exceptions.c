@@ -1,0 +1,113 @@
+/*
+ * exceptions.c — Java exceptions across the core, in both directions.
+ *
+ * After every upcall the glue checks for an exception. If there is one, it clears it and
+ * returns an error to the core. When a Java caller (a native method of
+ * io.diffuser.internal.Native) is waiting on the same thread, the Throwable is kept in a
+ * thread-local slot (the first one of the call wins, matching the core, which reports
+ * the first failure and calls nothing after it); when the core call returns
+ * DFS_ERR_CALLBACK, that same Throwable is thrown to the Java caller, unchanged. Other
+ * statuses become IllegalStateException, NullPointerException, IllegalArgumentException
+ * or OutOfMemoryError carrying dfs_last_error(). A callback reached from C code with no
+ * Java caller below it (a C source emitting on its own thread) only sets dfs_set_error()
+ * to the exception's text (the only case where the glue calls the Throwable's toString()).
+ */
+#include <stdio.h>
+
+#include "jni_glue.h"
+
+jclass dfsj_c_npe, dfsj_c_oome;
+static jclass c_ise, c_iae;
+static jmethodID m_object_to_string;
+
+int dfsj_exceptions_load(JNIEnv *env) {
+    if (!(dfsj_c_npe = dfsj_global_class(env, "java/lang/NullPointerException")) ||
+        !(c_ise = dfsj_global_class(env, "java/lang/IllegalStateException")) ||
+        !(c_iae = dfsj_global_class(env, "java/lang/IllegalArgumentException")) ||
+        !(dfsj_c_oome = dfsj_global_class(env, "java/lang/OutOfMemoryError")))
+        return -1;
+    jclass object = (*env)->FindClass(env, "java/lang/Object");
+    if (object == NULL) return -1;
+    m_object_to_string = (*env)->GetMethodID(env, object, "toString", "()Ljava/lang/String;");
+    (*env)->DeleteLocalRef(env, object);
+    return m_object_to_string ? 0 : -1;
+}
+
+/* Sets dfs_set_error() to the Throwable's toString(), best effort. */
+static void describe(JNIEnv *env, jthrowable ex) {
+    jstring text = (jstring)(*env)->CallObjectMethod(env, ex, m_object_to_string);
+    if ((*env)->ExceptionCheck(env)) {
+        (*env)->ExceptionClear(env);
+        dfs_set_error("a Java callback threw (toString() failed too)");
+        return;
+    }
+    if (text == NULL) {
+        dfs_set_error("a Java callback threw");
+        return;
+    }
+    const char *chars = (*env)->GetStringUTFChars(env, text, NULL);
+    if (chars != NULL) {
+        dfs_set_error(chars);
+        (*env)->ReleaseStringUTFChars(env, text, chars);
+    } else {
+        (*env)->ExceptionClear(env);
+        dfs_set_error("a Java callback threw");
+    }
+    (*env)->DeleteLocalRef(env, text);
+}
+
+/* After an upcall: 0 if it returned normally. Otherwise clears the exception, keeps it
+ * for the Java caller (if any, and if none is kept already) and returns 1. With no Java
+ * caller to rethrow it, its text becomes dfs_last_error() instead. */
+int dfsj_upcall_failed(JNIEnv *env) {
+    if (!(*env)->ExceptionCheck(env)) return 0;
+    jthrowable ex = (*env)->ExceptionOccurred(env);
+    (*env)->ExceptionClear(env);
+    dfsj_thread_state *ts = &dfsj_thread;
+    if (ts->depth == 0) {
+        describe(env, ex);
+    } else if (ts->pending == NULL) {
+        ts->pending = (jthrowable)(*env)->NewGlobalRef(env, ex);
+        if (ts->pending == NULL) {
+            (*env)->ExceptionClear(env);
+            dfs_set_error("diffuser JNI: cannot keep a callback's Throwable (no global reference)");
+        }
+    }
+    (*env)->DeleteLocalRef(env, ex);
+    return 1;
+}
+
+/* Makes a Throwable of class `cls` the pending upcall failure, as if a callback threw it. */
+void dfsj_fail_with(JNIEnv *env, jclass cls, const char *message) {
+    (*env)->ThrowNew(env, cls, message);
+    dfsj_upcall_failed(env);
+}
+
+void dfsj_throw_status(JNIEnv *env, dfs_status status) {
+    jclass cls;
+    switch (status) {
+    case DFS_ERR_NULL: cls = dfsj_c_npe; break;
+    case DFS_ERR_ARGUMENT:
+    case DFS_ERR_TYPE: cls = c_iae; break;
+    case DFS_ERR_MEMORY: cls = dfsj_c_oome; break;
+    default: cls = c_ise; break;
+    }
+    char message[1024];
+    snprintf(message, sizeof message, "%s: %s", dfs_status_name(status), dfs_last_error());
+    (*env)->ThrowNew(env, cls, message);
+}
+
+/* Turns the outcome of a core call into the Java outcome of the native method: nothing,
+ * the callback's own Throwable, or an exception for the status. `thrown` is what
+ * dfsj_leave() returned. With rethrow_on_ok, a Throwable kept although the core call
+ * succeeded is thrown too (a Disposable.dispose() that failed during a dispose or an
+ * emission, which the core cannot report). */
+void dfsj_finish(JNIEnv *env, dfs_status status, jthrowable thrown, int rethrow_on_ok) {
+    if (thrown != NULL && (status == DFS_ERR_CALLBACK || (status == DFS_OK && rethrow_on_ok))) {
+        (*env)->Throw(env, thrown);
+        (*env)->DeleteGlobalRef(env, thrown);
+        return;
+    }
+    if (thrown != NULL) (*env)->DeleteGlobalRef(env, thrown);
+    if (status != DFS_OK) dfsj_throw_status(env, status);
+}

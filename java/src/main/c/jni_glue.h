@@ -1,0 +1,136 @@
+/*
+ * jni_glue.h — what the files of the JNI glue share, and nothing else.
+ *
+ * The glue of package io.diffuser is split by reason to change (diffuser_jni.c lists
+ * the files). This header declares, per file, the few names the others use; each is
+ * prefixed dfsj_ and hidden: libdiffuser_jni.so exports only JNI_OnLoad and the
+ * JNIEXPORT natives, so these names cannot clash with anything loaded next to it.
+ *
+ * It also defines the per-thread state that ties the files together: the native method
+ * running on the thread (diffuser_jni.c brackets every core call with dfsj_enter and
+ * dfsj_leave), the Throwable a callback kept for it (exceptions.c), its JNIEnv
+ * (threads.c) and the parts lent in its frame (upcalls.c).
+ */
+#ifndef DFSJ_JNI_GLUE_H
+#define DFSJ_JNI_GLUE_H
+
+#include <jni.h>
+
+#include "diffuser.h"
+
+#define DFSJ_JNI_VERSION JNI_VERSION_1_8
+
+#pragma GCC visibility push(hidden)
+
+/* ------------------------------------------------------------------------------------
+ * Per-thread state (defined in threads.c)
+ * ------------------------------------------------------------------------------------ */
+
+/* Per thread, in one block so that a callback pays for one TLS lookup:
+ *   pending: the Throwable of a failed upcall waiting for its Java caller;
+ *   depth:   how many native methods of this glue are running on the thread (callbacks
+ *            keep a Throwable only if one is, since only it can rethrow it);
+ *   env:     the JNIEnv of the innermost of them, valid while depth > 0, so that
+ *            callbacks under a Java caller need no GetEnv. */
+typedef struct {
+    jthrowable pending;
+    int depth;
+    JNIEnv *env;
+    /* lent:    how many parts the callbacks lent to the core as local references of the
+     *          innermost native method's frame (see borrowing_caller in upcalls.c). */
+    jint lent;
+} dfsj_thread_state;
+
+/* initial-exec: the state is read on every callback, and the default model for a
+ * shared library would look it up through __tls_get_addr each time. The block is a few
+ * words, well within the static TLS that glibc reserves for libraries loaded later. */
+extern __thread __attribute__((tls_model("initial-exec"))) dfsj_thread_state dfsj_thread;
+
+/* A native method's bracket around core calls: it gets the Throwables of the callbacks
+ * it causes, and leaves an outer call's Throwable (this is a nested call from inside an
+ * upcall) untouched. */
+typedef struct {
+    jthrowable saved;
+    jint saved_lent;
+} dfsj_entry;
+
+static inline void dfsj_enter(dfsj_entry *e, JNIEnv *env) {
+    dfsj_thread_state *ts = &dfsj_thread;
+    e->saved = ts->pending;
+    ts->pending = NULL;
+    e->saved_lent = ts->lent;
+    ts->lent = 0;
+    ts->depth++;
+    ts->env = env;
+}
+
+static inline jthrowable dfsj_leave(dfsj_entry *e) {
+    dfsj_thread_state *ts = &dfsj_thread;
+    jthrowable mine = ts->pending;
+    ts->pending = e->saved;
+    ts->lent = e->saved_lent;
+    ts->depth--;
+    return mine;
+}
+
+/* ------------------------------------------------------------------------------------
+ * threads.c: the calling thread's JNIEnv
+ * ------------------------------------------------------------------------------------ */
+
+extern JavaVM *dfsj_vm;
+
+typedef struct {
+    JNIEnv *env;
+    int attached;
+} dfsj_upcall_env;
+
+/* Before a callback talks to Java: 0 with u->env set, or -1 (dfs_last_error set). */
+int dfsj_env_enter(dfsj_upcall_env *u);
+/* After it: detaches the thread again if dfsj_env_enter attached it. */
+void dfsj_env_leave(dfsj_upcall_env *u);
+
+/* ------------------------------------------------------------------------------------
+ * exceptions.c: upcall failures, kept Throwables, statuses as exceptions
+ * ------------------------------------------------------------------------------------ */
+
+extern jclass dfsj_c_npe, dfsj_c_oome;
+
+int dfsj_exceptions_load(JNIEnv *env);
+int dfsj_upcall_failed(JNIEnv *env);
+void dfsj_fail_with(JNIEnv *env, jclass cls, const char *message);
+void dfsj_throw_status(JNIEnv *env, dfs_status status);
+void dfsj_finish(JNIEnv *env, dfs_status status, jthrowable thrown, int rethrow_on_ok);
+
+/* ------------------------------------------------------------------------------------
+ * values.c: the value type of Java objects
+ * ------------------------------------------------------------------------------------ */
+
+extern dfs_type *dfsj_type;
+
+int dfsj_values_load(JNIEnv *env);
+dfs_status dfsj_values_create_type(void);
+
+/* ------------------------------------------------------------------------------------
+ * upcalls.c: the callbacks that call user objects
+ * ------------------------------------------------------------------------------------ */
+
+int dfsj_upcalls_load(JNIEnv *env);
+void dfsj_destroy_ref(void *ctx);
+int dfsj_effect_cb(const void *value, void *ctx);
+int dfsj_did_change_cb(const void *old_value, const void *new_value, void *ctx);
+int dfsj_transform_cb(const void *value, const void **out, void *ctx);
+int dfsj_part_cb(const void *value, const void **out, void *ctx);
+int dfsj_source_connect_cb(dfs_dispatch *dispatch, void *ctx, void **connection);
+void dfsj_source_disconnect_cb(void *connection, void *ctx);
+
+/* ------------------------------------------------------------------------------------
+ * diffuser_jni.c: loading
+ * ------------------------------------------------------------------------------------ */
+
+/* A class as a global reference, for the *_load functions that JNI_OnLoad calls; NULL
+ * (with the exception pending) if it cannot be found. */
+jclass dfsj_global_class(JNIEnv *env, const char *name);
+
+#pragma GCC visibility pop
+
+#endif

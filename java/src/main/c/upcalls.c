@@ -1,0 +1,178 @@
+/*
+ * upcalls.c — the C callbacks through which the core calls user objects.
+ *
+ * Every user object given to the core (Effect, Function, DidChange, Source) is held by a
+ * global reference, the callback's context, that the callback's destroy function
+ * (dfsj_destroy_ref) deletes. Each callback gets its JNIEnv from threads.c, makes one
+ * upcall, and checks for an exception right after it (exceptions.c): a Java exception
+ * becomes the callback's failure, and nothing else of the callback runs after it.
+ */
+#include <stdint.h>
+
+#include "jni_glue.h"
+
+static jclass c_effect, c_function, c_did_change, c_source, c_disposable, c_dispatch_effect;
+static jmethodID m_effect_run, m_function_apply, m_did_change_test, m_source_connect,
+    m_disposable_dispose, m_dispatch_effect_init;
+
+int dfsj_upcalls_load(JNIEnv *env) {
+    if (!(c_effect = dfsj_global_class(env, "io/diffuser/Effect")) ||
+        !(c_function = dfsj_global_class(env, "io/diffuser/Function")) ||
+        !(c_did_change = dfsj_global_class(env, "io/diffuser/diffuser/DidChange")) ||
+        !(c_source = dfsj_global_class(env, "io/diffuser/fuser/Source")) ||
+        !(c_disposable = dfsj_global_class(env, "io/diffuser/fuser/Disposable")) ||
+        !(c_dispatch_effect = dfsj_global_class(env, "io/diffuser/internal/DispatchEffect")))
+        return -1;
+    if (!(m_effect_run = (*env)->GetMethodID(env, c_effect, "run", "(Ljava/lang/Object;)V")) ||
+        !(m_function_apply = (*env)->GetMethodID(env, c_function, "apply",
+                                                 "(Ljava/lang/Object;)Ljava/lang/Object;")) ||
+        !(m_did_change_test = (*env)->GetMethodID(env, c_did_change, "test",
+                                                  "(Ljava/lang/Object;Ljava/lang/Object;)Z")) ||
+        !(m_source_connect = (*env)->GetMethodID(env, c_source, "connect",
+                                                 "(Lio/diffuser/Effect;)Lio/diffuser/fuser/Disposable;")) ||
+        !(m_disposable_dispose = (*env)->GetMethodID(env, c_disposable, "dispose", "()V")) ||
+        !(m_dispatch_effect_init = (*env)->GetMethodID(env, c_dispatch_effect, "<init>", "(J)V")))
+        return -1;
+    return 0;
+}
+
+/* destroy of every callback: drops the global reference to the Java object. */
+void dfsj_destroy_ref(void *ctx) {
+    if (ctx == NULL) return;
+    dfsj_upcall_env u;
+    if (dfsj_env_enter(&u)) return;
+    (*u.env)->DeleteGlobalRef(u.env, (jobject)ctx);
+    dfsj_env_leave(&u);
+}
+
+/* The global reference the core will own for `local`, which is deleted. NULL if none
+ * could be made; the failure is then pending like an upcall's (an OutOfMemoryError). */
+static jobject promote(JNIEnv *env, jobject local) {
+    jobject global = (*env)->NewGlobalRef(env, local);
+    (*env)->DeleteLocalRef(env, local);
+    if (global == NULL) {
+        if ((*env)->ExceptionCheck(env)) dfsj_upcall_failed(env);
+        else dfsj_fail_with(env, dfsj_c_oome, "cannot make a global reference");
+    }
+    return global;
+}
+
+int dfsj_effect_cb(const void *value, void *ctx) {
+    dfsj_upcall_env u;
+    if (dfsj_env_enter(&u)) return -1;
+    (*u.env)->CallVoidMethod(u.env, (jobject)ctx, m_effect_run, (jobject)value);
+    int failed = dfsj_upcall_failed(u.env);
+    dfsj_env_leave(&u);
+    return failed;
+}
+
+int dfsj_did_change_cb(const void *old_value, const void *new_value, void *ctx) {
+    dfsj_upcall_env u;
+    if (dfsj_env_enter(&u)) return -1;
+    jboolean changed = (*u.env)->CallBooleanMethod(u.env, (jobject)ctx, m_did_change_test,
+                                                   (jobject)old_value, (jobject)new_value);
+    int result = dfsj_upcall_failed(u.env) ? -1 : (changed ? 1 : 0);
+    dfsj_env_leave(&u);
+    return result;
+}
+
+/* Function.apply; the result goes to the core as a new global reference (the core
+ * releases it through the value type). */
+int dfsj_transform_cb(const void *value, const void **out, void *ctx) {
+    *out = NULL;
+    dfsj_upcall_env u;
+    if (dfsj_env_enter(&u)) return -1;
+    JNIEnv *env = u.env;
+    int failed = 0;
+    jobject result = (*env)->CallObjectMethod(env, (jobject)ctx, m_function_apply, (jobject)value);
+    if (dfsj_upcall_failed(env)) {
+        failed = 1;
+    } else if (result != NULL && (*out = promote(env, result)) == NULL) {
+        failed = 1;
+    }
+    dfsj_env_leave(&u);
+    return failed;
+}
+
+/* The parts of a diffuser's maps are borrowed (dfs_diffuser_map_borrowed): each is the
+ * local reference the upcall returned, valid until the native method running the
+ * diffuser returns, which is as long as the core may use a part it does not keep. A
+ * gate that caches a part retains it (a global reference, value_retain in values.c); the others
+ * cost no global reference at all, which is what most parts of a run are: compared with
+ * their cache and dropped.
+ *
+ * They need that native method below them on the same thread. Diffusers of this binding
+ * are only ever run from Java (Native.diffuserRun), so this always holds; were it not, the
+ * part would die with the callback's attachment, so the transform fails instead. */
+static int borrowing_caller(void) {
+    if (dfsj_thread.depth > 0) return 1;
+    dfs_set_error("diffuser JNI: a map's transform was called without a Java caller to lend its result");
+    return 0;
+}
+
+/* Makes room in the frame for one more lent part and a few temporaries: the frame's
+ * capacity is the total it must hold, counted in dfsj_thread.lent. 0, or -1 with the
+ * failure pending (an OutOfMemoryError). */
+static int make_room(JNIEnv *env) {
+    dfsj_thread_state *ts = &dfsj_thread;
+    if (ts->lent >= INT32_MAX / 2) {
+        dfsj_fail_with(env, dfsj_c_oome, "too many parts lent in one run");
+        return -1;
+    }
+    ts->lent++;
+    if ((*env)->EnsureLocalCapacity(env, ts->lent + 16) != 0) {
+        dfsj_upcall_failed(env);
+        return -1;
+    }
+    return 0;
+}
+
+/* Function.apply for a map: the result is a borrowed part (see above). */
+int dfsj_part_cb(const void *value, const void **out, void *ctx) {
+    *out = NULL;
+    if (!borrowing_caller()) return -1;
+    JNIEnv *env = dfsj_thread.env;
+    if (make_room(env)) return -1;
+    jobject result = (*env)->CallObjectMethod(env, (jobject)ctx, m_function_apply, (jobject)value);
+    if (dfsj_upcall_failed(env)) return 1;
+    *out = result;
+    return 0;
+}
+
+/* Source.connect(effect), with an io.diffuser.internal.DispatchEffect wrapping the
+ * dispatch; the returned Disposable is the connection. */
+int dfsj_source_connect_cb(dfs_dispatch *dispatch, void *ctx, void **connection) {
+    *connection = NULL;
+    dfsj_upcall_env u;
+    if (dfsj_env_enter(&u)) return -1;
+    JNIEnv *env = u.env;
+    int failed = 1;
+    jobject effect = (*env)->NewObject(env, c_dispatch_effect, m_dispatch_effect_init,
+                                       (jlong)(intptr_t)dispatch);
+    if (dfsj_upcall_failed(env)) goto done;
+    jobject disposable = (*env)->CallObjectMethod(env, (jobject)ctx, m_source_connect, effect);
+    (*env)->DeleteLocalRef(env, effect);
+    if (dfsj_upcall_failed(env)) goto done;
+    if (disposable == NULL) {
+        dfsj_fail_with(env, dfsj_c_npe, "Source.connect returned null instead of a Disposable");
+        goto done;
+    }
+    if ((*connection = promote(env, disposable)) == NULL) goto done;
+    failed = 0;
+done:
+    dfsj_env_leave(&u);
+    return failed;
+}
+
+/* Disposable.dispose() of a source connection. The C ABI cannot report a failure here;
+ * a Throwable is kept for the Java caller of the dispose (see Native.disposableDispose). */
+void dfsj_source_disconnect_cb(void *connection, void *ctx) {
+    (void)ctx;
+    if (connection == NULL) return;
+    dfsj_upcall_env u;
+    if (dfsj_env_enter(&u)) return;
+    (*u.env)->CallVoidMethod(u.env, (jobject)connection, m_disposable_dispose);
+    dfsj_upcall_failed(u.env);
+    (*u.env)->DeleteGlobalRef(u.env, (jobject)connection);
+    dfsj_env_leave(&u);
+}

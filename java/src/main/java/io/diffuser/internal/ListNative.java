@@ -1,0 +1,79 @@
+package io.diffuser.internal;
+
+/**
+ * The native method of the keyed list diff ({@code io.diffuser.list}): one call of
+ * {@code dfs_list_diff_compute}, implemented in {@code list_jni.c} of
+ * {@code libdiffuser_jni.so}.
+ *
+ * <p>Not API.
+ */
+public final class ListNative {
+  static {
+    NativeLoader.load();
+  }
+
+  private ListNative() {}
+
+  /** {@code DFS_LIST_BATCH}: also the batch. */
+  public static final int BATCH = 1;
+  /** {@code DFS_LIST_BATCH_MOVE_THEN_RELOAD}: also the batch, moved items reloaded after it. */
+  public static final int BATCH_MOVE_THEN_RELOAD = 2;
+  /** {@code DFS_LIST_SCRIPT}: also the script. */
+  public static final int SCRIPT = 4;
+
+  /** Index of {@code {oldCount, newCount, hasDuplicates ? 1 : 0}} in the result. */
+  public static final int HEADER = 0;
+  /** Index of the deletes in the result. */
+  public static final int DELETES = 1;
+  /** Index of the inserts in the result. */
+  public static final int INSERTS = 2;
+  /** Index of the moves (pairs) in the result. */
+  public static final int MOVES = 3;
+  /** Index of the updates (pairs) in the result. */
+  public static final int UPDATES = 4;
+  /** Index of old-to-new in the result. */
+  public static final int OLD_TO_NEW = 5;
+  /** Index of new-to-old in the result. */
+  public static final int NEW_TO_OLD = 6;
+  /** Index of the batch's deletes in the result (null without a batch). */
+  public static final int BATCH_DELETES = 7;
+  /** Index of the batch's inserts in the result. */
+  public static final int BATCH_INSERTS = 8;
+  /** Index of the batch's moves (pairs) in the result. */
+  public static final int BATCH_MOVES = 9;
+  /** Index of the batch's reloads in the result. */
+  public static final int BATCH_RELOADS = 10;
+  /** Index of the batch's reloads after moves in the result. */
+  public static final int BATCH_RELOADS_AFTER_MOVES = 11;
+  /** Index of the script (triples) in the result (null without a script). */
+  public static final int SCRIPT_STEPS = 12;
+
+  /** Compares the contents of matched items, by their indices. */
+  @FunctionalInterface
+  public interface SameIndex {
+    /**
+     * Whether old item {@code oldIndex} and new item {@code newIndex} (same key) have the
+     * same content. May throw: the diff stops and rethrows it unchanged.
+     *
+     * @param oldIndex the index in the old list
+     * @param newIndex the index in the new list
+     * @return whether the content is the same
+     */
+    boolean same(int oldIndex, int newIndex);
+  }
+
+  /**
+   * {@code dfs_list_diff_compute}.
+   *
+   * @param oldKeys the old list's keys
+   * @param oldContents the old list's content fingerprints, or null
+   * @param newKeys the new list's keys
+   * @param newContents the new list's content fingerprints, or null
+   * @param same the content comparison, or null (then fingerprints, or no content change)
+   * @param flags a combination of {@link #BATCH}, {@link #BATCH_MOVE_THEN_RELOAD} and
+   *     {@link #SCRIPT}
+   * @return the result's arrays, at the indices named by this class's constants
+   */
+  public static native int[][] diff(long[] oldKeys, long[] oldContents, long[] newKeys,
+      long[] newContents, SameIndex same, int flags);
+}

@@ -1,0 +1,12 @@
+/**
+ * The keyed list diff: {@link io.diffuser.list.ListDiff} tells what changed from one
+ * list to the next, with items identified by a key and their content compared
+ * separately, and gives it in the two forms list views want: one batch in UIKit's
+ * coordinates ({@link io.diffuser.list.ListBatch}) and a step-by-step script for
+ * RecyclerView's {@code notifyItem*} calls or for patching a list
+ * ({@link io.diffuser.list.ListScript}).
+ *
+ * <p>Every result is computed by the native Diffuser core in one call, the same code the
+ * Swift and C APIs use; the classes of this package only carry its arrays.
+ */
+package io.diffuser.list;
