@@ -72,6 +72,16 @@ extern "C" {
 #define DFS_VERSION_MINOR 1
 #define DFS_VERSION_PATCH 0
 
+/** Marks the functions the library exports (default visibility). Define it before
+ *  including this header to add what a build needs, such as a calling convention. */
+#ifndef DFS_API
+#if defined(__GNUC__) || defined(__clang__)
+#define DFS_API __attribute__((visibility("default")))
+#else
+#define DFS_API
+#endif
+#endif
+
 /** The version of the ABI this header describes. dfs_abi_version() returns the
  *  library's; they must be equal. */
 #define DFS_ABI_VERSION 2
@@ -98,22 +108,22 @@ typedef enum dfs_status {
 typedef void (*dfs_destroy_fn)(void *ctx);
 
 /** The library's version as "major.minor.patch". Static storage; never NULL. */
-const char *dfs_version(void);
+DFS_API const char *dfs_version(void);
 
 /** The library's ABI version; compare with DFS_ABI_VERSION. */
-int dfs_abi_version(void);
+DFS_API int dfs_abi_version(void);
 
 /** The message of the last error on the calling thread, or "" if none. The string
  *  belongs to the library and stays valid until the next dfs_ call on this thread. */
-const char *dfs_last_error(void);
+DFS_API const char *dfs_last_error(void);
 
 /** A short constant name for a status ("DFS_ERR_HANDLE"); "DFS_UNKNOWN" for others. */
-const char *dfs_status_name(int status);
+DFS_API const char *dfs_status_name(int status);
 
 /** Sets the calling thread's error message. Meant for callbacks that are about to
  *  return non-zero: the message then reaches the caller of the run or emission.
  *  `message` is copied; NULL clears it. */
-void dfs_set_error(const char *message);
+DFS_API void dfs_set_error(const char *message);
 
 /* ------------------------------------------------------------------------------------
  * Value types
@@ -140,24 +150,24 @@ typedef void (*dfs_release_fn)(const void *value, void *ctx);
 
 /** Makes a value type. `name` (copied; may be NULL) appears in error messages.
  *  On success *out is a new handle; release it with dfs_type_release. */
-dfs_status dfs_type_new(const char *name, dfs_equal_fn equal, dfs_retain_fn retain,
+DFS_API dfs_status dfs_type_new(const char *name, dfs_equal_fn equal, dfs_retain_fn retain,
                         dfs_release_fn release, void *ctx, dfs_destroy_fn destroy,
                         dfs_type **out);
 
 /** Adds a reference to a type handle. */
-dfs_status dfs_type_retain(dfs_type *type);
+DFS_API dfs_status dfs_type_retain(dfs_type *type);
 
 /** Drops a reference to a type handle. NULL is accepted and ignored. */
-dfs_status dfs_type_release(dfs_type *type);
+DFS_API dfs_status dfs_type_release(dfs_type *type);
 
 /** A built-in type: pointer identity, borrowed values. Also the type of integers and
  *  booleans encoded in pointers ((const void *)(intptr_t)x; NULL is false). The handle
  *  is static: releasing it is allowed and does nothing. */
-dfs_type *dfs_type_pointer(void);
+DFS_API dfs_type *dfs_type_pointer(void);
 
 /** A built-in type: NUL-terminated strings compared with strcmp (NULL equals only
  *  NULL); retain copies the string, release frees the copy. Static handle. */
-dfs_type *dfs_type_cstring(void);
+DFS_API dfs_type *dfs_type_cstring(void);
 
 /* ------------------------------------------------------------------------------------
  * Diffuser
@@ -179,27 +189,27 @@ typedef int (*dfs_did_change_fn)(const void *old_value, const void *new_value, v
 typedef int (*dfs_transform_fn)(const void *value, const void **out, void *ctx);
 
 /** intoAlways(effect): runs the effect on every value of `type`. */
-dfs_status dfs_diffuser_into_always(dfs_type *type, dfs_effect_fn effect, void *ctx,
+DFS_API dfs_status dfs_diffuser_into_always(dfs_type *type, dfs_effect_fn effect, void *ctx,
                                     dfs_destroy_fn destroy, dfs_diffuser **out);
 
 /** into(effect): runs the effect on the first value and whenever the value is not
  *  equal (by `type`'s equality) to the previous one. */
-dfs_status dfs_diffuser_into(dfs_type *type, dfs_effect_fn effect, void *ctx,
+DFS_API dfs_status dfs_diffuser_into(dfs_type *type, dfs_effect_fn effect, void *ctx,
                              dfs_destroy_fn destroy, dfs_diffuser **out);
 
 /** intoOnce(effect): runs the effect on the first value only. */
-dfs_status dfs_diffuser_into_once(dfs_type *type, dfs_effect_fn effect, void *ctx,
+DFS_API dfs_status dfs_diffuser_into_once(dfs_type *type, dfs_effect_fn effect, void *ctx,
                                   dfs_destroy_fn destroy, dfs_diffuser **out);
 
 /** intoWhen(didChange, child): runs `child` on the first value, later only when
  *  did_change(old, new) returns 1. The value is cached after every successful run.
  *  The new diffuser has the child's type. */
-dfs_status dfs_diffuser_into_when(dfs_did_change_fn did_change, void *ctx,
+DFS_API dfs_status dfs_diffuser_into_when(dfs_did_change_fn did_change, void *ctx,
                                   dfs_destroy_fn destroy, dfs_diffuser *child,
                                   dfs_diffuser **out);
 
 /** intoWhen(didChange, effect): the same with an effect instead of a child. */
-dfs_status dfs_diffuser_into_when_effect(dfs_type *type, dfs_did_change_fn did_change,
+DFS_API dfs_status dfs_diffuser_into_when_effect(dfs_type *type, dfs_did_change_fn did_change,
                                          void *did_change_ctx, dfs_destroy_fn did_change_destroy,
                                          dfs_effect_fn effect, void *effect_ctx,
                                          dfs_destroy_fn effect_destroy, dfs_diffuser **out);
@@ -207,16 +217,16 @@ dfs_status dfs_diffuser_into_when_effect(dfs_type *type, dfs_did_change_fn did_c
 /** intoAll(children): runs every child, in order, on the first value and whenever the
  *  value is not equal to the previous one. Every child must have type `type`.
  *  `children` may be NULL when count is 0; the array is copied. */
-dfs_status dfs_diffuser_into_all(dfs_type *type, dfs_diffuser *const *children, size_t count,
+DFS_API dfs_status dfs_diffuser_into_all(dfs_type *type, dfs_diffuser *const *children, size_t count,
                                  dfs_diffuser **out);
 
 /** intoAlways(children): runs every child, in order, on every value. */
-dfs_status dfs_diffuser_into_always_all(dfs_type *type, dfs_diffuser *const *children,
+DFS_API dfs_status dfs_diffuser_into_always_all(dfs_type *type, dfs_diffuser *const *children,
                                         size_t count, dfs_diffuser **out);
 
 /** map(transform, child): feeds `child` the part of each value of `type` that
  *  `transform` selects. The transform's output has the child's type. */
-dfs_status dfs_diffuser_map(dfs_type *type, dfs_transform_fn transform, void *ctx,
+DFS_API dfs_status dfs_diffuser_map(dfs_type *type, dfs_transform_fn transform, void *ctx,
                             dfs_destroy_fn destroy, dfs_diffuser *child, dfs_diffuser **out);
 
 /** dfs_diffuser_map for parts the core borrows instead of owning: a part must stay valid until the dfs_diffuser_run call during which the
@@ -226,7 +236,7 @@ dfs_status dfs_diffuser_map(dfs_type *type, dfs_transform_fn transform, void *ct
  *  retains it through the part type first, so give that type a retain function unless
  *  the parts outlive every cache anyway. Saves a retain and a release per part and run
  *  where references are dear and most parts are only compared. */
-dfs_status dfs_diffuser_map_borrowed(dfs_type *type, dfs_transform_fn transform, void *ctx,
+DFS_API dfs_status dfs_diffuser_map_borrowed(dfs_type *type, dfs_transform_fn transform, void *ctx,
                                      dfs_destroy_fn destroy, dfs_diffuser *child,
                                      dfs_diffuser **out);
 
@@ -241,27 +251,27 @@ dfs_status dfs_diffuser_map_borrowed(dfs_type *type, dfs_transform_fn transform,
  *  The part is borrowed from the value, as with dfs_diffuser_map_borrowed: a gate that
  *  caches it retains it through the child's type first. A field map run on a NULL value
  *  aborts the run with DFS_ERR_NULL. DFS_ERR_ARGUMENT for another size. */
-dfs_status dfs_diffuser_map_field(dfs_type *type, size_t offset, size_t size, dfs_diffuser *child,
+DFS_API dfs_status dfs_diffuser_map_field(dfs_type *type, size_t offset, size_t size, dfs_diffuser *child,
                                   dfs_diffuser **out);
 
 /** invert(child): for truth values encoded as pointers (dfs_type_pointer: NULL is false,
  *  anything else true), feeds `child` the negation: (const void *)1 or NULL. */
-dfs_status dfs_diffuser_invert(dfs_diffuser *child, dfs_diffuser **out);
+DFS_API dfs_status dfs_diffuser_invert(dfs_diffuser *child, dfs_diffuser **out);
 
 /** Runs the diffuser on `value` (borrowed for the call; retained by the core if cached
  *  or queued). Returns DFS_ERR_CALLBACK if a callback aborted the run. A run called from
  *  inside the graph's own effect is queued and returns DFS_OK at once. */
-dfs_status dfs_diffuser_run(dfs_diffuser *diffuser, const void *value);
+DFS_API dfs_status dfs_diffuser_run(dfs_diffuser *diffuser, const void *value);
 
 /** The value type a diffuser accepts (borrowed: do not release). NULL if invalid. */
-dfs_type *dfs_diffuser_type(dfs_diffuser *diffuser);
+DFS_API dfs_type *dfs_diffuser_type(dfs_diffuser *diffuser);
 
 /** Adds a reference to a diffuser handle. */
-dfs_status dfs_diffuser_retain(dfs_diffuser *diffuser);
+DFS_API dfs_status dfs_diffuser_retain(dfs_diffuser *diffuser);
 
 /** Drops a reference; the tree lives on inside parents that were composed from it.
  *  NULL is accepted and ignored. */
-dfs_status dfs_diffuser_release(dfs_diffuser *diffuser);
+DFS_API dfs_status dfs_diffuser_release(dfs_diffuser *diffuser);
 
 /* ------------------------------------------------------------------------------------
  * Fuser
@@ -277,7 +287,7 @@ typedef struct dfs_dispatch dfs_dispatch;
 /** Sends `event` (borrowed for the call) to the connection. Returns DFS_ERR_CALLBACK if
  *  a downstream effect or transform failed. Events sent after the connection was
  *  disposed are dropped (DFS_OK). */
-dfs_status dfs_dispatch_emit(dfs_dispatch *dispatch, const void *event);
+DFS_API dfs_status dfs_dispatch_emit(dfs_dispatch *dispatch, const void *event);
 
 /** Starts a source connection: keep `dispatch` and emit through it. Store anything you
  *  need to stop it in *connection. Return 0, or non-zero to refuse (connect fails). */
@@ -288,27 +298,27 @@ typedef void (*dfs_source_disconnect_fn)(void *connection, void *ctx);
 
 /** from(source): a fuser whose events of `type` come from a source written in C. The
  *  source is connected once per dfs_fuser_connect and disconnected on dispose. */
-dfs_status dfs_fuser_from(dfs_type *type, dfs_source_connect_fn connect,
+DFS_API dfs_status dfs_fuser_from(dfs_type *type, dfs_source_connect_fn connect,
                           dfs_source_disconnect_fn disconnect, void *ctx,
                           dfs_destroy_fn destroy, dfs_fuser **out);
 
 /** fromAll(children): merges the events of children of type `type`. */
-dfs_status dfs_fuser_from_all(dfs_type *type, dfs_fuser *const *children, size_t count,
+DFS_API dfs_status dfs_fuser_from_all(dfs_type *type, dfs_fuser *const *children, size_t count,
                               dfs_fuser **out);
 
 /** extract(transform, child): turns each event of `child` into an event of `type`
  *  (ownership of *out as for dfs_transform_fn, with `type`'s release). */
-dfs_status dfs_fuser_extract(dfs_type *type, dfs_transform_fn transform, void *ctx,
+DFS_API dfs_status dfs_fuser_extract(dfs_type *type, dfs_transform_fn transform, void *ctx,
                              dfs_destroy_fn destroy, dfs_fuser *child, dfs_fuser **out);
 
 /** extractConstant(constant, child): emits `constant` (retained by `type`) for every
  *  event of `child`. */
-dfs_status dfs_fuser_extract_constant(dfs_type *type, const void *constant, dfs_fuser *child,
+DFS_API dfs_status dfs_fuser_extract_constant(dfs_type *type, const void *constant, dfs_fuser *child,
                                       dfs_fuser **out);
 
 /** extractUnlessNull(transform, child): like extract, dropping events whose transformed
  *  value is NULL. */
-dfs_status dfs_fuser_extract_unless_null(dfs_type *type, dfs_transform_fn transform, void *ctx,
+DFS_API dfs_status dfs_fuser_extract_unless_null(dfs_type *type, dfs_transform_fn transform, void *ctx,
                                          dfs_destroy_fn destroy, dfs_fuser *child,
                                          dfs_fuser **out);
 
@@ -316,23 +326,23 @@ dfs_status dfs_fuser_extract_unless_null(dfs_type *type, dfs_transform_fn transf
  *  the connection: dispose it to stop, release it to free the handle. If a source
  *  refuses, the sources already connected are disconnected and DFS_ERR_CALLBACK is
  *  returned. */
-dfs_status dfs_fuser_connect(dfs_fuser *fuser, dfs_effect_fn effect, void *ctx,
+DFS_API dfs_status dfs_fuser_connect(dfs_fuser *fuser, dfs_effect_fn effect, void *ctx,
                              dfs_destroy_fn destroy, dfs_disposable **out);
 
 /** The event type of a fuser (borrowed). NULL if invalid. */
-dfs_type *dfs_fuser_type(dfs_fuser *fuser);
+DFS_API dfs_type *dfs_fuser_type(dfs_fuser *fuser);
 
-dfs_status dfs_fuser_retain(dfs_fuser *fuser);
+DFS_API dfs_status dfs_fuser_retain(dfs_fuser *fuser);
 /** NULL is accepted and ignored. */
-dfs_status dfs_fuser_release(dfs_fuser *fuser);
+DFS_API dfs_status dfs_fuser_release(dfs_fuser *fuser);
 
 /** Stops a connection: disconnects every source it made. Idempotent. Once it returns,
  *  the effect receives nothing more, even from sources emitting on other threads. */
-dfs_status dfs_disposable_dispose(dfs_disposable *disposable);
+DFS_API dfs_status dfs_disposable_dispose(dfs_disposable *disposable);
 
 /** Drops the handle. A connection released without dispose stays connected: keep the
  *  handle as long as you want events, or dispose first. NULL is accepted. */
-dfs_status dfs_disposable_release(dfs_disposable *disposable);
+DFS_API dfs_status dfs_disposable_release(dfs_disposable *disposable);
 
 /* ------------------------------------------------------------------------------------
  * C closures (libffi)
@@ -369,7 +379,7 @@ typedef struct dfs_ffi_event {
 
 /** The type of ffi events (const dfs_ffi_event *): equal when arguments are equal
  *  (strings by content); retain makes a deep copy. Static handle. */
-dfs_type *dfs_type_ffi_event(void);
+DFS_API dfs_type *dfs_type_ffi_event(void);
 
 /** Makes a function pointer with the signature `ret (*)(args[0], ..., args[count-1])`
  *  that, when called, packs its arguments into a dfs_ffi_event and emits it through
@@ -380,7 +390,7 @@ dfs_type *dfs_type_ffi_event(void);
  *  returns, so unregister it there); calling it afterwards is undefined. A closure whose
  *  dispatch was disposed but is called before being freed drops the event.
  *  At most 32 arguments. */
-dfs_status dfs_closure_new(dfs_dispatch *dispatch, dfs_ffi_type ret,
+DFS_API dfs_status dfs_closure_new(dfs_dispatch *dispatch, dfs_ffi_type ret,
                            const dfs_ffi_type *args, size_t count, void (**fn)(void));
 
 /* ------------------------------------------------------------------------------------
@@ -489,12 +499,12 @@ typedef struct dfs_list_diff {
  *  (called once per matched pair, only during this call, with `ctx`); else fingerprints
  *  if `contents` is given for both lists; else contents never change. `flags`: a
  *  combination of dfs_list_flags. On failure *out is zeroed (freeing it is allowed). */
-dfs_status dfs_list_diff_compute(const dfs_list_side *old_list, const dfs_list_side *new_list,
+DFS_API dfs_status dfs_list_diff_compute(const dfs_list_side *old_list, const dfs_list_side *new_list,
                                  dfs_list_same_fn same_content, void *ctx, unsigned int flags,
                                  dfs_list_diff *out);
 
 /** Frees the arrays of a diff and zeroes it. NULL and zeroed diffs are accepted. */
-void dfs_list_diff_free(dfs_list_diff *diff);
+DFS_API void dfs_list_diff_free(dfs_list_diff *diff);
 
 #ifdef __cplusplus
 }

@@ -78,7 +78,7 @@ def strip_c(text):
     text = re.sub(r"//[^\n]*", " ", text)
     text = re.sub(r"#ifdef\s+__cplusplus.*?#endif", " ", text, flags=re.S)
     text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
-    return text
+    return re.sub(r"\bDFS_API\b", " ", text)
 
 
 def split_statements(text):

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test suite: Swift (swift test), C (ctest, including valgrind and the
-# installed-package test) and Java (gradle test). Installs what is missing first.
+# installed-package test), Java (gradle test), ThreadSanitizer over the thread tests, a
+# bounded run of the C API fuzzer, the API reference build, the demos and the README's
+# snippets. Installs what is missing first.
 #
 #   bash scripts/test.sh
 set -uo pipefail
@@ -46,6 +48,27 @@ section "Java: gradle test"
 status=$?
 grep -E "vectors|passed, [0-9]+ failed|FAILED|error:" "$logs/gradle.log" | tail -n 20
 [ $status -eq 0 ] || { echo "gradle test failed; log: $logs/gradle.log"; tail -n 60 "$logs/gradle.log"; failed+=("gradle"); }
+
+section "ThreadSanitizer: Swift concurrency tests, C thread tests, stress (scripts/tsan.sh)"
+if bash scripts/tsan.sh > "$logs/tsan.log" 2>&1; then
+    tail -n 3 "$logs/tsan.log"
+else
+    tail -n 60 "$logs/tsan.log"; failed+=("tsan")
+fi
+
+section "Fuzzer: the C API under ASan and UBSan for 60 s (scripts/fuzz.sh)"
+if bash scripts/fuzz.sh --seconds 60 > "$logs/fuzz.log" 2>&1; then
+    tail -n 3 "$logs/fuzz.log"
+else
+    tail -n 60 "$logs/fuzz.log"; failed+=("fuzz")
+fi
+
+section "API reference: DocC, Doxygen, Javadoc without warnings (scripts/docs.sh)"
+if bash scripts/docs.sh > "$logs/docs.log" 2>&1; then
+    tail -n 1 "$logs/docs.log"
+else
+    tail -n 40 "$logs/docs.log"; failed+=("docs")
+fi
 
 section "Demo: Swift, C and Java print the same session (scripts/demo.sh --all)"
 if bash scripts/demo.sh --all > "$logs/demo.log" 2>&1; then

@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Runs its child on the first value, and afterwards only when `change.didChange(old,
 /// new)` says so: `intoWhen(didChange, child)`. The equality gates `into` and `intoAll`
 /// are this node with the predicate "not equal" (`Inequality`).
@@ -32,13 +40,29 @@ final class GateNode<A, Change: ChangeFunction>: Node<A> where Change.Value == A
     /// keep the new value.
     @inlinable
     final func pass(_ value: A) throws {
-        if let old = cache, try !change.didChange(old, value) {
-            cache = try change.keep(value)
-            return
+        if let old = cachedValue {
+            if try !change.didChange(old.pointee, value) {
+                // Equal: keep the new value all the same, unless it is the very value kept
+                // (the same bits), which storing would not change.
+                if !sameBits(old, value) { cache = try change.keep(value) }
+                return
+            }
         }
         let kept = try change.keep(value)
         try child.run(value)
         cache = kept
+    }
+
+    /// The cached value where it lies, or `nil` if there is none: read in place, so that
+    /// a comparison does not copy it (a copy retains every reference inside it).
+    ///
+    /// Valid until the cache is next written; `cache` is a final stored property of this
+    /// object, so the address is the same for the object's whole life. An `Optional`'s
+    /// payload lies at the start of its storage.
+    @inlinable
+    final var cachedValue: UnsafePointer<A>? {
+        if cache == nil { return nil }
+        return withUnsafeMutablePointer(to: &cache) { UnsafeRawPointer($0).assumingMemoryBound(to: A.self) }
     }
 
     override func forEachChild(_ body: (AnyNode) -> Void) { body(child) }
@@ -63,5 +87,16 @@ struct Inequality<Equality: EqualityFunction>: ChangeFunction {
     @inlinable
     func keep(_ value: Equality.Value) throws -> Equality.Value {
         try equality.keep(value)
+    }
+}
+
+/// Whether the value at `kept` and `value` have the same bytes: then they are the same
+/// value (the same references, the same contents), and writing one over the other would
+/// change nothing.
+@inlinable
+func sameBits<A>(_ kept: UnsafePointer<A>, _ value: A) -> Bool {
+    withUnsafeBytes(of: value) { new in
+        guard let base = new.baseAddress else { return true }
+        return memcmp(base, kept, MemoryLayout<A>.size) == 0
     }
 }

@@ -1,0 +1,342 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus of fuzz_api (Tests/Fuzz/corpus/): small programs, in the
+encoding fuzz_api.c reads, that reach deep sequences the fuzzer then mutates.
+
+    python3 Tests/Fuzz/make_corpus.py            # rewrites Tests/Fuzz/corpus/seed_*
+    FUZZ_API_TRACE=1 build-fuzz/fuzz_api Tests/Fuzz/corpus/seed_reentrant   # see one run
+
+The encoding (keep in step with fuzz_api.c):
+  op byte (enum op), then operands in the order each op_* function reads them;
+  a handle pick byte: 0-31 the n-th valid record (modulo their count), 0xA0+i any
+  record i (valid or not), 0xC0 NULL, 0xE0 then one byte: forged;
+  a callback (make_cb): flags (bits 0-2: 5 fail on odd calls, 6 fail on value key 3,
+  7 always; bit 3 dfs_set_error; bits 4-5 both set: no destroy; bits 6-7 variant) and
+  an action byte (>= 0xC0: a program of (a & 15) + 1 bytes follows; 0xA0-0xA2 and a
+  byte: the context holds a type, diffuser or fuser until its destroy);
+  a value byte: bits 0-2 the key, 0xF0-0xFF NULL, bit 3 a fresh box (types that retain).
+"""
+import os
+import sys
+
+OPS = ["TYPE_NEW", "TYPE_RETAIN", "TYPE_RELEASE", "INTO", "INTO_WHEN", "INTO_WHEN_EFFECT",
+       "INTO_ALL", "MAP", "MAP_FIELD", "INVERT", "RUN", "DIFFUSER_HANDLE", "FUSER_FROM",
+       "FUSER_FROM_ALL", "FUSER_EXTRACT", "CONNECT", "EMIT", "DISPOSE", "DISPOSABLE_RELEASE",
+       "FUSER_HANDLE", "CLOSURE_NEW", "CLOSURE_CALL", "MISC", "SELF", "RUN2", "EMIT2"]
+OP = {name: i for i, name in enumerate(OPS)}
+
+# Builtin types are type records 0 (pointer), 1 (cstring), 2 (ffi_event); user types
+# follow from 3. A pick of a valid record counts only valid ones: while no type was
+# released, type record i is pick i.
+POINTER, CSTRING, FFI = 0, 1, 2
+NULL = 0xC0
+
+
+def any_record(i):
+    return 0xA0 + i
+
+
+def forged(b):
+    return [0xE0, b]
+
+
+def cb(flags=0, action=None, own=None):
+    """A callback: flags, then an optional program run when it is called, or a handle
+    it holds until its destroy: own=(kind, n) with kind 0 type, 1 diffuser, 2 fuser and
+    n the n-th record of that kind with references."""
+    if own is not None:
+        return [flags, 0xA0 + own[0], own[1]]
+    if not action:
+        return [flags, 0]
+    assert 1 <= len(action) <= 16
+    return [flags, 0xC0 + len(action) - 1] + action
+
+
+def type_new(mode=0, equal=True, fail_equal=False, fail_retain=False, ctx=None):
+    """mode 0: reference counts, 1: copies, 2: borrowed, 3: release only."""
+    f = mode | (0 if equal else 4) | (8 if fail_equal else 0) | (16 if fail_retain else 0)
+    return [OP["TYPE_NEW"], f] + (ctx or cb())
+
+
+def into(variant, type_pick, effect=None, null_fn=False):
+    """variant 0 into, 1 into_always, 2 into_once."""
+    return [OP["INTO"], variant | (0x1C if null_fn else 0), type_pick] + (effect or cb())
+
+
+def into_when(child, change=None):
+    return [OP["INTO_WHEN"], 0, child] + (change or cb())
+
+
+def into_when_effect(type_pick, change=None, effect=None):
+    return [OP["INTO_WHEN_EFFECT"], 0, type_pick] + (change or cb()) + (effect or cb())
+
+
+def into_all(type_pick, children, always=False, list_mode=0):
+    """list_mode 5: NULL list; 6: a count out of range."""
+    assert len(children) <= 4
+    return [OP["INTO_ALL"], 1 if always else 0, type_pick, len(children) | (list_mode << 5)] + children
+
+
+def map_(type_pick, child, transform=None, borrowed=False):
+    return [OP["MAP"], 1 if borrowed else 0, type_pick, child] + (transform or cb())
+
+
+def map_field(type_pick, child, offset_index=1, size_index=2):
+    """offsets: magic, value, refs, 0, 8, 12, 1, 3; sizes 1, 2, 4, 8."""
+    return [OP["MAP_FIELD"], offset_index | (size_index << 3), type_pick, child]
+
+
+def invert(child):
+    return [OP["INVERT"], 0, child]
+
+
+def run(diffuser, value):
+    return [OP["RUN"], diffuser, value]
+
+
+def diffuser_retain(d):
+    return [OP["DIFFUSER_HANDLE"], 0, d]
+
+
+def diffuser_release(d):
+    return [OP["DIFFUSER_HANDLE"], 1, d]
+
+
+def diffuser_type(d):
+    return [OP["DIFFUSER_HANDLE"], 2, d]
+
+
+def type_retain(t):
+    return [OP["TYPE_RETAIN"], t]
+
+
+def type_release(t):
+    return [OP["TYPE_RELEASE"], t]
+
+
+def fuser_from(type_pick, source=None, disconnect=True, refuse=0, emit_in_disconnect=False):
+    """refuse 1: always; 2: every second connect."""
+    f = (0 if disconnect else 0x18) | ({0: 0, 1: 0x20, 2: 0x40}[refuse]) | (0x80 if emit_in_disconnect else 0)
+    return [OP["FUSER_FROM"], f, type_pick] + (source or cb())
+
+
+def fuser_from_all(type_pick, children, list_mode=0):
+    return [OP["FUSER_FROM_ALL"], 0, type_pick, len(children) | (list_mode << 5)] + children
+
+
+def extract(type_pick, child, transform=None, unless_null=False):
+    return [OP["FUSER_EXTRACT"], 1 if unless_null else 0, type_pick, child] + (transform or cb())
+
+
+def extract_constant(type_pick, child, value):
+    return [OP["FUSER_EXTRACT"], 2, type_pick, child, value]
+
+
+def connect(fuser, effect=None):
+    return [OP["CONNECT"], 0, fuser] + (effect or cb())
+
+
+def emit(dispatch, value):
+    return [OP["EMIT"], dispatch, value]
+
+
+def dispose(x):
+    return [OP["DISPOSE"], x]
+
+
+def disposable_release(x):
+    return [OP["DISPOSABLE_RELEASE"], x]
+
+
+def fuser_release(f):
+    return [OP["FUSER_HANDLE"], 1, f]
+
+
+def closure_new(dispatch, signature, bad=0):
+    """signatures: 0 void(), 1 int(int32), 2 void(int32, double, char*),
+    3 int(int8, uint16, int64, float), 4 int(char*), 5 void(11 arguments).
+    bad 5: return double; 6: bad argument; 7: a void argument."""
+    return [OP["CLOSURE_NEW"], signature, bad << 5, dispatch]
+
+
+def closure_call(index, arg):
+    return [OP["CLOSURE_CALL"], index, arg]
+
+
+def self_run(value):
+    return [OP["SELF"], 1, value]
+
+
+def self_release():
+    return [OP["SELF"], 0]
+
+
+def self_dispose():
+    return [OP["SELF"], 1]
+
+
+def self_dispose_release():
+    return [OP["SELF"], 0]
+
+
+def misc(f, extra=0):
+    """0 last_error, 1 set_error(NULL), 2 set_error, 3 status_name(extra), 4 versions,
+    5 type of NULL."""
+    return [OP["MISC"], f] + ([extra] if f % 6 == 3 else [])
+
+
+FRESH = 8  # value bit: a fresh box (released by the harness right after the call)
+NULLV = 0xF0
+
+
+SEEDS = {
+    # An effect that runs its own diffuser from inside the run (queued), a failing
+    # sibling, a shared child, releases while the graph lives, a type over-released
+    # while diffusers use it.
+    "reentrant": (
+        type_new(0)
+        + into(0, 3, cb(0, self_run(FRESH | 2)))             # d0: into, reruns itself
+        + into(1, 3, cb(5))                                   # d1: into_always, fails on odd calls
+        + into_all(3, [0, 1])                                 # d2: into_all(d0, d1)
+        + map_(3, 2, cb(0x80))                                # d3: map over d2 (retains its input)
+        + run(3, FRESH | 1) + run(3, FRESH | 1) + run(3, 2) + run(2, FRESH | 5)
+        + type_release(3)                                     # the caller's last reference
+        + type_release(3)                                     # over-release: DFS_ERR_HANDLE
+        + diffuser_release(0)                                 # d0 lives on inside d2
+        + run(2, FRESH | 3) + run(any_record(0), 1)           # the released handle is refused
+        + diffuser_type(any_record(2)) + diffuser_release(any_record(1)) + run(any_record(1), FRESH | 4)
+    ),
+    # A closure emits into a connection whose effect disposes the connection, which
+    # frees the closure while its call is still in the trampoline.
+    "closure_self_dispose": (
+        fuser_from(FFI)                                       # f0
+        + connect(0, cb(0, self_dispose()))                   # x0, dispatch 0
+        + closure_new(0, 2) + closure_new(0, 5) + closure_new(0, 3, bad=5)
+        + closure_call(1, 7)
+        + closure_call(0, 3)                                  # the effect disposes x0
+        + emit(any_record(0), 1)                              # stale dispatch: DFS_ERR_HANDLE
+        + dispose(0) + disposable_release(0) + dispose(any_record(0))
+        + connect(0, cb(0, self_dispose_release()))           # x1, dispatch 1
+        + closure_new(1, 4) + closure_call(0, 2) + closure_call(0, 2)
+    ),
+    # Field maps (in place, and on NULL: DFS_ERR_NULL), invert, into_when and
+    # into_when_effect with predicates, bad sizes.
+    "field_invert": (
+        type_new(2)                                           # t3: borrowed boxes
+        + into(0, POINTER, cb(6))                             # d0: pointer effect, fails on key 3
+        + map_field(3, 0, 1, 2)                               # d1: value (int) of t3
+        + invert(0)                                           # d2
+        + into_when(2, cb(0x40))                              # d3 (predicate: always)
+        + into_all(POINTER, [0, 3], always=True)              # d4
+        + map_field(3, 4, 1, 3)                               # d5: 8 bytes of the value
+        + map_field(3, 4, 2, 0)                               # d6: one byte of refs
+        + into_when_effect(3, cb(0xC0), cb(0))                # d7
+        + map_field(3, 7)                                     # not a pointer child: bad
+        + run(1, 1) + run(1, 2) + run(1, NULLV) + run(5, 3) + run(6, 4) + run(7, 1) + run(7, 1)
+        + invert(7)                                           # not a pointer type: DFS_ERR_TYPE
+        + into_all(3, [0, 1])                                 # a child of another type: DFS_ERR_TYPE
+        + into_all(3, [0], list_mode=6) + into_all(3, [0], list_mode=5)
+    ),
+    # NULL, forged, wrong-kind and stale handles everywhere.
+    "bad_handles": (
+        type_retain(NULL) + type_release(NULL) + type_retain(0xE0) + [0]
+        + run(NULL, 0) + [OP["RUN"]] + forged(1) + [0] + [OP["RUN"]] + forged(4) + [0]
+        + type_new(0) + into(0, 3)                            # t3, d0
+        + fuser_from(3)                                       # f0
+        + connect(0)                                          # x0, dispatch 0
+        + [OP["DISPOSE"]] + forged(5) + [OP["DISPOSE"]] + forged(2)
+        + [OP["EMIT"]] + forged(6) + [1] + [OP["DISPOSABLE_RELEASE"]] + forged(3)
+        + [OP["FUSER_HANDLE"], 0] + forged(4) + [OP["FUSER_HANDLE"], 1] + forged(0)
+        + diffuser_release(0) + run(any_record(0), 1) + diffuser_release(any_record(0))
+        + into(0, 3) + run(0, 2)                              # d1 reuses d0's slot
+        + diffuser_type(any_record(0)) + diffuser_type(NULL)
+        + [OP["CLOSURE_NEW"], 0, 0] + forged(7) + closure_new(0, 1)   # not an ffi dispatch
+        + misc(0) + misc(1) + misc(2) + misc(3, 200) + misc(4) + misc(5)
+    ),
+    # Fuser trees: extract, extract_unless_null, extract_constant, from_all; an effect
+    # that runs a diffuser; a source that emits while it is disconnected.
+    "fuser_tree": (
+        type_new(1)                                           # t3: copying boxes
+        + into(1, 3, cb(0))                                   # d0
+        + fuser_from(3, cb(0), emit_in_disconnect=True)       # f0
+        + extract(POINTER, 0, cb(0))                          # f1: t3 -> pointer
+        + extract(3, 1, cb(0x80), unless_null=True)           # f2: pointer -> t3
+        + extract_constant(CSTRING, 0, 1)                     # f3
+        + fuser_from_all(3, [0, 2])                           # f4
+        + connect(4, cb(0, [OP["RUN"], 0, FRESH | 1]))         # x0: runs d0 on each event
+        + connect(3, cb(6))                                   # x1
+        + emit(0, FRESH | 1) + emit(1, FRESH | 3) + emit(0, 2) + emit(2, FRESH | 2)
+        + fuser_release(0) + emit(0, FRESH | 4)
+        + dispose(0) + emit(0, 1) + disposable_release(0) + dispose(0)
+    ),
+    # A source that refuses (alone, and after a sibling connected): the connect fails,
+    # the sibling is disconnected, every effect destroyed.
+    "refusing_source": (
+        fuser_from(POINTER, cb(0))                            # f0
+        + fuser_from(POINTER, cb(8), refuse=1)                # f1
+        + fuser_from(POINTER, cb(0), refuse=2)                # f2
+        + fuser_from_all(POINTER, [0, 1])                     # f3
+        + connect(3, cb(0)) + connect(1) + connect(2) + connect(2)
+        + fuser_from_all(POINTER, [0, 2, 0]) + connect(4) + connect(4)
+        + emit(any_record(0), 1) + emit(0, 1)
+    ),
+    # Effects that compose new trees over their own diffuser and run them (the graph
+    # running merges with the new one), and release handles in use.
+    "compose_in_effect": (
+        type_new(0)                                           # t3
+        + into(0, 3, cb(0, into_all(3, [0, 0]) + run(1, FRESH | 2) + self_release()))  # d0
+        + into(2, 3, cb(0, [OP["TYPE_RELEASE"], 3] + self_run(1)))  # d1: once
+        + into_all(3, [0, 1])                                 # d2
+        + run(2, FRESH | 1) + run(0, FRESH | 2) + run(0, FRESH | 3) + run(0, FRESH | 4)
+        + type_release(3) + run(0, FRESH | 5)
+    ),
+    # Contexts that hold handles and drop them in their destroy, wherever the core
+    # destroys them: inside releases, disposes, failed constructors, cleanup.
+    "destroy_releases": (
+        type_new(0)                                           # t3
+        + type_new(1, ctx=cb(0, own=(0, 0)))                  # t4 holds t3
+        + into(0, 3, cb(0, own=(0, 1)))                       # d0 holds t4
+        + into(0, 4, cb(0, own=(1, 0)))                       # d1 holds d0
+        + fuser_from(3, cb(0, own=(1, 1)))                    # f0 holds d1
+        + connect(0, cb(0, own=(2, 0)))                       # x0 holds f0
+        + into(0, NULL, cb(0, own=(1, 0)))                    # fails: destroy drops d0 at once
+        + run(0, FRESH | 1) + run(1, FRESH | 2) + emit(0, FRESH | 3)
+        + type_release(3) + type_release(4) + diffuser_release(0) + diffuser_release(1)
+        + fuser_release(0) + dispose(0)
+    ),
+    # A run queued from inside an effect must wait until the effect returned, even when a
+    # tree built in a nested pass of another graph merges the two graphs (repro/nested_merge.c).
+    "nested_merge": (
+        into(1, POINTER, cb(0, self_run(1) + run(1, 2)))     # d0: queues itself, runs d1
+        + into(1, POINTER, cb(0, into_all(POINTER, [1, 0], always=True) + run(2, 1)))  # d1
+        + run(0, 1)
+    ),
+    # Types that fail: equality failing on key 5, retain refusing key 4 (DFS_ERR_MEMORY),
+    # copying retains, cached values replaced and released.
+    "failing_types": (
+        type_new(0, fail_equal=True, fail_retain=True)        # t3
+        + type_new(1, fail_equal=True)                        # t4
+        + type_new(3, equal=False)                            # t5: release only
+        + into(0, 3) + into(0, 4) + into(0, 5)                # d0 d1 d2
+        + map_(3, 2, cb(0x40))                                # d3: t3 -> t5 (new boxes)
+        + map_(4, 1, cb(0x80), borrowed=True)                 # d4: t4 -> t4, borrowed
+        + into_when_effect(4, cb(0x80, self_run(2)), cb(0))   # d5
+        + run(0, FRESH | 5) + run(0, FRESH | 4) + run(0, FRESH | 1) + run(0, FRESH | 1)
+        + run(1, FRESH | 5) + run(1, FRESH | 2) + run(3, FRESH | 4) + run(3, FRESH | 5)
+        + run(4, FRESH | 3) + run(4, 3) + run(5, FRESH | 5) + run(5, FRESH | 1)
+        + extract_constant(3, NULL, FRESH | 4)
+    ),
+}
+
+
+def main():
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+    os.makedirs(out, exist_ok=True)
+    for name, program in SEEDS.items():
+        data = bytes(b & 0xFF for b in program)
+        with open(os.path.join(out, "seed_" + name), "wb") as f:
+            f.write(data)
+        print(f"seed_{name}: {len(data)} bytes", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
