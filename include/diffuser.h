@@ -506,6 +506,81 @@ DFS_API dfs_status dfs_list_diff_compute(const dfs_list_side *old_list, const df
 /** Frees the arrays of a diff and zeroes it. NULL and zeroed diffs are accepted. */
 DFS_API void dfs_list_diff_free(dfs_list_diff *diff);
 
+/* intoList: a diffuser node that keeps a list view in step with a list value. The list is
+ * a value of a dfs_type like any other (`const void *`): the node reads it through a
+ * dfs_list_reader, diffs each new list against the last one it applied, and hands its
+ * sink the diff and the new list together. It is the Swift core's intoList node, the one
+ * Swift's Diffuser.intoList and Java's Diffuser.intoList are: same calls, same order. */
+
+/** How an into_list node reads a list value. Each function receives the list (the value
+ *  passed to the run, or the one the node kept from an earlier run) and the reader's
+ *  ctx, and returns 0, or non-zero to abort the run (DFS_ERR_CALLBACK). Indices are
+ *  0 ..< count.
+ *
+ *  count:        stores the number of items in *count (at most INT32_MAX - 1).
+ *  key:          stores the 64-bit key of item `index` in *key.
+ *  same_key:     NULL: items are the same item exactly when their keys are equal. Else
+ *                the keys are only hashes, and for items whose keys are equal, same_key
+ *                decides: 1 same item, 0 not, negative to abort. It compares an old
+ *                item with a new one, or (looking for duplicates) two items of one list,
+ *                earlier first. It must be an equivalence.
+ *  same_content: may be NULL. Whether old item `old_index` and new item `new_index`
+ *                (same item) have the same content: 1 same, 0 changed, negative to
+ *                abort. Called once per matched pair.
+ *  content:      may be NULL; used when same_content is NULL. Stores a fingerprint of
+ *                item `index`'s content in *fingerprint: matched items with equal
+ *                fingerprints have the same content. Called for the old item and then
+ *                the new item of each matched pair.
+ *  With neither same_content nor content, content never changes.
+ *
+ *  Order, per run: count(old), count(new), then key, same_key and the content functions
+ *  in the order the core's diff asks for them: along the common prefix, the old and the
+ *  new key at each place (same_key if they are equal), then the pair's content; the
+ *  same along the common suffix, from the end; then the keys of the rest of the old
+ *  list and of the new list, and for each new item matched, same_key and its content.
+ *  Each key is asked at most twice. Then `type`'s retain of the new list, then the sink.
+ *  The first run asks count(new) only. */
+typedef struct dfs_list_reader {
+    int (*count)(const void *list, size_t *count, void *ctx);
+    int (*key)(const void *list, int32_t index, uint64_t *key, void *ctx);
+    int (*same_key)(const void *list_a, int32_t index_a, const void *list_b, int32_t index_b, void *ctx);
+    int (*same_content)(const void *old_list, int32_t old_index, const void *new_list, int32_t new_index,
+                        void *ctx);
+    int (*content)(const void *list, int32_t index, uint64_t *fingerprint, void *ctx);
+} dfs_list_reader;
+
+/** Applies a diff: `changes` goes from the list the sink applied last (the empty list on
+ *  the first call) to `new_list`. `changes` and its arrays are borrowed for the call (do
+ *  not free them; copy what you keep); `new_list` is the run's value, borrowed as an
+ *  effect's is. Return 0, or non-zero to abort the run. */
+typedef int (*dfs_list_sink_fn)(const dfs_list_diff *changes, const void *new_list, void *ctx);
+
+/** intoList(reader, sink): a diffuser of list values of `type` that keeps the last list
+ *  it applied (retained through `type`) and, on each run:
+ *  - diffs it against the new list (the first run: from the empty list, every item an
+ *    insert), with the parts `flags` asks for (dfs_list_flags, as in
+ *    dfs_list_diff_compute);
+ *  - calls sink(changes, new_list) on the first run, even for an empty list, and on
+ *    every later run whose diff is not empty;
+ *  - on a later run with an empty diff (same keys in the same order, same content), does
+ *    not call the sink, but keeps the new list all the same, like every gate;
+ *  - after the sink returned 0, keeps the new list.
+ *  A failing callback of the reader or the sink aborts the run with DFS_ERR_CALLBACK
+ *  (the first failure wins; nothing after it is called), and the node keeps the last
+ *  list it applied, so the next run's diff starts from what the view shows: after a
+ *  failed sink call, the next call gets changes from that same list. The same holds
+ *  for a list longer than INT32_MAX - 1 items (DFS_ERR_ARGUMENT) and for a retain of
+ *  `type` that returns NULL (DFS_ERR_MEMORY; the list is retained before the sink is
+ *  called).
+ *
+ *  `reader` is copied; reader_ctx is passed to its functions and reader_destroy(reader_ctx)
+ *  runs when the node is dropped; the same for the sink's triple. reader, reader->count,
+ *  reader->key and sink must not be NULL (DFS_ERR_NULL); unknown flags: DFS_ERR_ARGUMENT.
+ *  As every constructor, it calls both destroys if it fails. */
+DFS_API dfs_status dfs_diffuser_into_list(dfs_type *type, const dfs_list_reader *reader, void *reader_ctx,
+                                  dfs_destroy_fn reader_destroy, unsigned int flags, dfs_list_sink_fn sink,
+                                  void *sink_ctx, dfs_destroy_fn sink_destroy, dfs_diffuser **out);
+
 #ifdef __cplusplus
 }
 #endif

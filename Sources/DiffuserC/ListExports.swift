@@ -8,7 +8,9 @@ import Darwin
 
 // The keyed list diff for C (include/diffuser.h, "Lists"): keys are 64-bit values,
 // content is a fingerprint or a callback, and the result is flat int32_t arrays in one
-// malloc'd block. The diff itself is the core's ListDiff; this file only converts.
+// malloc'd block. The diff itself is the core's ListDiff, and dfs_diffuser_into_list is
+// the core's intoList node (Diffuser.intoList(count:key:sameKey:sameContent:keep:_:))
+// over a dfs_list_reader and a sink; this file only converts.
 
 /// The largest list the C API takes: indices are int32_t.
 private let maxListCount = Int(Int32.max) - 1
@@ -41,8 +43,7 @@ public func dfs_list_diff_compute(
     out?.pointee = dfs_list_diff()
     return guarded {
         guard let out else { throw CError.null("out") }
-        let known = DFS_LIST_BATCH.rawValue | DFS_LIST_BATCH_MOVE_THEN_RELOAD.rawValue | DFS_LIST_SCRIPT.rawValue
-        guard flags & ~known == 0 else { throw CError.argument("unknown flags \(flags & ~known)") }
+        try checkListFlags(flags)
         let old = try CListSide(oldList, "old_list")
         let new = try CListSide(newList, "new_list")
         let diff: ListDiff
@@ -68,12 +69,7 @@ public func dfs_list_diff_compute(
                 oldKey: { old.keys![$0] }, newKey: { new.keys![$0] },
                 sameContent: { _, _ in true })
         }
-        let moveThenReload = flags & DFS_LIST_BATCH_MOVE_THEN_RELOAD.rawValue != 0
-        let batch = moveThenReload || flags & DFS_LIST_BATCH.rawValue != 0
-            ? diff.batch(movedAndChanged: moveThenReload ? .moveThenReload : .deleteAndInsert)
-            : nil
-        let script = flags & DFS_LIST_SCRIPT.rawValue != 0 ? diff.script() : nil
-        out.pointee = try CListDiffBlock.make(diff, batch, script)
+        out.pointee = try listDiffBlock(diff, flags: flags)
     }
 }
 
@@ -169,5 +165,164 @@ private enum CListDiffBlock {
         }
         precondition(cursor - base == total, "list diff block size")
         return result
+    }
+}
+
+// MARK: intoList
+
+/// The functions of a `dfs_list_reader`, as the core's `intoList` node calls them: each
+/// call translates one C call and its failure; when and in which order is the core's.
+final class CListReader {
+    let reader: dfs_list_reader
+    let count: @convention(c) (UnsafeRawPointer?, UnsafeMutablePointer<Int>?, UnsafeMutableRawPointer?) -> Int32
+    let key: @convention(c) (UnsafeRawPointer?, Int32, UnsafeMutablePointer<UInt64>?, UnsafeMutableRawPointer?) -> Int32
+    let ctx: UnsafeMutableRawPointer?
+    /// Runs the reader's destroy once the node is gone.
+    let keeper: CallbackContext?
+
+    init(_ callback: CCallback<dfs_list_reader>) throws {
+        let function = try CFunction(callback, "reader")
+        guard let count = function.fn.count else { throw CError.null("reader->count") }
+        guard let key = function.fn.key else { throw CError.null("reader->key") }
+        reader = function.fn
+        self.count = count
+        self.key = key
+        ctx = function.ctx
+        keeper = function.keeper
+    }
+
+    func count(of list: CValue) throws -> Int {
+        var result = 0
+        let code = count(list.pointer, &result, ctx)
+        if code != 0 { throw CError.callback("the list reader's count", code: code) }
+        // size_t read as Int: a count above PTRDIFF_MAX is negative here.
+        guard result >= 0 && result <= maxListCount else {
+            throw CError.argument("the list reader's count \(UInt(bitPattern: result)) is too large (at most \(maxListCount))")
+        }
+        return result
+    }
+
+    func key(of list: CValue, _ index: Int) throws -> UInt64 {
+        var result: UInt64 = 0
+        let code = key(list.pointer, Int32(truncatingIfNeeded: index), &result, ctx)
+        if code != 0 { throw CError.callback("the list reader's key", code: code) }
+        return result
+    }
+
+    func sameKey(_ a: CHashedListKey, _ b: CHashedListKey) throws -> Bool {
+        // Only called when the reader has same_key (the other keys are compared by ==).
+        let answer = reader.same_key!(a.list, a.index, b.list, b.index, ctx)
+        if answer < 0 { throw CError.callback("the list reader's same_key", code: answer) }
+        return answer != 0
+    }
+
+    func sameContent(_ old: CValue, _ i: Int, _ new: CValue, _ j: Int) throws -> Bool {
+        let oldIndex = Int32(truncatingIfNeeded: i)
+        let newIndex = Int32(truncatingIfNeeded: j)
+        if let sameContent = reader.same_content {
+            let answer = sameContent(old.pointer, oldIndex, new.pointer, newIndex, ctx)
+            if answer < 0 { throw CError.callback("the list reader's same_content", code: answer) }
+            return answer != 0
+        }
+        guard let content = reader.content else { return true }
+        var a: UInt64 = 0
+        var b: UInt64 = 0
+        var code = content(old.pointer, oldIndex, &a, ctx)
+        if code == 0 { code = content(new.pointer, newIndex, &b, ctx) }
+        if code != 0 { throw CError.callback("the list reader's content", code: code) }
+        return a == b
+    }
+}
+
+/// A key of a list whose reader has `same_key`: the 64-bit key is only a hash, and the
+/// item it came from is what `same_key` compares. The core compares these keys only
+/// through `CListReader.sameKey` (after their hashes); `==` here is the exact identity
+/// that `Hashable` needs.
+struct CHashedListKey: Hashable {
+    let hash: UInt64
+    let list: UnsafeRawPointer?
+    let index: Int32
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(hash)
+    }
+
+    static func == (a: CHashedListKey, b: CHashedListKey) -> Bool {
+        a.hash == b.hash && a.list == b.list && a.index == b.index
+    }
+}
+
+/// A `dfs_list_sink_fn`: lays the core's diff out as a `dfs_list_diff` with the parts
+/// the flags ask for, lends it to the sink for the call, and frees it.
+struct CListSink {
+    let function: CFunction<dfs_list_sink_fn>
+    let flags: UInt32
+
+    init(_ callback: CCallback<dfs_list_sink_fn>, flags: UInt32) throws {
+        function = try CFunction(callback, "sink")
+        self.flags = flags
+    }
+
+    func apply(_ diff: ListDiff, _ new: CValue) throws {
+        var changes = try listDiffBlock(diff, flags: flags)
+        defer { free(changes.block) }
+        let code = function.fn(&changes, new.pointer, function.ctx)
+        if code != 0 { throw CError.callback("the list sink", code: code) }
+    }
+}
+
+/// Checks the flags of a list diff: only those of `dfs_list_flags`.
+private func checkListFlags(_ flags: UInt32) throws {
+    let known = DFS_LIST_BATCH.rawValue | DFS_LIST_BATCH_MOVE_THEN_RELOAD.rawValue | DFS_LIST_SCRIPT.rawValue
+    guard flags & ~known == 0 else { throw CError.argument("unknown flags \(flags & ~known)") }
+}
+
+/// `diff` with the parts `flags` asks for, as one `dfs_list_diff` block.
+private func listDiffBlock(_ diff: ListDiff, flags: UInt32) throws -> dfs_list_diff {
+    let moveThenReload = flags & DFS_LIST_BATCH_MOVE_THEN_RELOAD.rawValue != 0
+    let batch = moveThenReload || flags & DFS_LIST_BATCH.rawValue != 0
+        ? diff.batch(movedAndChanged: moveThenReload ? .moveThenReload : .deleteAndInsert)
+        : nil
+    let script = flags & DFS_LIST_SCRIPT.rawValue != 0 ? diff.script() : nil
+    return try CListDiffBlock.make(diff, batch, script)
+}
+
+@_cdecl("dfs_diffuser_into_list")
+public func dfs_diffuser_into_list(
+    _ type: OpaquePointer?, _ reader: UnsafePointer<dfs_list_reader>?, _ readerCtx: UnsafeMutableRawPointer?,
+    _ readerDestroy: dfs_destroy_fn?, _ flags: UInt32, _ sink: dfs_list_sink_fn?,
+    _ sinkCtx: UnsafeMutableRawPointer?, _ sinkDestroy: dfs_destroy_fn?,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    // Both callbacks first, so that both destroys run once whatever fails below.
+    let readerCallback = CCallback(reader?.pointee, readerCtx, readerDestroy)
+    let sinkCallback = CCallback(sink, sinkCtx, sinkDestroy)
+    return produce(out) {
+        let valueType = try lookupType(type)
+        let lists = try CListReader(readerCallback)
+        let apply = try CListSink(sinkCallback, flags: flags)
+        try checkListFlags(flags)
+        let keep: (CValue) throws -> CValue = { try valueType.kept($0) }
+        let sink: (CValue?, CValue, ListDiff) throws -> Void = { _, new, diff in try apply.apply(diff, new) }
+        let node: Diffuser<CValue>
+        if lists.reader.same_key == nil {
+            node = .intoList(
+                count: { try lists.count(of: $0) },
+                key: { try lists.key(of: $0, $1) },
+                sameKey: { $0 == $1 },
+                sameContent: { try lists.sameContent($0, $1, $2, $3) },
+                keep: keep, sink)
+        } else {
+            node = .intoList(
+                count: { try lists.count(of: $0) },
+                key: { list, index in
+                    CHashedListKey(hash: try lists.key(of: list, index), list: list.pointer,
+                                   index: Int32(truncatingIfNeeded: index))
+                },
+                sameKey: { a, b in try a.hash == b.hash && lists.sameKey(a, b) },
+                sameContent: { try lists.sameContent($0, $1, $2, $3) },
+                keep: keep, sink)
+        }
+        return try publish(node, valueType)
     }
 }

@@ -32,7 +32,11 @@
  * list_fingerprint (one 64-bit fingerprint per distinct content). Keys are 64-bit values,
  * one per distinct key (1 and "1" differ). Each form makes three calls (batch and script,
  * the moveThenReload batch, no flags) and compares the diff, the batches and the script
- * with the vector's expect.
+ * with the vector's expect. Two more forms run them through dfs_diffuser_into_list (a run
+ * with the old list, then one with the new list, whose sink call must carry the vector's
+ * diff, or which must not call the sink for an empty diff): list_into_list with exact
+ * keys, list_into_list_hashed with keys reduced to their top two bits (most collide) and
+ * a same_key callback that compares the exact keys.
  *
  * Forms (one fresh tree per vector and form):
  * - map: every map and invert is dfs_diffuser_map; transforms return a new reference.
@@ -1663,13 +1667,22 @@ static int run_form(const json_t *vector, const char *name, int form, int equali
 /* Forms of list vectors: how the contents reach the library. Keys are always 64-bit
  * values, one per distinct key (JSON equality, so 1 and "1" differ), spread over the
  * whole 64 bits. */
-enum list_form { LIST_FORM_CALLBACK, LIST_FORM_FINGERPRINT, LIST_FORM_COUNT };
+enum list_form {
+    LIST_FORM_CALLBACK,
+    LIST_FORM_FINGERPRINT,
+    LIST_FORM_INTO_LIST,
+    LIST_FORM_INTO_LIST_HASHED,
+    LIST_FORM_COUNT
+};
 
-static const char *const list_form_names[LIST_FORM_COUNT] = {"list_callback", "list_fingerprint"};
+static const char *const list_form_names[LIST_FORM_COUNT] = {"list_callback", "list_fingerprint", "list_into_list",
+                                                             "list_into_list_hashed"};
 
 static const char *const list_form_descriptions[LIST_FORM_COUNT] = {
     "dfs_list_diff_compute with a same_content callback (JSON equality of the contents)",
     "dfs_list_diff_compute with content fingerprints (one per distinct content)",
+    "dfs_diffuser_into_list, two runs: keys, same_content (JSON equality)",
+    "dfs_diffuser_into_list, two runs: colliding keys (top two bits) and same_key",
 };
 
 /** The number of a value among `seen` (JSON equality), adding it if new. */
@@ -1808,6 +1821,141 @@ static int list_compare(const char *label, const json_t *expect, const char *key
     return ok;
 }
 
+/* dfs_diffuser_into_list over list_side values (dfs_type_pointer: the sides outlive the
+ * node). The reader's ctx says whether keys are reduced to their top two bits. */
+typedef struct list_node_ctx {
+    int hashed;
+    int bad_index;
+} list_node_ctx;
+
+static int list_node_count(const void *list, size_t *count, void *ctx) {
+    (void)ctx;
+    *count = ((const list_side *)list)->count;
+    return 0;
+}
+
+static int list_node_index_ok(list_node_ctx *c, const list_side *side, int32_t index) {
+    if (index >= 0 && (size_t)index < side->count) return 1;
+    c->bad_index = 1;
+    return 0;
+}
+
+static int list_node_key(const void *list, int32_t index, uint64_t *key, void *ctx) {
+    list_node_ctx *c = ctx;
+    const list_side *side = list;
+    if (!list_node_index_ok(c, side, index)) return -1;
+    *key = c->hashed ? side->keys[index] >> 62 : side->keys[index];
+    return 0;
+}
+
+static int list_node_same_key(const void *a, int32_t i, const void *b, int32_t j, void *ctx) {
+    list_node_ctx *c = ctx;
+    const list_side *x = a, *y = b;
+    if (!list_node_index_ok(c, x, i) || !list_node_index_ok(c, y, j)) return -1;
+    return x->keys[i] == y->keys[j];
+}
+
+static int list_node_same_content(const void *a, int32_t i, const void *b, int32_t j, void *ctx) {
+    list_node_ctx *c = ctx;
+    const list_side *x = a, *y = b;
+    if (!list_node_index_ok(c, x, i) || !list_node_index_ok(c, y, j)) return -1;
+    return json_equal(x->items_content[i], y->items_content[j]) ? 1 : 0;
+}
+
+/* What the sink of one node saw. */
+typedef struct list_sink_ctx {
+    const char *label, *what;
+    const json_t *expect;
+    const list_side *old_side, *new_side;
+    unsigned int flags;
+    int calls;
+    int ok;
+} list_sink_ctx;
+
+static int list_node_sink(const dfs_list_diff *d, const void *new_list, void *ctx) {
+    list_sink_ctx *k = ctx;
+    k->calls++;
+    if (k->calls == 1) {
+        /* The first run: from the empty list, every item of the old list inserted. */
+        if (new_list != k->old_side || d->old_count != 0 || d->new_count != (int32_t)k->old_side->count ||
+            d->insert_count != d->new_count || d->delete_count || d->move_count || d->update_count) {
+            printf("FAIL %s: the first sink call (%s) is not every item inserted\n", k->label, k->what);
+            k->ok = 0;
+        }
+        return 0;
+    }
+    if (new_list != k->new_side || d->old_count != (int32_t)k->old_side->count ||
+        d->new_count != (int32_t)k->new_side->count) {
+        printf("FAIL %s: the second sink call (%s) is not from the old list to the new one\n", k->label, k->what);
+        k->ok = 0;
+        return 0;
+    }
+    json_t *diff = list_diff_json(d);
+    const char *key;
+    json_t *value;
+    json_object_foreach(diff, key, value) {
+        k->ok &= list_compare(k->label, k->expect, key, json_incref(value), k->what);
+    }
+    json_decref(diff);
+    if (k->flags & DFS_LIST_BATCH_MOVE_THEN_RELOAD) {
+        k->ok &= list_compare(k->label, k->expect, "batchMoveThenReload", list_batch_json(d), k->what);
+    } else {
+        k->ok &= list_compare(k->label, k->expect, "batch", list_batch_json(d), k->what);
+        k->ok &= list_compare(k->label, k->expect, "script", script_json(d->script, d->script_count), k->what);
+    }
+    return 0;
+}
+
+/** Whether the vector's expected diff is empty (no delete, insert, move or update). */
+static int list_expect_empty(const json_t *expect) {
+    static const char *const parts[] = {"deletes", "inserts", "moves", "updates"};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        if (json_array_size(json_object_get(expect, parts[i])) != 0) return 0;
+    }
+    return 1;
+}
+
+/** Runs a list vector through dfs_diffuser_into_list: the old list, then the new one. */
+static int run_list_node(const json_t *expect, const char *label, const list_side *old_side,
+                         const list_side *new_side, int hashed) {
+    static const struct {
+        unsigned int flags;
+        const char *what;
+    } nodes[] = {
+        {DFS_LIST_BATCH | DFS_LIST_SCRIPT, "into_list, DFS_LIST_BATCH | DFS_LIST_SCRIPT"},
+        {DFS_LIST_BATCH_MOVE_THEN_RELOAD, "into_list, DFS_LIST_BATCH_MOVE_THEN_RELOAD"},
+    };
+    int ok = 1;
+    for (size_t n = 0; n < sizeof nodes / sizeof nodes[0]; n++) {
+        list_node_ctx reader_ctx = {hashed, 0};
+        list_sink_ctx sink_ctx = {label, nodes[n].what, expect, old_side, new_side, nodes[n].flags, 0, 1};
+        dfs_list_reader reader = {list_node_count, list_node_key, hashed ? list_node_same_key : NULL,
+                                  list_node_same_content, NULL};
+        dfs_diffuser *node = NULL;
+        dfs_status st = dfs_diffuser_into_list(dfs_type_pointer(), &reader, &reader_ctx, NULL, nodes[n].flags,
+                                               list_node_sink, &sink_ctx, NULL, &node);
+        if (st == DFS_OK) st = dfs_diffuser_run(node, old_side);
+        if (st == DFS_OK) st = dfs_diffuser_run(node, new_side);
+        dfs_diffuser_release(node);
+        if (st != DFS_OK) {
+            printf("FAIL %s: %s: %s: %s\n", label, nodes[n].what, dfs_status_name(st), dfs_last_error());
+            ok = 0;
+            continue;
+        }
+        int expected_calls = list_expect_empty(expect) ? 1 : 2;
+        if (sink_ctx.calls != expected_calls) {
+            printf("FAIL %s: %s: %d sink calls, expected %d\n", label, nodes[n].what, sink_ctx.calls, expected_calls);
+            ok = 0;
+        }
+        if (reader_ctx.bad_index) {
+            printf("FAIL %s: %s: a reader function got an index out of range\n", label, nodes[n].what);
+            ok = 0;
+        }
+        ok &= sink_ctx.ok;
+    }
+    return ok;
+}
+
 /** Runs one list vector in one form. Returns 1 if it passed. */
 static int run_list_form(const json_t *vector, const char *name, int form) {
     char label[300];
@@ -1822,6 +1970,8 @@ static int run_list_form(const json_t *vector, const char *name, int form) {
                             sizeof problem, "new");
     if (!ok) {
         printf("FAIL %s: could not run: %s\n", label, problem);
+    } else if (form == LIST_FORM_INTO_LIST || form == LIST_FORM_INTO_LIST_HASHED) {
+        ok = run_list_node(expect, label, &old_side, &new_side, form == LIST_FORM_INTO_LIST_HASHED);
     } else {
         dfs_list_side o = {old_side.keys, form == LIST_FORM_FINGERPRINT ? old_side.contents : NULL, old_side.count};
         dfs_list_side n = {new_side.keys, form == LIST_FORM_FINGERPRINT ? new_side.contents : NULL, new_side.count};
@@ -2162,7 +2312,7 @@ int main(int argc, char **argv) {
     }
     printf("  list vectors: %d, each in %d forms\n", t.lists, LIST_FORM_COUNT);
     for (int form = 0; form < LIST_FORM_COUNT; form++) {
-        printf("  form %-16s %4d executed, %d failed: %s\n", list_form_names[form], t.list_executed[form],
+        printf("  form %-21s %4d executed, %d failed: %s\n", list_form_names[form], t.list_executed[form],
                t.list_failed[form], list_form_descriptions[form]);
     }
 

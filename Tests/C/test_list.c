@@ -2,9 +2,14 @@
  * test_list.c — the keyed list diff through the C API: hand-picked cases, seeded
  * property tests (small key alphabets, so duplicates are common; sizes 0-64 and some
  * large) checked with a UIKit batch simulator, a script replayer and a slow LIS, the
- * content callback, and misuse.
+ * content callback, and misuse; then the combinator dfs_diffuser_into_list: when its
+ * sink is called and with what, the order of its reader's calls, every callback failing
+ * in turn, seeded sequences whose every change the sink checks, hashed keys, composition
+ * under gates, and misuse.
  */
 #include "check.h"
+
+#include <stddef.h>
 
 /* ------------------------------------------------------------------------------------
  * Lists and generators
@@ -417,11 +422,676 @@ static void test_misuse(void) {
     dfs_list_diff_free(&d);
 }
 
+/* ------------------------------------------------------------------------------------
+ * dfs_diffuser_into_list: the combinator
+ * ------------------------------------------------------------------------------------ */
+
+/* A list value of the node: reference counted (retain adds one, release drops one), and
+ * named for the call log. vlist_live counts the lists not yet freed. */
+#define VLIST_MAX 128
+
+typedef struct vlist {
+    int refs;
+    char name;
+    int count;
+    uint64_t keys[VLIST_MAX];
+    uint64_t contents[VLIST_MAX];
+} vlist;
+
+static int vlist_live;
+
+static vlist *vlist_new(char name, const uint64_t *keys, const uint64_t *contents, int count) {
+    vlist *v = calloc(1, sizeof *v);
+    v->refs = 1;
+    v->name = name;
+    v->count = count;
+    for (int i = 0; i < count; i++) {
+        v->keys[i] = keys[i];
+        v->contents[i] = contents ? contents[i] : 0;
+    }
+    vlist_live++;
+    return v;
+}
+
+static vlist *vlist_of(char name, const list *l) { return vlist_new(name, l->keys, l->contents, l->count); }
+
+static void vlist_unref(vlist *v) {
+    if (v != NULL && --v->refs == 0) {
+        free(v);
+        vlist_live--;
+    }
+}
+
+static void list_of_vlist(list *l, const vlist *v) {
+    l->count = v->count;
+    memcpy(l->keys, v->keys, sizeof(uint64_t) * (size_t)v->count);
+    memcpy(l->contents, v->contents, sizeof(uint64_t) * (size_t)v->count);
+}
+
+typedef struct vlist_type_ctx {
+    int retains, releases, destroyed;
+    int fail_retain; /* retain returns NULL */
+} vlist_type_ctx;
+
+static const void *vlist_retain(const void *value, void *ctx) {
+    vlist_type_ctx *t = ctx;
+    if (t->fail_retain) return NULL;
+    t->retains++;
+    ((vlist *)value)->refs++;
+    return value;
+}
+
+static void vlist_release(const void *value, void *ctx) {
+    ((vlist_type_ctx *)ctx)->releases++;
+    vlist_unref((vlist *)value);
+}
+
+static void vlist_type_destroy(void *ctx) { ((vlist_type_ctx *)ctx)->destroyed++; }
+
+static dfs_type *vlist_type_fresh(vlist_type_ctx *ctx) {
+    memset(ctx, 0, sizeof *ctx);
+    dfs_type *type = NULL;
+    if (dfs_type_new("vlist", NULL, vlist_retain, vlist_release, ctx, vlist_type_destroy, &type) != DFS_OK) {
+        printf("FATAL dfs_type_new: %s\n", dfs_last_error());
+        exit(2);
+    }
+    return type;
+}
+
+/* The reader's and the sink's context: a log of every call (when `log` is set), an
+ * injected failure (the fail_at-th call of any reader or sink function fails), and
+ * what the sink received. */
+enum { CONTENT_NONE, CONTENT_FINGERPRINT, CONTENT_CALLBACK };
+
+typedef struct node_ctx {
+    test_log *log;
+    int calls;
+    int fail_at;              /* 0: never */
+    int fail_sink;            /* the next fail_sink sink calls fail */
+    int content;              /* CONTENT_* */
+    int hashed;               /* keys are key % hash_mod, same_key compares the real keys */
+    uint64_t hash_mod;
+    int reader_destroyed, sink_destroyed;
+    /* What the sink saw: the last changes, checked against the list it applied. */
+    int sink_calls;
+    list shown;               /* the list the sink applied last (the "view") */
+    int shown_set;
+    int checked, check_failures;
+    unsigned int flags;
+    int64_t huge_count;       /* if > 0, count reports this */
+} node_ctx;
+
+static int node_fail(node_ctx *c, const char *what) {
+    ++c->calls;
+    int sink = strcmp(what, "sink") == 0;
+    if (sink && c->fail_sink > 0) c->fail_sink--;
+    else if (c->calls != c->fail_at) return 0;
+    if (c->log) log_add(c->log, "!");
+    char message[64];
+    snprintf(message, sizeof message, "%s failed on purpose", what);
+    dfs_set_error(message);
+    return 1;
+}
+
+static int r_count(const void *l, size_t *count, void *ctx) {
+    node_ctx *c = ctx;
+    const vlist *v = l;
+    if (c->log) log_add(c->log, "count(%c)", v->name);
+    if (node_fail(c, "count")) return 7;
+    *count = c->huge_count > 0 ? (size_t)c->huge_count : (size_t)v->count;
+    return 0;
+}
+
+static int r_key(const void *l, int32_t index, uint64_t *key, void *ctx) {
+    node_ctx *c = ctx;
+    const vlist *v = l;
+    if (c->log) log_add(c->log, "key(%c%d)", v->name, index);
+    if (node_fail(c, "key")) return -3;
+    if (index < 0 || index >= v->count) {
+        printf("FATAL key index %d out of range\n", index);
+        exit(2);
+    }
+    *key = c->hashed ? v->keys[index] % c->hash_mod : v->keys[index];
+    return 0;
+}
+
+static int r_same_key(const void *a, int32_t i, const void *b, int32_t j, void *ctx) {
+    node_ctx *c = ctx;
+    const vlist *x = a, *y = b;
+    if (c->log) log_add(c->log, "same_key(%c%d,%c%d)", x->name, i, y->name, j);
+    if (node_fail(c, "same_key")) return -1;
+    return x->keys[i] == y->keys[j];
+}
+
+static int r_same_content(const void *a, int32_t i, const void *b, int32_t j, void *ctx) {
+    node_ctx *c = ctx;
+    const vlist *x = a, *y = b;
+    if (c->log) log_add(c->log, "same_content(%c%d,%c%d)", x->name, i, y->name, j);
+    if (node_fail(c, "same_content")) return -2;
+    return x->contents[i] == y->contents[j];
+}
+
+static int r_content(const void *l, int32_t index, uint64_t *fingerprint, void *ctx) {
+    node_ctx *c = ctx;
+    const vlist *v = l;
+    if (c->log) log_add(c->log, "content(%c%d)", v->name, index);
+    if (node_fail(c, "content")) return 9;
+    *fingerprint = v->contents[index];
+    return 0;
+}
+
+/* The sink: logs, may fail, and checks the changes against the list it applied last
+ * (every property of check_diff: counts, maps, minimal moves, the UIKit batch and the
+ * script replayed). */
+static int r_sink(const dfs_list_diff *changes, const void *new_list, void *ctx) {
+    node_ctx *c = ctx;
+    const vlist *v = new_list;
+    if (c->log) log_add(c->log, "sink(%c:-%d+%d~%d>%d)", v->name, changes->delete_count, changes->insert_count,
+                        changes->update_count, changes->move_count);
+    if (node_fail(c, "sink")) return 1;
+    c->sink_calls++;
+    static list old, new_;
+    if (c->shown_set) old = c->shown;
+    else old.count = 0;
+    list_of_vlist(&new_, v);
+    if (c->content == CONTENT_NONE) {
+        /* Content never changes: compare keys only. */
+        for (int i = 0; i < old.count; i++) old.contents[i] = 0;
+        for (int j = 0; j < new_.count; j++) new_.contents[j] = 0;
+    }
+    if ((c->flags & (DFS_LIST_BATCH | DFS_LIST_BATCH_MOVE_THEN_RELOAD)) && (c->flags & DFS_LIST_SCRIPT)) {
+        failure[0] = '\0';
+        c->checked++;
+        if (!check_diff(changes, &old, &new_)) {
+            if (c->check_failures++ == 0) printf("     sink check: %s\n", failure);
+        }
+    }
+    c->shown = new_;
+    c->shown_set = 1;
+    return 0;
+}
+
+static void r_reader_destroy(void *ctx) { ((node_ctx *)ctx)->reader_destroyed++; }
+static void r_sink_destroy(void *ctx) { ((node_ctx *)ctx)->sink_destroyed++; }
+
+static dfs_list_reader reader_for(const node_ctx *c) {
+    dfs_list_reader r;
+    memset(&r, 0, sizeof r);
+    r.count = r_count;
+    r.key = r_key;
+    if (c->hashed) r.same_key = r_same_key;
+    if (c->content == CONTENT_CALLBACK) r.same_content = r_same_content;
+    if (c->content == CONTENT_FINGERPRINT) r.content = r_content;
+    return r;
+}
+
+static dfs_diffuser *node_new(dfs_type *type, node_ctx *c) {
+    dfs_list_reader r = reader_for(c);
+    dfs_diffuser *d = NULL;
+    dfs_status status = dfs_diffuser_into_list(type, &r, c, r_reader_destroy, c->flags, r_sink, c, r_sink_destroy, &d);
+    if (status != DFS_OK) {
+        printf("FATAL dfs_diffuser_into_list: %s\n", dfs_last_error());
+        exit(2);
+    }
+    return d;
+}
+
+static void node_ctx_init(node_ctx *c, test_log *log, int content, unsigned int flags) {
+    memset(c, 0, sizeof *c);
+    c->log = log;
+    c->content = content;
+    c->flags = flags;
+}
+
+#define KEYS(...) ((const uint64_t[]){__VA_ARGS__})
+
+static void test_into_list_behaviour(void) {
+    check_section("into_list: when the sink is called, and what it gets");
+    test_log log;
+    log_clear(&log);
+    vlist_type_ctx tc;
+    dfs_type *type = vlist_type_fresh(&tc);
+    node_ctx c;
+    node_ctx_init(&c, &log, CONTENT_FINGERPRINT, DFS_LIST_BATCH | DFS_LIST_SCRIPT);
+    dfs_diffuser *d = node_new(type, &c);
+
+    /* The first run calls the sink even for an empty list. */
+    vlist *e = vlist_new('E', NULL, NULL, 0);
+    CHECK_OK(dfs_diffuser_run(d, e), "first run, empty list");
+    CHECK_LOG(&log, "count(E) sink(E:-0+0~0>0)", "the first run reads the count only and calls the sink");
+    CHECK_INT(tc.retains, 1, "the list is kept (retained)");
+    /* An empty list again: an empty diff, no sink call. */
+    vlist *e2 = vlist_new('F', NULL, NULL, 0);
+    CHECK_OK(dfs_diffuser_run(d, e2), "empty again");
+    CHECK_LOG(&log, "count(E) count(F)", "no sink call for an empty diff");
+
+    /* A B C, then the same keys and contents in another list: no sink call, but the new
+     * list is kept (the next run reads F's successor G, not A). */
+    vlist *a = vlist_new('A', KEYS(10, 20, 30), KEYS(0, 0, 0), 3);
+    vlist *a2 = vlist_new('G', KEYS(10, 20, 30), KEYS(0, 0, 0), 3);
+    vlist *b = vlist_new('B', KEYS(10, 30, 20, 40), KEYS(0, 1, 0, 0), 4);
+    CHECK_OK(dfs_diffuser_run(d, a), "A");
+    CHECK_LOG(&log, "count(F) count(A) sink(A:-0+3~0>0)", "from the empty list: three inserts");
+    CHECK_OK(dfs_diffuser_run(d, a2), "G: the same items as A");
+    CHECK_LOG(&log,
+              "count(A) count(G) key(A0) key(G0) content(A0) content(G0) key(A1) key(G1) content(A1) content(G1) "
+              "key(A2) key(G2) content(A2) content(G2)",
+              "an unchanged list: the prefix covers it, no sink call");
+    CHECK_OK(dfs_diffuser_run(d, b), "B");
+    CHECK_LOG(&log,
+              "count(G) count(B) key(G0) key(B0) content(G0) content(B0) key(G1) key(B1) key(G2) key(B3) "
+              "key(G1) key(G2) key(B1) key(B2) key(B3) content(G2) content(B1) content(G1) content(B2) "
+              "sink(B:-0+1~1>1)",
+              "diffed from G, the kept list; keys and contents in the core's order");
+    CHECK_INT(c.sink_calls, 3, "three sink calls");
+    CHECK_INT(c.check_failures, 0, "every change checked (batch played, script replayed, %d checked)", c.checked);
+
+    /* The runs' lists are borrowed: the caller may drop them; the node keeps the last. */
+    vlist_unref(e);
+    vlist_unref(e2);
+    vlist_unref(a);
+    vlist_unref(a2);
+    vlist_unref(b);
+    CHECK_INT(vlist_live, 1, "only the kept list is alive");
+    CHECK_OK(dfs_diffuser_release(d), "release");
+    CHECK_OK(dfs_type_release(type), "release type");
+    CHECK_INT(vlist_live, 0, "the kept list is released with the node");
+    CHECK(c.reader_destroyed == 1 && c.sink_destroyed == 1, "both destroys ran once (%d, %d)", c.reader_destroyed,
+          c.sink_destroyed);
+    CHECK_INT(tc.retains, tc.releases, "every retain released");
+    CHECK_INT(tc.destroyed, 1, "the type's destroy ran");
+}
+
+/* The diff the sink gets, in each form the flags ask for. */
+typedef struct capture_ctx {
+    dfs_list_diff copy;   /* counts only: the arrays are borrowed for the sink call */
+    int32_t old_to_new[VLIST_MAX], new_to_old[VLIST_MAX];
+    int batch_moves, reloads_after, scripts, calls;
+    int first_move_old, first_move_new;
+} capture_ctx;
+
+static int capture_sink(const dfs_list_diff *changes, const void *new_list, void *ctx) {
+    (void)new_list;
+    capture_ctx *c = ctx;
+    c->calls++;
+    c->copy = *changes;
+    memcpy(c->old_to_new, changes->old_to_new, sizeof(int32_t) * (size_t)changes->old_count);
+    memcpy(c->new_to_old, changes->new_to_old, sizeof(int32_t) * (size_t)changes->new_count);
+    c->batch_moves = changes->batch_move_count;
+    c->reloads_after = changes->batch_reload_after_move_count;
+    c->scripts = changes->script_count;
+    if (changes->move_count > 0) {
+        c->first_move_old = changes->moves[0];
+        c->first_move_new = changes->moves[1];
+    }
+    return 0;
+}
+
+static void test_into_list_flags(void) {
+    check_section("into_list: flags, borrowed diff");
+    node_ctx r;
+    node_ctx_init(&r, NULL, CONTENT_CALLBACK, 0);
+    dfs_list_reader reader = reader_for(&r);
+    vlist *a = vlist_new('A', KEYS(1, 2, 3), KEYS(0, 0, 0), 3);
+    vlist *b = vlist_new('B', KEYS(3, 1, 2), KEYS(1, 0, 0), 3);
+    static const unsigned int forms[] = {0, DFS_LIST_BATCH, DFS_LIST_BATCH_MOVE_THEN_RELOAD, DFS_LIST_SCRIPT};
+    for (int f = 0; f < 4; f++) {
+        capture_ctx cap;
+        memset(&cap, 0, sizeof cap);
+        dfs_diffuser *d = NULL;
+        CHECK_OK(dfs_diffuser_into_list(dfs_type_pointer(), &reader, &r, NULL, forms[f], capture_sink, &cap, NULL, &d),
+                 "flags %u", forms[f]);
+        CHECK_OK(dfs_diffuser_run(d, a), "A");
+        CHECK_OK(dfs_diffuser_run(d, b), "B");
+        CHECK_INT(cap.calls, 2, "two sink calls");
+        CHECK(cap.copy.move_count == 1 && cap.first_move_old == 2 && cap.first_move_new == 0, "3 moved from 2 to 0");
+        CHECK_INT(cap.copy.update_count, 1, "one update");
+        CHECK_INT(cap.batch_moves, forms[f] == DFS_LIST_BATCH_MOVE_THEN_RELOAD ? 1 : 0, "batch moves as asked");
+        CHECK_INT(cap.reloads_after, forms[f] == DFS_LIST_BATCH_MOVE_THEN_RELOAD ? 1 : 0, "reloads after moves");
+        CHECK_INT(cap.copy.batch_delete_count, forms[f] == DFS_LIST_BATCH ? 1 : 0, "delete + insert by default");
+        CHECK(forms[f] == DFS_LIST_SCRIPT ? cap.scripts > 0 : cap.scripts == 0, "a script only if asked");
+        dfs_diffuser_release(d);
+    }
+    vlist_unref(a);
+    vlist_unref(b);
+}
+
+/* A run of B after A fails at each of B's callbacks in turn (reader and sink), for every
+ * form of keys and content: the log stops at the failing call, the status and message
+ * are the callback's, and the next run diffs from A, the list the sink applied. */
+static void test_into_list_failures(void) {
+    check_section("into_list: every failing callback aborts, first failure wins, the kept list stays");
+    test_log log;
+    vlist *a = vlist_new('A', KEYS(1, 2, 3, 4, 5), KEYS(0, 0, 0, 0, 0), 5);
+    vlist *b = vlist_new('B', KEYS(1, 3, 2, 9, 4, 5), KEYS(0, 1, 0, 0, 0, 2), 6);
+    vlist *c3 = vlist_new('C', KEYS(5, 1, 2, 3, 4), KEYS(2, 0, 0, 1, 0), 5);
+    static const int contents[] = {CONTENT_NONE, CONTENT_FINGERPRINT, CONTENT_CALLBACK};
+    for (int hashed = 0; hashed < 2; hashed++) {
+        for (int k = 0; k < 3; k++) {
+            /* The reference: the log of A then B without failure, and how many calls B makes. */
+            vlist_type_ctx tc;
+            dfs_type *type = vlist_type_fresh(&tc);
+            node_ctx c;
+            node_ctx_init(&c, &log, contents[k], DFS_LIST_BATCH | DFS_LIST_SCRIPT);
+            c.hashed = hashed;
+            c.hash_mod = 2; /* keys collide: same_key decides */
+            dfs_diffuser *d = node_new(type, &c);
+            log_clear(&log);
+            CHECK_OK(dfs_diffuser_run(d, a), "A (hashed %d, content %d)", hashed, k);
+            int before_b = c.calls;
+            log_clear(&log);
+            CHECK_OK(dfs_diffuser_run(d, b), "B");
+            int b_calls = c.calls - before_b;
+            char reference[8192];
+            snprintf(reference, sizeof reference, "%s", log.text);
+            dfs_diffuser_release(d);
+            int bad = 0;
+            for (int fail_at = 1; fail_at <= b_calls; fail_at++) {
+                node_ctx_init(&c, &log, contents[k], DFS_LIST_BATCH | DFS_LIST_SCRIPT);
+                c.hashed = hashed;
+                c.hash_mod = 2;
+                d = node_new(type, &c);
+                log_clear(&log);
+                dfs_diffuser_run(d, a);
+                c.fail_at = c.calls + fail_at;
+                log_clear(&log);
+                dfs_status status = dfs_diffuser_run(d, b);
+                /* The log is the reference's first fail_at calls, then "!". */
+                char expected[8192];
+                const char *end = reference;
+                for (int n = 0; n < fail_at && end != NULL; n++) {
+                    end = strchr(end, ' ');
+                    if (end != NULL && n + 1 < fail_at) end++;
+                }
+                int cut = end ? (int)(end - reference) : (int)strlen(reference);
+                snprintf(expected, sizeof expected, "%.*s !", cut, reference);
+                if (status != DFS_ERR_CALLBACK || strcmp(log.text, expected) != 0 ||
+                    strstr(dfs_last_error(), "failed on purpose") == NULL) {
+                    if (bad++ == 0) {
+                        printf("     fail_at %d: status %s, log \"%s\", expected \"%s\", error \"%s\"\n", fail_at,
+                               dfs_status_name(status), log.text, expected, dfs_last_error());
+                    }
+                }
+                /* The next run starts from A, the list the sink applied: C's changes are
+                 * checked against A by the sink (c.shown is still A). */
+                c.fail_at = 0;
+                log_clear(&log);
+                if (dfs_diffuser_run(d, c3) != DFS_OK || c.sink_calls != 2 || c.check_failures != 0) {
+                    if (bad++ == 0) printf("     fail_at %d: the run after the failure did not start from A\n", fail_at);
+                }
+                dfs_diffuser_release(d);
+            }
+            CHECK_INT(bad, 0, "hashed %d, content %d: each of the %d calls of B failing aborts there, the next run "
+                      "diffs from A", hashed, k, b_calls);
+            dfs_type_release(type);
+        }
+    }
+
+    /* The same after a failed first run: the next run is a first run again. */
+    vlist_type_ctx tc;
+    dfs_type *type = vlist_type_fresh(&tc);
+    node_ctx c;
+    node_ctx_init(&c, &log, CONTENT_NONE, DFS_LIST_BATCH | DFS_LIST_SCRIPT);
+    dfs_diffuser *d = node_new(type, &c);
+    log_clear(&log);
+    c.fail_at = 2; /* the sink */
+    CHECK_STATUS(dfs_diffuser_run(d, a), DFS_ERR_CALLBACK, "a failing sink on the first run");
+    CHECK_LOG(&log, "count(A) sink(A:-0+5~0>0) !", "the sink was called once");
+    CHECK_INT(tc.retains - tc.releases, 0, "nothing kept");
+    CHECK_OK(dfs_diffuser_run(d, b), "B after it");
+    CHECK_LOG(&log, "count(B) sink(B:-0+6~0>0)", "a first run again: from the empty list, no old list read");
+    /* The same list again: nothing to do. */
+    dfs_diffuser_run(d, b);
+    CHECK_LOG(&log,
+              "count(B) count(B) key(B0) key(B0) key(B1) key(B1) key(B2) key(B2) key(B3) key(B3) key(B4) key(B4) "
+              "key(B5) key(B5)",
+              "the same list again: nothing to do");
+    /* A sink that fails later keeps B; the next run is diffed from B again. */
+    c.fail_sink = 1;
+    CHECK_STATUS(dfs_diffuser_run(d, c3), DFS_ERR_CALLBACK, "C with a failing sink");
+    CHECK_ERROR_HAS("sink failed on purpose", "the sink's message");
+    CHECK(strstr(log.text, "sink(C") != NULL && strcmp(log.text + strlen(log.text) - 2, " !") == 0,
+          "the sink was called last: %s", log.text);
+    log_clear(&log);
+    CHECK_OK(dfs_diffuser_run(d, c3), "C again");
+    CHECK(strncmp(log.text, "count(B) count(C)", 17) == 0 && strstr(log.text, "sink(C") != NULL,
+          "retried from B, the list the sink applied: %s", log.text);
+    log_clear(&log);
+    CHECK_INT(c.check_failures, 0, "the sink's changes always start from what it applied");
+    dfs_diffuser_release(d);
+    dfs_type_release(type);
+    CHECK_INT(tc.retains, tc.releases, "every retain released");
+
+    vlist_unref(a);
+    vlist_unref(b);
+    vlist_unref(c3);
+}
+
+/* A seeded sequence of lists through one node, for each form of keys and content and
+ * each batch form: every sink call's changes, checked against the list the sink applied
+ * last (UIKit batch played, script replayed, minimal moves), turn it into the new list;
+ * a run without a sink call had nothing to do. With hashed keys (key % 3, so most keys
+ * collide and same_key decides), the changes are those of the exact keys. */
+static void test_into_list_sequences(void) {
+    check_section("into_list: seeded sequences, every change checked by the sink");
+    static list current, next, shown_before;
+    static const int contents[] = {CONTENT_NONE, CONTENT_FINGERPRINT, CONTENT_CALLBACK};
+    int steps = check_scale(400, 60);
+    for (int form = 0; form < 12; form++) {
+        int content = contents[form % 3];
+        int hashed = (form / 3) % 2;
+        unsigned int flags = (form / 6 ? DFS_LIST_BATCH_MOVE_THEN_RELOAD : DFS_LIST_BATCH) | DFS_LIST_SCRIPT;
+        vlist_type_ctx tc;
+        dfs_type *type = vlist_type_fresh(&tc);
+        node_ctx c;
+        node_ctx_init(&c, NULL, content, flags);
+        c.hashed = hashed;
+        c.hash_mod = 3;
+        dfs_diffuser *d = node_new(type, &c);
+        rng_state = 31337 + (uint64_t)form;
+        current.count = 0;
+        int unexpected = 0, quiet = 0;
+        for (int step = 0; step < steps; step++) {
+            int alphabet = (int)(2 + rng_below(12));
+            if (rng_below(5) == 0) next = current; /* unchanged */
+            else list_edited(&current, &next, alphabet, 64);
+            if (next.count > 64) next.count = 64;
+            if (content == CONTENT_NONE) {
+                for (int j = 0; j < next.count; j++) next.contents[j] = 0;
+            }
+            vlist *v = vlist_of('L', &next);
+            int calls = c.sink_calls;
+            shown_before = c.shown;
+            int was_shown = c.shown_set;
+            if (dfs_diffuser_run(d, v) != DFS_OK) unexpected++;
+            if (c.sink_calls == calls) {
+                /* No sink call: only after a first run, and the diff from what the sink
+                 * applied is empty. */
+                quiet++;
+                dfs_list_side o = side_of(&shown_before), n = side_of(&next);
+                dfs_list_diff diff;
+                dfs_list_diff_compute(&o, &n, NULL, NULL, 0, &diff);
+                if (!was_shown || diff.delete_count + diff.insert_count + diff.move_count + diff.update_count != 0) {
+                    if (unexpected++ == 0) printf("     step %d: no sink call for a change\n", step);
+                }
+                dfs_list_diff_free(&diff);
+                c.shown = next; /* the node kept it; same keys, order and content */
+            }
+            vlist_unref(v);
+            current = next;
+        }
+        CHECK(unexpected == 0 && c.check_failures == 0 && c.checked == c.sink_calls && quiet > steps / 10,
+              "form %d (content %d, hashed %d, flags %u): %d sink calls checked, %d runs without (%d problems, %d "
+              "check failures)",
+              form, content, hashed, flags, c.checked, quiet, unexpected, c.check_failures);
+        dfs_diffuser_release(d);
+        dfs_type_release(type);
+        CHECK(tc.retains == tc.releases && vlist_live == 0, "every list released");
+    }
+
+    /* Hashed keys give the same changes as exact keys (same pairing, same moves). */
+    int differ = 0;
+    for (int k = 0; k < check_scale(300, 40); k++) {
+        static list old, new_;
+        rng_state = 4000 + (uint64_t)k;
+        int alphabet = 1 + rng_below(10);
+        list_random(&old, rng_below(40), alphabet);
+        list_edited(&old, &new_, alphabet, 40);
+        capture_ctx exact, hashed;
+        dfs_list_diff *results[2];
+        capture_ctx *caps[2] = {&exact, &hashed};
+        for (int h = 0; h < 2; h++) {
+            memset(caps[h], 0, sizeof *caps[h]);
+            node_ctx r;
+            node_ctx_init(&r, NULL, CONTENT_FINGERPRINT, 0);
+            r.hashed = h;
+            r.hash_mod = 2;
+            dfs_list_reader reader = reader_for(&r);
+            dfs_diffuser *d = NULL;
+            dfs_diffuser_into_list(dfs_type_pointer(), &reader, &r, NULL, 0, capture_sink, caps[h], NULL, &d);
+            vlist *a = vlist_of('A', &old), *b = vlist_of('B', &new_);
+            dfs_diffuser_run(d, a);
+            caps[h]->calls = 0;
+            dfs_diffuser_run(d, b);
+            dfs_diffuser_release(d);
+            vlist_unref(a);
+            vlist_unref(b);
+            results[h] = &caps[h]->copy;
+        }
+        if (exact.calls != hashed.calls ||
+            (exact.calls && (memcmp(exact.old_to_new, hashed.old_to_new, sizeof(int32_t) * (size_t)old.count) != 0 ||
+                             memcmp(exact.new_to_old, hashed.new_to_old, sizeof(int32_t) * (size_t)new_.count) != 0)) ||
+            (exact.calls && (results[0]->delete_count != results[1]->delete_count ||
+                             results[0]->insert_count != results[1]->insert_count ||
+                             results[0]->move_count != results[1]->move_count ||
+                             results[0]->update_count != results[1]->update_count ||
+                             results[0]->has_duplicates != results[1]->has_duplicates))) {
+            differ++;
+        }
+    }
+    CHECK_INT(differ, 0, "hashed keys with same_key: the same pairing and changes as exact keys (%d cases)",
+              check_scale(300, 40));
+}
+
+/* An into_list under a gate and a map: a failing sink leaves every gate on the path
+ * unchanged, so that the same model again retries the list. */
+typedef struct screen {
+    long title;
+    const vlist *rows;
+} screen;
+
+static void test_into_list_composed(void) {
+    check_section("into_list: composed under gates and maps");
+    test_log log;
+    log_clear(&log);
+    node_ctx c;
+    node_ctx_init(&c, &log, CONTENT_FINGERPRINT, DFS_LIST_SCRIPT);
+    dfs_diffuser *rows = node_new(dfs_type_pointer(), &c);
+    recorder title = rec_make("title", &log, REC_INT);
+    dfs_diffuser *title_effect = NULL, *title_map = NULL, *rows_map = NULL, *all = NULL;
+    CHECK_OK(dfs_diffuser_into(dfs_type_pointer(), rec_effect, &title, rec_destroy, &title_effect), "title effect");
+    CHECK_OK(dfs_diffuser_map_field(dfs_type_pointer(), offsetof(screen, title), sizeof(long), title_effect, &title_map),
+             "title map");
+    CHECK_OK(dfs_diffuser_map_field(dfs_type_pointer(), offsetof(screen, rows), sizeof(void *), rows, &rows_map),
+             "rows map");
+    dfs_diffuser *children[] = {title_map, rows_map};
+    CHECK_OK(dfs_diffuser_into_all(dfs_type_pointer(), children, 2, &all), "into_all");
+    dfs_diffuser_release(title_effect);
+    dfs_diffuser_release(title_map);
+    dfs_diffuser_release(rows_map);
+    dfs_diffuser_release(rows);
+
+    vlist *a = vlist_new('A', KEYS(1, 2), KEYS(0, 0), 2);
+    vlist *b = vlist_new('B', KEYS(2, 1), KEYS(0, 0), 2);
+    screen s1 = {1, a}, s2 = {2, b};
+    CHECK_OK(dfs_diffuser_run(all, &s1), "s1");
+    CHECK_LOG(&log, "title:1 count(A) sink(A:-0+2~0>0)", "tree order: the title, then the list");
+    c.fail_sink = 1;
+    CHECK_STATUS(dfs_diffuser_run(all, &s2), DFS_ERR_CALLBACK, "s2, the sink fails");
+    log_clear(&log);
+    CHECK_OK(dfs_diffuser_run(all, &s2), "s2 again");
+    CHECK_LOG(&log, "count(A) count(B) key(A0) key(B0) key(A1) key(B1) key(A0) key(A1) key(B0) key(B1) "
+                    "content(A1) content(B0) content(A0) content(B1) sink(B:-0+0~0>1)",
+              "the gate above kept s1: the list is retried from A; the title is not run again");
+    dfs_diffuser_release(all);
+    CHECK(c.reader_destroyed == 1 && c.sink_destroyed == 1 && title.destroyed == 1, "destroys ran once");
+    vlist_unref(a);
+    vlist_unref(b);
+}
+
+static void test_into_list_misuse(void) {
+    check_section("into_list: misuse");
+    node_ctx c;
+    node_ctx_init(&c, NULL, CONTENT_NONE, 0);
+    dfs_list_reader ok = reader_for(&c), no_count = ok, no_key = ok;
+    no_count.count = NULL;
+    no_key.key = NULL;
+    dfs_diffuser *d = (dfs_diffuser *)(intptr_t)1;
+    struct {
+        const char *what;
+        dfs_type *type;
+        const dfs_list_reader *reader;
+        unsigned int flags;
+        dfs_list_sink_fn sink;
+        int status;
+        const char *message;
+    } cases[] = {
+        {"NULL reader", dfs_type_pointer(), NULL, 0, r_sink, DFS_ERR_NULL, "reader"},
+        {"NULL count", dfs_type_pointer(), &no_count, 0, r_sink, DFS_ERR_NULL, "count"},
+        {"NULL key", dfs_type_pointer(), &no_key, 0, r_sink, DFS_ERR_NULL, "key"},
+        {"NULL sink", dfs_type_pointer(), &ok, 0, NULL, DFS_ERR_NULL, "sink"},
+        {"unknown flags", dfs_type_pointer(), &ok, 8, r_sink, DFS_ERR_ARGUMENT, "flags"},
+        {"NULL type", NULL, &ok, 0, r_sink, DFS_ERR_NULL, "type"},
+        {"forged type", (dfs_type *)(intptr_t)0x7777, &ok, 0, r_sink, DFS_ERR_HANDLE, "type"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        c.reader_destroyed = c.sink_destroyed = 0;
+        d = (dfs_diffuser *)(intptr_t)1;
+        CHECK_STATUS(dfs_diffuser_into_list(cases[k].type, cases[k].reader, &c, r_reader_destroy, cases[k].flags,
+                                            cases[k].sink, &c, r_sink_destroy, &d),
+                     cases[k].status, "%s", cases[k].what);
+        CHECK_ERROR_HAS(cases[k].message, "the message names it");
+        CHECK(d == NULL, "out is NULL");
+        CHECK(c.reader_destroyed == 1 && c.sink_destroyed == 1, "both destroys ran once");
+    }
+    CHECK_STATUS(dfs_diffuser_into_list(dfs_type_pointer(), &ok, NULL, NULL, 0, r_sink, NULL, NULL, NULL), DFS_ERR_NULL,
+                 "NULL out");
+
+    /* A count too large, and a retain that fails, abort the run and keep the last list. */
+    vlist_type_ctx tc;
+    dfs_type *type = vlist_type_fresh(&tc);
+    node_ctx_init(&c, NULL, CONTENT_NONE, DFS_LIST_BATCH | DFS_LIST_SCRIPT);
+    d = node_new(type, &c);
+    vlist *a = vlist_new('A', KEYS(1, 2), NULL, 2), *b = vlist_new('B', KEYS(2, 3), NULL, 2);
+    CHECK_OK(dfs_diffuser_run(d, a), "A");
+    c.huge_count = (int64_t)1 << 31;
+    CHECK_STATUS(dfs_diffuser_run(d, b), DFS_ERR_ARGUMENT, "a count of 2^31");
+    CHECK_ERROR_HAS("too large", "says so");
+    c.huge_count = 0;
+    tc.fail_retain = 1;
+    CHECK_STATUS(dfs_diffuser_run(d, b), DFS_ERR_MEMORY, "a retain returning NULL");
+    CHECK_INT(c.sink_calls, 1, "the sink was not called: the list is retained first");
+    tc.fail_retain = 0;
+    CHECK_OK(dfs_diffuser_run(d, b), "B");
+    CHECK(c.sink_calls == 2 && c.check_failures == 0, "diffed from A, checked");
+    dfs_diffuser_release(d);
+    dfs_type_release(type);
+    vlist_unref(a);
+    vlist_unref(b);
+    CHECK(vlist_live == 0 && tc.retains == tc.releases, "every list released");
+}
+
 int main(int argc, char **argv) {
     check_init(argc, argv);
     test_examples();
     test_properties();
     test_callback();
     test_misuse();
+    test_into_list_behaviour();
+    test_into_list_flags();
+    test_into_list_failures();
+    test_into_list_sequences();
+    test_into_list_composed();
+    test_into_list_misuse();
     return check_finish();
 }

@@ -33,11 +33,12 @@ public struct ListChanges<Element> {
 
 extension ListChanges: Sendable where Element: Sendable {}
 
-/// The last list an `intoList` node applied: the node's cache.
+/// The last list an `intoList` node applied: the node's cache. Touched only by the
+/// node's runs, which the graph's serializer orders.
 @usableFromInline
-final class ListCache<Element> {
+final class ListCache<List> {
     @usableFromInline
-    var last: [Element]?
+    var last: List?
 
     @inlinable
     init() {}
@@ -76,18 +77,15 @@ extension Diffuser {
         sameContent: @escaping (Element, Element) -> Bool,
         _ sink: @escaping (ListChanges<Element>) throws -> Void
     ) -> Diffuser<A> where A == [Element] {
-        let cache = ListCache<Element>()
-        return .intoAlways(throwing: { (list: [Element]) in
-            let last = cache.last
-            let old = last ?? []
-            let diff = ListDiff(from: old, to: list, key: key, sameContent: sameContent)
-            if last != nil && diff.isEmpty {
-                cache.last = list
-                return
-            }
-            try sink(ListChanges(old: old, new: list, diff: diff, isFirst: last == nil))
-            cache.last = list
-        })
+        listNode(
+            count: { $0.count },
+            key: { list, index in key(list[index]) },
+            sameKey: { $0 == $1 },
+            sameContent: { old, i, new, j in sameContent(old[i], new[j]) },
+            keep: { $0 }
+        ) { old, new, diff in
+            try sink(ListChanges(old: old ?? [], new: new, diff: diff, isFirst: old == nil))
+        }
     }
 
     /// `intoList(key:sameContent:_:)` with content compared by `==`.
@@ -106,5 +104,87 @@ extension Diffuser {
         _ sink: @escaping (ListChanges<Element>) throws -> Void
     ) -> Diffuser<A> where A == [Element] {
         intoList(key: { $0.id }, sameContent: ==, sink)
+    }
+}
+
+// MARK: Lists in any storage
+
+extension Diffuser {
+    /// The node of every `intoList`, over lists in any storage read through functions of
+    /// an index: the building block of the bindings (the C ABI's
+    /// `dfs_diffuser_into_list`, and through it Java's `Diffuser.intoList`), which have no
+    /// Swift array to hand over.
+    ///
+    /// The node keeps the last list it applied, and on each run:
+    /// 1. diffs the kept list (none on the first run: an empty one) against the new one,
+    ///    asking `count(old)` (not on the first run), `count(new)`, then `key`, `sameKey`
+    ///    and `sameContent` in the order `ListDiff` asks for them
+    ///    (`init(oldCount:newCount:oldKey:newKey:sameKey:sameContent:)`);
+    /// 2. calls `keep(new)` for what it will store (a binding retains a borrowed value);
+    /// 3. if this is not the first run and the diff is empty, stores that and returns
+    ///    without calling `sink`;
+    /// 4. otherwise calls `sink(old, new, diff)`, `old` being `nil` on the first run, and
+    ///    stores the kept list once `sink` returned.
+    ///
+    /// A throw from any of these functions aborts the run and leaves the kept list as it
+    /// was (a failed first run leaves none, so the next run is a first run again).
+    ///
+    /// - Parameters:
+    ///   - count: the number of items of a list.
+    ///   - key: the key of item `index` of `list`.
+    ///   - sameKey: whether two keys identify the same item (see
+    ///     `ListDiff.init(oldCount:newCount:oldKey:newKey:sameKey:sameContent:)`).
+    ///   - sameContent: whether old item `oldIndex` and new item `newIndex`, matched by
+    ///     key, have the same content.
+    ///   - keep: what the node stores to keep a list past the run.
+    ///   - sink: applies the diff; receives the kept list (`nil` on the first run), the
+    ///     new list and the diff between them.
+    @_spi(Bindings) @inlinable
+    public static func intoList<Key: Hashable>(
+        count: @escaping (_ list: A) throws -> Int,
+        key: @escaping (_ list: A, _ index: Int) throws -> Key,
+        sameKey: @escaping (Key, Key) throws -> Bool,
+        sameContent: @escaping (_ old: A, _ oldIndex: Int, _ new: A, _ newIndex: Int) throws -> Bool,
+        keep: @escaping (_ list: A) throws -> A,
+        _ sink: @escaping (_ old: A?, _ new: A, _ diff: ListDiff) throws -> Void
+    ) -> Diffuser<A> {
+        listNode(count: count, key: key, sameKey: sameKey, sameContent: sameContent, keep: keep, sink)
+    }
+
+    /// `intoList(count:key:sameKey:sameContent:keep:_:)`, which every `intoList` is.
+    @inlinable
+    static func listNode<Key: Hashable>(
+        count: @escaping (_ list: A) throws -> Int,
+        key: @escaping (_ list: A, _ index: Int) throws -> Key,
+        sameKey: @escaping (Key, Key) throws -> Bool,
+        sameContent: @escaping (_ old: A, _ oldIndex: Int, _ new: A, _ newIndex: Int) throws -> Bool,
+        keep: @escaping (_ list: A) throws -> A,
+        _ sink: @escaping (_ old: A?, _ new: A, _ diff: ListDiff) throws -> Void
+    ) -> Diffuser<A> {
+        let cache = ListCache<A>()
+        return .intoAlways(throwing: { (list: A) in
+            let last = cache.last
+            let diff: ListDiff
+            if let last {
+                diff = try ListDiff(
+                    oldCount: count(last), newCount: count(list),
+                    oldKey: { try key(last, $0) }, newKey: { try key(list, $0) },
+                    sameKey: sameKey,
+                    sameContent: { try sameContent(last, $0, list, $1) })
+            } else {
+                diff = try ListDiff(
+                    oldCount: 0, newCount: count(list),
+                    oldKey: { try key(list, $0) }, newKey: { try key(list, $0) },
+                    sameKey: sameKey,
+                    sameContent: { _, _ in true })
+            }
+            let kept = try keep(list)
+            if last != nil && diff.isEmpty {
+                cache.last = kept
+                return
+            }
+            try sink(last, list, diff)
+            cache.last = kept
+        })
     }
 }

@@ -74,6 +74,30 @@ extension ListDiff {
         newKey: (_ newIndex: Int) throws -> Key,
         sameContent: (_ oldIndex: Int, _ newIndex: Int) throws -> Bool
     ) rethrows {
+        try self.init(
+            oldCount: oldCount, newCount: newCount, oldKey: oldKey, newKey: newKey,
+            sameKey: { $0 == $1 }, sameContent: sameContent)
+    }
+
+    /// `init(oldCount:newCount:oldKey:newKey:sameContent:)` with keys compared by
+    /// `sameKey` instead of `==`: for keys whose equality can fail, or that are only
+    /// hashes of what identifies an item (a binding's key objects, compared in their own
+    /// language).
+    ///
+    /// `sameKey` must be an equivalence that agrees with the keys' hashes (keys it calls
+    /// the same hash alike). It is called as `sameKey(earlier, later)`, for an old key and
+    /// a new one, or for two keys of one list while looking for duplicates: at each place
+    /// of the common prefix and suffix, then for keys whose hashes meet in the table. A
+    /// throw aborts the diff and comes back from this initializer, like one from the
+    /// other functions.
+    @inlinable @inline(__always)
+    public init<Key: Hashable>(
+        oldCount: Int, newCount: Int,
+        oldKey: (_ oldIndex: Int) throws -> Key,
+        newKey: (_ newIndex: Int) throws -> Key,
+        sameKey: (Key, Key) throws -> Bool,
+        sameContent: (_ oldIndex: Int, _ newIndex: Int) throws -> Bool
+    ) rethrows {
         precondition(oldCount >= 0 && newCount >= 0, "ListDiff: negative count")
         precondition(oldCount < Int(Int32.max) && newCount < Int(Int32.max), "ListDiff: list too long")
         var oldToNew = [Int](repeating: -1, count: oldCount)
@@ -81,7 +105,7 @@ extension ListDiff {
         let parts = try oldToNew.withUnsafeMutableBufferPointer { o2n in
             try newToOld.withUnsafeMutableBufferPointer { n2o in
                 try _ListDiffing.pair(
-                    o2n, n2o, oldKey: oldKey, newKey: newKey, sameContent: sameContent)
+                    o2n, n2o, oldKey: oldKey, newKey: newKey, sameKey: sameKey, sameContent: sameContent)
             }
         }
         self.init(
@@ -136,6 +160,7 @@ enum _ListDiffing {
         _ n2o: UnsafeMutableBufferPointer<Int>,
         oldKey: (Int) throws -> Key,
         newKey: (Int) throws -> Key,
+        sameKey: (Key, Key) throws -> Bool,
         sameContent: (Int, Int) throws -> Bool
     ) rethrows -> _ListDiffParts {
         let n = o2n.count
@@ -146,7 +171,7 @@ enum _ListDiffing {
         let limit = Swift.min(n, m)
         var p = 0
         while p < limit {
-            if try oldKey(p) != newKey(p) { break }
+            if try !sameKey(oldKey(p), newKey(p)) { break }
             o2n[p] = p
             n2o[p] = p
             if try !sameContent(p, p) { parts.updates.append(ListDiff.Pair(old: p, new: p)) }
@@ -157,7 +182,7 @@ enum _ListDiffing {
         while s < limit - p {
             let i = n - 1 - s
             let j = m - 1 - s
-            if try oldKey(i) != newKey(j) { break }
+            if try !sameKey(oldKey(i), newKey(j)) { break }
             o2n[i] = j
             n2o[j] = i
             if try !sameContent(i, j) { suffixUpdates.append(ListDiff.Pair(old: i, new: j)) }
@@ -173,7 +198,7 @@ enum _ListDiffing {
         } else {
             try middle(
                 o2n, n2o, p: p, oldMid: oldMid, newMid: newMid,
-                oldKey: oldKey, newKey: newKey, sameContent: sameContent, into: &parts)
+                oldKey: oldKey, newKey: newKey, sameKey: sameKey, sameContent: sameContent, into: &parts)
         }
         if !suffixUpdates.isEmpty { parts.updates.append(contentsOf: suffixUpdates.reversed()) }
         return parts
@@ -188,6 +213,7 @@ enum _ListDiffing {
         p: Int, oldMid: Int, newMid: Int,
         oldKey: (Int) throws -> Key,
         newKey: (Int) throws -> Key,
+        sameKey: (Key, Key) throws -> Bool,
         sameContent: (Int, Int) throws -> Bool,
         into parts: inout _ListDiffParts
     ) rethrows {
@@ -250,7 +276,7 @@ enum _ListDiffing {
                     next[i] = -1
                     break
                 }
-                if entry.tag == tag && oldKeys[Int(entry.ref)] == oldKeys[i] {
+                if try entry.tag == tag && sameKey(oldKeys[Int(entry.ref)], oldKeys[i]) {
                     next[i] = entry.ref
                     slots[slot].ref = Int32(truncatingIfNeeded: i)
                     duplicates = true
@@ -278,7 +304,7 @@ enum _ListDiffing {
                 }
                 if entry.tag == tag {
                     if ref >= 0 {
-                        if oldKeys[ref] == newKeys[j] {
+                        if try sameKey(oldKeys[ref], newKeys[j]) {
                             let following = next[ref]
                             slots[slot].ref = following >= 0 ? following : ~Int32(truncatingIfNeeded: j)
                             let oi = p + ref
@@ -291,7 +317,7 @@ enum _ListDiffing {
                             if try !sameContent(oi, nj) { parts.updates.append(ListDiff.Pair(old: oi, new: nj)) }
                             break
                         }
-                    } else if newKeys[~ref] == newKeys[j] {
+                    } else if try sameKey(newKeys[~ref], newKeys[j]) {
                         // Every old occurrence is taken: a second new occurrence.
                         duplicates = true
                         break

@@ -13,7 +13,8 @@
  *   threads.c       the JNIEnv of a callback's thread, attaching unknown threads
  *   jni_glue.h      what they share (dfsj_ names, hidden) and the per-thread state
  *
- * (list_jni.c is the glue of io.diffuser.list, on its own.)
+ * (list_jni.c is the glue of io.diffuser.list: the list diff, and the intoList node,
+ * whose callbacks are upcalls of a run like those of upcalls.c.)
  *
  * Every native method here brackets its core call with dfsj_enter and dfsj_leave, so that
  * the callbacks it causes find its JNIEnv and keep their Throwable for it, and ends with

@@ -1,10 +1,11 @@
 /*
- * list_jni.c — the JNI glue of the keyed list diff (package io.diffuser.list).
+ * list_jni.c — the JNI glue of the keyed list diff (package io.diffuser.list) and of the
+ * intoList node (Diffuser.intoList).
  *
- * One native method, io.diffuser.internal.ListNative.diff, calls dfs_list_diff_compute
- * once and returns every array of the result (the diff, and the batch and the script when
- * asked for) as one int[][]. It only translates: the pairing, the moves, the batch and the
- * script are all computed by libdiffuser.so.
+ * io.diffuser.internal.ListNative.diff calls dfs_list_diff_compute once and returns
+ * every array of the result (the diff, and the batch and the script when asked for) as
+ * one int[][]. It only translates: the pairing, the moves, the batch and the script are
+ * all computed by libdiffuser.so.
  *
  * Keys and content fingerprints arrive as long[] (the Java side maps key objects to
  * longs). Content compared by a Java predicate reaches it through dfs_list_same_fn: the
@@ -15,14 +16,26 @@
  * NullPointerException, IllegalArgumentException, OutOfMemoryError or
  * IllegalStateException with dfs_last_error().
  *
- * The natives are found by the JVM under their JNI names (JNIEXPORT), so this file needs
- * nothing from diffuser_jni.c, whose JNI_OnLoad loads the library.
+ * ListNative.intoList makes a dfs_diffuser_into_list node over Java lists (values of the
+ * binding's dfs_type, values.c). Its dfs_list_reader calls the methods of an
+ * io.diffuser.internal.ListReader (count, key, sameKey for key objects, sameContent) and
+ * its sink builds the io.diffuser.list.ListDiff of the changes (the same int[][], through
+ * ListDiff's constructor) and calls ListSink.apply(changes, newList). The node is run by
+ * Native.diffuserRun like any other, so these callbacks are upcalls of that run: they go
+ * through threads.c and exceptions.c (jni_glue.h) like those of upcalls.c, and a Throwable
+ * reaches the caller of run unchanged. When they are called and what the node keeps is
+ * the core's business.
+ *
+ * The natives are found by the JVM under their JNI names (JNIEXPORT); JNI_OnLoad
+ * (diffuser_jni.c) loads the library and makes the value type. The method IDs of the
+ * intoList callbacks are resolved when a node is made and kept in its contexts.
  */
 #include <jni.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "diffuser.h"
+#include "jni_glue.h"
 
 /* The layout of the int[][] that diff returns (ListNative.java reads the same indices). */
 enum {
@@ -93,6 +106,36 @@ static int put(JNIEnv *env, jobjectArray out, jsize index, const int32_t *values
     return !(*env)->ExceptionCheck(env);
 }
 
+/* The arrays of `d` as a new int[][] laid out as OUT_*: the batch's only with a batch flag
+ * and the script's only with DFS_LIST_SCRIPT (null otherwise). NULL with an exception
+ * pending if the JVM is out of memory. `int_array` is the class of int[]. */
+static jobjectArray arrays_of(JNIEnv *env, const dfs_list_diff *d, int flags, jclass int_array) {
+    jobjectArray out = (*env)->NewObjectArray(env, OUT_COUNT, int_array, NULL);
+    if (out == NULL) return NULL;
+    int32_t header[3] = {d->old_count, d->new_count, d->has_duplicates};
+    int batch = (flags & (DFS_LIST_BATCH | DFS_LIST_BATCH_MOVE_THEN_RELOAD)) != 0;
+    int stored = put(env, out, OUT_HEADER, header, 3) && put(env, out, OUT_DELETES, d->deletes, d->delete_count) &&
+                 put(env, out, OUT_INSERTS, d->inserts, d->insert_count) &&
+                 put(env, out, OUT_MOVES, d->moves, 2 * d->move_count) &&
+                 put(env, out, OUT_UPDATES, d->updates, 2 * d->update_count) &&
+                 put(env, out, OUT_OLD_TO_NEW, d->old_to_new, d->old_count) &&
+                 put(env, out, OUT_NEW_TO_OLD, d->new_to_old, d->new_count);
+    if (stored && batch) {
+        stored = put(env, out, OUT_BATCH_DELETES, d->batch_deletes, d->batch_delete_count) &&
+                 put(env, out, OUT_BATCH_INSERTS, d->batch_inserts, d->batch_insert_count) &&
+                 put(env, out, OUT_BATCH_MOVES, d->batch_moves, 2 * d->batch_move_count) &&
+                 put(env, out, OUT_BATCH_RELOADS, d->batch_reloads, d->batch_reload_count) &&
+                 put(env, out, OUT_BATCH_RELOADS_AFTER_MOVES, d->batch_reloads_after_moves,
+                     d->batch_reload_after_move_count);
+    }
+    if (stored && (flags & DFS_LIST_SCRIPT)) stored = put(env, out, OUT_SCRIPT, d->script, 3 * d->script_count);
+    if (!stored) {
+        (*env)->DeleteLocalRef(env, out);
+        return NULL;
+    }
+    return out;
+}
+
 /* The elements of a long[] (NULL for a null array), and its length in *count. */
 static jlong *longs(JNIEnv *env, jlongArray array, jsize *count) {
     *count = 0;
@@ -147,31 +190,10 @@ JNIEXPORT jobjectArray JNICALL Java_io_diffuser_internal_ListNative_diff(
     }
 
     jclass int_array = (*env)->FindClass(env, "[I");
-    if (int_array != NULL) out = (*env)->NewObjectArray(env, OUT_COUNT, int_array, NULL);
-    if (out != NULL) {
-        int32_t header[3] = {d.old_count, d.new_count, d.has_duplicates};
-        int batch = (flags & (DFS_LIST_BATCH | DFS_LIST_BATCH_MOVE_THEN_RELOAD)) != 0;
-        int stored = put(env, out, OUT_HEADER, header, 3) && put(env, out, OUT_DELETES, d.deletes, d.delete_count) &&
-                     put(env, out, OUT_INSERTS, d.inserts, d.insert_count) &&
-                     put(env, out, OUT_MOVES, d.moves, 2 * d.move_count) &&
-                     put(env, out, OUT_UPDATES, d.updates, 2 * d.update_count) &&
-                     put(env, out, OUT_OLD_TO_NEW, d.old_to_new, d.old_count) &&
-                     put(env, out, OUT_NEW_TO_OLD, d.new_to_old, d.new_count);
-        if (stored && batch) {
-            stored = put(env, out, OUT_BATCH_DELETES, d.batch_deletes, d.batch_delete_count) &&
-                     put(env, out, OUT_BATCH_INSERTS, d.batch_inserts, d.batch_insert_count) &&
-                     put(env, out, OUT_BATCH_MOVES, d.batch_moves, 2 * d.batch_move_count) &&
-                     put(env, out, OUT_BATCH_RELOADS, d.batch_reloads, d.batch_reload_count) &&
-                     put(env, out, OUT_BATCH_RELOADS_AFTER_MOVES, d.batch_reloads_after_moves,
-                         d.batch_reload_after_move_count);
-        }
-        if (stored && (flags & DFS_LIST_SCRIPT)) stored = put(env, out, OUT_SCRIPT, d.script, 3 * d.script_count);
-        if (!stored) {
-            (*env)->DeleteLocalRef(env, out);
-            out = NULL;
-        }
+    if (int_array != NULL) {
+        out = arrays_of(env, &d, flags, int_array);
+        (*env)->DeleteLocalRef(env, int_array);
     }
-    if (int_array != NULL) (*env)->DeleteLocalRef(env, int_array);
     dfs_list_diff_free(&d);
 
 done:
@@ -180,4 +202,189 @@ done:
     if (oc != NULL) (*env)->ReleaseLongArrayElements(env, old_contents, oc, JNI_ABORT);
     if (nc != NULL) (*env)->ReleaseLongArrayElements(env, new_contents, nc, JNI_ABORT);
     return out;
+}
+
+/* ------------------------------------------------------------------------------------
+ * The intoList node: ListNative.intoList
+ * ------------------------------------------------------------------------------------ */
+
+/* The reader's context: the io.diffuser.internal.ListReader and its methods. */
+typedef struct {
+    jobject reader; /* global reference */
+    jmethodID count, key, same_key, same_content;
+} reader_ctx;
+
+/* The sink's context: the io.diffuser.list.ListSink, and what makes a ListDiff. */
+typedef struct {
+    jobject sink;        /* global reference */
+    jmethodID apply;
+    jclass list_diff;    /* global reference */
+    jmethodID list_diff_init;
+    jclass int_array;    /* global reference */
+    int flags;
+} sink_ctx;
+
+static int reader_count(const void *list, size_t *count, void *ctx) {
+    reader_ctx *r = ctx;
+    dfsj_upcall_env u;
+    if (dfsj_env_enter(&u)) return -1;
+    jint n = (*u.env)->CallIntMethod(u.env, r->reader, r->count, (jobject)list);
+    int failed = dfsj_upcall_failed(u.env);
+    dfsj_env_leave(&u);
+    if (failed) return 1;
+    if (n < 0) {
+        dfs_set_error("diffuser JNI: a list's size() is negative");
+        return 1;
+    }
+    *count = (size_t)n;
+    return 0;
+}
+
+static int reader_key(const void *list, int32_t index, uint64_t *key, void *ctx) {
+    reader_ctx *r = ctx;
+    dfsj_upcall_env u;
+    if (dfsj_env_enter(&u)) return -1;
+    jlong k = (*u.env)->CallLongMethod(u.env, r->reader, r->key, (jobject)list, (jint)index);
+    int failed = dfsj_upcall_failed(u.env);
+    dfsj_env_leave(&u);
+    *key = (uint64_t)k;
+    return failed;
+}
+
+static int reader_same_key(const void *a, int32_t i, const void *b, int32_t j, void *ctx) {
+    reader_ctx *r = ctx;
+    dfsj_upcall_env u;
+    if (dfsj_env_enter(&u)) return -1;
+    jboolean same = (*u.env)->CallBooleanMethod(u.env, r->reader, r->same_key, (jobject)a, (jint)i, (jobject)b, (jint)j);
+    int result = dfsj_upcall_failed(u.env) ? -1 : (same ? 1 : 0);
+    dfsj_env_leave(&u);
+    return result;
+}
+
+static int reader_same_content(const void *a, int32_t i, const void *b, int32_t j, void *ctx) {
+    reader_ctx *r = ctx;
+    dfsj_upcall_env u;
+    if (dfsj_env_enter(&u)) return -1;
+    jboolean same = (*u.env)->CallBooleanMethod(u.env, r->reader, r->same_content, (jobject)a, (jint)i, (jobject)b, (jint)j);
+    int result = dfsj_upcall_failed(u.env) ? -1 : (same ? 1 : 0);
+    dfsj_env_leave(&u);
+    return result;
+}
+
+/* The changes as a ListDiff (the arrays copied out of the borrowed diff), then
+ * sink.apply(changes, newList). Every local reference made here is deleted: the run's
+ * native frame holds only what the core lends. */
+static int sink_apply(const dfs_list_diff *changes, const void *new_list, void *ctx) {
+    sink_ctx *k = ctx;
+    dfsj_upcall_env u;
+    if (dfsj_env_enter(&u)) return -1;
+    JNIEnv *env = u.env;
+    int failed = 1;
+    jobject diff = NULL;
+    jobjectArray arrays = arrays_of(env, changes, k->flags, k->int_array);
+    if (arrays == NULL) {
+        if (!dfsj_upcall_failed(env)) dfsj_fail_with(env, dfsj_c_oome, "cannot make the arrays of a list diff");
+        goto done;
+    }
+    diff = (*env)->NewObject(env, k->list_diff, k->list_diff_init, arrays,
+                             (jboolean)((k->flags & DFS_LIST_BATCH_MOVE_THEN_RELOAD) != 0));
+    (*env)->DeleteLocalRef(env, arrays);
+    if (dfsj_upcall_failed(env)) goto done;
+    (*env)->CallVoidMethod(env, k->sink, k->apply, diff, (jobject)new_list);
+    failed = dfsj_upcall_failed(env);
+done:
+    if (diff != NULL) (*env)->DeleteLocalRef(env, diff);
+    dfsj_env_leave(&u);
+    return failed;
+}
+
+static void reader_destroy(void *ctx) {
+    reader_ctx *r = ctx;
+    dfsj_destroy_ref(r->reader);
+    free(r);
+}
+
+static void sink_destroy(void *ctx) {
+    sink_ctx *k = ctx;
+    dfsj_upcall_env u;
+    if (dfsj_env_enter(&u) == 0) {
+        if (k->sink) (*u.env)->DeleteGlobalRef(u.env, k->sink);
+        if (k->list_diff) (*u.env)->DeleteGlobalRef(u.env, k->list_diff);
+        if (k->int_array) (*u.env)->DeleteGlobalRef(u.env, k->int_array);
+        dfsj_env_leave(&u);
+    }
+    free(k);
+}
+
+/* A global reference to the class `name`; NULL with an exception pending if none. */
+static jclass global_class(JNIEnv *env, const char *name) {
+    jclass local = (*env)->FindClass(env, name);
+    if (local == NULL) return NULL;
+    jclass global = (jclass)(*env)->NewGlobalRef(env, local);
+    (*env)->DeleteLocalRef(env, local);
+    if (global == NULL && !(*env)->ExceptionCheck(env)) throw_new(env, "java/lang/OutOfMemoryError", "global reference");
+    return global;
+}
+
+/* Fills the contexts of a node: 0, or -1 with an exception pending. */
+static int contexts(JNIEnv *env, jobject reader, jobject sink, jint flags, reader_ctx *r, sink_ctx *k) {
+    jclass reader_class = (*env)->FindClass(env, "io/diffuser/internal/ListReader");
+    if (reader_class == NULL) return -1;
+    r->count = (*env)->GetMethodID(env, reader_class, "count", "(Ljava/lang/Object;)I");
+    if (r->count) r->key = (*env)->GetMethodID(env, reader_class, "key", "(Ljava/lang/Object;I)J");
+    if (r->key) r->same_key = (*env)->GetMethodID(env, reader_class, "sameKey", "(Ljava/lang/Object;ILjava/lang/Object;I)Z");
+    if (r->same_key)
+        r->same_content = (*env)->GetMethodID(env, reader_class, "sameContent", "(Ljava/lang/Object;ILjava/lang/Object;I)Z");
+    (*env)->DeleteLocalRef(env, reader_class);
+    if (r->same_content == NULL) return -1;
+
+    jclass sink_class = (*env)->FindClass(env, "io/diffuser/list/ListSink");
+    if (sink_class == NULL) return -1;
+    k->apply = (*env)->GetMethodID(env, sink_class, "apply", "(Lio/diffuser/list/ListDiff;Ljava/util/List;)V");
+    (*env)->DeleteLocalRef(env, sink_class);
+    if (k->apply == NULL) return -1;
+    if (!(k->list_diff = global_class(env, "io/diffuser/list/ListDiff"))) return -1;
+    /* ListDiff's own (private) constructor from the arrays: JNI may call it. */
+    if (!(k->list_diff_init = (*env)->GetMethodID(env, k->list_diff, "<init>", "([[IZ)V"))) return -1;
+    if (!(k->int_array = global_class(env, "[I"))) return -1;
+    k->flags = (int)flags;
+
+    if (!(r->reader = (*env)->NewGlobalRef(env, reader)) || !(k->sink = (*env)->NewGlobalRef(env, sink))) {
+        if (!(*env)->ExceptionCheck(env)) throw_new(env, "java/lang/OutOfMemoryError", "global reference");
+        return -1;
+    }
+    return 0;
+}
+
+JNIEXPORT jlong JNICALL Java_io_diffuser_internal_ListNative_intoList(JNIEnv *env, jclass cls, jobject reader,
+                                                                    jboolean key_objects, jobject sink, jint flags) {
+    (void)cls;
+    if (reader == NULL || sink == NULL) {
+        throw_new(env, "java/lang/NullPointerException", reader == NULL ? "reader" : "sink");
+        return 0;
+    }
+    reader_ctx *r = calloc(1, sizeof *r);
+    sink_ctx *k = calloc(1, sizeof *k);
+    if (r == NULL || k == NULL || contexts(env, reader, sink, flags, r, k)) {
+        if (!(*env)->ExceptionCheck(env)) throw_new(env, "java/lang/OutOfMemoryError", "intoList");
+        /* Nothing was handed to the core yet: drop what was made, keeping the exception. */
+        jthrowable pending = (*env)->ExceptionOccurred(env);
+        (*env)->ExceptionClear(env);
+        if (r) reader_destroy(r);
+        if (k) sink_destroy(k);
+        (*env)->Throw(env, pending);
+        (*env)->DeleteLocalRef(env, pending);
+        return 0;
+    }
+
+    dfs_list_reader functions = {reader_count, reader_key, key_objects ? reader_same_key : NULL, reader_same_content,
+                                 NULL};
+    dfs_diffuser *out = NULL;
+    dfsj_entry e;
+    dfsj_enter(&e, env);
+    /* Owns both contexts from here: a failure runs both destroys. */
+    dfs_status status = dfs_diffuser_into_list(dfsj_type, &functions, r, reader_destroy, (unsigned int)flags,
+                                               sink_apply, k, sink_destroy, &out);
+    dfsj_finish(env, status, dfsj_leave(&e), 0);
+    return (jlong)(intptr_t)out;
 }

@@ -16,6 +16,7 @@ import io.diffuser.fuser.Fuser;
 import io.diffuser.fuser.Source;
 import io.diffuser.list.ListBatch;
 import io.diffuser.list.ListDiff;
+import io.diffuser.list.ListSink;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
@@ -45,7 +46,9 @@ import org.junit.Test;
  *
  * <p>List vectors (README section 10) run in every {@link ListForm} instead: each form
  * computes the diff with its batch and script, and the moveThenReload batch, through one
- * factory of {@code io.diffuser.list.ListDiff}, and compares every array with the vector.
+ * factory of {@code io.diffuser.list.ListDiff}, or through a {@code Diffuser.intoList}
+ * node run with the old list and then the new one, and compares every array with the
+ * vector.
  *
  * <p>A diffuser vector's values are {@link Val} objects: a JSON value with the vector's
  * equality in its {@code equals}, so that every gate's comparison is a call of user code
@@ -453,7 +456,9 @@ public class ConformanceTest {
         OBJECT_KEYS("ListDiff.of(old, new, key, sameContent): key objects (Long, String), contents by a predicate"),
         EQUALS("ListDiff.of(old, new, key): key objects, contents by the items' equals"),
         LONG_KEYS("ListDiff.byLongKey(old, new, key, sameContent): each distinct key its own long"),
-        FINGERPRINTS("ListDiff.ofKeys(oldKeys, oldContents, newKeys, newContents): keys and contents as longs");
+        FINGERPRINTS("ListDiff.ofKeys(oldKeys, oldContents, newKeys, newContents): keys and contents as longs"),
+        INTO_LIST("Diffuser.intoList(key, sameContent, sink, parts), two runs: key objects by hashCode and equals"),
+        INTO_LIST_LONG_KEYS("Diffuser.intoListByLongKey(key, sameContent, sink, parts), two runs: each distinct key its own long");
 
         final String description;
 
@@ -602,6 +607,38 @@ public class ConformanceTest {
                     diff = ListDiff.byLongKey(olds, news, item -> number.applyAsLong(item.key),
                         (a, b) -> Objects.equals(a.content, b.content), parts);
                     break;
+                case INTO_LIST:
+                case INTO_LIST_LONG_KEYS: {
+                    List<ListDiff> seen = new ArrayList<>();
+                    List<List<ListItem>> lists = new ArrayList<>();
+                    ListSink<ListItem> sink = (changes, list) -> {
+                        seen.add(changes);
+                        lists.add(list);
+                    };
+                    Diffuser<List<ListItem>> node = form == ListForm.INTO_LIST
+                        ? Diffuser.intoList((ListItem item) -> item.key, (a, b) -> Objects.equals(a.content, b.content), sink, parts)
+                        : Diffuser.intoListByLongKey((ListItem item) -> number.applyAsLong(item.key),
+                            (a, b) -> Objects.equals(a.content, b.content), sink, parts);
+                    node.run(olds);
+                    if (seen.size() != 1 || lists.get(0) != olds || seen.get(0).oldCount != 0
+                        || seen.get(0).inserts.length != olds.size()) {
+                        return Arrays.toString(parts) + ": the first run is not every item inserted";
+                    }
+                    node.run(news);
+                    boolean empty = true;
+                    for (String part : new String[] {"deletes", "inserts", "moves", "updates"}) {
+                        empty &= expect.getAsJsonArray(part).size() == 0;
+                    }
+                    if (empty) {
+                        if (seen.size() != 1) return Arrays.toString(parts) + ": an empty diff called the sink";
+                        continue;
+                    }
+                    if (seen.size() != 2 || lists.get(1) != news) {
+                        return Arrays.toString(parts) + ": the second run did not hand the sink the new list";
+                    }
+                    diff = seen.get(1);
+                    break;
+                }
                 default: {
                     long[][] keys = new long[4][];
                     List<List<ListItem>> sides = Arrays.asList(olds, news);

@@ -2,10 +2,17 @@ package io.diffuser.diffuser;
 
 import io.diffuser.Effect;
 import io.diffuser.Function;
+import io.diffuser.internal.ListNative;
+import io.diffuser.internal.ListReader;
 import io.diffuser.internal.Native;
+import io.diffuser.list.ListDiff;
+import io.diffuser.list.ListSink;
 import java.lang.ref.Reference;
 import java.util.Collection;
+import java.util.List;
 import java.util.Objects;
+import java.util.function.BiPredicate;
+import java.util.function.ToLongFunction;
 
 /**
  * Spreads an immutable model into side effects, running each effect only when the part
@@ -244,6 +251,95 @@ public final class Diffuser<A> {
     } finally {
       Reference.reachabilityFence(diffuser);
     }
+  }
+
+  /**
+   * A diffuser that keeps a list view in step with a list: it diffs each new list against
+   * the last one it applied and hands {@code sink} the changes and the new list together.
+   *
+   * <pre>{@code
+   * Diffuser<Model> diffuser = new Diffuser<>(
+   *     Diffuser.map(Model::rows, Diffuser.intoList(Row::id, Row::sameContent,
+   *         (changes, rows) -> {
+   *           adapter.rows = rows;
+   *           changes.script.forEach(adapterReceiver);
+   *         },
+   *         ListDiff.Part.SCRIPT)));
+   * }</pre>
+   *
+   * <p>The node is the native core's {@code intoList}, as in Swift and C:
+   * <ul>
+   *   <li>the first run calls {@code sink} with changes from the empty list (every item an
+   *       insert), even for an empty list;
+   *   <li>a later run whose list has the same keys in the same order with the same content
+   *       does not call {@code sink}, and the node keeps the new list all the same;
+   *   <li>if {@code sink} (or any function given here) throws, the run stops and the
+   *       exception reaches the caller of {@link #run(Object)} unchanged; the node keeps
+   *       the list it applied last, so the next run's changes start from what the view
+   *       shows.
+   * </ul>
+   *
+   * <p>Items are paired by key (see {@link ListDiff} for duplicates and moves): keys are
+   * compared with {@link Object#equals(Object)} and {@link Object#hashCode()}
+   * ({@code null} is a key like any other), exactly: the core asks for a key's hash, and
+   * for the equality of two keys with equal hashes. {@code sameContent.test(oldItem,
+   * newItem)} is called once per matched pair; {@code false} makes it an update. The core
+   * calls these functions when it needs them, in the same order as in Swift and C, also on
+   * the list it kept from the previous run: they must be pure, and a list must not change
+   * once it was run ({@code list.get(i)} is called, so give lists with fast random
+   * access).
+   *
+   * @param key identifies an item
+   * @param sameContent whether two matched items have the same content
+   * @param sink applies the changes
+   * @param parts what the changes carry besides the diff: a batch, the script
+   * @param <T> the type of items
+   * @return the diffuser, whose value is the list
+   */
+  public static <T> Diffuser<List<T>> intoList(Function<? super T, ?> key,
+      BiPredicate<? super T, ? super T> sameContent, ListSink<T> sink, ListDiff.Part... parts) {
+    return listNode(ListReader.byKey(key, sameContent), sink, parts);
+  }
+
+  /**
+   * {@link #intoList(Function, BiPredicate, ListSink, ListDiff.Part...)} with content
+   * compared by {@link Objects#equals(Object, Object)}.
+   *
+   * @param key identifies an item
+   * @param sink applies the changes
+   * @param parts what the changes carry besides the diff: a batch, the script
+   * @param <T> the type of items
+   * @return the diffuser, whose value is the list
+   */
+  public static <T> Diffuser<List<T>> intoList(Function<? super T, ?> key, ListSink<T> sink,
+      ListDiff.Part... parts) {
+    return listNode(ListReader.byKey(key, Objects::equals), sink, parts);
+  }
+
+  /**
+   * {@link #intoList(Function, BiPredicate, ListSink, ListDiff.Part...)} for items
+   * identified by a {@code long} key: two items are matched only if their keys are equal,
+   * so the key function must give distinct items distinct keys (an id, not a hash). The
+   * core compares the numbers itself, with no call of {@code equals}.
+   *
+   * @param key identifies an item
+   * @param sameContent whether two matched items have the same content
+   * @param sink applies the changes
+   * @param parts what the changes carry besides the diff: a batch, the script
+   * @param <T> the type of items
+   * @return the diffuser, whose value is the list
+   */
+  public static <T> Diffuser<List<T>> intoListByLongKey(ToLongFunction<? super T> key,
+      BiPredicate<? super T, ? super T> sameContent, ListSink<T> sink, ListDiff.Part... parts) {
+    return listNode(ListReader.byLongKey(key, sameContent), sink, parts);
+  }
+
+  /** The intoList node over {@code reader}. */
+  private static <T> Diffuser<List<T>> listNode(ListReader reader, ListSink<T> sink,
+      ListDiff.Part... parts) {
+    Objects.requireNonNull(sink, "sink");
+    int flags = ListNative.flags(parts);
+    return new Diffuser<>(ListNative.intoList(reader, reader.hasKeyObjects(), sink, flags));
   }
 
   /** {@code Diffuser[<native node>]}. */

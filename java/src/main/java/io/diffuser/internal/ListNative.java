@@ -1,8 +1,13 @@
 package io.diffuser.internal;
 
+import io.diffuser.list.ListDiff;
+import io.diffuser.list.ListSink;
+import java.util.Objects;
+
 /**
- * The native method of the keyed list diff ({@code io.diffuser.list}): one call of
- * {@code dfs_list_diff_compute}, implemented in {@code list_jni.c} of
+ * The native methods of the keyed list diff ({@code io.diffuser.list}): one call of
+ * {@code dfs_list_diff_compute}, and the {@code intoList} node
+ * ({@code dfs_diffuser_into_list}), implemented in {@code list_jni.c} of
  * {@code libdiffuser_jni.so}.
  *
  * <p>Not API.
@@ -61,6 +66,49 @@ public final class ListNative {
      */
     boolean same(int oldIndex, int newIndex);
   }
+
+  /**
+   * The flags of {@code dfs_list_diff_compute} for the parts asked for:
+   * {@link ListDiff.Part#BATCH_MOVE_THEN_RELOAD} takes the place of
+   * {@link ListDiff.Part#BATCH}.
+   *
+   * @param parts the parts
+   * @return a combination of {@link #BATCH}, {@link #BATCH_MOVE_THEN_RELOAD} and
+   *     {@link #SCRIPT}
+   */
+  public static int flags(ListDiff.Part... parts) {
+    int flags = 0;
+    for (ListDiff.Part part : parts) {
+      switch (Objects.requireNonNull(part, "part")) {
+        case BATCH:
+          flags |= BATCH;
+          break;
+        case BATCH_MOVE_THEN_RELOAD:
+          flags |= BATCH_MOVE_THEN_RELOAD;
+          break;
+        default:
+          flags |= SCRIPT;
+          break;
+      }
+    }
+    return (flags & BATCH_MOVE_THEN_RELOAD) != 0 ? flags & ~BATCH : flags;
+  }
+
+  /**
+   * {@code dfs_diffuser_into_list} over Java lists: the reader's methods are the
+   * {@code dfs_list_reader} (with {@code same_key} if its keys are objects, and
+   * {@code same_content}); the sink gets each diff as a {@link ListDiff} with the parts of
+   * {@code flags}, and the run's list.
+   *
+   * @param reader reads the lists
+   * @param keyObjects {@code reader.hasKeyObjects()}: whether the core must ask
+   *     {@link ListReader#sameKey} for keys with equal hashes
+   * @param sink applies the changes
+   * @param flags from {@link #flags}
+   * @return the handle of the new diffuser
+   */
+  public static native long intoList(ListReader reader, boolean keyObjects, ListSink<?> sink,
+      int flags);
 
   /**
    * {@code dfs_list_diff_compute}.

@@ -27,6 +27,14 @@ final class NativeLoader {
   private static String loadedFrom;
   /** Whether the jar's core library is loaded (then the fallback must not load another). */
   private static boolean coreFromJar;
+  /**
+   * Whether a load is in progress on the thread that holds the lock: the glue's
+   * {@code JNI_OnLoad} initializes {@code Native}, whose static initializer calls
+   * {@link #load()} again on the same thread. Without this, a load started by another
+   * class ({@code ListNative}) would load a second copy of both libraries, with their own
+   * per-thread state and value type, and natives of one copy would call into the other.
+   */
+  private static boolean loading;
 
   private NativeLoader() {}
 
@@ -46,7 +54,16 @@ final class NativeLoader {
   }
 
   static synchronized void load() {
-    if (loadedFrom != null) return;
+    if (loadedFrom != null || loading) return;
+    loading = true;
+    try {
+      loadOnce();
+    } finally {
+      loading = false;
+    }
+  }
+
+  private static void loadOnce() {
     Throwable fromJar = null;
     try {
       if (loadFromJar()) {

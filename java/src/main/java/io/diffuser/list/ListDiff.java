@@ -101,6 +101,7 @@ public final class ListDiff {
   /** The script, if {@link Part#SCRIPT} was asked for; otherwise {@code null}. */
   public final ListScript script;
 
+  /** Also called by the JNI glue, with the arrays of a diff an intoList node made. */
   private ListDiff(int[][] result, boolean moveThenReload) {
     int[] header = result[ListNative.HEADER];
     oldCount = header[0];
@@ -246,25 +247,9 @@ public final class ListDiff {
 
   private static ListDiff compute(long[] oldKeys, long[] oldContents, long[] newKeys,
       long[] newContents, ListNative.SameIndex same, Part... parts) {
-    int flags = 0;
-    boolean moveThenReload = false;
-    for (Part part : parts) {
-      switch (Objects.requireNonNull(part, "part")) {
-        case BATCH:
-          flags |= ListNative.BATCH;
-          break;
-        case BATCH_MOVE_THEN_RELOAD:
-          flags |= ListNative.BATCH_MOVE_THEN_RELOAD;
-          moveThenReload = true;
-          break;
-        default:
-          flags |= ListNative.SCRIPT;
-          break;
-      }
-    }
-    if (moveThenReload) flags &= ~ListNative.BATCH;
+    int flags = ListNative.flags(parts);
     return new ListDiff(ListNative.diff(oldKeys, oldContents, newKeys, newContents, same, flags),
-        moveThenReload);
+        (flags & ListNative.BATCH_MOVE_THEN_RELOAD) != 0);
   }
 
   /**

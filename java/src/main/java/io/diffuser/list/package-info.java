@@ -6,6 +6,10 @@
  * RecyclerView's {@code notifyItem*} calls or for patching a list
  * ({@link io.diffuser.list.ListScript}).
  *
+ * <p>{@code Diffuser.intoList} ({@link io.diffuser.diffuser.Diffuser}) keeps a list view
+ * in step with a list: it diffs each new list against the last one it applied and hands a
+ * {@link io.diffuser.list.ListSink} the changes and the new list.
+ *
  * <p>Every result is computed by the native Diffuser core in one call, the same code the
  * Swift and C APIs use; the classes of this package only carry its arrays.
  */

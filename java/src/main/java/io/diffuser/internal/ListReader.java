@@ -1,0 +1,117 @@
+package io.diffuser.internal;
+
+import io.diffuser.Function;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.BiPredicate;
+import java.util.function.ToLongFunction;
+
+/**
+ * How the native {@code intoList} node reads a Java list: the functions of its
+ * {@code dfs_list_reader}, each called by the core (through {@code list_jni.c}) when the
+ * core needs it, on the run's thread. Each only translates one question into calls of
+ * the user's functions: it holds no state and decides nothing.
+ *
+ * <p>Keys: with a key function returning objects, {@link #key} is the key's
+ * {@link Objects#hashCode(Object) hash} and {@link #sameKey} compares the key objects
+ * with {@link Objects#equals(Object, Object)}: the core matches items exactly by key,
+ * asking the equality only for keys with equal hashes. With a {@code long} key function,
+ * {@link #key} is the key itself, and the core compares keys as numbers.
+ *
+ * <p>Not API.
+ */
+public final class ListReader {
+  private final Function<Object, ?> key;
+  private final ToLongFunction<Object> longKey;
+  private final BiPredicate<Object, Object> sameContent;
+
+  @SuppressWarnings("unchecked")
+  private ListReader(Function<?, ?> key, ToLongFunction<?> longKey, BiPredicate<?, ?> sameContent) {
+    this.key = (Function<Object, ?>) key;
+    this.longKey = (ToLongFunction<Object>) longKey;
+    this.sameContent = (BiPredicate<Object, Object>) Objects.requireNonNull(sameContent, "sameContent");
+  }
+
+  /**
+   * A reader of lists whose items are identified by key objects.
+   *
+   * @param key identifies an item
+   * @param sameContent whether two matched items have the same content
+   * @return the reader
+   */
+  public static ListReader byKey(Function<?, ?> key, BiPredicate<?, ?> sameContent) {
+    return new ListReader(Objects.requireNonNull(key, "key"), null, sameContent);
+  }
+
+  /**
+   * A reader of lists whose items are identified by {@code long} keys.
+   *
+   * @param key identifies an item
+   * @param sameContent whether two matched items have the same content
+   * @return the reader
+   */
+  public static ListReader byLongKey(ToLongFunction<?> key, BiPredicate<?, ?> sameContent) {
+    return new ListReader(null, Objects.requireNonNull(key, "key"), sameContent);
+  }
+
+  /**
+   * Whether keys are objects, compared by {@link #sameKey} after their hashes.
+   *
+   * @return whether the core must ask {@link #sameKey}
+   */
+  public boolean hasKeyObjects() {
+    return key != null;
+  }
+
+  private static Object item(Object list, int index) {
+    return ((List<?>) list).get(index);
+  }
+
+  /**
+   * The number of items.
+   *
+   * @param list a run's value
+   * @return its size
+   */
+  public int count(Object list) {
+    return ((List<?>) list).size();
+  }
+
+  /**
+   * The key of an item: the {@code long} key, or the hash of the key object.
+   *
+   * @param list a run's value
+   * @param index the item's index
+   * @return the key
+   */
+  public long key(Object list, int index) {
+    Object item = item(list, index);
+    return longKey != null ? longKey.applyAsLong(item) : Objects.hashCode(key.apply(item));
+  }
+
+  /**
+   * Whether two items have equal key objects.
+   *
+   * @param a a list
+   * @param i an index in {@code a}
+   * @param b a list
+   * @param j an index in {@code b}
+   * @return {@code Objects.equals(key(a[i]), key(b[j]))}
+   */
+  public boolean sameKey(Object a, int i, Object b, int j) {
+    return Objects.equals(key.apply(item(a, i)), key.apply(item(b, j)));
+  }
+
+  /**
+   * Whether two matched items have the same content.
+   *
+   * @param oldList the list applied last
+   * @param oldIndex an index in it
+   * @param newList the run's list
+   * @param newIndex an index in it
+   * @return the user's answer
+   */
+  public boolean sameContent(Object oldList, int oldIndex, Object newList, int newIndex) {
+    return sameContent.test(item(oldList, oldIndex), item(newList, newIndex));
+  }
+}
