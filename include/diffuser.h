@@ -581,6 +581,322 @@ DFS_API dfs_status dfs_diffuser_into_list(dfs_type *type, const dfs_list_reader 
                                   dfs_destroy_fn reader_destroy, unsigned int flags, dfs_list_sink_fn sink,
                                   void *sink_ctx, dfs_destroy_fn sink_destroy, dfs_diffuser **out);
 
+/* ------------------------------------------------------------------------------------
+ * Loops
+ * ------------------------------------------------------------------------------------
+ * A loop holds a model, reduces events into new models through an update, hands the
+ * effects the update makes to effect handlers, and publishes every new model to its
+ * observers and feedbacks: the Swift core's Loop (Mobius's loop, with Spin's feedbacks).
+ * Models, events and effects are `const void *` values of three dfs_types.
+ *
+ * Order: one event at a time, first in first out. Each step: the update; the model
+ * stored; the model published to observers and feedbacks in the order they were
+ * registered; then each effect handed to every handler (effects in the order the update
+ * gave them, handlers in the order of the config), before the next event starts. A step
+ * whose update gives no model publishes nothing. An event dispatched during a step (from
+ * any callback, on any thread) is queued and handled after it, never inside it;
+ * dfs_loop_dispatch never waits for a step, so nothing deadlocks.
+ *
+ * Threads: every function may be called from any thread. The executor of the config
+ * decides who runs the steps: NULL, the thread that dispatches into an idle loop (it
+ * handles the queue before dfs_loop_dispatch returns; a thread that dispatches while
+ * another one drains returns at once).
+ *
+ * Lifecycle: a loop starts when made (unless config.manual_start). dfs_loop_stop ends
+ * the run and keeps the model and the registrations; dfs_loop_start starts a new run
+ * from the kept model, publishing it again and reconnecting the sources.
+ * dfs_loop_dispose ends the loop for good (idempotent). Stop and dispose refuse events
+ * from the moment they are called (DFS_ERR_STOPPED, DFS_ERR_DISPOSED); events accepted
+ * before them are still handled when the draining thread can be waited for (always
+ * with the caller's executor), otherwise dropped (the inspector sees each); they cancel
+ * every job (running its on-cancel actions) and disconnect the sources, and wait for
+ * callbacks in progress on other threads: once they return, no callback of that run
+ * starts. They may be called from inside a callback (the rest of that step is then
+ * skipped). A callback must not wait for the thread that stops or disposes its loop.
+ *
+ * Errors: an update that fails leaves the model as it was; the inspector sees it and
+ * the loop goes on. So do failing handlers and observers.
+ */
+
+/** The loop refuses events: it is stopped (start it again) or stopping. */
+#define DFS_ERR_STOPPED 7
+/** The loop was disposed, or the job ended: no more events. */
+#define DFS_ERR_DISPOSED 8
+
+typedef struct dfs_loop dfs_loop;
+
+/** A piece of work a loop started (an effect being handled, a feedback reacting to a
+ *  model) and its way back into the loop. A callback receives a job handle borrowed for
+ *  the call: dfs_job_retain it to keep it (to send events later, from any thread), and
+ *  dfs_job_release it when done. */
+typedef struct dfs_job dfs_job;
+
+/** What an update returns, filled during the update call: see dfs_update_fn. */
+typedef struct dfs_next dfs_next;
+
+/** Where a loop, a feedback or a handler runs its work (see dfs_executor_new). */
+typedef struct dfs_executor dfs_executor;
+
+/** A piece of work handed to a dfs_executor_new executor: run it with dfs_work_run. */
+typedef struct dfs_work dfs_work;
+
+/** The update: what `event` does to `model` (both borrowed for the call). Give the new
+ *  model with dfs_next_model (at most once; without it the model stays and nothing is
+ *  published) and each effect with dfs_next_effect, in order. Return 0, or non-zero to
+ *  fail: the model stays, the effects given are dropped, the inspector sees the error.
+ *  An update must not have side effects. */
+typedef int (*dfs_update_fn)(const void *model, const void *event, dfs_next *next, void *ctx);
+
+/** The new model of the step. Ownership as a transform's output (dfs_transform_fn):
+ *  the core passes it to the model type's release when done. Only during the update
+ *  call that received `next`, on its thread: DFS_ERR_HANDLE otherwise (the value then
+ *  stays the caller's). A second call replaces the model given first. */
+DFS_API dfs_status dfs_next_model(dfs_next *next, const void *model);
+
+/** Adds an effect to the step (ownership as dfs_next_model, with the effect type). */
+DFS_API dfs_status dfs_next_effect(dfs_next *next, const void *effect);
+
+/** Handles one effect (borrowed for the call). Send events back with dfs_job_send, now
+ *  or later. Return 0, or non-zero: the inspector sees the failure, the loop goes on. */
+typedef int (*dfs_handler_fn)(const void *effect, dfs_job *job, void *ctx);
+
+/** An effect handler of a loop's config. */
+typedef struct dfs_handler {
+    dfs_handler_fn fn;
+    void *ctx;
+    dfs_destroy_fn destroy;
+    /** Where fn runs: NULL, inside the step; else handed to this executor, where it runs
+     *  unless the job was cancelled or the loop stopped first. */
+    dfs_executor *executor;
+} dfs_handler;
+
+/** Gives a coalescing key to an event (borrowed): store it in *key and return 1, or
+ *  return 0 for none. A queued event with the same key is replaced in place by the new
+ *  one (the older is dropped), for high-frequency input. */
+typedef int (*dfs_key_fn)(const void *event, uint64_t *key, void *ctx);
+
+/** What the inspector sees. */
+typedef enum dfs_trace_kind {
+    /** A run started: `model` (the first model), `effects` (the start effects). */
+    DFS_TRACE_STARTED = 1,
+    /** The update returned: `event`, `model` (before), `has_next_model` and
+     *  `next_model`, `effects`. */
+    DFS_TRACE_STEPPED = 2,
+    /** The update failed: `event`, `model` (kept), `error`. */
+    DFS_TRACE_FAILED = 3,
+    /** An accepted event never reached the update: `event`, `reason`. */
+    DFS_TRACE_DROPPED = 4,
+    /** A handler failed: `effect`, `error`. */
+    DFS_TRACE_EFFECT_FAILED = 5,
+    /** An observer failed: `error`. */
+    DFS_TRACE_OBSERVER_FAILED = 6,
+    /** The loop stopped with `model`. */
+    DFS_TRACE_STOPPED = 7,
+    /** The loop was disposed with `model`. */
+    DFS_TRACE_DISPOSED = 8,
+} dfs_trace_kind;
+
+/** Why an accepted event never reached the update. */
+typedef enum dfs_drop_reason {
+    DFS_DROP_CANCELLED_WORK = 1, /* the job that sent it was cancelled first */
+    DFS_DROP_COALESCED = 2,      /* a newer event with the same key replaced it */
+    DFS_DROP_STOPPED = 3,        /* the loop stopped first */
+    DFS_DROP_DISPOSED = 4,       /* the loop was disposed first */
+} dfs_drop_reason;
+
+/** One thing the inspector sees; every pointer is borrowed for the call. Fields that do
+ *  not apply to the kind are NULL or 0. */
+typedef struct dfs_trace {
+    dfs_trace_kind kind;
+    const void *event;
+    const void *model;
+    int has_next_model;
+    const void *next_model;
+    size_t effect_count;
+    const void *const *effects;
+    const void *effect;
+    dfs_drop_reason reason;
+    const char *error;
+} dfs_trace;
+
+/** Sees every start, event (stepped, failed or dropped, each accepted event once),
+ *  error, stop and dispose, one call at a time, in order. */
+typedef void (*dfs_inspect_fn)(const dfs_trace *trace, void *ctx);
+
+/** What dfs_loop_new makes. Zero what you do not use. */
+typedef struct dfs_loop_config {
+    dfs_type *model_type;
+    dfs_type *event_type;
+    dfs_type *effect_type;
+    /** The first model (retained through model_type). */
+    const void *model;
+    /** Effects handed to the handlers once the first model is published (retained
+     *  through effect_type). May be NULL when the count is 0. */
+    const void *const *start_effects;
+    size_t start_effect_count;
+    dfs_update_fn update;
+    void *update_ctx;
+    dfs_destroy_fn update_destroy;
+    /** The handlers, copied. May be NULL when the count is 0. */
+    const dfs_handler *handlers;
+    size_t handler_count;
+    /** Who runs the steps; NULL: the dispatching thread. */
+    dfs_executor *executor;
+    /** Optional: coalescing keys. */
+    dfs_key_fn coalesce;
+    void *coalesce_ctx;
+    dfs_destroy_fn coalesce_destroy;
+    /** Optional: the inspector. */
+    dfs_inspect_fn inspect;
+    void *inspect_ctx;
+    dfs_destroy_fn inspect_destroy;
+    /** 0: start now. 1: the first dfs_loop_start starts the loop. */
+    int manual_start;
+} dfs_loop_config;
+
+/** Makes a loop. Every destroy of the config (update, handlers, coalesce, inspect) runs
+ *  once the loop no longer needs its callback, also if dfs_loop_new fails. On success
+ *  *out is a new handle: dfs_loop_release it; the last release disposes the loop. */
+DFS_API dfs_status dfs_loop_new(const dfs_loop_config *config, dfs_loop **out);
+
+/** Queues `event` (retained through the event type; a type without retain must keep
+ *  it valid until handled). DFS_OK, DFS_ERR_STOPPED or DFS_ERR_DISPOSED. With the
+ *  caller's executor the event has been handled on return, unless another thread was
+ *  draining the loop (that thread handles it). */
+DFS_API dfs_status dfs_loop_dispatch(dfs_loop *loop, const void *event);
+
+/** Calls reader(model, ctx) with the current model, borrowed for the call. Returns
+ *  DFS_ERR_CALLBACK if reader returns non-zero. */
+DFS_API dfs_status dfs_loop_model(dfs_loop *loop, dfs_effect_fn reader, void *ctx);
+
+/** Calls observer(model, ctx) with the current model (on the loop's turn; at once with
+ *  the caller's executor and an idle running loop; at the next start if the loop is
+ *  not running), then with every new model, until *out is disposed. Non-zero returns
+ *  go to the inspector. */
+DFS_API dfs_status dfs_loop_observe(dfs_loop *loop, dfs_effect_fn observer, void *ctx, dfs_destroy_fn destroy,
+                                    dfs_disposable **out);
+
+/** Runs `diffuser` (of the model type) on the current model, then on every new model,
+ *  until *out is disposed. A failing run goes to the inspector. DFS_ERR_TYPE if the
+ *  diffuser's type is not the model type. */
+DFS_API dfs_status dfs_loop_render(dfs_loop *loop, dfs_diffuser *diffuser, dfs_disposable **out);
+
+/** Connects `sources` (of the event type) while the loop runs: disconnected on stop,
+ *  reconnected on start, until *out is disposed. Events are retained through the event
+ *  type. DFS_ERR_TYPE if the fuser's type is not the event type. */
+DFS_API dfs_status dfs_loop_connect(dfs_loop *loop, dfs_fuser *sources, dfs_disposable **out);
+
+/** What a feedback does with its work in progress when a new model (or request) comes. */
+typedef enum dfs_overlap {
+    /** Cancel it and start anew (events of the cancelled job still queued are dropped). */
+    DFS_OVERLAP_CANCEL_PREVIOUS = 0,
+    /** Keep it and ignore the new one while its job runs (finish the job to let the next
+     *  one start). */
+    DFS_OVERLAP_KEEP_PREVIOUS = 1,
+    /** Start anew and let it run to its end. */
+    DFS_OVERLAP_CONCURRENT = 2,
+} dfs_overlap;
+
+/** Work a feedback starts on a value (a model, or a request), borrowed for the call.
+ *  Send events with dfs_job_send; dfs_job_finish when done. */
+typedef void (*dfs_feedback_fn)(const void *value, dfs_job *job, void *ctx);
+
+/** Adds a feedback after the observers and feedbacks registered so far: fn(model, job)
+ *  on every new model (the current one first if the loop runs), on `executor` if not
+ *  NULL, with `overlap` deciding about the work in progress. Dispose *out to remove it
+ *  (its work in progress is cancelled). */
+DFS_API dfs_status dfs_loop_add_feedback(dfs_loop *loop, dfs_overlap overlap, dfs_executor *executor,
+                                         dfs_feedback_fn fn, void *ctx, dfs_destroy_fn destroy,
+                                         dfs_disposable **out);
+
+/** Adds a feedback gated by a request: `request` selects each model's request (a value
+ *  of request_type, ownership as dfs_transform_fn; NULL for none). fn(request, job)
+ *  starts when the request changes (request_type's equality) to a non-NULL one, and the
+ *  job is cancelled when it becomes NULL; `overlap` decides about the work of the
+ *  previous request. A failing `request` leaves the request as it was. */
+DFS_API dfs_status dfs_loop_add_request_feedback(dfs_loop *loop, dfs_type *request_type, dfs_transform_fn request,
+                                                 void *request_ctx, dfs_destroy_fn request_destroy,
+                                                 dfs_overlap overlap, dfs_executor *executor, dfs_feedback_fn fn,
+                                                 void *ctx, dfs_destroy_fn destroy, dfs_disposable **out);
+
+/** Starts a stopped loop (or one made with manual_start). DFS_OK if it runs afterwards;
+ *  DFS_ERR_DISPOSED if not: the loop was disposed, or the call came from a callback of
+ *  the run another thread is stopping. */
+DFS_API dfs_status dfs_loop_start(dfs_loop *loop);
+
+/** Ends the run, keeping the model and the registrations (see Lifecycle). */
+DFS_API dfs_status dfs_loop_stop(dfs_loop *loop);
+
+/** Ends the loop for good (see Lifecycle). Idempotent. */
+DFS_API dfs_status dfs_loop_dispose(dfs_loop *loop);
+
+/** 1 if the loop accepts events, 0 if not, negative (a dfs_status, negated) for an
+ *  invalid handle. */
+DFS_API int dfs_loop_is_running(dfs_loop *loop);
+
+DFS_API dfs_status dfs_loop_retain(dfs_loop *loop);
+/** Drops a reference; the last one disposes the loop. NULL is accepted and ignored. */
+DFS_API dfs_status dfs_loop_release(dfs_loop *loop);
+
+/** Queues `event` (retained through the loop's event type) as the job's. DFS_OK;
+ *  DFS_ERR_DISPOSED once the job ended (finished or cancelled) or its loop refuses
+ *  events. Events of a job cancelled before their turn are dropped. */
+DFS_API dfs_status dfs_job_send(dfs_job *job, const void *event);
+
+/** Marks the work done: later sends are refused, on-cancel actions dropped. */
+DFS_API dfs_status dfs_job_finish(dfs_job *job);
+
+/** Cancels the work: later sends are refused, its queued events are dropped, and its
+ *  on-cancel actions run on the calling thread. */
+DFS_API dfs_status dfs_job_cancel(dfs_job *job);
+
+/** 1 if the job was cancelled (or its run ended), 0 if not, negative for an invalid
+ *  handle. */
+DFS_API int dfs_job_is_cancelled(dfs_job *job);
+
+/** An action run once, on cancellation. */
+typedef void (*dfs_action_fn)(void *ctx);
+
+/** Runs action(ctx) once when the job is cancelled (at once if it was); never if it
+ *  finishes first. destroy(ctx) runs when the action is no longer needed. */
+DFS_API dfs_status dfs_job_on_cancel(dfs_job *job, dfs_action_fn action, void *ctx, dfs_destroy_fn destroy);
+
+DFS_API dfs_status dfs_job_retain(dfs_job *job);
+/** NULL is accepted and ignored. */
+DFS_API dfs_status dfs_job_release(dfs_job *job);
+
+/** Hands work to an executor of yours: arrange for dfs_work_run(work) to be called
+ *  exactly once, now or later, on any thread (a main-loop queue, a thread pool). Work
+ *  handed in an order must run in that order. */
+typedef void (*dfs_execute_fn)(dfs_work *work, void *ctx);
+
+/** An executor over `execute`. A loop on it handles at most `steps_per_run` queued
+ *  entries per piece of work (0: no limit), handing the rest back as new work. */
+DFS_API dfs_status dfs_executor_new(dfs_execute_fn execute, void *ctx, dfs_destroy_fn destroy,
+                                    size_t steps_per_run, dfs_executor **out);
+
+/** An executor with one background thread of its own, serial. */
+DFS_API dfs_status dfs_executor_new_background(dfs_executor **out);
+
+/** An executor that runs nothing until dfs_executor_run_next or _run_all, for tests: a
+ *  loop on it handles one queued entry per piece of work. */
+DFS_API dfs_status dfs_executor_new_manual(dfs_executor **out);
+
+/** Manual executors: runs the oldest piece of work. 1 if there was one, 0 if not,
+ *  negative (a dfs_status, negated) for an invalid or non-manual executor. */
+DFS_API int dfs_executor_run_next(dfs_executor *executor);
+
+/** Manual executors: runs work until none is left, also work handed meanwhile; returns
+ *  how many pieces ran, or negative as dfs_executor_run_next. */
+DFS_API int dfs_executor_run_all(dfs_executor *executor);
+
+/** Runs a piece of work handed to a dfs_executor_new executor, and frees it.
+ *  DFS_ERR_HANDLE if it already ran. */
+DFS_API dfs_status dfs_work_run(dfs_work *work);
+
+/** Drops an executor handle; loops and feedbacks using it keep it. NULL is accepted. */
+DFS_API dfs_status dfs_executor_release(dfs_executor *executor);
+
 #ifdef __cplusplus
 }
 #endif

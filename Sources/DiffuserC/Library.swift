@@ -28,7 +28,7 @@ public func dfs_set_error(_ message: UnsafePointer<CChar>?) {
 
 private let statusNames: [StaticString] = [
     "DFS_OK", "DFS_ERR_NULL", "DFS_ERR_HANDLE", "DFS_ERR_ARGUMENT", "DFS_ERR_TYPE",
-    "DFS_ERR_CALLBACK", "DFS_ERR_MEMORY",
+    "DFS_ERR_CALLBACK", "DFS_ERR_MEMORY", "DFS_ERR_STOPPED", "DFS_ERR_DISPOSED",
 ]
 private let unknownStatus: StaticString = "DFS_UNKNOWN"
 

@@ -27,7 +27,9 @@ static void test_versions(void) {
         CHECK_STR(dfs_status_name(codes[i]), names[i], "dfs_status_name(%d) == %s", codes[i], names[i]);
     }
     CHECK_STR(dfs_status_name(-1), "DFS_UNKNOWN", "dfs_status_name(-1) == DFS_UNKNOWN");
-    CHECK_STR(dfs_status_name(7), "DFS_UNKNOWN", "dfs_status_name(7) == DFS_UNKNOWN");
+    CHECK_STR(dfs_status_name(7), "DFS_ERR_STOPPED", "dfs_status_name(7) == DFS_ERR_STOPPED");
+    CHECK_STR(dfs_status_name(8), "DFS_ERR_DISPOSED", "dfs_status_name(8) == DFS_ERR_DISPOSED");
+    CHECK_STR(dfs_status_name(9), "DFS_UNKNOWN", "dfs_status_name(9) == DFS_UNKNOWN");
     CHECK_STR(dfs_status_name(1 << 30), "DFS_UNKNOWN", "dfs_status_name(1<<30) == DFS_UNKNOWN");
 
     dfs_set_error("a message from C");

@@ -5,7 +5,8 @@
  *
  * <p>The module exports the API packages only: {@code io.diffuser} (the callback
  * interfaces), {@code io.diffuser.diffuser}, {@code io.diffuser.fuser} and
- * {@code io.diffuser.list} (the keyed list diff). The binding's
+ * {@code io.diffuser.list} (the keyed list diff) and {@code io.diffuser.loop} (loops:
+ * state, events, effects and feedbacks). The binding's
  * internals (its native methods and the loader of the native libraries, which ship
  * inside the jar) are not exported. The jar works on the class path as well.
  */
@@ -14,4 +15,5 @@ module io.diffuser {
   exports io.diffuser.diffuser;
   exports io.diffuser.fuser;
   exports io.diffuser.list;
+  exports io.diffuser.loop;
 }

@@ -112,7 +112,7 @@ public class JarTest {
       assertTrue(process.waitFor(60, TimeUnit.SECONDS));
       assertEquals(output, 0, process.exitValue());
       assertTrue(output, output.contains("module io.diffuser\n"));
-      assertTrue(output, output.contains("exports io.diffuser io.diffuser.diffuser io.diffuser.fuser io.diffuser.list\n"));
+      assertTrue(output, output.contains("exports io.diffuser io.diffuser.diffuser io.diffuser.fuser io.diffuser.list io.diffuser.loop\n"));
       assertTrue(output, output.contains("len 3, len 4, event HI, sources left 0\n"));
       assertTrue(output, output.contains("list moves [2, 0], ListScript[move(2, 0)]\n"));
       assertTrue(output, output.contains("internal not reachable\n"));

@@ -1,0 +1,76 @@
+/// Spin's mediator between loops: a bus of gear events that feedbacks of one loop push
+/// from its models and feedbacks of another loop turn into their own events.
+///
+/// ```swift
+/// let gear = Gear<AuthEvent>()
+/// // The feature loop pushes when its model says the user is unauthorized…
+/// let feature = Loop(…, feedbacks: [.pushing(to: gear) { $0.unauthorized ? .authorizationIssue : nil }])
+/// // …and the routing loop turns that into a check of its own.
+/// let routing = Loop(…, feedbacks: [.attached(to: gear) { $0 == .authorizationIssue ? .checkAuthorization : nil }])
+/// ```
+///
+/// A gear event pushed during a step reaches the other loops as dispatched events:
+/// queued there, handled on their turn. A loop hears a gear only while it runs.
+public final class Gear<GearEvent>: Subscribable, @unchecked Sendable {
+    private let signal = Signal<GearEvent>()
+
+    public init() {}
+
+    /// Pushes `event` to every loop attached to the gear.
+    public func send(_ event: GearEvent) {
+        signal.send(event)
+    }
+
+    public func subscribe(_ receiver: @escaping (GearEvent) throws -> Void) -> _Disposable {
+        signal.subscribe(receiver)
+    }
+}
+
+extension Feedback {
+    /// A feedback that pushes into `gear` the gear event `propagate` makes of a model,
+    /// if any (Spin's `Feedback(attachedTo:propagating:)` from states).
+    public static func pushing<GearEvent>(
+        to gear: Gear<GearEvent>,
+        _ propagate: @escaping (Model) -> GearEvent?
+    ) -> Feedback {
+        Feedback { _ in
+            FeedbackReactor(receive: { model in if let event = propagate(model) { gear.send(event) } }, stop: {})
+        }
+    }
+
+    /// A feedback that pushes `event` into `gear` on every model equal to `model`
+    /// (Spin's `Feedback(attachedTo:catching:propagating:)`).
+    public static func pushing<GearEvent>(
+        to gear: Gear<GearEvent>,
+        catching model: Model,
+        propagating event: GearEvent
+    ) -> Feedback where Model: Equatable {
+        pushing(to: gear) { $0 == model ? event : nil }
+    }
+
+    /// A feedback that turns the gear events of `gear` into events of this loop, while
+    /// the loop runs (Spin's `Feedback(attachedTo:propagating:)` from gear events).
+    /// Events arrive in the loop's queue like dispatched ones.
+    public static func attached<GearEvent>(
+        to gear: Gear<GearEvent>,
+        _ propagate: @escaping (GearEvent) -> Event?
+    ) -> Feedback {
+        Feedback { session in
+            let subscription = gear.subscribe { gearEvent in
+                if let event = propagate(gearEvent), !session.isCancelled { _ = session.enqueue(event, nil) }
+            }
+            session.onCancel { subscription.dispose() }
+            return FeedbackReactor(receive: { _ in }, stop: { subscription.dispose() })
+        }
+    }
+
+    /// A feedback that dispatches `event` into this loop whenever `gear` carries
+    /// `gearEvent` (Spin's `Feedback(attachedTo:catching:emitting:)`).
+    public static func attached<GearEvent: Equatable>(
+        to gear: Gear<GearEvent>,
+        catching gearEvent: GearEvent,
+        emitting event: Event
+    ) -> Feedback {
+        attached(to: gear) { $0 == gearEvent ? event : nil }
+    }
+}

@@ -1,0 +1,269 @@
+/// A model, the events that change it, and the effects and feedbacks around it: the
+/// loop between a `Fuser` (events in) and a `Diffuser` (the model out).
+///
+/// ```swift
+/// let loop = Loop(
+///     model: LoginModel(),
+///     update: Update { model, event in
+///         switch event {
+///         case .loginClicked: return .next(model.loading(), effects: [.login(model.credentials)])
+///         case .loggedIn:     return .next(model.done())
+///         }
+///     },
+///     handlers: [EffectHandler { effect, job in api.login(effect) { job.send(.loggedIn) } }],
+///     sources: Fuser(.extractConstant(.loginClicked, .from(loginButton)))
+/// )
+/// loop.render(diffuser)                  // the current model now, then every new one
+/// loop.dispatch(.loginClicked)           // from any thread
+/// loop.dispose()
+/// ```
+///
+/// It unites what Spotify's Mobius (update, `Next`, effect handlers, controller),
+/// Spin (reducer, feedbacks, gears), RaspSwift (merged sources, selectors) and
+/// Minimalist (observation bound to an owner) each do part of.
+///
+/// ## Order
+/// One event at a time, first in first out. Each step: the update; the model stored
+/// (`model` returns it from then on); the model published to observers and feedbacks in
+/// the order they were registered; then each effect handed to the handlers, effects in
+/// list order and for each the handlers in order, before the next event starts. A step
+/// without a new model publishes nothing.
+///
+/// ## Threads
+/// `dispatch` may be called from any thread, also from inside the loop's own callbacks:
+/// an event dispatched during a step is queued and handled after it, never inside it,
+/// and `dispatch` never waits for a step, so nothing deadlocks. Who runs the steps is
+/// the executor's choice (see `LoopExecutor`): by default the thread that dispatches
+/// into an idle loop drains the queue before `dispatch` returns; a thread that
+/// dispatches while another drains returns at once and its event is handled by the
+/// other. Observers, feedbacks and handlers without an executor of their own run on the
+/// thread running the step.
+///
+/// ## Lifecycle
+/// The loop starts from `model` and `startEffects` (unless `autostart` is false: then
+/// at `start()`). `stop()` ends the run and keeps the model and the registrations;
+/// `start()` then starts a new run from the kept model (through `restart` if given),
+/// publishing it again and reconnecting the sources, as a Mobius controller does across
+/// an Android rotation. `dispose()` ends the loop for good. Both `stop()` and
+/// `dispose()`:
+/// - refuse events from the moment they are called (`dispatch` returns false,
+///   `tryDispatch` throws `LoopError`);
+/// - let the events accepted before them be handled when the drain can be waited for
+///   (always with the default executor), and otherwise drop them (the inspector sees
+///   each);
+/// - cancel the work in flight (every job; its `onCancel` actions run) and disconnect
+///   the sources;
+/// - wait for callbacks in progress on other threads; once they return no callback of
+///   that run starts.
+/// `dispose()` is idempotent and may be called from inside a callback (it then does not
+/// wait for the callback it was called from, and the rest of that step is skipped).
+/// Dropping the last reference to a loop disposes it. Like any lock, waiting has one
+/// rule: a callback of the loop must not wait for the thread that stops or disposes it.
+///
+/// ## Errors
+/// An update that throws leaves the model unchanged; the inspector sees the error and
+/// the loop goes on with the next event. So do a throwing handler and a throwing render.
+public final class Loop<Model, Event, Effect>: Subscribable, @unchecked Sendable {
+    public typealias Value = Model
+
+    @usableFromInline
+    let core: LoopCore<Model, Event, Effect>
+
+    /// A loop.
+    ///
+    /// - Parameters:
+    ///   - model: the first model.
+    ///   - startEffects: effects handed to the handlers once the first model is
+    ///     published (Mobius's `First`).
+    ///   - update: what each event does (see `Update`).
+    ///   - handlers: the effect handlers, in the order each effect reaches them.
+    ///   - feedbacks: feedbacks registered first, before any observer.
+    ///   - sources: event sources, connected while the loop runs.
+    ///   - executor: who runs the steps; the dispatching thread by default.
+    ///   - coalescing: a key for events that may replace one another while queued:
+    ///     an event whose key equals that of a queued event takes its place in the
+    ///     queue (the older one is dropped), for high-frequency input. Nil keys never
+    ///     coalesce.
+    ///   - journal: records every start and every event that reaches the update.
+    ///   - restart: the start of every run after the first, from the kept model
+    ///     (Mobius's `Init`); by default the kept model and no effect.
+    ///   - inspector: sees every start, event, step and error (see `LoopTrace`).
+    ///   - autostart: whether to start now; if false, `start()` starts the first run.
+    public init(
+        model: Model,
+        startEffects: [Effect] = [],
+        update: Update<Model, Event, Effect>,
+        handlers: [EffectHandler<Effect, Event>] = [],
+        feedbacks: [Feedback<Model, Event>] = [],
+        sources: Fuser<Event>? = nil,
+        executor: LoopExecutor = CallerExecutor(),
+        coalescing: ((Event) -> AnyHashable?)? = nil,
+        journal: Journal<Model, Event>? = nil,
+        restart: ((Model) -> First<Model, Effect>)? = nil,
+        inspector: ((LoopTrace<Model, Event, Effect>) -> Void)? = nil,
+        autostart: Bool = true
+    ) {
+        core = LoopCore(
+            first: First(model, effects: startEffects),
+            update: update,
+            handlers: handlers,
+            feedbacks: feedbacks,
+            sources: sources.map { [$0] } ?? [],
+            executor: executor,
+            coalescingKey: coalescing,
+            journal: journal,
+            restart: restart,
+            inspector: inspector
+        )
+        for case .feedback(let entry) in core.subscribers { bindRemoval(entry) }
+        if autostart { core.start() }
+    }
+
+    deinit {
+        core.close(to: .disposed)
+    }
+
+    // MARK: State
+
+    /// The model: the one the last step stored.
+    public var model: Model { core.currentModel }
+
+    /// Whether the loop accepts events: started, and neither stopped nor disposed.
+    public var isRunning: Bool { core.currentStatus == .running }
+
+    /// Whether the loop was disposed.
+    public var isDisposed: Bool { core.currentStatus == .disposed }
+
+    // MARK: Events
+
+    /// Queues `event` and returns true, or returns false if the loop is stopped or
+    /// disposed. With the default executor, the event has been handled on return unless
+    /// another thread is draining the loop (then that thread handles it).
+    @inlinable
+    @discardableResult
+    public func dispatch(_ event: Event) -> Bool {
+        core.enqueue(event, job: nil) == nil
+    }
+
+    /// Queues `event`, or throws `LoopError.stopped` or `.disposed`.
+    @inlinable
+    public func tryDispatch(_ event: Event) throws {
+        if let refusal = core.enqueue(event, job: nil) { throw refusal }
+    }
+
+    // MARK: Registrations
+
+    /// Calls `receiver` with the current model, then with every new model, until the
+    /// result is disposed; an error it throws goes to the inspector. The current model
+    /// is sent on the loop's turn, after the entries queued before: with the default
+    /// executor and an idle running loop, before `subscribe` returns. A loop that is
+    /// not running sends it when it starts, as it does to every observer.
+    public func subscribe(_ receiver: @escaping (Model) throws -> Void) -> _Disposable {
+        let subscription = Subscription(receiver)
+        let queued = core.enqueueControl({ core, session in
+            guard !subscription.isClosed else { return }
+            core.subscribers.append(.observer(subscription))
+            if let session, !session.isCancelled { core.deliver(core.model, to: subscription) }
+        }, dropped: subscription.dispose)
+        if !queued { subscription.dispose() }
+        return subscription
+    }
+
+    /// Registers `feedback` after every observer and feedback registered so far. If the
+    /// loop is running, the feedback hears of the current model first. Dispose the
+    /// result to remove it; its work in progress is then cancelled.
+    @discardableResult
+    public func add(_ feedback: Feedback<Model, Event>) -> Disposable {
+        let entry = FeedbackEntry(feedback)
+        bindRemoval(entry)
+        core.enqueueControl { core, session in
+            guard !entry.isRemoved else { return }
+            core.subscribers.append(.feedback(entry))
+            if let session, !session.isCancelled {
+                entry.reactor = feedback.start(session)
+                entry.reactor?.receive(core.model)
+            }
+        }
+        return entry
+    }
+
+    /// Connects `sources` to the loop: their events are dispatched while the loop runs
+    /// (reconnected at each start). Dispose the result to disconnect them for good.
+    @discardableResult
+    public func connect(_ sources: Fuser<Event>) -> Disposable {
+        let slot = SourceSlot(sources)
+        core.enqueueControl { core, session in
+            guard !slot.isRemoved else { return }
+            core.sources.append(slot)
+            if let session, !session.isCancelled { slot.connect(in: session, to: core) }
+        }
+        return slot
+    }
+
+    // MARK: Lifecycle
+
+    /// Starts a run if the loop is stopped (or was made with `autostart: false`);
+    /// returns whether the loop is running. A disposed loop does not start.
+    @discardableResult
+    public func start() -> Bool {
+        core.start()
+    }
+
+    /// Ends the run, keeping the model and the registrations; see the type's
+    /// documentation. Does nothing if the loop is not running.
+    public func stop() {
+        core.close(to: .stopped)
+    }
+
+    /// Ends the loop for good; see the type's documentation. Idempotent.
+    public func dispose() {
+        core.close(to: .disposed)
+    }
+
+    private func bindRemoval(_ entry: FeedbackEntry<Model, Event>) {
+        entry.remove = { [weak core, weak entry] in
+            core?.enqueueControl { core, _ in
+                guard let entry else { return }
+                core.subscribers.removeAll { if case .feedback(let other) = $0 { return other === entry } else { return false } }
+                entry.reactor?.stop()
+                entry.reactor = nil
+            }
+        }
+    }
+}
+
+extension Loop: _Disposable {}
+
+extension Loop where Effect == Never {
+    /// A loop in Spin's and RaspSwift's form: a reducer, feedbacks for the side effects,
+    /// and sources; no effect.
+    ///
+    /// ```swift
+    /// let spin = Loop(model: Levels(left: 10, right: 20), reducer: levelsReducer,
+    ///                 feedbacks: [.react(leftEffect), .react(rightEffect)])
+    /// ```
+    @inlinable
+    public convenience init(
+        model: Model,
+        reducer: @escaping (Model, Event) throws -> Model,
+        feedbacks: [Feedback<Model, Event>] = [],
+        sources: Fuser<Event>? = nil,
+        executor: LoopExecutor = CallerExecutor(),
+        coalescing: ((Event) -> AnyHashable?)? = nil,
+        journal: Journal<Model, Event>? = nil,
+        inspector: ((LoopTrace<Model, Event, Effect>) -> Void)? = nil,
+        autostart: Bool = true
+    ) {
+        self.init(
+            model: model,
+            update: .reducer(reducer),
+            feedbacks: feedbacks,
+            sources: sources,
+            executor: executor,
+            coalescing: coalescing,
+            journal: journal,
+            inspector: inspector,
+            autostart: autostart
+        )
+    }
+}

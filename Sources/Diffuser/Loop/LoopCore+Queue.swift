@@ -1,0 +1,187 @@
+/// What a queue entry holds beyond a plain event. Made only for entries that need it,
+/// so that a plain event is queued without an allocation.
+@usableFromInline
+final class EntryDetails<Model, Event, Effect> {
+    /// The job that sent the event: the event is dropped if the job is cancelled first.
+    @usableFromInline var job: Job<Event>?
+    /// The event's coalescing key.
+    @usableFromInline var key: AnyHashable?
+    /// The events this one replaced in the queue (kept only for the inspector).
+    @usableFromInline var replaced: [Event] = []
+    /// Whether the entry starts a run, from `first` or (nil) from the kept model.
+    @usableFromInline var isStart = false
+    @usableFromInline var first: First<Model, Effect>?
+    /// Work on the loop's structures, and what to do if the loop is disposed first.
+    @usableFromInline var control: ((LoopCore<Model, Event, Effect>, LoopSession<Event>?) -> Void)?
+    @usableFromInline var dropped: (() -> Void)?
+
+    @inlinable
+    init(job: Job<Event>?, key: AnyHashable?) {
+        self.job = job
+        self.key = key
+    }
+
+    init(start first: First<Model, Effect>?) {
+        isStart = true
+        self.first = first
+    }
+
+    init(control: @escaping (LoopCore<Model, Event, Effect>, LoopSession<Event>?) -> Void, dropped: (() -> Void)?) {
+        self.control = control
+        self.dropped = dropped
+    }
+}
+
+/// The queue: putting entries in and draining them. Inlinable, like a diffuser's nodes,
+/// so that a loop's hot path is compiled for its model, event and effect types in the
+/// client: unspecialized, every step would look up the metadata of the generic types it
+/// touches.
+extension LoopCore {
+    /// Queues `event`; returns why it was refused, or nil.
+    @inlinable
+    func enqueue(_ event: Event, job: Job<Event>?) -> LoopError? {
+        // User code (the key) runs before the lock is taken.
+        if let coalescingKey, let key = coalescingKey(event) {
+            return enqueue(event, job: job, key: key)
+        }
+        lock.lock()
+        if status != .running || closer != 0 { return refusalLocked() }
+        queue.append(Entry(event: event, details: job.map { EntryDetails(job: $0, key: nil) }))
+        scheduleLocked()
+        return nil
+    }
+
+    /// Why events are refused now; releases the lock.
+    @usableFromInline
+    func refusalLocked() -> LoopError {
+        let refusal: LoopError = status == .disposed ? .disposed : .stopped
+        lock.unlock()
+        return refusal
+    }
+
+    /// Queues `event` with its coalescing key: in place of the queued event with the
+    /// same key, if there is one.
+    @usableFromInline
+    func enqueue(_ event: Event, job: Job<Event>?, key: AnyHashable) -> LoopError? {
+        lock.lock()
+        if status != .running || closer != 0 { return refusalLocked() }
+        if let number = keyed[key], queue.contains(number: number),
+           let details = queue[number: number].details, let old = queue[number: number].event {
+            if inspector != nil { details.replaced.append(old) }
+            details.job = job
+            queue[number: number].event = event
+        } else {
+            keyed[key] = queue.append(Entry(event: event, details: EntryDetails(job: job, key: key)))
+        }
+        scheduleLocked()
+        return nil
+    }
+
+    /// Queues work on the loop's structures; false if the loop was disposed. Accepted
+    /// while stopped: registrations then take effect at once, and the run's part of them
+    /// at the next start. `dropped` runs instead of `body` if the loop is disposed
+    /// first.
+    @discardableResult
+    func enqueueControl(
+        _ body: @escaping (LoopCore, LoopSession<Event>?) -> Void,
+        dropped: (() -> Void)? = nil
+    ) -> Bool {
+        lock.lock()
+        if status == .disposed {
+            lock.unlock()
+            return false
+        }
+        queue.append(Entry(event: nil, details: EntryDetails(control: body, dropped: dropped)))
+        scheduleLocked()
+        return true
+    }
+
+    /// Starts a drain unless one is running or scheduled; releases the lock.
+    @inlinable
+    func scheduleLocked() {
+        let schedule = !draining
+        if schedule { draining = true }
+        lock.unlock()
+        if schedule { runDrain() }
+    }
+
+    /// Hands a drain to the executor (or runs it, for the caller's executor).
+    @inlinable
+    func runDrain() {
+        if drainsInline {
+            drain()
+        } else {
+            executor.execute { [self] in drain() }
+        }
+    }
+
+    /// Handles queued entries, one at a time, until none is left (or `stepsPerRun`,
+    /// after which the rest is handed to the executor again).
+    @inlinable
+    func drain() {
+        let me = loopThreadID()
+        lock.lock()
+        drainer = me
+        var steps = 0
+        while !queue.isEmpty && status != .disposed {
+            if steps == stepsPerRun {
+                drainer = 0
+                wakeWaitersLocked()
+                executor.execute { [self] in drain() }
+                return
+            }
+            steps += 1
+            let number = queue.firstNumber
+            let entry = queue.popFirst()!
+            if let key = entry.details?.key, keyed[key] == number { keyed.removeValue(forKey: key) }
+            let session = self.session
+            lock.unlock()
+            process(entry, session)
+            lock.lock()
+        }
+        draining = false
+        drainer = 0
+        let release = status == .disposed && structuresLive
+        if release { structuresLive = false }
+        wakeWaitersLocked()
+        if release { clearStructures() }
+    }
+
+    @inlinable
+    func process(_ entry: Entry, _ session: LoopSession<Event>?) {
+        guard let event = entry.event else {
+            processOther(entry, session)
+            return
+        }
+        if let details = entry.details {
+            for old in details.replaced { report(.dropped(event: old, reason: .coalesced)) }
+            if let job = details.job, job.isCancelled {
+                report(.dropped(event: event, reason: .cancelledWork))
+                return
+            }
+        }
+        guard let session, !session.isCancelled else {
+            report(.dropped(event: event, reason: .stopped))
+            return
+        }
+        step(event, session)
+    }
+
+    /// A start, or work on the structures.
+    @usableFromInline
+    func processOther(_ entry: Entry, _ session: LoopSession<Event>?) {
+        guard let details = entry.details else { return }
+        if details.isStart {
+            guard let session, !session.isCancelled else { return }
+            begin(details.first, session)
+        } else {
+            details.control?(self, session)
+        }
+    }
+}
+
+/// The calling thread's identity, for the inlinable parts of the loop.
+@usableFromInline
+func loopThreadID() -> UInt {
+    currentThreadID()
+}

@@ -1,0 +1,108 @@
+/// What a loop does on the entries of its queue: start a run, and step on an event.
+///
+/// Everything here runs on the drainer, one entry at a time. Between callbacks a step
+/// looks at its session: once the run was stopped or disposed (from inside a callback
+/// of this very step), nothing more is called.
+extension LoopCore {
+    /// Starts a run: the model of `first` (or, on a restart, of `restart(model)`, or the
+    /// kept model) is stored and published, the start effects are handled, and the
+    /// sources are connected.
+    func begin(_ given: First<Model, Effect>?, _ session: LoopSession<Event>) {
+        let first = given ?? restart?(model) ?? First(model)
+        report(.started(first))
+        journal?.recordStart(first.model)
+        store(first.model)
+        for case .feedback(let entry) in subscribers where !entry.isRemoved {
+            entry.reactor = entry.feedback.start(session)
+        }
+        publish(first.model, session)
+        handle(first.effects, session)
+        sources.removeAll { $0.isRemoved }
+        for slot in sources where !session.isCancelled { slot.connect(in: session, to: self) }
+    }
+
+    /// One step: update, store the model, publish it to observers and feedbacks in
+    /// registration order, then hand the effects to the handlers in list order.
+    @inlinable
+    func step(_ event: Event, _ session: LoopSession<Event>) {
+        let before = model
+        let next: Next<Model, Effect>
+        do {
+            next = try update.next(before, event)
+        } catch {
+            journal?.record(event)
+            report(.failed(event: event, model: before, error: error))
+            return
+        }
+        journal?.record(event)
+        report(.stepped(event: event, model: before, next: next))
+        if let newModel = next.model {
+            store(newModel)
+            publish(newModel, session)
+        }
+        handle(next.effects, session)
+    }
+
+    /// Hands `model` to every observer and feedback, in registration order.
+    @inlinable
+    func publish(_ model: Model, _ session: LoopSession<Event>) {
+        var sawRemoved = false
+        for subscriber in subscribers {
+            if session.isCancelled { return }
+            switch subscriber {
+            case .observer(let subscription):
+                if subscription.isClosed {
+                    sawRemoved = true
+                    continue
+                }
+                deliver(model, to: subscription)
+            case .feedback(let entry):
+                if entry.isRemoved {
+                    sawRemoved = true
+                    continue
+                }
+                entry.reactor?.receive(model)
+            }
+        }
+        if sawRemoved { subscribers.removeAll { $0.isRemoved } }
+    }
+
+    /// Calls one observer; an error it throws goes to the inspector.
+    @inlinable
+    func deliver(_ model: Model, to subscription: Subscription<Model>) {
+        do {
+            try subscription.deliver(model)
+        } catch {
+            report(.observerFailed(error: error))
+        }
+    }
+
+    /// Hands each effect to every handler: effects in order, and for each effect the
+    /// handlers in order. A handler with an executor is handed the work, which runs
+    /// there as a callback of the session.
+    @inlinable
+    func handle(_ effects: [Effect], _ session: LoopSession<Event>) {
+        for effect in effects {
+            for handler in handlers {
+                if session.isCancelled { return }
+                guard let work = handler.prepare(effect) else { continue }
+                let job = Job(session: session)
+                if handler.executor == nil {
+                    do {
+                        try work(job)
+                    } catch {
+                        report(.effectFailed(effect: effect, error: error))
+                    }
+                } else {
+                    launch(job, on: handler.executor) { [self] in
+                        do {
+                            try work(job)
+                        } catch {
+                            report(.effectFailed(effect: effect, error: error))
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

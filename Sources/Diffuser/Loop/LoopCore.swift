@@ -1,0 +1,324 @@
+import Synchronization
+
+/// The engine of a `Loop`: its queue, who drains it, and its lifecycle.
+///
+/// ## The queue
+/// Everything that happens to a loop goes through one first-in first-out queue:
+/// events, the start of a run, and the registration or removal of observers, feedbacks
+/// and sources. One thread at a time drains the queue (`draining`); a thread that
+/// queues an entry while nobody drains hands the draining to the loop's executor (the
+/// caller's executor runs it at once, on that thread). Everything that reads or writes
+/// the loop's observers, feedbacks and sources therefore runs one at a time, in queue
+/// order, without a lock: only the drainer touches them. An entry queued by the drainer
+/// itself (an event sent by an observer, a handler, a feedback) waits its turn: nothing
+/// is handled recursively, and `dispatch` never waits for a step, so nothing deadlocks.
+///
+/// ## Closing
+/// `stop` and `dispose` close the loop: from the moment they begin, events are refused.
+/// Events accepted before are still handled if the thread draining them can be waited
+/// for (it is running, or the executor promises to run it); otherwise, and always when
+/// the close comes from inside a step, they are dropped and the inspector sees each.
+/// Then the run's session is cancelled (jobs, sources, gears) and the close waits for
+/// the callbacks in progress on other threads. Once it returns, no callback of that run
+/// starts.
+@usableFromInline
+final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
+    @usableFromInline
+    typealias Trace = LoopTrace<Model, Event, Effect>
+
+    @usableFromInline
+    enum Status { case running, stopped, disposed }
+
+    /// An entry of the queue. A plain event is the event alone; anything else (an
+    /// event with a job, a coalescing key or replaced events, a start, work on the
+    /// loop's structures) has details, so that the common entry stays small and cheap
+    /// to copy.
+    @usableFromInline
+    struct Entry {
+        /// The event, or nil for a start or work on the structures.
+        @usableFromInline var event: Event?
+        @usableFromInline var details: EntryDetails<Model, Event, Effect>?
+
+        @inlinable
+        init(event: Event?, details: EntryDetails<Model, Event, Effect>?) {
+            self.event = event
+            self.details = details
+        }
+    }
+
+    /// An observer or a feedback, in one list so that models reach them in the order
+    /// they were registered.
+    @usableFromInline
+    enum Subscriber {
+        case observer(Subscription<Model>)
+        case feedback(FeedbackEntry<Model, Event>)
+
+        @inlinable
+        var isRemoved: Bool {
+            switch self {
+            case .observer(let subscription): return subscription.isClosed
+            case .feedback(let entry): return entry.isRemoved
+            }
+        }
+    }
+
+    // MARK: Configuration
+
+    @usableFromInline let update: Update<Model, Event, Effect>
+    @usableFromInline let handlers: [EffectHandler<Effect, Event>]
+    @usableFromInline let executor: LoopExecutor
+    /// Whether the executor runs work at once on the calling thread: the drain is then
+    /// called directly, without making a closure for it.
+    @usableFromInline let drainsInline: Bool
+    @usableFromInline let stepsPerRun: Int
+    @usableFromInline let coalescingKey: ((Event) -> AnyHashable?)?
+    @usableFromInline let journal: Journal<Model, Event>?
+    @usableFromInline let inspector: ((Trace) -> Void)?
+    let restart: ((Model) -> First<Model, Effect>)?
+
+    // MARK: Mailbox (guarded by `lock`)
+
+    @usableFromInline let lock = InlineLock()
+    @usableFromInline @exclusivity(unchecked) var queue = RingQueue<Entry>()
+    /// The running number of the queued event with each coalescing key.
+    @usableFromInline @exclusivity(unchecked) var keyed: [AnyHashable: UInt64] = [:]
+    @usableFromInline @exclusivity(unchecked) var status: Status = .stopped
+    /// Whether a drain is running or handed to the executor.
+    @usableFromInline @exclusivity(unchecked) var draining = false
+    /// The thread running the drain, or 0.
+    @usableFromInline @exclusivity(unchecked) var drainer: UInt = 0
+    /// The thread closing the loop, or 0. Events are refused while it is not 0.
+    @usableFromInline @exclusivity(unchecked) var closer: UInt = 0
+    /// The current run's session; nil while stopped.
+    @usableFromInline @exclusivity(unchecked) var session: LoopSession<Event>?
+    /// The session a close is ending, until the close returns.
+    var closingSession: LoopSession<Event>?
+    /// A dispose asked for from a callback while another thread was stopping the loop:
+    /// that stop disposes the loop when it is done.
+    var disposeWhenClosed = false
+    /// The first start's `First`; nil once the loop has started.
+    var pendingFirst: First<Model, Effect>?
+    /// Threads waiting on `monitor` for the mailbox to change, and a count of the
+    /// changes they wait for.
+    var waiters = 0
+    var changes: UInt64 = 0
+    /// Whether the structures below still hold anything; cleared once, by whoever
+    /// releases them after the loop is disposed.
+    @usableFromInline var structuresLive = true
+    let monitor = Monitor()
+
+    /// The model. Written by the drainer with `lock` held; read by the drainer without
+    /// it (no one else writes), and by anyone else with it.
+    @usableFromInline @exclusivity(unchecked) var model: Model
+
+    // MARK: Loop structures (drainer only)
+
+    @usableFromInline @exclusivity(unchecked) var subscribers: [Subscriber] = []
+    var sources: [SourceSlot<Event>] = []
+
+    /// Serializes inspector calls, which may come from the drainer, a closing thread,
+    /// or a handler on its own executor.
+    let inspectorLock = Lock()
+    let inspectorCaller = Atomic<UInt>(0)
+
+    init(
+        first: First<Model, Effect>,
+        update: Update<Model, Event, Effect>,
+        handlers: [EffectHandler<Effect, Event>],
+        feedbacks: [Feedback<Model, Event>],
+        sources: [Fuser<Event>],
+        executor: LoopExecutor,
+        coalescingKey: ((Event) -> AnyHashable?)?,
+        journal: Journal<Model, Event>?,
+        restart: ((Model) -> First<Model, Effect>)?,
+        inspector: ((Trace) -> Void)?
+    ) {
+        self.model = first.model
+        self.pendingFirst = first
+        self.update = update
+        self.handlers = handlers
+        self.executor = executor
+        self.drainsInline = executor is CallerExecutor
+        self.stepsPerRun = max(1, executor.stepsPerRun)
+        self.coalescingKey = coalescingKey
+        self.journal = journal
+        self.restart = restart
+        self.inspector = inspector
+        self.subscribers = feedbacks.map { .feedback(FeedbackEntry($0)) }
+        self.sources = sources.map { SourceSlot($0) }
+    }
+
+    // MARK: Reading
+
+    var currentModel: Model {
+        lock.lock()
+        defer { lock.unlock() }
+        return model
+    }
+
+    var currentStatus: Status {
+        lock.lock()
+        defer { lock.unlock() }
+        return status
+    }
+
+    /// Stores a new model, with the lock, for other threads to read.
+    @inlinable
+    func store(_ newModel: Model) {
+        lock.lock()
+        model = newModel
+        lock.unlock()
+    }
+
+    /// Wakes the threads waiting for the mailbox to change; releases the lock.
+    @usableFromInline
+    func wakeWaitersLocked() {
+        changes &+= 1
+        let wake = waiters > 0
+        lock.unlock()
+        if wake { monitor.withLock { monitor.broadcast() } }
+    }
+
+    /// Waits, with the lock held, until the mailbox changes; returns with it held.
+    func waitLocked() {
+        waiters += 1
+        let seen = changes
+        lock.unlock()
+        monitor.lock()
+        // A change is counted with the lock held, then broadcast with the monitor held:
+        // looking at the count again with the monitor held cannot miss a wake-up.
+        lock.lock()
+        let changed = changes != seen
+        lock.unlock()
+        if !changed { monitor.wait() }
+        monitor.unlock()
+        lock.lock()
+        waiters -= 1
+    }
+
+    // MARK: Lifecycle
+
+    /// Starts a run if the loop is stopped; returns whether it is running afterwards.
+    @discardableResult
+    func start() -> Bool {
+        let me = currentThreadID()
+        lock.lock()
+        while closer != 0 && closer != me && drainer != me {
+            // A callback of the run being closed must not wait for the close, which
+            // waits for it.
+            if inRunCallbackLocked(me) { break }
+            waitLocked()
+        }
+        guard status == .stopped, closer == 0 else {
+            let running = status == .running && closer == 0
+            lock.unlock()
+            return running
+        }
+        status = .running
+        session = LoopSession { [weak self] event, job in self?.enqueue(event, job: job) == nil }
+        queue.pushFront(Entry(event: nil, details: EntryDetails(start: pendingFirst)))
+        pendingFirst = nil
+        scheduleLocked()
+        return true
+    }
+
+    /// Stops (`.stopped`) or disposes (`.disposed`) the loop. See the type's
+    /// documentation.
+    func close(to target: Status) {
+        let me = currentThreadID()
+        lock.lock()
+        while true {
+            if status == .disposed || (status == .stopped && target == .stopped && closer == 0) {
+                lock.unlock()
+                return
+            }
+            if closer != 0 && closer != me && drainer != me {
+                // Another thread is closing. A callback of the run it ends must not wait
+                // for it (it waits for the callback): that close does the work, a
+                // dispose included.
+                if inRunCallbackLocked(me) {
+                    if target == .disposed { disposeWhenClosed = true }
+                    lock.unlock()
+                    return
+                }
+                // Otherwise let it finish, then look again.
+                waitLocked()
+                continue
+            }
+            closer = me
+            if drainer != me && draining && (drainer != 0 || executor.canWaitForWork) {
+                // Let the drain handle the events accepted so far.
+                waitLocked()
+                continue
+            }
+            break
+        }
+        // Nothing is being drained now except, if the close comes from inside a step,
+        // by this very thread.
+        // Events, and a start not yet made (it belongs to the run that ends), go; so
+        // does everything else on a dispose. Registrations stay for the next run.
+        let removed = queue.removeAll { entry in
+            target == .disposed || entry.details?.control == nil
+        }
+        var startWasPending = false
+        for entry in removed where entry.details?.isStart == true {
+            startWasPending = true
+            if let first = entry.details?.first { pendingFirst = first }
+        }
+        keyed.removeAll()
+        let ending = session
+        session = nil
+        closingSession = ending
+        let wasRunning = status == .running
+        status = target
+        let lastModel = model
+        let clearNow = target == .disposed && drainer == 0 && structuresLive
+        if clearNow { structuresLive = false }
+        lock.unlock()
+
+        let reason: LoopDropReason = target == .disposed ? .disposed : .stopped
+        for entry in removed {
+            for old in entry.details?.replaced ?? [] { report(.dropped(event: old, reason: .coalesced)) }
+            if let event = entry.event { report(.dropped(event: event, reason: reason)) }
+            entry.details?.dropped?()
+        }
+        ending?.cancel()
+        if (wasRunning && !startWasPending) || target == .disposed {
+            report(target == .disposed ? .disposed(model: lastModel) : .stopped(model: lastModel))
+        }
+        if clearNow { clearStructures() }
+
+        lock.lock()
+        closer = 0
+        closingSession = nil
+        let disposeNow = disposeWhenClosed && target == .stopped
+        disposeWhenClosed = false
+        // Registrations queued while stopping wait for a drain.
+        let schedule = target == .stopped && !queue.isEmpty && !draining && !disposeNow
+        if schedule { draining = true }
+        wakeWaitersLocked()
+        if schedule { runDrain() }
+        if disposeNow { close(to: .disposed) }
+    }
+
+    /// Whether the calling thread runs a callback of the current run, or of the run
+    /// being closed. With the lock held.
+    private func inRunCallbackLocked(_ me: UInt) -> Bool {
+        (session ?? closingSession)?.hasCallback(on: me) ?? false
+    }
+
+    /// Releases what the loop holds once it is disposed: observers (closing them, so
+    /// that cycles through their receivers break), feedbacks and sources. Called by the
+    /// last drainer, or by `dispose` when no drain was running.
+    @usableFromInline
+    func clearStructures() {
+        let old = subscribers
+        let oldSources = sources
+        subscribers = []
+        sources = []
+        for subscriber in old {
+            if case .observer(let subscription) = subscriber { subscription.dispose() }
+        }
+        for slot in oldSources { slot.dispose() }
+    }
+}

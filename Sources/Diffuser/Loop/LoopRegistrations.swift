@@ -1,0 +1,73 @@
+import Synchronization
+
+/// A feedback registered with a loop, and its instance for the current run.
+@usableFromInline
+final class FeedbackEntry<Model, Event>: _Disposable, @unchecked Sendable {
+    let feedback: Feedback<Model, Event>
+    /// The instance for the current run; drainer only.
+    @usableFromInline var reactor: FeedbackReactor<Model>?
+    @usableFromInline let removed = Atomic<Bool>(false)
+    /// Queues the removal on the loop; set once registered.
+    var remove: (() -> Void)?
+
+    init(_ feedback: Feedback<Model, Event>) {
+        self.feedback = feedback
+    }
+
+    @inlinable
+    var isRemoved: Bool { removed.load(ordering: .acquiring) }
+
+    /// Stops the feedback: it hears of no model from now on, and its work in progress is
+    /// cancelled on the loop's next turn.
+    @usableFromInline
+    func dispose() {
+        if removed.exchange(true, ordering: .acquiringAndReleasing) { return }
+        remove?()
+    }
+}
+
+/// A fuser registered as a loop's event source: connected while the loop runs,
+/// disconnected when it stops, until the registration is disposed.
+final class SourceSlot<Event>: _Disposable, @unchecked Sendable {
+    let fuser: Fuser<Event>
+    private let lock = Lock()
+    private var connection: _Disposable?
+    private var removed = false
+
+    init(_ fuser: Fuser<Event>) {
+        self.fuser = fuser
+    }
+
+    var isRemoved: Bool { lock.withLock { removed } }
+
+    /// Connects the fuser for `session`'s run; the session's end disconnects it.
+    func connect<Model, Effect>(in session: LoopSession<Event>, to core: LoopCore<Model, Event, Effect>) {
+        if isRemoved { return }
+        let made = fuser.connect { [weak core] event in _ = core?.enqueue(event, job: nil) }
+        let late: Bool = lock.withLock {
+            if removed { return true }
+            connection = made
+            return false
+        }
+        if late {
+            made.dispose()
+            return
+        }
+        session.onCancel { [weak self] in self?.disconnect() }
+    }
+
+    /// Disconnects the current run's connection, keeping the registration.
+    func disconnect() {
+        let current: _Disposable? = lock.withLock {
+            defer { connection = nil }
+            return connection
+        }
+        current?.dispose()
+    }
+
+    /// Ends the registration and disconnects.
+    func dispose() {
+        lock.withLock { removed = true }
+        disconnect()
+    }
+}

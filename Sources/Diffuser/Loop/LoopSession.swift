@@ -1,0 +1,111 @@
+import Synchronization
+
+/// One run of a loop, from a start to the stop or dispose that ends it.
+///
+/// Everything a run starts belongs to its session: the jobs of effect handlers and
+/// feedbacks, the connections of sources, gear subscriptions. Ending the session cancels
+/// them all at once, so a restarted loop never hears from the work of the run before.
+///
+/// The session also counts the callbacks in progress on threads other than the loop's
+/// (a feedback on its own executor), so that `stop` and `dispose` can wait for them:
+/// once they return, no callback of the loop starts.
+@usableFromInline
+final class LoopSession<Event>: @unchecked Sendable {
+    /// Queues an event of this session's work in the loop; false if refused.
+    let enqueue: (Event, Job<Event>?) -> Bool
+
+    @usableFromInline let cancelledFlag = Atomic<Bool>(false)
+    private let monitor = Monitor()
+    /// Guarded by `monitor`: what to run when the session ends, by owner (a job's id,
+    /// or 0 for the session's own).
+    private var cancelActions: [UInt64: [() -> Void]] = [:]
+    /// Guarded by `monitor`: callbacks in progress, by thread.
+    private var active: [(thread: UInt, count: Int)] = []
+    private var waiting = 0
+    private let nextJobID = Atomic<UInt64>(1)
+
+    init(enqueue: @escaping (Event, Job<Event>?) -> Bool) {
+        self.enqueue = enqueue
+    }
+
+    /// Whether the session has ended.
+    @inlinable
+    var isCancelled: Bool { cancelledFlag.load(ordering: .acquiring) }
+
+    /// A number for a new job.
+    func makeJobID() -> UInt64 { nextJobID.add(1, ordering: .relaxed).newValue }
+
+    /// Runs `action` when the session ends, or now if it has; `owner` names a group
+    /// that `takeActions(of:)` can remove.
+    func onCancel(owner: UInt64 = 0, _ action: @escaping () -> Void) {
+        let now: Bool = monitor.withLock {
+            if isCancelled { return true }
+            cancelActions[owner, default: []].append(action)
+            return false
+        }
+        if now { action() }
+    }
+
+    /// Removes and returns the actions of `owner` (a job that ended).
+    func takeActions(of owner: UInt64) -> [() -> Void] {
+        monitor.withLock { cancelActions.removeValue(forKey: owner) ?? [] }
+    }
+
+    /// Marks the calling thread as running a callback of this session; false (and
+    /// nothing marked) if the session has ended: the callback must not start.
+    func enter() -> Bool {
+        let me = currentThreadID()
+        return monitor.withLock {
+            if isCancelled { return false }
+            if let index = active.firstIndex(where: { $0.thread == me }) {
+                active[index].count += 1
+            } else {
+                active.append((me, 1))
+            }
+            return true
+        }
+    }
+
+    /// Ends what `enter()` began.
+    func leave() {
+        let me = currentThreadID()
+        monitor.withLock {
+            if let index = active.firstIndex(where: { $0.thread == me }) {
+                active[index].count -= 1
+                if active[index].count == 0 { active.remove(at: index) }
+            }
+            if waiting > 0 { monitor.broadcast() }
+        }
+    }
+
+    /// Whether `thread` is running a callback of this session.
+    func hasCallback(on thread: UInt) -> Bool {
+        monitor.withLock { active.contains { $0.thread == thread } }
+    }
+
+    /// Runs `body` as a callback of this session, unless it has ended.
+    func perform(_ body: () -> Void) {
+        guard enter() else { return }
+        defer { leave() }
+        body()
+    }
+
+    /// Ends the session: the first call runs every cancel action; every call then waits
+    /// until no callback of the session is in progress on another thread.
+    func cancel() {
+        let me = currentThreadID()
+        let actions: [() -> Void] = monitor.withLock {
+            if cancelledFlag.exchange(true, ordering: .acquiringAndReleasing) { return [] }
+            defer { cancelActions.removeAll() }
+            // The session's own actions (sources, gears) first, then the jobs', in the
+            // order the jobs were made.
+            return cancelActions.sorted { $0.key < $1.key }.flatMap(\.value)
+        }
+        for action in actions { action() }
+        monitor.withLock {
+            waiting += 1
+            while active.contains(where: { $0.thread != me }) { monitor.wait() }
+            waiting -= 1
+        }
+    }
+}

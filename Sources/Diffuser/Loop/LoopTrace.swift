@@ -1,0 +1,52 @@
+/// What a loop's inspector sees: every start, every event (handled, failed or dropped),
+/// every step and every error.
+///
+/// The inspector is called on the loop's steps, one call at a time, in the order things
+/// happened; an error thrown on another thread (a handler on its own executor) is
+/// reported on the next step. Each event a loop accepted is reported exactly once, as
+/// `stepped`, `failed` or `dropped`.
+public enum LoopTrace<Model, Event, Effect> {
+    /// The loop started (or restarted) from `first`; its model is about to be published.
+    case started(First<Model, Effect>)
+    /// `update(model, event)` returned `next`.
+    case stepped(event: Event, model: Model, next: Next<Model, Effect>)
+    /// `update(model, event)` threw `error`; the model stays `model`.
+    case failed(event: Event, model: Model, error: Error)
+    /// `event` was accepted but never reached the update.
+    case dropped(event: Event, reason: LoopDropReason)
+    /// An effect handler threw `error` while handling `effect`.
+    case effectFailed(effect: Effect, error: Error)
+    /// An observer (a render through a throwing diffuser) threw `error`.
+    case observerFailed(error: Error)
+    /// The loop stopped; `model` is kept for the next start.
+    case stopped(model: Model)
+    /// The loop was disposed with `model` as its last model.
+    case disposed(model: Model)
+}
+
+/// Why an accepted event never reached the update.
+public enum LoopDropReason: Equatable, Sendable {
+    /// The work that sent it was cancelled before the event's turn came.
+    case cancelledWork
+    /// A newer event with the same coalescing key replaced it in the queue.
+    case coalesced
+    /// The loop stopped before the event's turn came.
+    case stopped
+    /// The loop was disposed before the event's turn came.
+    case disposed
+}
+
+/// Why a loop refused an event.
+public enum LoopError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The loop is stopped (it may be started again) or stopping.
+    case stopped
+    /// The loop was disposed.
+    case disposed
+
+    public var description: String {
+        switch self {
+        case .stopped: return "the loop is stopped: start it before dispatching"
+        case .disposed: return "the loop was disposed: it accepts no more events"
+        }
+    }
+}

@@ -1,0 +1,72 @@
+/// What a feedback does with its work in progress when a new model (or a new request)
+/// comes: Spin's execution strategies, and one more.
+public enum Overlap: Sendable {
+    /// Cancel the work in progress and start anew (Spin's default, `.cancelOnNewState`;
+    /// Rx's `flatMapLatest`). Events of the cancelled work still queued are dropped.
+    case cancelPrevious
+    /// Keep the work in progress and ignore the new model while it runs (Rx's
+    /// `flatMapFirst`). The work must `finish()` its job for the next one to start.
+    case keepPrevious
+    /// Start anew and let the work in progress run to its end (Spin's
+    /// `.continueOnNewState`; Rx's `flatMap`). Events may then arrive out of order.
+    case concurrent
+}
+
+/// The work one feedback has in progress, by its overlap strategy.
+///
+/// Touched only by the loop's steps, one at a time, so it needs no lock; the jobs
+/// themselves are thread-safe.
+final class WorkSlot<Event> {
+    private let overlap: Overlap
+    private var running: [Job<Event>] = []
+
+    init(_ overlap: Overlap) {
+        self.overlap = overlap
+    }
+
+    /// A job for new work, or `nil` if the strategy says to keep the work in progress.
+    func begin(in session: LoopSession<Event>) -> Job<Event>? {
+        running.removeAll { !$0.isRunning }
+        switch overlap {
+        case .cancelPrevious:
+            cancelAll()
+        case .keepPrevious:
+            if !running.isEmpty { return nil }
+        case .concurrent:
+            break
+        }
+        let job = Job(session: session)
+        running.append(job)
+        return job
+    }
+
+    /// Cancels every job in progress.
+    func cancelAll() {
+        let jobs = running
+        running.removeAll()
+        for job in jobs { job.cancel() }
+    }
+}
+
+/// Runs `body`, the start of `job`'s work, on `executor`, or at once if there is none.
+///
+/// On an executor the body runs as a callback of the session: not at all if the loop
+/// stopped or the job was cancelled before its turn came, and a `stop` or `dispose`
+/// waits for it once it started.
+@usableFromInline
+func launch<Event>(
+    _ job: Job<Event>,
+    on executor: LoopExecutor?,
+    _ body: @escaping () -> Void
+) {
+    guard let executor else {
+        body()
+        return
+    }
+    let session = job.session
+    executor.execute {
+        session.perform {
+            if !job.isCancelled { body() }
+        }
+    }
+}

@@ -1,0 +1,56 @@
+/// An observable value: Minimalist's `Property` (RxSwift's `BehaviorRelay`, Combine's
+/// `CurrentValueSubject`).
+///
+/// ```swift
+/// final class ViewModel {
+///     @Property var items: [Item] = []
+/// }
+/// viewModel.items = newItems                               // store and notify
+/// viewModel.$items.observe(with: self) { me, items in … }  // bound to self's lifetime
+/// viewModel.$items.observe(\.count) { count in … }         // distinct counts only
+/// ```
+///
+/// Reading returns the value last stored, on every thread. Observers receive the
+/// current value first, then every value stored, in the order stored, one at a time: a
+/// value stored from inside an observer, or from another thread meanwhile, is delivered
+/// after the one in progress, never recursively. Errors thrown by a `subscribe`
+/// receiver are discarded.
+@propertyWrapper
+public final class Property<Value>: Subscribable, @unchecked Sendable {
+    private let broadcast: Broadcast<Value>
+
+    /// A property holding `value`.
+    public init(_ value: Value) {
+        broadcast = Broadcast(holding: value)
+    }
+
+    /// A property holding `wrappedValue`, for `@Property var x = …`.
+    public convenience init(wrappedValue: Value) {
+        self.init(wrappedValue)
+    }
+
+    /// The value. Setting it notifies every observer, equal or not (observe a key path,
+    /// `\.self` included, to skip equal values).
+    public var value: Value {
+        get { broadcast.value }
+        set { broadcast.send(newValue) }
+    }
+
+    /// The value, for `@Property`.
+    public var wrappedValue: Value {
+        get { value }
+        set { value = newValue }
+    }
+
+    /// The property itself, for `$name.observe(…)`.
+    public var projectedValue: Property<Value> { self }
+
+    /// Changes the value in place, as one change, and notifies observers.
+    public func modify(_ transform: (inout Value) throws -> Void) rethrows {
+        try broadcast.modify(transform)
+    }
+
+    public func subscribe(_ receiver: @escaping (Value) throws -> Void) -> _Disposable {
+        broadcast.subscribe(receiver)
+    }
+}

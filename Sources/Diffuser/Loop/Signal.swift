@@ -1,0 +1,34 @@
+/// A broadcast of events: Minimalist's `Signal` (RxSwift's `PublishRelay`, Combine's
+/// `PassthroughSubject`).
+///
+/// ```swift
+/// let didReceiveMessage = Signal<Message>()
+/// didReceiveMessage.observe(with: self) { me, message in … }
+/// didReceiveMessage.send(message)
+/// ```
+///
+/// Unlike a `Property` it holds no value: an observer hears of the events sent after
+/// it subscribed. Events reach observers one at a time, in the order sent; an event
+/// sent from inside an observer, or from another thread meanwhile, is delivered after
+/// the one in progress. Errors thrown by a `subscribe` receiver are discarded.
+public final class Signal<Value>: Subscribable, @unchecked Sendable {
+    private let broadcast = Broadcast<Value>()
+
+    public init() {}
+
+    /// Delivers `value` to every observer.
+    public func send(_ value: Value) {
+        broadcast.send(value)
+    }
+
+    public func subscribe(_ receiver: @escaping (Value) throws -> Void) -> _Disposable {
+        broadcast.subscribe(receiver)
+    }
+}
+
+extension Signal where Value == Void {
+    /// Delivers `()` to every observer.
+    public func send() {
+        broadcast.send(())
+    }
+}

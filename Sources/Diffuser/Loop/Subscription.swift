@@ -1,0 +1,84 @@
+import Synchronization
+
+/// One observer of a loop, a property or a signal: the receiver and the promise that,
+/// once `dispose()` has returned, it is not called again.
+///
+/// Calls hold the subscription's lock, so a `dispose()` on another thread waits for a
+/// call in progress; a `dispose()` from inside the receiver (on the calling thread) does
+/// not wait for itself. The receiver is released on dispose, so a receiver that captures
+/// its owner strongly does not keep it alive through the publisher.
+@usableFromInline
+final class Subscription<Value>: _Disposable, @unchecked Sendable {
+    @usableFromInline let lock = InlineLock()
+    @usableFromInline let caller = Atomic<UInt>(0)
+    @usableFromInline let closed = Atomic<Bool>(false)
+    /// Guarded by `lock`.
+    @usableFromInline var receiver: ((Value) throws -> Void)?
+
+    init(_ receiver: @escaping (Value) throws -> Void) {
+        self.receiver = receiver
+    }
+
+    /// Whether `dispose()` has been called.
+    @inlinable
+    var isClosed: Bool { closed.load(ordering: .acquiring) }
+
+    /// Calls the receiver with `value` unless disposed.
+    @inlinable
+    func deliver(_ value: Value) throws {
+        if isClosed { return }
+        let me = loopThreadID()
+        if caller.load(ordering: .acquiring) == me {
+            if let receiver { try receiver(value) }
+            return
+        }
+        lock.lock()
+        caller.store(me, ordering: .releasing)
+        defer {
+            caller.store(0, ordering: .releasing)
+            lock.unlock()
+        }
+        guard !isClosed, let receiver else { return }
+        try receiver(value)
+    }
+
+    @usableFromInline
+    func dispose() {
+        closed.store(true, ordering: .releasing)
+        if caller.load(ordering: .acquiring) == currentThreadID() {
+            // From inside the receiver: the lock is ours; the call in progress keeps its
+            // own reference to the receiver.
+            receiver = nil
+            return
+        }
+        lock.lock()
+        receiver = nil
+        lock.unlock()
+    }
+}
+
+/// A disposable for a subscription made after the disposable was handed out: disposing
+/// it before the subscription exists disposes the subscription as soon as it is made.
+final class DisposableLink: _Disposable, @unchecked Sendable {
+    private let lock = Lock()
+    private var target: _Disposable?
+    private var disposed = false
+
+    func link(_ disposable: _Disposable) {
+        let late: Bool = lock.withLock {
+            if disposed { return true }
+            target = disposable
+            return false
+        }
+        if late { disposable.dispose() }
+    }
+
+    func dispose() {
+        let target: _Disposable? = lock.withLock {
+            disposed = true
+            defer { self.target = nil }
+            return self.target
+        }
+        target?.dispose()
+    }
+}

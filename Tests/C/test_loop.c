@@ -1,0 +1,939 @@
+/*
+ * test_loop.c — loops through the C API: the update and its Next, the order of every
+ * callback in a step, events dispatched during a step, jobs (send now, later, from
+ * another thread; finish, cancel, on-cancel), feedbacks and their overlap strategies,
+ * request-gated feedbacks, observers, render, sources, executors (the caller's, manual,
+ * background, written in C), stop, start and dispose, the inspector, coalescing, errors
+ * and misuse, and threads (eight dispatchers; dispose racing dispatch). Every model and
+ * effect is a box, so that the end proves each one the core kept was released.
+ */
+#include "check.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <time.h>
+
+static void sleep_us(long us) {
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* The live boxes once the threads of background executors have let go of what they
+ * ran: the last reference to a loop may be dropped on such a thread, just after the
+ * call that handed it back returned. Waits up to a second. */
+static int boxes_settled(void) {
+    for (int i = 0; i < 1000 && __atomic_load_n(&box_live, __ATOMIC_SEQ_CST) != 0; i++) sleep_us(1000);
+    return __atomic_load_n(&box_live, __ATOMIC_SEQ_CST);
+}
+
+/* ------------------------------------------------------------------------------------
+ * The counter loop: models and effects are boxes, events are integers in pointers.
+ * ------------------------------------------------------------------------------------ */
+
+enum {
+    EV_FAIL = 1000,    /* the update fails */
+    EV_SILENT = 1001,  /* no model, no effect */
+    EV_EFFECT = 2000,  /* EV_EFFECT + k: no model, the effect k */
+    EV_ECHO = 3000,    /* EV_ECHO + n: no model, the effect 500 + n (handlers send n back) */
+};
+
+#define EVENT(n) ((const void *)(intptr_t)(n))
+#define VALUE(p) ((long)(intptr_t)(p))
+
+typedef struct update_ctx {
+    int calls;
+    int destroyed;
+    test_log *log;
+} update_ctx;
+
+/* A positive event n adds n to the model; 1 also makes the effect 100 + the new count. */
+static int counter_update(const void *model, const void *event, dfs_next *next, void *ctx) {
+    update_ctx *u = ctx;
+    u->calls++;
+    const box *m = model;
+    long e = VALUE(event);
+    if (u->log) log_add(u->log, "u:%ld", e);
+    if (e == EV_FAIL) {
+        dfs_set_error("the update refuses event 1000");
+        return 1;
+    }
+    if (e == EV_SILENT) return 0;
+    if (e >= EV_EFFECT && e < EV_EFFECT + 1000) return dfs_next_effect(next, box_new(e - EV_EFFECT)) == DFS_OK ? 0 : 9;
+    if (e >= EV_ECHO && e < EV_ECHO + 1000) return dfs_next_effect(next, box_new(500 + e - EV_ECHO)) == DFS_OK ? 0 : 9;
+    if (dfs_next_model(next, box_new(m->value + e)) != DFS_OK) return 9;
+    if (e == 1 && dfs_next_effect(next, box_new(100 + m->value + 1)) != DFS_OK) return 9;
+    return 0;
+}
+
+static void update_destroy(void *ctx) { ((update_ctx *)ctx)->destroyed++; }
+
+/* An observer or handler context: logs "name:value". */
+typedef struct tap {
+    const char *name;
+    test_log *log;
+    int calls;
+    int destroyed;
+    int fail_on;          /* the observer fails on this value (0: never) */
+    dfs_loop *dispatch_to;
+    long dispatch_on;     /* dispatch `dispatch_event` when the value is this */
+    long dispatch_event;
+    dfs_job *kept;        /* a handler keeps its first job here (retained) */
+} tap;
+
+static int tap_observe(const void *model, void *ctx) {
+    tap *t = ctx;
+    const box *m = model;
+    t->calls++;
+    log_add(t->log, "%s:%ld", t->name, m->value);
+    if (t->dispatch_to && m->value == t->dispatch_on) {
+        dfs_status s = dfs_loop_dispatch(t->dispatch_to, EVENT(t->dispatch_event));
+        log_add(t->log, "%s-dispatched:%s", t->name, s == DFS_OK ? "ok" : dfs_status_name(s));
+    }
+    if (t->fail_on && m->value == t->fail_on) return 3;
+    return 0;
+}
+
+static void tap_destroy(void *ctx) { ((tap *)ctx)->destroyed++; }
+
+/* A handler: logs the effect; an echo effect (500 + n) sends n back through its job. */
+static int tap_handle(const void *effect, dfs_job *job, void *ctx) {
+    tap *t = ctx;
+    const box *e = effect;
+    t->calls++;
+    log_add(t->log, "%s:%ld", t->name, e->value);
+    if (e->value >= 500 && e->value < 1000) {
+        dfs_status s = dfs_job_send(job, EVENT(e->value - 500));
+        if (s != DFS_OK) log_add(t->log, "%s-send:%s", t->name, dfs_status_name(s));
+    }
+    if (t->kept == NULL && e->value == 42) {
+        dfs_job_retain(job);
+        t->kept = job;
+    }
+    if (t->fail_on && e->value == t->fail_on) {
+        dfs_set_error("the handler refuses");
+        return 4;
+    }
+    return 0;
+}
+
+/* Reads a loop's model into a long. */
+static int read_model(const void *model, void *ctx) {
+    *(long *)ctx = ((const box *)model)->value;
+    return 0;
+}
+
+static long model_of(dfs_loop *loop) {
+    long value = -1;
+    dfs_loop_model(loop, read_model, &value);
+    return value;
+}
+
+/* The inspector: logs each trace in a short form. */
+typedef struct inspector {
+    test_log *log;
+    int destroyed;
+    int calls;
+} inspector;
+
+static void inspect(const dfs_trace *trace, void *ctx) {
+    inspector *i = ctx;
+    i->calls++;
+    const box *m = trace->model;
+    switch (trace->kind) {
+    case DFS_TRACE_STARTED:
+        log_add(i->log, "started:%ld/%zu", m->value, trace->effect_count);
+        break;
+    case DFS_TRACE_STEPPED:
+        log_add(i->log, "stepped:%ld", VALUE(trace->event));
+        if (trace->has_next_model) log_add(i->log, "->%ld", ((const box *)trace->next_model)->value);
+        for (size_t k = 0; k < trace->effect_count; k++) log_add(i->log, "+%ld", ((const box *)trace->effects[k])->value);
+        break;
+    case DFS_TRACE_FAILED:
+        log_add(i->log, "failed:%ld(%s)", VALUE(trace->event), trace->error ? trace->error : "?");
+        break;
+    case DFS_TRACE_DROPPED:
+        log_add(i->log, "dropped:%ld/%d", VALUE(trace->event), (int)trace->reason);
+        break;
+    case DFS_TRACE_EFFECT_FAILED:
+        log_add(i->log, "effect-failed:%ld", ((const box *)trace->effect)->value);
+        break;
+    case DFS_TRACE_OBSERVER_FAILED:
+        log_add(i->log, "observer-failed");
+        break;
+    case DFS_TRACE_STOPPED:
+        log_add(i->log, "stopped:%ld", m->value);
+        break;
+    case DFS_TRACE_DISPOSED:
+        log_add(i->log, "disposed:%ld", m->value);
+        break;
+    }
+}
+
+static void inspector_destroy(void *ctx) { ((inspector *)ctx)->destroyed++; }
+
+static box_type_ctx model_type_ctx, effect_type_ctx;
+static dfs_type *model_type, *effect_type;
+
+/* A config for the counter loop starting at `start`. */
+static dfs_loop_config counter_config(long start, update_ctx *u) {
+    dfs_loop_config c;
+    memset(&c, 0, sizeof c);
+    c.model_type = model_type;
+    c.event_type = dfs_type_pointer();
+    c.effect_type = effect_type;
+    c.model = box_new(start); /* retained by the core; the test drops its own below */
+    c.update = counter_update;
+    c.update_ctx = u;
+    c.update_destroy = update_destroy;
+    return c;
+}
+
+static dfs_loop *counter_loop(dfs_loop_config *c) {
+    dfs_loop *loop = NULL;
+    dfs_status s = dfs_loop_new(c, &loop);
+    box_unref((box *)c->model);
+    if (s != DFS_OK) {
+        printf("FATAL dfs_loop_new failed: %s\n", dfs_last_error());
+        exit(2);
+    }
+    return loop;
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+static void test_steps(void) {
+    check_section("steps: update, store, publish, effects; failures; no model");
+    test_log log = {{0}};
+    update_ctx u = {0};
+    tap h1 = {.name = "h1", .log = &log}, h2 = {.name = "h2", .log = &log};
+    inspector insp = {.log = &log};
+    dfs_handler handlers[] = {
+        {.fn = tap_handle, .ctx = &h1, .destroy = tap_destroy},
+        {.fn = tap_handle, .ctx = &h2, .destroy = tap_destroy},
+    };
+    dfs_loop_config c = counter_config(0, &u);
+    c.handlers = handlers;
+    c.handler_count = 2;
+    c.inspect = inspect;
+    c.inspect_ctx = &insp;
+    c.inspect_destroy = inspector_destroy;
+    dfs_loop *loop = counter_loop(&c);
+    CHECK_LOG(&log, "started:0/0", "the inspector sees the start");
+
+    tap o1 = {.name = "o1", .log = &log}, o2 = {.name = "o2", .log = &log};
+    dfs_disposable *d1 = NULL, *d2 = NULL;
+    CHECK_OK(dfs_loop_observe(loop, tap_observe, &o1, tap_destroy, &d1), "observe");
+    CHECK_OK(dfs_loop_observe(loop, tap_observe, &o2, tap_destroy, &d2), "observe a second time");
+    CHECK_LOG(&log, "o1:0 o2:0", "observers get the current model first");
+
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(1)), "dispatch 1");
+    CHECK_LOG(&log, "stepped:1 ->1 +101 o1:1 o2:1 h1:101 h2:101",
+              "update, then observers in order, then the effect to each handler in order");
+    CHECK_INT(model_of(loop), 1, "the model is stored");
+
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(EV_EFFECT + 7)), "an effect without a model");
+    CHECK_LOG(&log, "stepped:2007 +7 h1:7 h2:7", "no model: nothing published, the effect handled");
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(EV_SILENT)), "nothing at all");
+    CHECK_LOG(&log, "stepped:1001", "no model, no effect");
+
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(EV_FAIL)), "a failing update is accepted");
+    CHECK_LOG(&log, "failed:1000(the update refuses event 1000)", "the inspector sees the failure and its message");
+    CHECK_INT(model_of(loop), 1, "a failed update keeps the model");
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(5)), "the loop goes on");
+    CHECK_LOG(&log, "stepped:5 ->6 o1:6 o2:6", "the next event is handled");
+
+    h1.fail_on = 107;
+    o2.fail_on = 7;
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(1)), "dispatch 1 again");
+    CHECK_LOG(&log, "stepped:1 ->7 +107 o1:7 o2:7 observer-failed h1:107 effect-failed:107 h2:107",
+              "a failing observer and handler are reported, the rest goes on");
+
+    dfs_disposable_dispose(d1);
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(2)), "dispatch after an observer left");
+    CHECK_LOG(&log, "stepped:2 ->9 o2:9", "a disposed observer hears nothing more");
+    CHECK_INT(o1.destroyed, 1, "a disposed observer's context is destroyed once");
+
+    CHECK_OK(dfs_loop_dispose(loop), "dispose");
+    CHECK_LOG(&log, "disposed:9", "the inspector sees the dispose");
+    CHECK_STATUS(dfs_loop_dispatch(loop, EVENT(1)), DFS_ERR_DISPOSED, "dispatch after dispose is refused");
+    CHECK_ERROR_HAS("disposed", "with a message");
+    CHECK_OK(dfs_loop_dispose(loop), "dispose is idempotent");
+    CHECK_INT(dfs_loop_is_running(loop), 0, "not running");
+    dfs_disposable_release(d1);
+    dfs_disposable_release(d2);
+    CHECK_OK(dfs_loop_release(loop), "release");
+    CHECK_INT(u.destroyed, 1, "the update's context is destroyed once");
+    CHECK_INT(h1.destroyed + h2.destroyed, 2, "each handler's context once");
+    CHECK_INT(o2.destroyed, 1, "the remaining observer's context once");
+    CHECK_INT(insp.destroyed, 1, "the inspector's context once");
+    CHECK_INT(box_live, 0, "every model and effect the core kept was released");
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+static void test_reentrancy(void) {
+    check_section("events dispatched during a step are queued, never handled inside it");
+    test_log log = {{0}};
+    update_ctx u = {.log = &log};
+    tap h = {.name = "h", .log = &log};
+    dfs_handler handlers[] = {{.fn = tap_handle, .ctx = &h}};
+    dfs_loop_config c = counter_config(0, &u);
+    c.handlers = handlers;
+    c.handler_count = 1;
+    dfs_loop *loop = counter_loop(&c);
+    tap o = {.name = "o", .log = &log, .dispatch_on = 1, .dispatch_event = 10};
+    o.dispatch_to = loop;
+    dfs_disposable *d = NULL;
+    dfs_loop_observe(loop, tap_observe, &o, NULL, &d);
+    log_clear(&log);
+
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(EV_ECHO + 1)), "an effect whose handler sends 1 back");
+    CHECK_LOG(&log, "u:3001 h:501 u:1 o:1 o-dispatched:ok h:101 u:10 o:11",
+              "the handler's send and the observer's dispatch each wait for the step to end");
+    CHECK_INT(model_of(loop), 11, "both were handled");
+    dfs_disposable_dispose(d);
+    dfs_disposable_release(d);
+    dfs_loop_release(loop);
+    CHECK_INT(box_live, 0, "no box left");
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+typedef struct later {
+    dfs_job *job;
+    long event;
+    dfs_status first, after_finish;
+} later;
+
+static void *send_later(void *arg) {
+    later *l = arg;
+    sleep_us(1000);
+    l->first = dfs_job_send(l->job, EVENT(l->event));
+    dfs_job_finish(l->job);
+    l->after_finish = dfs_job_send(l->job, EVENT(l->event));
+    dfs_job_release(l->job);
+    return NULL;
+}
+
+static void count_action(void *ctx) { (*(int *)ctx)++; }
+static void action_destroy(void *ctx) { (*(int *)ctx) += 100; }
+
+static void test_jobs(void) {
+    check_section("jobs: send later from another thread, finish, cancel, on-cancel");
+    test_log log = {{0}};
+    update_ctx u = {0};
+    tap h = {.name = "h", .log = &log};
+    dfs_handler handlers[] = {{.fn = tap_handle, .ctx = &h}};
+    dfs_loop_config c = counter_config(0, &u);
+    c.handlers = handlers;
+    c.handler_count = 1;
+    dfs_loop *loop = counter_loop(&c);
+
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(EV_EFFECT + 42)), "an effect whose handler keeps its job");
+    CHECK(h.kept != NULL, "the handler retained its job");
+    later l = {.job = h.kept, .event = 5};
+    pthread_t thread;
+    pthread_create(&thread, NULL, send_later, &l);
+    pthread_join(thread, NULL);
+    CHECK_OK(l.first, "a job sends from another thread, later");
+    CHECK_STATUS(l.after_finish, DFS_ERR_DISPOSED, "a finished job sends nothing");
+    CHECK_INT(model_of(loop), 5, "the event sent later was handled");
+
+    h.kept = NULL;
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(EV_EFFECT + 42)), "another kept job");
+    dfs_job *job = h.kept;
+    int actions = 0, late = 0;
+    CHECK_OK(dfs_job_on_cancel(job, count_action, &actions, action_destroy), "on_cancel");
+    CHECK_INT(dfs_job_is_cancelled(job), 0, "running");
+    CHECK_OK(dfs_job_cancel(job), "cancel");
+    CHECK_INT(actions, 101, "the action ran once, then its context was destroyed");
+    CHECK_INT(dfs_job_is_cancelled(job), 1, "cancelled");
+    CHECK_STATUS(dfs_job_send(job, EVENT(1)), DFS_ERR_DISPOSED, "a cancelled job sends nothing");
+    CHECK_OK(dfs_job_on_cancel(job, count_action, &late, NULL), "on_cancel on a cancelled job");
+    CHECK_INT(late, 1, "runs at once");
+    dfs_job_release(job);
+
+    h.kept = NULL;
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(EV_EFFECT + 42)), "a third kept job");
+    job = h.kept;
+    int on_dispose = 0;
+    dfs_job_on_cancel(job, count_action, &on_dispose, NULL);
+    dfs_loop_dispose(loop);
+    CHECK_INT(on_dispose, 1, "dispose cancels the work in flight");
+    CHECK_STATUS(dfs_job_send(job, EVENT(1)), DFS_ERR_DISPOSED, "a job of a disposed loop sends nothing");
+    CHECK_OK(dfs_job_release(job), "release the job");
+    CHECK_STATUS(dfs_job_release(job), DFS_ERR_HANDLE, "a released job handle is refused");
+    dfs_loop_release(loop);
+    CHECK_INT(box_live, 0, "no box left");
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+typedef struct fb {
+    const char *name;
+    test_log *log;
+    int destroyed;
+    dfs_job *jobs[16];
+    int count;
+    int cancels[16];
+} fb;
+
+static void fb_work(const void *value, dfs_job *job, void *ctx) {
+    fb *f = ctx;
+    long v = ((const box *)value)->value;
+    log_add(f->log, "%s:%ld", f->name, v);
+    if (f->count < 16) {
+        dfs_job_retain(job);
+        f->jobs[f->count] = job;
+        dfs_job_on_cancel(job, count_action, &f->cancels[f->count], NULL);
+        f->count++;
+    }
+}
+
+static void fb_destroy(void *ctx) { ((fb *)ctx)->destroyed++; }
+
+static void fb_release(fb *f) {
+    for (int i = 0; i < f->count; i++) dfs_job_release(f->jobs[i]);
+}
+
+/* The request of a model: a box of value / 10, or none (NULL) below 10. */
+static int request_of(const void *value, const void **out, void *ctx) {
+    (void)ctx;
+    long v = ((const box *)value)->value;
+    *out = v < 10 ? NULL : box_new(v / 10);
+    return 0;
+}
+
+static void test_feedbacks(void) {
+    check_section("feedbacks: cancel previous, keep previous, concurrent; request-gated");
+    test_log log = {{0}};
+    update_ctx u = {0};
+    dfs_loop_config c = counter_config(0, &u);
+    dfs_loop *loop = counter_loop(&c);
+
+    fb cancel = {.name = "cancel", .log = &log}, keep = {.name = "keep", .log = &log},
+       both = {.name = "both", .log = &log};
+    dfs_disposable *dc = NULL, *dk = NULL, *db = NULL;
+    CHECK_OK(dfs_loop_add_feedback(loop, DFS_OVERLAP_CANCEL_PREVIOUS, NULL, fb_work, &cancel, fb_destroy, &dc),
+             "a cancel-previous feedback");
+    CHECK_OK(dfs_loop_add_feedback(loop, DFS_OVERLAP_KEEP_PREVIOUS, NULL, fb_work, &keep, fb_destroy, &dk),
+             "a keep-previous feedback");
+    CHECK_OK(dfs_loop_add_feedback(loop, DFS_OVERLAP_CONCURRENT, NULL, fb_work, &both, fb_destroy, &db),
+             "a concurrent feedback");
+    CHECK_LOG(&log, "cancel:0 keep:0 both:0", "each hears of the current model first");
+    dfs_loop_dispatch(loop, EVENT(2));
+    CHECK_LOG(&log, "cancel:2 both:2", "keep-previous ignores a model while its job runs");
+    CHECK_INT(cancel.cancels[0], 1, "cancel-previous cancelled its first job");
+    CHECK_INT(both.cancels[0], 0, "concurrent let it run");
+    CHECK_STATUS(dfs_job_send(cancel.jobs[0], EVENT(1)), DFS_ERR_DISPOSED, "the cancelled job sends nothing");
+    CHECK_OK(dfs_job_send(both.jobs[0], EVENT(1)), "the concurrent first job still sends");
+    CHECK_LOG(&log, "cancel:3 both:3", "its event made a model");
+    dfs_job_finish(keep.jobs[0]);
+    dfs_loop_dispatch(loop, EVENT(1));
+    CHECK_LOG(&log, "cancel:4 keep:4 both:4", "after its job finished, keep-previous starts anew");
+
+    dfs_disposable_dispose(dc);
+    dfs_loop_dispatch(loop, EVENT(1));
+    CHECK_LOG(&log, "both:5", "a removed feedback hears nothing more (and keep-previous keeps its job)");
+    CHECK_INT(cancel.cancels[cancel.count - 1], 1, "and its work in progress was cancelled");
+    dfs_disposable_dispose(dk);
+    dfs_disposable_dispose(db);
+
+    /* Request-gated. */
+    fb req = {.name = "req", .log = &log};
+    dfs_disposable *dr = NULL;
+    CHECK_OK(dfs_loop_add_request_feedback(loop, model_type, request_of, NULL, NULL, DFS_OVERLAP_CANCEL_PREVIOUS, NULL,
+                                           fb_work, &req, fb_destroy, &dr),
+             "a request-gated feedback");
+    CHECK_LOG(&log, "", "no request below 10");
+    dfs_loop_dispatch(loop, EVENT(5));   /* 10: request 1 */
+    dfs_loop_dispatch(loop, EVENT(5));   /* 15: request 1 again */
+    dfs_loop_dispatch(loop, EVENT(5));   /* 20: request 2 */
+    CHECK_LOG(&log, "req:1 req:2", "starts on a new request only");
+    CHECK_INT(req.cancels[0], 1, "the new request cancelled the old one's job");
+    dfs_loop_dispatch(loop, EVENT(-15)); /* 5: no request */
+    CHECK_INT(req.cancels[1], 1, "no request: the job is cancelled");
+    dfs_loop_dispatch(loop, EVENT(15));  /* 20: request 2 */
+    CHECK_LOG(&log, "req:2", "a request again after none starts again");
+    dfs_disposable_dispose(dr);
+
+    dfs_disposable_release(dc);
+    dfs_disposable_release(dk);
+    dfs_disposable_release(db);
+    dfs_disposable_release(dr);
+    dfs_loop_release(loop);
+    fb_release(&cancel);
+    fb_release(&keep);
+    fb_release(&both);
+    fb_release(&req);
+    CHECK_INT(cancel.destroyed + keep.destroyed + both.destroyed + req.destroyed, 4, "every feedback context once");
+    CHECK_INT(box_live, 0, "no box left (requests included)");
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+/* An executor written in C: a queue the test runs by hand. */
+typedef struct queue_executor {
+    dfs_work *works[64];
+    int count;
+    int destroyed;
+} queue_executor;
+
+static void queue_execute(dfs_work *work, void *ctx) {
+    queue_executor *q = ctx;
+    q->works[q->count++] = work;
+}
+
+static void queue_destroy(void *ctx) { ((queue_executor *)ctx)->destroyed++; }
+
+static int queue_run(queue_executor *q) {
+    int ran = 0;
+    while (q->count > 0) {
+        dfs_work *work = q->works[0];
+        memmove(q->works, q->works + 1, (size_t)(q->count - 1) * sizeof q->works[0]);
+        q->count--;
+        if (dfs_work_run(work) == DFS_OK) ran++;
+    }
+    return ran;
+}
+
+static void test_executors(void) {
+    check_section("executors: manual, written in C, background");
+    test_log log = {{0}};
+    update_ctx u = {0};
+
+    dfs_executor *manual = NULL;
+    CHECK_OK(dfs_executor_new_manual(&manual), "a manual executor");
+    dfs_loop_config c = counter_config(0, &u);
+    c.executor = manual;
+    dfs_loop *loop = counter_loop(&c);
+    tap o = {.name = "o", .log = &log};
+    dfs_disposable *d = NULL;
+    dfs_loop_observe(loop, tap_observe, &o, NULL, &d);
+    dfs_loop_dispatch(loop, EVENT(1));
+    dfs_loop_dispatch(loop, EVENT(2));
+    CHECK_LOG(&log, "", "nothing runs before the executor does");
+    CHECK_INT(dfs_executor_run_next(manual), 1, "the start");
+    CHECK_INT(dfs_executor_run_next(manual), 1, "the observer's registration");
+    CHECK_LOG(&log, "o:0", "one entry per step");
+    CHECK_INT(dfs_executor_run_next(manual), 1, "one event");
+    CHECK_LOG(&log, "o:1", "one step");
+    CHECK_INT(dfs_executor_run_all(manual), 1, "the rest");
+    CHECK_LOG(&log, "o:3", "the last step");
+    CHECK_INT(dfs_executor_run_next(manual), 0, "nothing left");
+    dfs_loop_dispatch(loop, EVENT(1));
+    dfs_loop_dispose(loop);
+    CHECK_INT(dfs_executor_run_all(manual), 1, "the drain handed over before the dispose runs");
+    CHECK_LOG(&log, "", "but handles nothing: the dispose dropped the event");
+    dfs_disposable_release(d);
+    dfs_loop_release(loop);
+
+    queue_executor q = {0};
+    dfs_executor *custom = NULL;
+    CHECK_OK(dfs_executor_new(queue_execute, &q, queue_destroy, 2, &custom), "an executor written in C");
+    CHECK_INT(dfs_executor_run_next(custom), -DFS_ERR_ARGUMENT, "run_next is for manual executors");
+    c = counter_config(0, &u);
+    c.executor = custom;
+    loop = counter_loop(&c);
+    dfs_loop_observe(loop, tap_observe, &o, NULL, &d);
+    for (int i = 0; i < 5; i++) dfs_loop_dispatch(loop, EVENT(1));
+    CHECK_INT(q.count, 1, "one piece of work handed");
+    CHECK_INT(queue_run(&q), 4, "7 entries, 2 a run: four pieces of work");
+    CHECK_LOG(&log, "o:0 o:1 o:2 o:3 o:4 o:5", "every step, in order");
+    CHECK_OK(dfs_executor_release(custom), "release the executor handle");
+    dfs_loop_dispatch(loop, EVENT(1));
+    queue_run(&q);
+    CHECK_LOG(&log, "o:6", "the loop keeps its executor");
+    dfs_disposable_release(d);
+    dfs_loop_release(loop);
+    CHECK_INT(q.destroyed, 1, "the executor's context is destroyed with the last user");
+
+    dfs_executor *background = NULL;
+    CHECK_OK(dfs_executor_new_background(&background), "a background executor");
+    c = counter_config(0, &u);
+    c.executor = background;
+    loop = counter_loop(&c);
+    for (int i = 0; i < 100; i++) dfs_loop_dispatch(loop, EVENT(1));
+    dfs_loop_dispose(loop);
+    CHECK_INT(model_of(loop), 100, "dispose waits for the background thread to handle what it accepted");
+    dfs_loop_release(loop);
+    dfs_executor_release(background);
+    dfs_executor_release(manual);
+    CHECK_INT(boxes_settled(), 0, "no box left");
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+typedef struct source {
+    dfs_dispatch *dispatch;
+    int connects, disconnects, destroyed;
+} source;
+
+static int source_connect(dfs_dispatch *dispatch, void *ctx, void **connection) {
+    source *s = ctx;
+    s->dispatch = dispatch;
+    s->connects++;
+    *connection = s;
+    return 0;
+}
+
+static void source_disconnect(void *connection, void *ctx) {
+    source *s = ctx;
+    (void)connection;
+    s->dispatch = NULL;
+    s->disconnects++;
+}
+
+static void source_destroy(void *ctx) { ((source *)ctx)->destroyed++; }
+
+static void test_lifecycle(void) {
+    check_section("lifecycle: manual start, stop keeps the model, start, sources, render, last release");
+    test_log log = {{0}};
+    update_ctx u = {0};
+    inspector insp = {.log = &log};
+    dfs_loop_config c = counter_config(3, &u);
+    box *start_effect = box_new(9);
+    const void *start_effects[] = {start_effect};
+    tap h = {.name = "h", .log = &log};
+    dfs_handler handlers[] = {{.fn = tap_handle, .ctx = &h}};
+    c.start_effects = start_effects;
+    c.start_effect_count = 1;
+    c.handlers = handlers;
+    c.handler_count = 1;
+    c.inspect = inspect;
+    c.inspect_ctx = &insp;
+    c.manual_start = 1;
+    dfs_loop *loop = counter_loop(&c);
+    box_unref(start_effect);
+    CHECK_INT(dfs_loop_is_running(loop), 0, "made with manual_start: not running");
+    CHECK_STATUS(dfs_loop_dispatch(loop, EVENT(1)), DFS_ERR_STOPPED, "refused before the start");
+
+    source src = {0};
+    dfs_fuser *fuser = NULL;
+    dfs_fuser_from(dfs_type_pointer(), source_connect, source_disconnect, &src, source_destroy, &fuser);
+    dfs_disposable *connection = NULL;
+    CHECK_OK(dfs_loop_connect(loop, fuser, &connection), "connect sources");
+    dfs_fuser_release(fuser);
+    CHECK_INT(src.connects, 0, "not connected while not running");
+
+    tap r = {.name = "r", .log = &log};
+    dfs_diffuser *render = NULL;
+    dfs_diffuser_into(model_type, tap_observe, &r, NULL, &render);
+    dfs_disposable *rendering = NULL;
+    CHECK_OK(dfs_loop_render(loop, render, &rendering), "render through a diffuser");
+    dfs_diffuser_release(render);
+    CHECK_LOG(&log, "", "nothing rendered before the start");
+
+    CHECK_OK(dfs_loop_start(loop), "start");
+    CHECK_LOG(&log, "started:3/1 r:3 h:9", "the first model is published, then the start effects");
+    CHECK_INT(src.connects, 1, "sources connected");
+    CHECK_OK(dfs_dispatch_emit(src.dispatch, EVENT(2)), "a source emits");
+    CHECK_LOG(&log, "stepped:2 ->5 r:5", "its event is handled");
+
+    CHECK_OK(dfs_loop_stop(loop), "stop");
+    CHECK_LOG(&log, "stopped:5", "the inspector sees the stop");
+    CHECK_INT(src.disconnects, 1, "sources disconnected");
+    CHECK_STATUS(dfs_loop_dispatch(loop, EVENT(1)), DFS_ERR_STOPPED, "refused while stopped");
+    CHECK_INT(model_of(loop), 5, "the model is kept");
+    CHECK_OK(dfs_loop_start(loop), "start again");
+    CHECK_LOG(&log, "started:5/0", "the kept model is published again: the render's gate saw it already");
+    CHECK_INT(src.connects, 2, "sources reconnected");
+    dfs_dispatch_emit(src.dispatch, EVENT(1));
+    CHECK_LOG(&log, "stepped:1 ->6 +106 r:6 h:106", "and running");
+
+    CHECK_OK(dfs_disposable_dispose(connection), "disconnect the sources for good");
+    CHECK_INT(src.disconnects, 2, "disconnected");
+    dfs_loop_stop(loop);
+    dfs_loop_start(loop);
+    CHECK_INT(src.connects, 2, "not reconnected after dispose");
+    log_clear(&log);
+
+    CHECK_OK(dfs_loop_release(loop), "the last release");
+    CHECK_LOG(&log, "disposed:6", "disposes the loop");
+    dfs_disposable_release(connection);
+    dfs_disposable_release(rendering);
+    CHECK_INT(src.destroyed, 1, "the source's context is destroyed once");
+    CHECK_INT(box_live, 0, "no box left");
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+static int key_of(const void *event, uint64_t *key, void *ctx) {
+    (void)ctx;
+    long e = VALUE(event);
+    if (e < 100) return 0;
+    *key = (uint64_t)(e / 100);
+    return 1;
+}
+
+static void test_coalescing(void) {
+    check_section("coalescing: a queued event with the same key is replaced in place");
+    test_log log = {{0}};
+    update_ctx u = {.log = &log};
+    inspector insp = {.log = &log};
+    dfs_executor *manual = NULL;
+    dfs_executor_new_manual(&manual);
+    dfs_loop_config c = counter_config(0, &u);
+    c.executor = manual;
+    c.coalesce = key_of;
+    c.inspect = inspect;
+    c.inspect_ctx = &insp;
+    dfs_loop *loop = counter_loop(&c);
+    dfs_executor_run_all(manual);
+    log_clear(&log);
+    dfs_loop_dispatch(loop, EVENT(101)); /* key 1 */
+    dfs_loop_dispatch(loop, EVENT(1));
+    dfs_loop_dispatch(loop, EVENT(102)); /* key 1: replaces 101 in place */
+    dfs_loop_dispatch(loop, EVENT(201)); /* key 2 */
+    dfs_loop_dispatch(loop, EVENT(103)); /* key 1 again */
+    dfs_executor_run_all(manual);
+    CHECK_LOG(&log,
+              "dropped:101/2 dropped:102/2 u:103 stepped:103 ->103 u:1 stepped:1 ->104 +204 u:201 stepped:201 ->305",
+              "103 took 101's place; the replaced ones are dropped as coalesced");
+    dfs_loop_release(loop);
+    dfs_executor_release(manual);
+    CHECK_INT(box_live, 0, "no box left");
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+static int noop_effect(const void *value, void *ctx) {
+    (void)value;
+    (void)ctx;
+    return 0;
+}
+
+static int next_outside(const void *model, const void *event, dfs_next *next, void *ctx) {
+    (void)model;
+    (void)event;
+    *(dfs_next **)ctx = next;
+    return 0;
+}
+
+static void test_errors(void) {
+    check_section("errors: NULL and wrong handles, types, dfs_next outside its update, destroy once");
+    update_ctx u = {0};
+    dfs_loop *loop = NULL;
+    CHECK_STATUS(dfs_loop_new(NULL, &loop), DFS_ERR_NULL, "NULL config");
+    CHECK(loop == NULL, "out cleared");
+
+    dfs_loop_config c = counter_config(0, &u);
+    c.update = NULL;
+    CHECK_STATUS(dfs_loop_new(&c, &loop), DFS_ERR_NULL, "no update");
+    CHECK_INT(u.destroyed, 1, "a failing constructor still destroys the update's context");
+    box_unref((box *)c.model);
+
+    tap h = {.name = "h"};
+    dfs_handler handlers[] = {{.fn = tap_handle, .ctx = &h, .destroy = tap_destroy}};
+    u.destroyed = 0;
+    c = counter_config(0, &u);
+    c.handlers = handlers;
+    c.handler_count = 1;
+    c.event_type = NULL;
+    CHECK_STATUS(dfs_loop_new(&c, &loop), DFS_ERR_NULL, "no event type");
+    CHECK_INT(u.destroyed + h.destroyed, 2, "and the handlers' contexts");
+    box_unref((box *)c.model);
+
+    dfs_diffuser *diffuser = NULL;
+    dfs_diffuser_into_always(dfs_type_pointer(), noop_effect, NULL, NULL, &diffuser);
+    CHECK_STATUS(dfs_loop_dispatch((dfs_loop *)diffuser, EVENT(1)), DFS_ERR_HANDLE, "a diffuser handle is not a loop");
+    CHECK_STATUS(dfs_loop_dispatch(NULL, EVENT(1)), DFS_ERR_NULL, "a NULL loop");
+    CHECK_STATUS(dfs_loop_dispatch((dfs_loop *)(uintptr_t)0x7777, EVENT(1)), DFS_ERR_HANDLE, "a forged loop");
+
+    u.destroyed = 0;
+    c = counter_config(0, &u);
+    loop = counter_loop(&c);
+    CHECK_STATUS(dfs_diffuser_run((dfs_diffuser *)loop, EVENT(1)), DFS_ERR_HANDLE, "a loop handle is not a diffuser");
+    dfs_disposable *d = NULL;
+    CHECK_STATUS(dfs_loop_render(loop, diffuser, &d), DFS_ERR_TYPE, "render needs the model type");
+    CHECK(d == NULL, "out cleared");
+    dfs_fuser *boxes = NULL;
+    source src = {0};
+    dfs_fuser_from(model_type, source_connect, source_disconnect, &src, NULL, &boxes);
+    CHECK_STATUS(dfs_loop_connect(loop, boxes, &d), DFS_ERR_TYPE, "connect needs the event type");
+    CHECK_STATUS(dfs_loop_add_feedback(loop, (dfs_overlap)9, NULL, fb_work, NULL, NULL, &d), DFS_ERR_ARGUMENT,
+                 "an unknown overlap");
+    dfs_next *stale = NULL;
+    box *unused = box_new(1);
+    CHECK_STATUS(dfs_next_model(stale, unused), DFS_ERR_NULL, "a NULL next");
+    box_unref(unused); /* refused: the value stays the caller's */
+
+    update_ctx u2 = {0};
+    dfs_loop_config c2 = counter_config(0, &u2);
+    c2.update = next_outside;
+    c2.update_ctx = &stale;
+    c2.update_destroy = NULL;
+    dfs_loop *capturing = counter_loop(&c2);
+    dfs_loop_dispatch(capturing, EVENT(1));
+    CHECK(stale != NULL, "the update saw its next");
+    CHECK_STATUS(dfs_next_effect(stale, NULL), DFS_ERR_HANDLE, "a dfs_next after its update returned is refused");
+    dfs_loop_release(capturing);
+
+    CHECK_STATUS(dfs_executor_run_all(NULL), -DFS_ERR_NULL, "run_all of NULL");
+    CHECK_OK(dfs_loop_release(NULL), "releasing NULL is allowed");
+    CHECK_OK(dfs_loop_release(loop), "release");
+    CHECK_STATUS(dfs_loop_release(loop), DFS_ERR_HANDLE, "a released loop");
+    CHECK_INT(dfs_loop_is_running(loop), -DFS_ERR_HANDLE, "is_running of a released loop");
+    dfs_fuser_release(boxes);
+    dfs_diffuser_release(diffuser);
+    CHECK_INT(box_live, 0, "no box left");
+}
+
+/* ------------------------------------------------------------------------------------
+ * Threads
+ * ------------------------------------------------------------------------------------ */
+
+/* A model of plain counters in a box: value counts events; the update checks that each
+ * thread's events arrive in the order sent and that no two steps overlap. */
+typedef struct tally {
+    long last[8];
+    int out_of_order;
+    int inside;
+    int overlaps;
+    atomic_int updates;
+    atomic_int after_dispose;
+    atomic_int disposed;
+} tally;
+
+static int tally_update(const void *model, const void *event, dfs_next *next, void *ctx) {
+    tally *t = ctx;
+    if (atomic_load(&t->disposed)) atomic_fetch_add(&t->after_dispose, 1);
+    if (t->inside++) t->overlaps++;
+    long e = VALUE(event);
+    int thread = (int)(e >> 20);
+    long seq = e & 0xFFFFF;
+    if (seq <= t->last[thread]) t->out_of_order++;
+    t->last[thread] = seq;
+    atomic_fetch_add(&t->updates, 1);
+    dfs_next_model(next, box_new(((const box *)model)->value + 1));
+    t->inside--;
+    return 0;
+}
+
+typedef struct dispatcher {
+    dfs_loop *loop;
+    int thread;
+    int count;       /* events to send; -1: until refused */
+    int accepted;
+} dispatcher;
+
+static void *dispatch_many(void *arg) {
+    dispatcher *d = arg;
+    for (int i = 0; d->count < 0 || i < d->count; i++) {
+        if (dfs_loop_dispatch(d->loop, EVENT(((long)d->thread << 20) | (i + 1))) != DFS_OK) break;
+        d->accepted++;
+    }
+    return NULL;
+}
+
+static void run_dispatchers(dfs_loop *loop, dispatcher *ds, int count) {
+    pthread_t threads[8];
+    for (int i = 0; i < 8; i++) {
+        ds[i] = (dispatcher){.loop = loop, .thread = i, .count = count};
+        pthread_create(&threads[i], NULL, dispatch_many, &ds[i]);
+    }
+    for (int i = 0; i < 8; i++) pthread_join(threads[i], NULL);
+}
+
+static dfs_loop *tally_loop(tally *t, dfs_executor *executor) {
+    memset(t, 0, sizeof *t);
+    for (int i = 0; i < 8; i++) t->last[i] = 0;
+    dfs_loop_config c;
+    memset(&c, 0, sizeof c);
+    c.model_type = model_type;
+    c.event_type = dfs_type_pointer();
+    c.effect_type = effect_type;
+    c.model = box_new(0);
+    c.update = tally_update;
+    c.update_ctx = t;
+    c.executor = executor;
+    return counter_loop(&c);
+}
+
+typedef struct disposer {
+    dfs_loop *loop;
+    tally *t;
+    int delay_us;
+} disposer;
+
+static void *dispose_soon(void *arg) {
+    disposer *d = arg;
+    sleep_us(d->delay_us);
+    dfs_loop_dispose(d->loop);
+    atomic_store(&d->t->disposed, 1);
+    return NULL;
+}
+
+static int tally_observe(const void *model, void *ctx) {
+    (void)model;
+    tally *t = ctx;
+    if (atomic_load(&t->disposed)) atomic_fetch_add(&t->after_dispose, 1);
+    return 0;
+}
+
+static void test_threads(void) {
+    check_section("threads: eight dispatchers; dispose racing dispatch");
+    int per_thread = check_scale(2000, 200);
+    tally t;
+    dispatcher ds[8];
+
+    dfs_loop *loop = tally_loop(&t, NULL);
+    run_dispatchers(loop, ds, per_thread);
+    CHECK_INT(model_of(loop), 8 * per_thread, "every event handled once (caller's executor)");
+    CHECK_INT(t.out_of_order, 0, "each thread's events in the order sent");
+    CHECK_INT(t.overlaps, 0, "no two steps at once");
+    dfs_loop_release(loop);
+
+    dfs_executor *background = NULL;
+    dfs_executor_new_background(&background);
+    loop = tally_loop(&t, background);
+    run_dispatchers(loop, ds, per_thread);
+    dfs_loop_dispose(loop);
+    CHECK_INT(model_of(loop), 8 * per_thread, "every event handled once (background executor)");
+    CHECK_INT(t.out_of_order + t.overlaps, 0, "in order, one at a time");
+    dfs_loop_release(loop);
+    dfs_executor_release(background);
+    boxes_settled();
+
+    int rounds = check_scale(40, 4);
+    int lost = 0, late = 0;
+    for (int round = 0; round < rounds; round++) {
+        loop = tally_loop(&t, NULL);
+        dfs_disposable *d = NULL;
+        dfs_loop_observe(loop, tally_observe, &t, NULL, &d);
+        disposer killer = {.loop = loop, .t = &t, .delay_us = 100 + (round * 37) % 500};
+        pthread_t kt;
+        pthread_create(&kt, NULL, dispose_soon, &killer);
+        run_dispatchers(loop, ds, -1);
+        pthread_join(kt, NULL);
+        int accepted = 0;
+        for (int i = 0; i < 8; i++) accepted += ds[i].accepted;
+        if (accepted != atomic_load(&t.updates)) lost++;
+        late += atomic_load(&t.after_dispose);
+        dfs_disposable_release(d);
+        dfs_loop_release(loop);
+    }
+    CHECK_INT(lost, 0, "every accepted event reached the update before dispose returned");
+    CHECK_INT(late, 0, "no callback after dispose returned");
+    CHECK_INT(box_live, 0, "no box left");
+}
+
+int main(int argc, char **argv) {
+    check_init(argc, argv);
+    model_type = box_type_fresh(&model_type_ctx, NULL);
+    effect_type = box_type_new("effect", &effect_type_ctx);
+    test_steps();
+    test_reentrancy();
+    test_jobs();
+    test_feedbacks();
+    test_executors();
+    test_lifecycle();
+    test_coalescing();
+    test_errors();
+    test_threads();
+    dfs_type_release(model_type);
+    dfs_type_release(effect_type);
+    CHECK_INT(model_type_ctx.destroyed, 1, "the model type's context is destroyed once");
+    return check_finish();
+}

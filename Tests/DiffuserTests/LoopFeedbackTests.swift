@@ -1,0 +1,320 @@
+import Dispatch
+import Foundation
+import XCTest
+@testable import Diffuser
+
+/// Feedbacks: synchronous, asynchronous, request-gated; overlap strategies; filters,
+/// scopes, executors; gears.
+final class LoopFeedbackTests: XCTestCase {
+    // Spin's README example: two levels converge to their average.
+    struct Levels: Equatable { var left: Int; var right: Int }
+    enum LevelEvent: Sendable { case increaseLeft, decreaseLeft, increaseRight, decreaseRight }
+
+    func testSpinLevelsConverge() {
+        func leftEffect(_ levels: Levels) -> [LevelEvent] {
+            guard levels.left != levels.right else { return [] }
+            return [levels.left < levels.right ? .increaseLeft : .decreaseLeft]
+        }
+        func rightEffect(_ levels: Levels) -> [LevelEvent] {
+            guard levels.left != levels.right else { return [] }
+            return [levels.right < levels.left ? .increaseRight : .decreaseRight]
+        }
+        func reducer(_ levels: Levels, _ event: LevelEvent) -> Levels {
+            guard levels.left != levels.right else { return levels }
+            switch event {
+            case .decreaseLeft: return Levels(left: levels.left - 1, right: levels.right)
+            case .increaseLeft: return Levels(left: levels.left + 1, right: levels.right)
+            case .decreaseRight: return Levels(left: levels.left, right: levels.right - 1)
+            case .increaseRight: return Levels(left: levels.left, right: levels.right + 1)
+            }
+        }
+        let loop = Loop(
+            model: Levels(left: 10, right: 20),
+            reducer: reducer,
+            feedbacks: [.react(leftEffect), .react(rightEffect)]
+        )
+        XCTAssertEqual(loop.model, Levels(left: 15, right: 15))
+    }
+
+    func testFilteredAndScopedFeedbacks() {
+        let seen = Recorder<String>()
+        let loop = Loop(
+            model: Counter(),
+            update: counterUpdate,
+            feedbacks: [
+                Feedback<Counter, CounterEvent>.react { seen.append("even \($0.count)"); return [] }
+                    .filtered(by: { $0.count % 2 == 0 }),
+                Feedback<Int, CounterEvent>.react { seen.append("count \($0)"); return [] }
+                    .scoped(to: \Counter.count),
+                Feedback<Bool, CounterEvent>.react { seen.append("big \($0)"); return [] }
+                    .scoped(by: { (counter: Counter) in counter.count > 1 }),
+            ]
+        )
+        loop.dispatch(.increment)
+        loop.dispatch(.increment)
+        XCTAssertEqual(seen.values, [
+            "even 0", "count 0", "big false",
+            "count 1", "big false",
+            "even 2", "count 2", "big true",
+        ])
+    }
+
+    /// `work` with the default strategy: a new model cancels the work in progress, whose
+    /// later sends are refused and whose `onCancel` actions run.
+    func testWorkCancelsPreviousByDefault() {
+        let jobs = Recorder<Job<CounterEvent>>()
+        let cancelled = Recorder<Int>()
+        let loop = Loop(
+            model: Counter(),
+            update: counterUpdate,
+            feedbacks: [.work { model, job in
+                jobs.append(job)
+                job.onCancel { cancelled.append(model.count) }
+            }]
+        )
+        loop.dispatch(.increment)
+        loop.dispatch(.increment)
+        XCTAssertEqual(jobs.count, 3)
+        XCTAssertEqual(cancelled.values, [0, 1])
+        XCTAssertFalse(jobs.values[0].send(.add(100)))
+        XCTAssertTrue(jobs.values[0].isCancelled)
+        XCTAssertTrue(jobs.values[2].isRunning)
+        XCTAssertTrue(jobs.values[2].send(.add(100)))
+        XCTAssertEqual(loop.model.count, 102)
+    }
+
+    func testWorkKeepPrevious() {
+        let started = Recorder<Int>()
+        let jobs = Recorder<Job<CounterEvent>>()
+        let loop = Loop(
+            model: Counter(),
+            update: counterUpdate,
+            feedbacks: [.work(overlap: .keepPrevious) { model, job in
+                started.append(model.count)
+                jobs.append(job)
+            }]
+        )
+        loop.dispatch(.add(1))
+        loop.dispatch(.add(1))
+        XCTAssertEqual(started.values, [0], "the work in progress is kept")
+        jobs.values[0].send(.add(10))
+        jobs.values[0].finish()
+        XCTAssertEqual(started.values, [0], "finishing starts nothing by itself")
+        loop.dispatch(.add(1))
+        XCTAssertEqual(started.values, [0, 13])
+        XCTAssertFalse(jobs.values[0].isCancelled, "kept work is never cancelled by a new model")
+    }
+
+    func testWorkConcurrent() {
+        let jobs = Recorder<Job<CounterEvent>>()
+        let loop = Loop(
+            model: Counter(),
+            update: counterUpdate,
+            feedbacks: [.work(overlap: .concurrent) { _, job in jobs.append(job) }]
+        )
+        loop.dispatch(.add(1))
+        loop.dispatch(.add(1))
+        XCTAssertEqual(jobs.count, 3)
+        XCTAssertTrue(jobs.values.allSatisfy(\.isRunning))
+        for job in jobs.values { job.send(.add(10)) }
+        XCTAssertEqual(loop.model.count, 32)
+    }
+
+    /// Events a cancelled job sent that are still queued are dropped, and the inspector
+    /// sees each.
+    func testQueuedEventsOfCancelledWorkAreDropped() {
+        let executor = ManualExecutor()
+        let traces = TraceLog()
+        let jobs = Recorder<Job<CounterEvent>>()
+        let loop = Loop(
+            model: Counter(),
+            update: counterUpdate,
+            feedbacks: [.work { _, job in jobs.append(job) }],
+            executor: executor,
+            inspector: traces.inspector
+        )
+        executor.runAll()
+        XCTAssertEqual(jobs.count, 1)
+        jobs.values[0].send(.add(100))           // queued behind nothing yet
+        loop.dispatch(.add(1))
+        // Queue: add(100) from job 0, add(1). Run add(100) first: it makes a model, which
+        // cancels job 0, but its event was already handled.
+        executor.runNext()
+        XCTAssertEqual(loop.model.count, 100)
+        XCTAssertEqual(jobs.count, 2)
+        jobs.values[1].send(.add(1000))          // queued after add(1)
+        executor.runNext()                       // add(1): cancels job 1
+        executor.runAll()
+        XCTAssertEqual(loop.model.count, 101)
+        XCTAssertTrue(traces.lines.values.contains("dropped add(1000) cancelledWork"))
+    }
+
+    /// A request-gated feedback starts when its request changes, keeps running while it
+    /// stays equal, restarts on a new one (cancelling the old) and stops on nil.
+    func testRequestFeedback() {
+        let log = Recorder<String>()
+        let loop = Loop(
+            model: Counter(),
+            update: counterUpdate,
+            feedbacks: [.request(\.request) { request, job in
+                log.append("start \(request)")
+                job.onCancel { log.append("cancel \(request)") }
+            }]
+        )
+        loop.dispatch(.request("a"))
+        loop.dispatch(.increment)
+        loop.dispatch(.request("a"))
+        loop.dispatch(.request("b"))
+        loop.dispatch(.request(nil))
+        loop.dispatch(.increment)
+        loop.dispatch(.request("b"))
+        XCTAssertEqual(log.values, ["start a", "cancel a", "start b", "cancel b", "start b"])
+    }
+
+    func testRequestFeedbackSendsResultsAndFinishes() {
+        let loop = Loop(
+            model: Counter(),
+            update: counterUpdate,
+            feedbacks: [.request({ $0.request }, overlap: .keepPrevious) { request, job in
+                job.send(.add(request.count))
+                job.finish()
+            }]
+        )
+        loop.dispatch(.request("abc"))
+        loop.dispatch(.request("de"))
+        XCTAssertEqual(loop.model.count, 5)
+    }
+
+    /// The request form for requests without `Equatable`: compared by `isSame`, selected
+    /// by a function that may throw (a throw changes nothing).
+    func testRequestFeedbackComparedByIsSameWithAThrowingSelect() {
+        struct Query { let text: String }
+        let log = Recorder<String>()
+        let loop = Loop(
+            model: Counter(),
+            update: counterUpdate,
+            feedbacks: [.request(
+                { (model: Counter) -> Query? in
+                    if model.count < 0 { throw TestFailure(tag: "select") }
+                    return model.request.map { Query(text: $0.lowercased()) }
+                },
+                isSame: { $0.text == $1.text }
+            ) { query, job in
+                log.append("start \(query.text)")
+                job.onCancel { log.append("cancel \(query.text)") }
+            }]
+        )
+        loop.dispatch(.request("A"))
+        loop.dispatch(.request("a"))
+        loop.dispatch(.add(-5))
+        loop.dispatch(.request("b"))
+        loop.dispatch(.add(10))
+        loop.dispatch(.request(nil))
+        XCTAssertEqual(log.values, [
+            "start a",
+            // "a" after "A": the same request. While the count is negative, selecting
+            // throws and nothing changes, "b" included; at count 5 it is read again.
+            "cancel a", "start b",
+            "cancel b",
+        ])
+    }
+
+    func testFeedbackOnItsOwnExecutor() {
+        let feedbackExecutor = ManualExecutor()
+        let seen = Recorder<Int>()
+        let loop = Loop(
+            model: Counter(),
+            update: counterUpdate,
+            feedbacks: [.react(on: feedbackExecutor) { model in
+                seen.append(model.count)
+                return model.count == 2 ? [.add(10)] : []
+            }]
+        )
+        loop.dispatch(.increment)
+        loop.dispatch(.increment)
+        XCTAssertEqual(seen.values, [], "nothing runs before the executor does")
+        XCTAssertEqual(feedbackExecutor.pending, 3)
+        feedbackExecutor.runAll()
+        XCTAssertEqual(seen.values, [2, 12], "runs overtaken by a newer model are cancelled before they start")
+        XCTAssertEqual(loop.model.count, 12)
+    }
+
+    func testFeedbackRunsOnABackgroundExecutor() {
+        let background = BackgroundExecutor()
+        let threads = Recorder<Bool>()
+        let done = DispatchSemaphore(value: 0)
+        let loop = Loop(
+            model: Counter(),
+            update: counterUpdate,
+            feedbacks: [.work(on: background, overlap: .concurrent) { model, job in
+                threads.append(background.isCurrent)
+                job.send(.add(1))
+                job.finish()
+                if model.count == 0 { done.signal() }
+            }]
+        )
+        done.wait()
+        XCTAssertTrue(eventually { loop.model.count >= 1 })
+        XCTAssertEqual(threads.values.first, true)
+        loop.dispose()
+    }
+
+    func testFeedbackAddedAtRunTimeSeesTheCurrentModelAndCanBeRemoved() {
+        let log = Recorder<String>()
+        let loop = Loop(model: Counter(count: 5), update: counterUpdate)
+        let added = loop.add(.work { model, job in
+            log.append("work \(model.count)")
+            job.onCancel { log.append("cancel \(model.count)") }
+        })
+        loop.dispatch(.increment)
+        added.dispose()
+        loop.dispatch(.increment)
+        XCTAssertEqual(log.values, ["work 5", "cancel 5", "work 6", "cancel 6"])
+    }
+
+    func testGearBetweenTwoLoops() {
+        enum GearEvent: Equatable { case authorizationIssue }
+        let gear = Gear<GearEvent>()
+        let checks = Recorder<Int>()
+        let routing = Loop(
+            model: Counter(),
+            update: counterUpdate,
+            feedbacks: [.attached(to: gear, catching: .authorizationIssue, emitting: .increment)]
+        )
+        routing.observe { checks.append($0.count) }
+        let feature = Loop(
+            model: Counter(),
+            update: counterUpdate,
+            feedbacks: [.pushing(to: gear) { $0.count == 2 ? .authorizationIssue : nil }]
+        )
+        feature.dispatch(.increment)
+        XCTAssertEqual(checks.values, [0])
+        feature.dispatch(.increment)
+        XCTAssertEqual(checks.values, [0, 1])
+        routing.stop()
+        feature.dispatch(.add(-1))
+        feature.dispatch(.increment)
+        XCTAssertEqual(routing.model.count, 1, "a stopped loop hears no gear")
+        routing.start()
+        feature.dispatch(.add(-1))
+        feature.dispatch(.increment)
+        XCTAssertEqual(routing.model.count, 2)
+        routing.dispose()
+        feature.dispose()
+    }
+
+    func testGearShortFormPushingOnAModel() {
+        let gear = Gear<String>()
+        let heard = Recorder<String>()
+        gear.observe { heard.append($0) }
+        let loop = Loop<Int, Int, Never>(
+            model: 0,
+            reducer: { $0 + $1 },
+            feedbacks: [.pushing(to: gear, catching: 2, propagating: "two")]
+        )
+        loop.dispatch(1)
+        loop.dispatch(1)
+        loop.dispatch(1)
+        XCTAssertEqual(heard.values, ["two"])
+    }
+}

@@ -1,0 +1,182 @@
+import Dispatch
+import Foundation
+import XCTest
+@testable import Diffuser
+
+/// Observing loops, properties, signals: current value first, distinct parts, owners,
+/// rendering, disposal.
+final class LoopObservationTests: XCTestCase {
+    func testObserveSendsTheCurrentModelFirst() {
+        let loop = Loop(model: Counter(count: 4), update: counterUpdate)
+        loop.dispatch(.increment)
+        let seen = Recorder<Int>()
+        loop.observe { seen.append($0.count) }
+        loop.dispatch(.increment)
+        XCTAssertEqual(seen.values, [5, 6])
+    }
+
+    func testObserveAKeyPathSkipsEqualParts() {
+        let loop = Loop(model: Counter(), update: counterUpdate)
+        let counts = Recorder<Int>()
+        let requests = Recorder<String?>()
+        loop.observe(\.count) { counts.append($0) }
+        loop.observe(\.request) { requests.append($0) }
+        loop.dispatch(.request("a"))
+        loop.dispatch(.increment)
+        loop.dispatch(.request("a"))
+        loop.dispatch(.add(0))
+        XCTAssertEqual(counts.values, [0, 1])
+        XCTAssertEqual(requests.values, [nil, "a"])
+    }
+
+    func testObserveASelectorSkipsEqualParts() {
+        let loop = Loop(model: Counter(), update: counterUpdate)
+        let parities = Recorder<Bool>()
+        loop.observe(select: { $0.count % 2 == 0 }) { parities.append($0) }
+        for _ in 0..<4 { loop.dispatch(.add(2)) }
+        loop.dispatch(.increment)
+        XCTAssertEqual(parities.values, [true, false])
+    }
+
+    func testObserveWithAnOwnerEndsWithTheOwner() {
+        let loop = Loop(model: Counter(), update: counterUpdate)
+        let seen = Recorder<String>()
+        var owner: Owner? = Owner("view")
+        loop.observe(with: owner!) { owner, model in seen.append("\(owner.name) \(model.count)") }
+        loop.observe(\.count, with: owner!) { owner, count in seen.append("\(owner.name) count \(count)") }
+        weak let weakOwner = owner
+        loop.dispatch(.increment)
+        owner = nil
+        XCTAssertNil(weakOwner, "the loop does not keep the owner alive")
+        loop.dispatch(.increment)
+        loop.dispatch(.increment)
+        XCTAssertEqual(seen.values, ["view 0", "view count 0", "view 1", "view count 1"])
+    }
+
+    func testRenderThroughADiffuser() {
+        let loop = Loop(model: Counter(), update: counterUpdate)
+        let log = Recorder<String>()
+        loop.render(Diffuser<Counter>(
+            .map(\.count, .into { log.append("count \($0)") }),
+            .map(\.request, .into { log.append("request \($0 ?? "-")") })
+        ))
+        loop.dispatch(.increment)
+        loop.dispatch(.request("x"))
+        loop.dispatch(.request("x"))
+        XCTAssertEqual(log.values, ["count 0", "request -", "count 1", "request x"])
+    }
+
+    func testDisposedObserverHearsNothingMoreEvenFromInside() {
+        let loop = Loop(model: Counter(), update: counterUpdate)
+        let seen = Recorder<String>()
+        let outer = loop.observe { seen.append("outer \($0.count)") }
+        var selfDisposing: _Disposable?
+        selfDisposing = loop.observe { model in
+            seen.append("inner \(model.count)")
+            if model.count == 1 { selfDisposing?.dispose() }
+        }
+        loop.dispatch(.increment)
+        loop.dispatch(.increment)
+        outer.dispose()
+        outer.dispose()
+        loop.dispatch(.increment)
+        XCTAssertEqual(seen.values, ["outer 0", "inner 0", "outer 1", "inner 1", "outer 2"])
+        selfDisposing = nil
+    }
+
+    /// Observers and feedbacks added later come after those added before, whatever
+    /// their kind.
+    func testObserversAndFeedbacksInRegistrationOrder() {
+        let log = Recorder<String>()
+        let loop = Loop(model: Counter(), update: counterUpdate)
+        loop.observe { log.append("a \($0.count)") }
+        loop.add(.react { log.append("b \($0.count)"); return [] })
+        loop.observe(\.count) { log.append("c \($0)") }
+        log.clear()
+        loop.dispatch(.increment)
+        XCTAssertEqual(log.values, ["a 1", "b 1", "c 1"])
+    }
+
+    // MARK: Property
+
+    final class ViewModel {
+        @Property var items: [String] = []
+        @Property private(set) var title = "Minimalist"
+        func rename(_ title: String) { self.title = title }
+    }
+
+    func testPropertyAsAPropertyWrapper() {
+        let viewModel = ViewModel()
+        let owner = Owner("vc")
+        let seen = Recorder<String>()
+        viewModel.$items.observe(with: owner) { owner, items in seen.append("\(owner.name) \(items)") }
+        viewModel.$items.observe(\.count) { seen.append("count \($0)") }
+        viewModel.$title.observe { seen.append("title \($0)") }
+        viewModel.items = ["a"]
+        viewModel.items = ["b"]
+        viewModel.rename("Maximalist")
+        XCTAssertEqual(viewModel.items, ["b"])
+        XCTAssertEqual(viewModel.title, "Maximalist")
+        XCTAssertEqual(seen.values, [
+            "vc []", "count 0", "title Minimalist",
+            "vc [\"a\"]", "count 1",
+            "vc [\"b\"]",
+            "title Maximalist",
+        ])
+    }
+
+    func testPropertyValueStoredFromAnObserverIsDeliveredAfter() {
+        let property = Property(0)
+        let seen = Recorder<String>()
+        property.observe { value in
+            seen.append("first \(value)")
+            if value == 1 {
+                property.value = 2
+                seen.append("stored \(property.value)")
+            }
+        }
+        property.observe { seen.append("second \($0)") }
+        property.value = 1
+        XCTAssertEqual(seen.values, ["first 0", "second 0", "first 1", "stored 2", "second 1", "first 2", "second 2"])
+    }
+
+    func testPropertyModifyFromManyThreadsLosesNothing() {
+        let property = Property(0)
+        let seen = Recorder<Int>()
+        property.observe { seen.append($0) }
+        onThreads(8) { _ in
+            for _ in 0..<500 { property.modify { $0 += 1 } }
+        }
+        XCTAssertEqual(property.value, 4_000)
+        XCTAssertEqual(seen.values, Array(0...4_000), "every value, once, in order")
+    }
+
+    func testSignal() {
+        let signal = Signal<String>()
+        let seen = Recorder<String>()
+        signal.send("before")
+        let subscription = signal.observe { seen.append($0) }
+        signal.send("a")
+        subscription.dispose()
+        signal.send("b")
+        XCTAssertEqual(seen.values, ["a"])
+
+        let tick = Signal<Void>()
+        var ticks = 0
+        tick.observe { ticks += 1 }
+        tick.send()
+        tick.send()
+        XCTAssertEqual(ticks, 2)
+    }
+
+    func testSignalWithAnOwner() {
+        let signal = Signal<Int>()
+        let seen = Recorder<Int>()
+        var owner: Owner? = Owner("o")
+        signal.observe(with: owner!) { _, value in seen.append(value) }
+        signal.send(1)
+        owner = nil
+        signal.send(2)
+        XCTAssertEqual(seen.values, [1])
+    }
+}

@@ -1,0 +1,249 @@
+import Dispatch
+import Foundation
+import XCTest
+@testable import Diffuser
+
+/// Testing and inspection: update specs, the manual executor, the inspector; keyed
+/// coalescing and the journal; executors.
+final class LoopToolsTests: XCTestCase {
+    // MARK: UpdateSpec
+
+    func testUpdateSpecGivenWhenThen() throws {
+        let spec = UpdateSpec(counterUpdate)
+        try spec.given(Counter()).when(.increment, .add(2), .silent).then(
+            model: Counter(count: 3),
+            effects: [.note("inc->1")]
+        )
+        let outcome = spec.given(Counter(count: 1)).when(.increment, .fail, .increment)
+        XCTAssertEqual(outcome.model, Counter(count: 3), "a failing update leaves the model for the next event")
+        XCTAssertEqual(outcome.models.map(\.count), [2, 3])
+        XCTAssertEqual(outcome.errors.count, 1)
+        XCTAssertEqual(outcome.lastNext, .next(Counter(count: 3), effects: [.note("inc->3")]))
+        XCTAssertThrowsError(try outcome.thenNoError())
+        XCTAssertEqual(spec.given(Counter()).when(.silent).lastNext, .noChange)
+    }
+
+    func testUpdateSpecMismatchSaysWhatDiffered() {
+        let spec = UpdateSpec(counterUpdate)
+        XCTAssertThrowsError(try spec.given(Counter()).when(.increment).then(model: Counter(count: 2))) { error in
+            XCTAssertEqual("\(error)", "expected the model Counter(2), got Counter(1)")
+        }
+        XCTAssertThrowsError(try spec.given(Counter()).when(.increment).then(effects: [])) { error in
+            XCTAssertEqual("\(error)", "expected the effects [], got [DiffuserTests.CounterEffect.note(\"inc->1\")]")
+        }
+        var checked = false
+        spec.given(Counter()).when([]).then { outcome in
+            checked = true
+            XCTAssertTrue(outcome.steps.isEmpty)
+        }
+        XCTAssertTrue(checked)
+    }
+
+    // MARK: Manual executor and inspector
+
+    func testManualExecutorStepsTheLoopOneEntryAtATime() {
+        let executor = ManualExecutor()
+        let models = Recorder<Int>()
+        let loop = Loop(model: Counter(), update: counterUpdate, executor: executor)
+        loop.observe { models.append($0.count) }
+        loop.dispatch(.increment)
+        loop.dispatch(.increment)
+        XCTAssertEqual(models.values, [])
+        XCTAssertEqual(executor.pending, 1)
+        XCTAssertTrue(executor.runNext())   // the start
+        XCTAssertEqual(models.values, [])
+        XCTAssertTrue(executor.runNext())   // the observer's registration
+        XCTAssertEqual(models.values, [0])
+        XCTAssertTrue(executor.runNext())
+        XCTAssertEqual(models.values, [0, 1])
+        XCTAssertEqual(executor.runAll(), 1)
+        XCTAssertEqual(models.values, [0, 1, 2])
+        XCTAssertFalse(executor.runNext())
+    }
+
+    /// The inspector sees every start, event (stepped, failed or dropped), error, stop
+    /// and dispose, in order.
+    func testInspectorSeesEverything() {
+        let traces = TraceLog()
+        let executor = ManualExecutor()
+        let loop = Loop(
+            model: Counter(),
+            startEffects: [.note("start")],
+            update: counterUpdate,
+            executor: executor,
+            coalescing: { event in event == .silent ? "silent" : nil },
+            inspector: traces.inspector
+        )
+        loop.dispatch(.increment)
+        loop.dispatch(.silent)
+        loop.dispatch(.fail)
+        loop.dispatch(.silent)
+        executor.runAll()
+        loop.stop()
+        loop.start()
+        executor.runAll()
+        loop.dispatch(.increment)
+        loop.dispose()
+        XCTAssertEqual(traces.lines.values, [
+            "started Counter(0) [DiffuserTests.CounterEffect.note(\"start\")]",
+            "stepped increment on Counter(0) -> Next(model: Counter(1), effects: [DiffuserTests.CounterEffect.note(\"inc->1\")])",
+            "dropped silent coalesced",
+            "stepped silent on Counter(1) -> Next(no model, effects: [])",
+            "failed fail on Counter(1)",
+            "stopped Counter(1)",
+            "started Counter(1) []",
+            "dropped increment disposed",
+            "disposed Counter(1)",
+        ])
+    }
+
+    // MARK: Coalescing
+
+    /// A queued event with the same key is replaced in place: it keeps its place in
+    /// the queue and the newer event takes it.
+    func testCoalescingReplacesInPlace() {
+        enum Input: Equatable, Sendable { case move(Int), click(Int) }
+        let executor = ManualExecutor()
+        let handled = Recorder<Input>()
+        let traces = Recorder<String>()
+        let loop = Loop<Int, Input, Never>(
+            model: 0,
+            reducer: { model, input in handled.append(input); return model + 1 },
+            executor: executor,
+            coalescing: { input in if case .move = input { return "move" } else { return nil } },
+            inspector: { traces.append(TraceLog.describe($0)) }
+        )
+        executor.runAll()
+        loop.dispatch(.move(1))
+        loop.dispatch(.click(1))
+        loop.dispatch(.move(2))
+        loop.dispatch(.click(2))
+        loop.dispatch(.move(3))
+        executor.runNext()                  // handles move(3), in move(1)'s place
+        loop.dispatch(.move(4))             // a new place: the old one was handled
+        executor.runAll()
+        XCTAssertEqual(handled.values, [.move(3), .click(1), .click(2), .move(4)])
+        XCTAssertEqual(traces.values.filter { $0.hasPrefix("dropped") }, [
+            "dropped move(1) coalesced", "dropped move(2) coalesced",
+        ])
+        XCTAssertEqual(loop.model, 4)
+    }
+
+    // MARK: Journal
+
+    func testJournalReplaysEveryModelWithoutEffects() {
+        let journal = Journal<Counter, CounterEvent>()
+        let effects = Recorder<CounterEffect>()
+        let published = Recorder<Counter>()
+        let loop = Loop(
+            model: Counter(),
+            startEffects: [.note("start")],
+            update: counterUpdate,
+            handlers: [EffectHandler { effect, job in
+                effects.append(effect)
+                if case .echo(let event) = effect { job.send(event) }
+            }],
+            journal: journal,
+            restart: { First(Counter(count: $0.count * 10)) }
+        )
+        loop.observe { published.append($0) }
+        loop.dispatch(.increment)
+        loop.dispatch(.effects([.echo(.add(5))]))
+        loop.dispatch(.fail)
+        loop.dispatch(.silent)
+        loop.stop()
+        loop.start()
+        loop.dispatch(.request("x"))
+        loop.dispose()
+        let effectsBefore = effects.count
+
+        let replayed = journal.replay(counterUpdate)
+        XCTAssertEqual(replayed, published.values)
+        XCTAssertEqual(replayed.map(\.count), [0, 1, 6, 60, 60])
+        XCTAssertEqual(effects.count, effectsBefore, "replay runs no effect")
+        XCTAssertEqual(journal.events, [.increment, .effects([.echo(.add(5))]), .add(5), .fail, .silent, .request("x")])
+        journal.clear()
+        XCTAssertTrue(journal.entries.isEmpty)
+    }
+
+    // MARK: Executors
+
+    func testBackgroundExecutorRunsStepsOnItsThread() {
+        let background = BackgroundExecutor()
+        let onBackground = Recorder<Bool>()
+        let loop = Loop(
+            model: Counter(),
+            update: counterUpdate,
+            handlers: [EffectHandler { _, _ in onBackground.append(background.isCurrent) }],
+            executor: background
+        )
+        XCTAssertFalse(background.isCurrent)
+        for _ in 0..<10 { loop.dispatch(.increment) }
+        XCTAssertTrue(eventually { loop.model.count == 10 })
+        XCTAssertTrue(eventually { onBackground.count == 10 })
+        XCTAssertEqual(Set(onBackground.values), [true])
+        loop.dispose()
+    }
+
+    /// A user executor (a main-queue stand-in) with a bound on steps per run: the loop
+    /// hands back the rest of its queue, and no step overlaps another.
+    func testUserExecutorWithStepsPerRun() {
+        let queue = DispatchQueue(label: "main-like")
+        let runs = Recorder<Int>()
+        let executor = AnyLoopExecutor(stepsPerRun: 3) { work in
+            let box = WorkBox(work)
+            queue.async {
+                runs.append(1)
+                box.work()
+            }
+        }
+        let loop = Loop(model: Counter(), update: counterUpdate, executor: executor)
+        queue.sync {
+            for _ in 0..<10 { loop.dispatch(.increment) }
+        }
+        XCTAssertTrue(eventually { loop.model.count == 10 })
+        XCTAssertGreaterThanOrEqual(runs.count, 4, "11 entries, 3 a run")
+        loop.dispose()
+    }
+
+    func testHandlerOnItsOwnExecutorReportsErrorsAndSendsBack() {
+        let handlerExecutor = ManualExecutor()
+        let traces = TraceLog()
+        let loop = Loop(
+            model: Counter(),
+            update: counterUpdate,
+            handlers: [
+                .matching({ effect -> CounterEvent? in
+                    if case .echo(let event) = effect { return event } else { return nil }
+                }, on: handlerExecutor) { event, job in
+                    if event == .fail { throw TestFailure(tag: "handler") }
+                    job.send(event)
+                },
+                .events { effect in effect == .note("inc->1") ? [.add(10)] : [] },
+            ],
+            inspector: traces.inspector
+        )
+        loop.dispatch(.effects([.echo(.increment), .echo(.fail)]))
+        XCTAssertEqual(loop.model.count, 0)
+        XCTAssertEqual(handlerExecutor.runAll(), 2)
+        XCTAssertEqual(loop.model.count, 11)
+        XCTAssertTrue(traces.lines.values.contains("effectFailed echo(DiffuserTests.CounterEvent.fail)"))
+        loop.dispose()
+        XCTAssertEqual(handlerExecutor.runAll(), 0)
+    }
+
+    /// Work handed to a feedback's executor before a dispose never starts after it.
+    func testWorkOnAnExecutorDoesNotStartAfterDispose() {
+        let feedbackExecutor = ManualExecutor()
+        let ran = Flag()
+        let loop = Loop(
+            model: Counter(),
+            update: counterUpdate,
+            feedbacks: [.work(on: feedbackExecutor) { _, _ in ran.raise() }]
+        )
+        XCTAssertEqual(feedbackExecutor.pending, 1)
+        loop.dispose()
+        feedbackExecutor.runAll()
+        XCTAssertFalse(ran.isRaised)
+    }
+}

@@ -1,0 +1,509 @@
+/*
+ * loop_jni.c — the JNI glue of the loops (package io.diffuser.loop): the native methods
+ * of io.diffuser.loop.LoopNative over the "Loops" section of diffuser.h, and the C
+ * callbacks through which the core calls the bridges of io.diffuser.loop.Bridges.
+ *
+ * Like the rest of the glue it only translates. Java objects are values of dfsj_type
+ * (values.c); every callback context is a global reference to a bridge object, deleted
+ * by dfsj_destroy_ref (upcalls.c). The bridges catch the exceptions of user code
+ * themselves (keeping each for the loop's inspector), so a callback here fails only when
+ * a bridge says so. Every native method that may run the loop's steps on the calling
+ * thread (dispatch, start, a job's send, a work item's run...) brackets the core call
+ * with dfsj_enter and dfsj_leave, so the callbacks find its JNIEnv.
+ *
+ * The natives are found by name (Java_io_diffuser_loop_LoopNative_*), not registered in
+ * JNI_OnLoad; LoopNative.load() resolves the classes and methods once.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "jni_glue.h"
+
+#define H(type, handle) ((type *)(intptr_t)(handle))
+#define J(pointer) ((jlong)(intptr_t)(pointer))
+
+static jclass c_object, c_update, c_handler, c_feedback, c_observer, c_key, c_inspector, c_executor, c_runnable;
+static jmethodID m_update_next, m_handler_handle, m_feedback_start, m_observer_accept, m_key_key, m_inspect,
+    m_execute, m_runnable_run;
+static jobject no_model;
+
+/* ------------------------------------------------------------------------------------
+ * Callbacks
+ * ------------------------------------------------------------------------------------ */
+
+/* A new global reference to a Java value the core will own (NULL stays NULL); 0, or -1
+ * if none could be made. */
+static int own(JNIEnv *env, jobject local, const void **out) {
+    *out = NULL;
+    if (local == NULL) return 0;
+    *out = (*env)->NewGlobalRef(env, local);
+    if (*out == NULL) {
+        (*env)->ExceptionClear(env);
+        dfs_set_error("diffuser JNI: cannot make a global reference");
+        return -1;
+    }
+    return 0;
+}
+
+/* dfs_update_fn: UpdateBridge.next(model, event) returns {model or NO_MODEL, effects...},
+ * or null if the update failed. */
+static int update_cb(const void *model, const void *event, dfs_next *next, void *ctx) {
+    dfsj_upcall_env u;
+    if (dfsj_env_enter(&u)) return -1;
+    JNIEnv *env = u.env;
+    int failed = 0;
+    jobjectArray result =
+        (jobjectArray)(*env)->CallObjectMethod(env, (jobject)ctx, m_update_next, (jobject)model, (jobject)event);
+    if (dfsj_upcall_failed(env) || result == NULL) {
+        failed = 1;
+    } else {
+        jsize n = (*env)->GetArrayLength(env, result);
+        for (jsize i = 0; i < n && !failed; i++) {
+            jobject item = (*env)->GetObjectArrayElement(env, result, i);
+            const void *owned = NULL;
+            if (i == 0 && (*env)->IsSameObject(env, item, no_model)) {
+                /* no model */
+            } else if (own(env, item, &owned)) {
+                failed = 1;
+            } else if ((i == 0 ? dfs_next_model(next, owned) : dfs_next_effect(next, owned)) != DFS_OK) {
+                failed = 1;
+            }
+            if (item != NULL) (*env)->DeleteLocalRef(env, item);
+        }
+        (*env)->DeleteLocalRef(env, result);
+    }
+    dfsj_env_leave(&u);
+    return failed;
+}
+
+/* dfs_handler_fn: HandlerBridge.handle(effect, job) returns false if the handler threw. */
+static int handler_cb(const void *effect, dfs_job *job, void *ctx) {
+    dfsj_upcall_env u;
+    if (dfsj_env_enter(&u)) return -1;
+    jboolean ok = (*u.env)->CallBooleanMethod(u.env, (jobject)ctx, m_handler_handle, (jobject)effect, J(job));
+    int failed = dfsj_upcall_failed(u.env) || !ok;
+    dfsj_env_leave(&u);
+    return failed;
+}
+
+/* dfs_feedback_fn: FeedbackBridge.start(value, job). */
+static void feedback_cb(const void *value, dfs_job *job, void *ctx) {
+    dfsj_upcall_env u;
+    if (dfsj_env_enter(&u)) return;
+    (*u.env)->CallVoidMethod(u.env, (jobject)ctx, m_feedback_start, (jobject)value, J(job));
+    dfsj_upcall_failed(u.env);
+    dfsj_env_leave(&u);
+}
+
+/* dfs_effect_fn of an observer: ObserverBridge.accept(model) returns false if it threw. */
+static int observer_cb(const void *model, void *ctx) {
+    dfsj_upcall_env u;
+    if (dfsj_env_enter(&u)) return -1;
+    jboolean ok = (*u.env)->CallBooleanMethod(u.env, (jobject)ctx, m_observer_accept, (jobject)model);
+    int failed = dfsj_upcall_failed(u.env) || !ok;
+    dfsj_env_leave(&u);
+    return failed;
+}
+
+/* dfs_key_fn: KeyBridge.key(event) returns Long.MIN_VALUE for none. */
+static int key_cb(const void *event, uint64_t *key, void *ctx) {
+    dfsj_upcall_env u;
+    if (dfsj_env_enter(&u)) return 0;
+    jlong k = (*u.env)->CallLongMethod(u.env, (jobject)ctx, m_key_key, (jobject)event);
+    int has = !dfsj_upcall_failed(u.env) && k != INT64_MIN;
+    dfsj_env_leave(&u);
+    if (has) *key = (uint64_t)k;
+    return has;
+}
+
+/* dfs_inspect_fn: InspectorBridge.inspect(kind, event, model, hasNextModel, nextModel,
+ * effects, effect, reason, error). */
+static void inspect_cb(const dfs_trace *trace, void *ctx) {
+    dfsj_upcall_env u;
+    if (dfsj_env_enter(&u)) return;
+    JNIEnv *env = u.env;
+    jobjectArray effects = NULL;
+    if (trace->effect_count > 0) {
+        effects = (*env)->NewObjectArray(env, (jsize)trace->effect_count, c_object, NULL);
+        for (size_t i = 0; effects != NULL && i < trace->effect_count; i++)
+            (*env)->SetObjectArrayElement(env, effects, (jsize)i, (jobject)trace->effects[i]);
+    }
+    jstring error = trace->error ? (*env)->NewStringUTF(env, trace->error) : NULL;
+    if (!(*env)->ExceptionCheck(env)) {
+        (*env)->CallVoidMethod(env, (jobject)ctx, m_inspect, (jint)trace->kind, (jobject)trace->event,
+                               (jobject)trace->model, (jboolean)(trace->has_next_model != 0),
+                               (jobject)trace->next_model, effects, (jobject)trace->effect, (jint)trace->reason,
+                               error);
+    }
+    dfsj_upcall_failed(env);
+    if (effects != NULL) (*env)->DeleteLocalRef(env, effects);
+    if (error != NULL) (*env)->DeleteLocalRef(env, error);
+    dfsj_env_leave(&u);
+}
+
+/* dfs_execute_fn: ExecutorBridge.execute(work). */
+static void execute_cb(dfs_work *work, void *ctx) {
+    dfsj_upcall_env u;
+    if (dfsj_env_enter(&u)) return;
+    (*u.env)->CallVoidMethod(u.env, (jobject)ctx, m_execute, J(work));
+    dfsj_upcall_failed(u.env);
+    dfsj_env_leave(&u);
+}
+
+/* dfs_action_fn: Runnable.run() (the bridge's wrapper, which cannot throw). */
+static void action_cb(void *ctx) {
+    dfsj_upcall_env u;
+    if (dfsj_env_enter(&u)) return;
+    (*u.env)->CallVoidMethod(u.env, (jobject)ctx, m_runnable_run);
+    dfsj_upcall_failed(u.env);
+    dfsj_env_leave(&u);
+}
+
+/* ------------------------------------------------------------------------------------
+ * Native methods
+ * ------------------------------------------------------------------------------------ */
+
+/* A global reference for a callback context; NULL (with an OutOfMemoryError thrown) if
+ * none could be made. */
+static jobject hold(JNIEnv *env, jobject object) {
+    jobject ref = (*env)->NewGlobalRef(env, object);
+    if (ref == NULL && !(*env)->ExceptionCheck(env))
+        (*env)->ThrowNew(env, dfsj_c_oome, "cannot make a global reference");
+    return ref;
+}
+
+/* The end of a native method that returns a status the Java side interprets: a loop's
+ * refusals come back as values, anything else throws. */
+static jint finish_refusable(JNIEnv *env, dfs_status status, jthrowable thrown) {
+    if ((int)status == DFS_ERR_STOPPED || (int)status == DFS_ERR_DISPOSED) {
+        if (thrown != NULL) (*env)->DeleteGlobalRef(env, thrown);
+        return (jint)status;
+    }
+    dfsj_finish(env, status, thrown, 0);
+    return (jint)status;
+}
+
+JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_load(JNIEnv *env, jclass cls) {
+    (void)cls;
+    if (!(c_object = dfsj_global_class(env, "java/lang/Object")) ||
+        !(c_update = dfsj_global_class(env, "io/diffuser/loop/Bridges$UpdateBridge")) ||
+        !(c_handler = dfsj_global_class(env, "io/diffuser/loop/Bridges$HandlerBridge")) ||
+        !(c_feedback = dfsj_global_class(env, "io/diffuser/loop/Bridges$FeedbackBridge")) ||
+        !(c_observer = dfsj_global_class(env, "io/diffuser/loop/Bridges$ObserverBridge")) ||
+        !(c_key = dfsj_global_class(env, "io/diffuser/loop/Bridges$KeyBridge")) ||
+        !(c_inspector = dfsj_global_class(env, "io/diffuser/loop/Bridges$InspectorBridge")) ||
+        !(c_executor = dfsj_global_class(env, "io/diffuser/loop/Bridges$ExecutorBridge")) ||
+        !(c_runnable = dfsj_global_class(env, "java/lang/Runnable")))
+        return;
+    if (!(m_update_next = (*env)->GetMethodID(env, c_update, "next",
+                                              "(Ljava/lang/Object;Ljava/lang/Object;)[Ljava/lang/Object;")) ||
+        !(m_handler_handle = (*env)->GetMethodID(env, c_handler, "handle", "(Ljava/lang/Object;J)Z")) ||
+        !(m_feedback_start = (*env)->GetMethodID(env, c_feedback, "start", "(Ljava/lang/Object;J)V")) ||
+        !(m_observer_accept = (*env)->GetMethodID(env, c_observer, "accept", "(Ljava/lang/Object;)Z")) ||
+        !(m_key_key = (*env)->GetMethodID(env, c_key, "key", "(Ljava/lang/Object;)J")) ||
+        !(m_inspect = (*env)->GetMethodID(env, c_inspector, "inspect",
+                                          "(ILjava/lang/Object;Ljava/lang/Object;ZLjava/lang/Object;"
+                                          "[Ljava/lang/Object;Ljava/lang/Object;ILjava/lang/String;)V")) ||
+        !(m_execute = (*env)->GetMethodID(env, c_executor, "execute", "(J)V")) ||
+        !(m_runnable_run = (*env)->GetMethodID(env, c_runnable, "run", "()V")))
+        return;
+    jclass bridges = (*env)->FindClass(env, "io/diffuser/loop/Bridges");
+    if (bridges == NULL) return;
+    jfieldID f_no_model = (*env)->GetStaticFieldID(env, bridges, "NO_MODEL", "Ljava/lang/Object;");
+    if (f_no_model == NULL) return;
+    jobject sentinel = (*env)->GetStaticObjectField(env, bridges, f_no_model);
+    no_model = sentinel ? (*env)->NewGlobalRef(env, sentinel) : NULL;
+    (*env)->DeleteLocalRef(env, sentinel);
+    (*env)->DeleteLocalRef(env, bridges);
+}
+
+JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_loopNew(
+    JNIEnv *env, jclass cls, jobject model, jobjectArray start_effects, jobject update, jobjectArray handlers,
+    jlongArray handler_executors, jlong executor, jobject coalesce, jobject inspector, jboolean manual_start) {
+    (void)cls;
+    jsize effect_count = start_effects ? (*env)->GetArrayLength(env, start_effects) : 0;
+    jsize handler_count = handlers ? (*env)->GetArrayLength(env, handlers) : 0;
+    const void **effects = calloc((size_t)effect_count + 1, sizeof *effects);
+    dfs_handler *list = calloc((size_t)handler_count + 1, sizeof *list);
+    jlong *executors = calloc((size_t)handler_count + 1, sizeof *executors);
+    dfs_loop *out = NULL;
+    if (effects == NULL || list == NULL || executors == NULL) {
+        (*env)->ThrowNew(env, dfsj_c_oome, "out of memory");
+        goto done;
+    }
+    if (handler_count > 0) (*env)->GetLongArrayRegion(env, handler_executors, 0, handler_count, executors);
+
+    dfs_loop_config c = {0};
+    c.model_type = dfsj_type;
+    c.event_type = dfsj_type;
+    c.effect_type = dfsj_type;
+    c.model = model;
+    c.manual_start = manual_start ? 1 : 0;
+    /* Contexts: each a global reference owned by the core once dfs_loop_new is called
+     * (which destroys them all if it fails). */
+    c.update = update_cb;
+    c.update_ctx = hold(env, update);
+    c.update_destroy = dfsj_destroy_ref;
+    for (jsize i = 0; i < handler_count; i++) {
+        jobject h = (*env)->GetObjectArrayElement(env, handlers, i);
+        list[i].fn = handler_cb;
+        list[i].ctx = h ? hold(env, h) : NULL;
+        list[i].destroy = dfsj_destroy_ref;
+        list[i].executor = H(dfs_executor, executors[i]);
+        if (h) (*env)->DeleteLocalRef(env, h);
+    }
+    c.handlers = list;
+    c.handler_count = (size_t)handler_count;
+    for (jsize i = 0; i < effect_count; i++) effects[i] = (*env)->GetObjectArrayElement(env, start_effects, i);
+    c.start_effects = effects;
+    c.start_effect_count = (size_t)effect_count;
+    c.executor = H(dfs_executor, executor);
+    if (coalesce != NULL) {
+        c.coalesce = key_cb;
+        c.coalesce_ctx = hold(env, coalesce);
+        c.coalesce_destroy = dfsj_destroy_ref;
+    }
+    if (inspector != NULL) {
+        c.inspect = inspect_cb;
+        c.inspect_ctx = hold(env, inspector);
+        c.inspect_destroy = dfsj_destroy_ref;
+    }
+    if ((*env)->ExceptionCheck(env)) {
+        /* A reference could not be made: give back those that were. */
+        dfsj_destroy_ref(c.update_ctx);
+        for (jsize i = 0; i < handler_count; i++) dfsj_destroy_ref(list[i].ctx);
+        dfsj_destroy_ref(c.coalesce_ctx);
+        dfsj_destroy_ref(c.inspect_ctx);
+    } else {
+        dfsj_entry e;
+        dfsj_enter(&e, env);
+        dfs_status status = dfs_loop_new(&c, &out);
+        dfsj_finish(env, status, dfsj_leave(&e), 0);
+    }
+    for (jsize i = 0; i < effect_count; i++)
+        if (effects[i] != NULL) (*env)->DeleteLocalRef(env, (jobject)effects[i]);
+done:
+    free(effects);
+    free(list);
+    free(executors);
+    return J(out);
+}
+
+JNIEXPORT jint JNICALL Java_io_diffuser_loop_LoopNative_dispatch(JNIEnv *env, jclass cls, jlong loop, jobject event) {
+    (void)cls;
+    dfsj_entry e;
+    dfsj_enter(&e, env);
+    dfs_status status = dfs_loop_dispatch(H(dfs_loop, loop), event);
+    return finish_refusable(env, status, dfsj_leave(&e));
+}
+
+typedef struct {
+    JNIEnv *env;
+    jobject model;
+} model_read;
+
+static int read_model(const void *model, void *ctx) {
+    model_read *r = ctx;
+    r->model = model ? (*r->env)->NewLocalRef(r->env, (jobject)model) : NULL;
+    return 0;
+}
+
+JNIEXPORT jobject JNICALL Java_io_diffuser_loop_LoopNative_model(JNIEnv *env, jclass cls, jlong loop) {
+    (void)cls;
+    model_read r = {env, NULL};
+    dfs_status status = dfs_loop_model(H(dfs_loop, loop), read_model, &r);
+    if (status != DFS_OK) dfsj_throw_status(env, status);
+    return r.model;
+}
+
+JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_observe(JNIEnv *env, jclass cls, jlong loop, jobject observer) {
+    (void)cls;
+    jobject ref = hold(env, observer);
+    if (ref == NULL) return 0;
+    dfs_disposable *out = NULL;
+    dfsj_entry e;
+    dfsj_enter(&e, env);
+    dfs_status status = dfs_loop_observe(H(dfs_loop, loop), observer_cb, ref, dfsj_destroy_ref, &out);
+    dfsj_finish(env, status, dfsj_leave(&e), 0);
+    return J(out);
+}
+
+JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_connect(JNIEnv *env, jclass cls, jlong loop, jlong fuser) {
+    (void)cls;
+    dfs_disposable *out = NULL;
+    dfsj_entry e;
+    dfsj_enter(&e, env);
+    dfs_status status = dfs_loop_connect(H(dfs_loop, loop), H(dfs_fuser, fuser), &out);
+    dfsj_finish(env, status, dfsj_leave(&e), 0);
+    return J(out);
+}
+
+JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_addFeedback(JNIEnv *env, jclass cls, jlong loop, jint overlap,
+                                                                     jlong executor, jobject work) {
+    (void)cls;
+    jobject ref = hold(env, work);
+    if (ref == NULL) return 0;
+    dfs_disposable *out = NULL;
+    dfsj_entry e;
+    dfsj_enter(&e, env);
+    dfs_status status = dfs_loop_add_feedback(H(dfs_loop, loop), (dfs_overlap)overlap, H(dfs_executor, executor),
+                                              feedback_cb, ref, dfsj_destroy_ref, &out);
+    dfsj_finish(env, status, dfsj_leave(&e), 0);
+    return J(out);
+}
+
+JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_addRequestFeedback(JNIEnv *env, jclass cls, jlong loop,
+                                                                            jobject request, jint overlap,
+                                                                            jlong executor, jobject work) {
+    (void)cls;
+    jobject select = hold(env, request);
+    if (select == NULL) return 0;
+    jobject ref = hold(env, work);
+    if (ref == NULL) {
+        (*env)->DeleteGlobalRef(env, select);
+        return 0;
+    }
+    dfs_disposable *out = NULL;
+    dfsj_entry e;
+    dfsj_enter(&e, env);
+    dfs_status status = dfs_loop_add_request_feedback(H(dfs_loop, loop), dfsj_type, dfsj_transform_cb, select,
+                                                      dfsj_destroy_ref, (dfs_overlap)overlap,
+                                                      H(dfs_executor, executor), feedback_cb, ref, dfsj_destroy_ref,
+                                                      &out);
+    dfsj_finish(env, status, dfsj_leave(&e), 0);
+    return J(out);
+}
+
+JNIEXPORT jboolean JNICALL Java_io_diffuser_loop_LoopNative_start(JNIEnv *env, jclass cls, jlong loop) {
+    (void)cls;
+    dfsj_entry e;
+    dfsj_enter(&e, env);
+    dfs_status status = dfs_loop_start(H(dfs_loop, loop));
+    return finish_refusable(env, status, dfsj_leave(&e)) == DFS_OK;
+}
+
+/* stop, dispose and release: they wait for callbacks in progress and may run the last
+ * steps of the loop on this thread. */
+typedef dfs_status (*loop_call)(dfs_loop *);
+
+static void call_loop(JNIEnv *env, loop_call call, jlong loop) {
+    dfsj_entry e;
+    dfsj_enter(&e, env);
+    dfs_status status = call(H(dfs_loop, loop));
+    dfsj_finish(env, status, dfsj_leave(&e), 0);
+}
+
+JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_stop(JNIEnv *env, jclass cls, jlong loop) {
+    (void)cls;
+    call_loop(env, dfs_loop_stop, loop);
+}
+
+JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_dispose(JNIEnv *env, jclass cls, jlong loop) {
+    (void)cls;
+    call_loop(env, dfs_loop_dispose, loop);
+}
+
+JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_release(JNIEnv *env, jclass cls, jlong loop) {
+    (void)cls;
+    call_loop(env, dfs_loop_release, loop);
+}
+
+JNIEXPORT jboolean JNICALL Java_io_diffuser_loop_LoopNative_isRunning(JNIEnv *env, jclass cls, jlong loop) {
+    (void)cls;
+    int running = dfs_loop_is_running(H(dfs_loop, loop));
+    if (running < 0) dfsj_throw_status(env, (dfs_status)-running);
+    return running == 1;
+}
+
+JNIEXPORT jint JNICALL Java_io_diffuser_loop_LoopNative_jobSend(JNIEnv *env, jclass cls, jlong job, jobject event) {
+    (void)cls;
+    dfsj_entry e;
+    dfsj_enter(&e, env);
+    dfs_status status = dfs_job_send(H(dfs_job, job), event);
+    return finish_refusable(env, status, dfsj_leave(&e));
+}
+
+typedef dfs_status (*job_call)(dfs_job *);
+
+static void call_job(JNIEnv *env, job_call call, jlong job) {
+    dfsj_entry e;
+    dfsj_enter(&e, env);
+    dfs_status status = call(H(dfs_job, job));
+    dfsj_finish(env, status, dfsj_leave(&e), 0);
+}
+
+JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_jobFinish(JNIEnv *env, jclass cls, jlong job) {
+    (void)cls;
+    call_job(env, dfs_job_finish, job);
+}
+
+JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_jobCancel(JNIEnv *env, jclass cls, jlong job) {
+    (void)cls;
+    call_job(env, dfs_job_cancel, job);
+}
+
+JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_jobRetain(JNIEnv *env, jclass cls, jlong job) {
+    (void)cls;
+    call_job(env, dfs_job_retain, job);
+}
+
+JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_jobRelease(JNIEnv *env, jclass cls, jlong job) {
+    (void)cls;
+    call_job(env, dfs_job_release, job);
+}
+
+JNIEXPORT jboolean JNICALL Java_io_diffuser_loop_LoopNative_jobIsCancelled(JNIEnv *env, jclass cls, jlong job) {
+    (void)cls;
+    int cancelled = dfs_job_is_cancelled(H(dfs_job, job));
+    if (cancelled < 0) dfsj_throw_status(env, (dfs_status)-cancelled);
+    return cancelled == 1;
+}
+
+JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_jobOnCancel(JNIEnv *env, jclass cls, jlong job,
+                                                                    jobject action) {
+    (void)cls;
+    jobject ref = hold(env, action);
+    if (ref == NULL) return;
+    dfsj_entry e;
+    dfsj_enter(&e, env);
+    dfs_status status = dfs_job_on_cancel(H(dfs_job, job), action_cb, ref, dfsj_destroy_ref);
+    dfsj_finish(env, status, dfsj_leave(&e), 0);
+}
+
+JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_executorNew(JNIEnv *env, jclass cls, jobject bridge,
+                                                                     jint steps_per_run) {
+    (void)cls;
+    jobject ref = hold(env, bridge);
+    if (ref == NULL) return 0;
+    dfs_executor *out = NULL;
+    dfs_status status = dfs_executor_new(execute_cb, ref, dfsj_destroy_ref,
+                                         steps_per_run == INT32_MAX ? 0 : (size_t)steps_per_run, &out);
+    if (status != DFS_OK) dfsj_throw_status(env, status);
+    return J(out);
+}
+
+JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_executorRelease(JNIEnv *env, jclass cls, jlong executor) {
+    (void)cls;
+    dfs_status status = dfs_executor_release(H(dfs_executor, executor));
+    if (status != DFS_OK) dfsj_throw_status(env, status);
+}
+
+JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_workRun(JNIEnv *env, jclass cls, jlong work) {
+    (void)cls;
+    dfsj_entry e;
+    dfsj_enter(&e, env);
+    dfs_status status = dfs_work_run(H(dfs_work, work));
+    dfsj_finish(env, status, dfsj_leave(&e), 0);
+}
+
+JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_setError(JNIEnv *env, jclass cls, jstring message) {
+    (void)cls;
+    if (message == NULL) {
+        dfs_set_error(NULL);
+        return;
+    }
+    const char *chars = (*env)->GetStringUTFChars(env, message, NULL);
+    if (chars == NULL) return;
+    dfs_set_error(chars);
+    (*env)->ReleaseStringUTFChars(env, message, chars);
+}

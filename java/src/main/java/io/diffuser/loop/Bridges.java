@@ -1,0 +1,209 @@
+package io.diffuser.loop;
+
+import io.diffuser.Effect;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The objects the native loop calls: each wraps a user callback, turns its exception
+ * into a failure the core reports (keeping the exception for the inspector), and its
+ * result into what the C ABI expects. The glue calls exactly these methods.
+ */
+final class Bridges {
+  /** The first element of an update's result when the step makes no model. */
+  static final Object NO_MODEL = new Object();
+
+  /** The exception of the callback that failed last on this thread, for the inspector. */
+  private static final ThreadLocal<Throwable> FAILURE = new ThreadLocal<>();
+
+  private Bridges() {}
+
+  /** Keeps {@code failure} for the inspector and gives the core its message. */
+  static void fail(Throwable failure) {
+    FAILURE.set(failure);
+    LoopNative.setError(String.valueOf(failure));
+  }
+
+  static Throwable takeFailure() {
+    Throwable failure = FAILURE.get();
+    FAILURE.remove();
+    return failure;
+  }
+
+  /** {@code dfs_update_fn}: {model or NO_MODEL, effects...}, or null if it failed. */
+  static final class UpdateBridge {
+    private final Update<Object, Object, Object> update;
+
+    @SuppressWarnings("unchecked")
+    UpdateBridge(Update<?, ?, ?> update) {
+      this.update = (Update<Object, Object, Object>) update;
+    }
+
+    Object[] next(Object model, Object event) {
+      try {
+        Next<Object, Object> next = update.next(model, event);
+        if (next == null) {
+          throw new NullPointerException("the update returned null");
+        }
+        List<Object> effects = next.effects();
+        Object[] result = new Object[1 + effects.size()];
+        result[0] = next.hasModel() ? next.model() : NO_MODEL;
+        for (int i = 0; i < effects.size(); i++) {
+          result[i + 1] = effects.get(i);
+        }
+        return result;
+      } catch (Throwable failure) {
+        fail(failure);
+        return null;
+      }
+    }
+  }
+
+  /** {@code dfs_handler_fn}. */
+  static final class HandlerBridge {
+    private final EffectHandler<Object, Object> handler;
+
+    @SuppressWarnings("unchecked")
+    HandlerBridge(EffectHandler<?, ?> handler) {
+      this.handler = (EffectHandler<Object, Object>) handler;
+    }
+
+    boolean handle(Object effect, long job) {
+      try {
+        handler.handle(effect, new Job<>(job));
+        return true;
+      } catch (Throwable failure) {
+        fail(failure);
+        return false;
+      }
+    }
+  }
+
+  /** {@code dfs_feedback_fn}. An exception of the work is dropped: feedbacks cannot fail. */
+  static final class FeedbackBridge {
+    private final FeedbackWork<Object, Object> work;
+
+    @SuppressWarnings("unchecked")
+    FeedbackBridge(FeedbackWork<?, ?> work) {
+      this.work = (FeedbackWork<Object, Object>) work;
+    }
+
+    void start(Object value, long job) {
+      try {
+        work.start(value, new Job<>(job));
+      } catch (Throwable failure) {
+        FAILURE.remove();
+      }
+    }
+  }
+
+  /** {@code dfs_effect_fn} of an observer. */
+  static final class ObserverBridge {
+    private final Effect<Object> observer;
+
+    @SuppressWarnings("unchecked")
+    ObserverBridge(Effect<?> observer) {
+      this.observer = (Effect<Object>) observer;
+    }
+
+    boolean accept(Object model) {
+      try {
+        observer.run(model);
+        return true;
+      } catch (Throwable failure) {
+        fail(failure);
+        return false;
+      }
+    }
+  }
+
+  /** {@code dfs_key_fn}: a number per distinct key, or Long.MIN_VALUE for none. */
+  static final class KeyBridge {
+    private final java.util.function.Function<Object, ?> key;
+    private final ConcurrentHashMap<Object, Long> numbers = new ConcurrentHashMap<>();
+    private final AtomicLong next = new AtomicLong();
+
+    @SuppressWarnings("unchecked")
+    KeyBridge(java.util.function.Function<?, ?> key) {
+      this.key = (java.util.function.Function<Object, ?>) key;
+    }
+
+    long key(Object event) {
+      try {
+        Object k = key.apply(event);
+        return k == null ? Long.MIN_VALUE : numbers.computeIfAbsent(k, unused -> next.getAndIncrement());
+      } catch (Throwable failure) {
+        return Long.MIN_VALUE;
+      }
+    }
+  }
+
+  /** {@code dfs_inspect_fn}. */
+  static final class InspectorBridge {
+    private static final LoopTrace.Kind[] KINDS = LoopTrace.Kind.values();
+    private static final LoopTrace.DropReason[] REASONS = LoopTrace.DropReason.values();
+    private final LoopInspector<Object, Object, Object> inspector;
+
+    @SuppressWarnings("unchecked")
+    InspectorBridge(LoopInspector<?, ?, ?> inspector) {
+      this.inspector = (LoopInspector<Object, Object, Object>) inspector;
+    }
+
+    void inspect(int kind, Object event, Object model, boolean hasNextModel, Object nextModel, Object[] effects,
+                 Object effect, int reason, String error) {
+      LoopTrace.Kind k = KINDS[kind - 1];
+      boolean failed = k == LoopTrace.Kind.FAILED || k == LoopTrace.Kind.EFFECT_FAILED
+          || k == LoopTrace.Kind.OBSERVER_FAILED;
+      Throwable failure = failed ? takeFailure() : null;
+      try {
+        inspector.inspect(new LoopTrace<>(k, event, model, hasNextModel, nextModel,
+            effects == null ? List.of() : java.util.Collections.unmodifiableList(java.util.Arrays.asList(effects)),
+            effect, reason == 0 ? null : REASONS[reason - 1], error, failure));
+      } catch (Throwable ignored) {
+        // An inspector cannot fail the loop.
+      }
+    }
+  }
+
+  /** {@code dfs_execute_fn} over a Java executor. */
+  static final class ExecutorBridge {
+    private final Executor executor;
+
+    ExecutorBridge(Executor executor) {
+      this.executor = executor;
+    }
+
+    void execute(long work) {
+      try {
+        executor.execute(() -> LoopNative.workRun(work));
+      } catch (RejectedExecutionException refused) {
+        // The loop must not stall: run it here.
+        LoopNative.workRun(work);
+      }
+    }
+  }
+
+  /** An on-cancel action that cannot throw into the core. */
+  static Runnable action(Runnable action) {
+    java.util.Objects.requireNonNull(action, "action");
+    return () -> {
+      try {
+        action.run();
+      } catch (Throwable ignored) {
+        // Cancellation goes on.
+      }
+    };
+  }
+
+  /** The native executor of {@code executor} (the caller releases it), or 0 for null. */
+  static long executorHandle(Executor executor, int stepsPerRun) {
+    if (executor == null) {
+      return 0;
+    }
+    int steps = executor instanceof ManualExecutor ? 1 : stepsPerRun;
+    return LoopNative.executorNew(new ExecutorBridge(executor), steps);
+  }
+}

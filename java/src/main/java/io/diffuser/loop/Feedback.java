@@ -1,0 +1,123 @@
+package io.diffuser.loop;
+
+import io.diffuser.Function;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.Executor;
+
+/**
+ * A side effect driven by a loop's models, which may send events back: Spin's
+ * {@code state -> events}. Add one with {@link Loop#add(Feedback)}.
+ *
+ * <pre>{@code
+ * loop.add(Feedback.react(levels -> levels.left < levels.right ? List.of(INCREASE_LEFT) : List.of()));
+ * loop.add(Feedback.request(model -> model.query, (query, job) -> search(query, job::send)));
+ * }</pre>
+ *
+ * <p>Every form but an inline {@code react} takes an {@link Overlap} and an optional
+ * {@link Executor} to run the work on (Spin's per-feedback scheduler); without one the
+ * work runs inside the loop's step.
+ *
+ * @param <M> the type of models
+ * @param <E> the type of events
+ */
+public final class Feedback<M, E> {
+  final Overlap overlap;
+  final Executor executor;
+  /** For a feedback on models. */
+  final FeedbackWork<? super M, E> work;
+  /** For a feedback gated by a request: the request, and the work on it. */
+  final Function<? super M, ?> request;
+  final FeedbackWork<Object, E> requestWork;
+
+  private Feedback(Overlap overlap, Executor executor, FeedbackWork<? super M, E> work,
+                   Function<? super M, ?> request, FeedbackWork<Object, E> requestWork) {
+    this.overlap = Objects.requireNonNull(overlap, "overlap");
+    this.executor = executor;
+    this.work = work;
+    this.request = request;
+    this.requestWork = requestWork;
+  }
+
+  /**
+   * A feedback that computes events from each model at once; they are queued after the
+   * events already queued.
+   *
+   * @param effect the events of a model
+   * @param <M> the type of models
+   * @param <E> the type of events
+   * @return the feedback
+   */
+  public static <M, E> Feedback<M, E> react(java.util.function.Function<? super M, ? extends List<? extends E>> effect) {
+    Objects.requireNonNull(effect, "effect");
+    return work(Overlap.CANCEL_PREVIOUS, null, (model, job) -> {
+      for (E event : effect.apply(model)) {
+        job.send(event);
+      }
+      job.finish();
+    });
+  }
+
+  /**
+   * A feedback that starts work on each model, cancelling the work in progress.
+   *
+   * @param work the work
+   * @param <M> the type of models
+   * @param <E> the type of events
+   * @return the feedback
+   */
+  public static <M, E> Feedback<M, E> work(FeedbackWork<? super M, E> work) {
+    return work(Overlap.CANCEL_PREVIOUS, null, work);
+  }
+
+  /**
+   * A feedback that starts work on each model.
+   *
+   * @param overlap what to do with the work in progress
+   * @param executor where the work runs; {@code null}: inside the loop's step
+   * @param work the work
+   * @param <M> the type of models
+   * @param <E> the type of events
+   * @return the feedback
+   */
+  public static <M, E> Feedback<M, E> work(Overlap overlap, Executor executor, FeedbackWork<? super M, E> work) {
+    return new Feedback<>(overlap, executor, Objects.requireNonNull(work, "work"), null, null);
+  }
+
+  /**
+   * A feedback gated by a request: work starts when the model's request changes
+   * ({@link Objects#equals}) to a non-null value, and is cancelled when it becomes
+   * {@code null}; a new request cancels the work of the previous one.
+   *
+   * @param request the request of a model, or {@code null} for none
+   * @param work the work on a request
+   * @param <M> the type of models
+   * @param <E> the type of events
+   * @param <R> the type of requests
+   * @return the feedback
+   */
+  public static <M, E, R> Feedback<M, E> request(Function<? super M, ? extends R> request, FeedbackWork<? super R, E> work) {
+    return request(request, Overlap.CANCEL_PREVIOUS, null, work);
+  }
+
+  /**
+   * A feedback gated by a request, as {@link #request(Function, FeedbackWork)}, with an
+   * overlap strategy and an executor.
+   *
+   * @param request the request of a model, or {@code null} for none
+   * @param overlap what to do with the work of the previous request
+   * @param executor where the work runs; {@code null}: inside the loop's step
+   * @param work the work on a request
+   * @param <M> the type of models
+   * @param <E> the type of events
+   * @param <R> the type of requests
+   * @return the feedback
+   */
+  @SuppressWarnings("unchecked")
+  public static <M, E, R> Feedback<M, E> request(Function<? super M, ? extends R> request, Overlap overlap,
+                                                 Executor executor, FeedbackWork<? super R, E> work) {
+    Objects.requireNonNull(request, "request");
+    Objects.requireNonNull(work, "work");
+    return new Feedback<>(overlap, executor, null, request, (FeedbackWork<Object, E>) work);
+  }
+}

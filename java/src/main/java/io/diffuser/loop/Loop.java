@@ -1,0 +1,468 @@
+package io.diffuser.loop;
+
+import io.diffuser.Effect;
+import io.diffuser.Function;
+import io.diffuser.diffuser.Diffuser;
+import io.diffuser.fuser.Disposable;
+import io.diffuser.fuser.Fuser;
+import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
+import java.lang.ref.WeakReference;
+import java.lang.reflect.Field;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiConsumer;
+import java.util.function.BiFunction;
+
+/**
+ * A model, the events that change it, and the effects and feedbacks around it: the loop
+ * between a {@link Fuser} (events in) and a {@link Diffuser} (the model out).
+ *
+ * <pre>{@code
+ * try (Loop<Login, LoginEvent, LoginEffect> loop = Loop.builder(new Login(), Login::update)
+ *     .handler((effect, job) -> api.login(effect, result -> job.send(new LoggedIn(result))))
+ *     .build()) {
+ *   loop.observe(Login::title, title::setText);   // distinct titles, the current one first
+ *   loop.connect(buttonEvents);                    // sources, while the loop runs
+ *   loop.dispatch(LoginClicked.INSTANCE);          // from any thread
+ * }
+ * }</pre>
+ *
+ * <p>A {@code Loop} is a handle to the native core's loop, the one the Swift and C APIs
+ * use; this class adds no behaviour.
+ *
+ * <p><b>Order.</b> One event at a time, first in first out. Each step: the update; the
+ * model stored ({@link #model()} returns it from then on); the model published to
+ * observers and feedbacks in the order they were added; then each effect handed to every
+ * handler (effects in order, handlers in the order added), before the next event starts.
+ * A step without a new model publishes nothing.
+ *
+ * <p><b>Threads.</b> {@link #dispatch} may be called from any thread, also from inside
+ * the loop's own callbacks: an event dispatched during a step is queued and handled
+ * after it, never inside it, and {@code dispatch} never waits for a step. Without an
+ * executor, the thread that dispatches into an idle loop runs the steps before
+ * {@code dispatch} returns; any {@link Executor} may run them instead (a UI thread's, a
+ * {@link ManualExecutor} in tests).
+ *
+ * <p><b>Lifecycle.</b> The loop starts when built (unless {@link Builder#manualStart()}).
+ * {@link #stop()} ends the run and keeps the model and the registrations;
+ * {@link #start()} starts a new run from the kept model, publishing it again and
+ * reconnecting the sources. {@link #dispose()} (or {@link #close()}) ends it for good.
+ * Both refuse events from the moment they are called; handle the events accepted before
+ * them when the running thread can be waited for (always without an executor); cancel
+ * every {@link Job}; disconnect the sources; and once they return, no callback of that
+ * run starts. A callback must not wait for the thread that stops or disposes its loop.
+ *
+ * <p><b>Errors.</b> An update, a handler or an observer that throws changes nothing (a
+ * failed update keeps the model); the inspector sees the exception and the loop goes on.
+ *
+ * @param <M> the type of models
+ * @param <E> the type of events
+ * @param <F> the type of effects
+ */
+public final class Loop<M, E, F> implements AutoCloseable {
+  private final long handle;
+  private final Cleaner.Cleanable cleanable;
+
+  private Loop(long handle) {
+    this.handle = handle;
+    this.cleanable = LoopNative.track(this, LoopNative.Kind.LOOP, handle);
+  }
+
+  /**
+   * A builder of a loop in Mobius's form: an update making models and effects.
+   *
+   * @param model the first model
+   * @param update what each event does
+   * @param <M> the type of models
+   * @param <E> the type of events
+   * @param <F> the type of effects
+   * @return the builder
+   */
+  public static <M, E, F> Builder<M, E, F> builder(M model, Update<M, E, F> update) {
+    return new Builder<>(model, Objects.requireNonNull(update, "update"));
+  }
+
+  /**
+   * A builder of a loop in Spin's and RaspSwift's form: a reducer, and feedbacks for
+   * the side effects.
+   *
+   * @param model the first model
+   * @param reducer what each event does
+   * @param <M> the type of models
+   * @param <E> the type of events
+   * @return the builder
+   */
+  public static <M, E> Builder<M, E, Void> reducer(M model, BiFunction<? super M, ? super E, ? extends M> reducer) {
+    return new Builder<>(model, Update.reducer(Objects.requireNonNull(reducer, "reducer")));
+  }
+
+  /**
+   * Queues {@code event}. Without an executor, the event has been handled on return
+   * unless another thread is running the loop (that thread handles it).
+   *
+   * @param event the event
+   * @return false if the loop is stopped or disposed
+   */
+  public boolean dispatch(E event) {
+    return LoopNative.dispatch(handle, event) == LoopNative.OK;
+  }
+
+  /**
+   * Queues {@code event}, or throws if the loop refuses it.
+   *
+   * @param event the event
+   * @throws IllegalStateException if the loop is stopped or disposed
+   */
+  public void tryDispatch(E event) {
+    int status = LoopNative.dispatch(handle, event);
+    if (status == LoopNative.STOPPED) {
+      throw new IllegalStateException("the loop is stopped: start it before dispatching");
+    }
+    if (status == LoopNative.DISPOSED) {
+      throw new IllegalStateException("the loop was disposed: it accepts no more events");
+    }
+  }
+
+  /**
+   * The model the last step stored.
+   *
+   * @return the model
+   */
+  @SuppressWarnings("unchecked")
+  public M model() {
+    return (M) LoopNative.model(handle);
+  }
+
+  /**
+   * Calls {@code observer} with the current model, then with every new model, until
+   * the result is disposed. The current model comes on the loop's turn: at once without
+   * an executor, if the loop is idle and running; at the next start if it is stopped.
+   *
+   * @param observer the observer
+   * @return what stops it
+   */
+  public Disposable observe(Effect<? super M> observer) {
+    return new NativeDisposable(LoopNative.observe(handle, new Bridges.ObserverBridge(observer)));
+  }
+
+  /**
+   * Observes the part of each model that {@code select} computes, skipping a part equal
+   * ({@link Objects#equals}) to the previous one: a {@link Diffuser} does the gating.
+   *
+   * @param select the part of a model
+   * @param observer the observer of parts
+   * @param <P> the type of the part
+   * @return what stops it
+   */
+  @SuppressWarnings("unchecked")
+  public <P> Disposable observe(Function<? super M, ? extends P> select, Effect<? super P> observer) {
+    Diffuser<P> into = Diffuser.into((Effect<P>) observer);
+    return render(Diffuser.map((Function<M, P>) select, into));
+  }
+
+  /**
+   * Observes every model for as long as {@code owner} lives (Minimalist's
+   * {@code observe(with:)}): the owner is held weakly and handed to the observer; the
+   * subscription ends on the first model after the owner is gone, or when disposed.
+   *
+   * @param owner the owner
+   * @param observer the observer
+   * @param <O> the type of the owner
+   * @return what stops it
+   */
+  public <O> Disposable observe(O owner, BiConsumer<? super O, ? super M> observer) {
+    WeakReference<O> weak = new WeakReference<>(Objects.requireNonNull(owner, "owner"));
+    AtomicReference<Disposable> self = new AtomicReference<>();
+    Disposable made = observe(model -> {
+      O alive = weak.get();
+      if (alive == null) {
+        Disposable subscription = self.get();
+        if (subscription != null) {
+          subscription.dispose();
+        }
+        return;
+      }
+      observer.accept(alive, model);
+    });
+    self.set(made);
+    return made;
+  }
+
+  /**
+   * Renders the current model, then every new one, through {@code diffuser}.
+   *
+   * @param diffuser the diffuser
+   * @return what stops it
+   */
+  public Disposable render(Diffuser<M> diffuser) {
+    Objects.requireNonNull(diffuser, "diffuser");
+    return observe(diffuser::run);
+  }
+
+  /**
+   * Connects {@code sources} while the loop runs: disconnected on stop, reconnected on
+   * start, until the result is disposed.
+   *
+   * @param sources the sources
+   * @return what disconnects them for good
+   */
+  public Disposable connect(Fuser<E> sources) {
+    try {
+      return new NativeDisposable(LoopNative.connect(handle, handleOf(Objects.requireNonNull(sources, "sources"))));
+    } finally {
+      Reference.reachabilityFence(sources);
+    }
+  }
+
+  /**
+   * Adds {@code feedback} after the observers and feedbacks added so far; if the loop
+   * runs, it hears of the current model first.
+   *
+   * @param feedback the feedback
+   * @return what removes it (its work in progress is then cancelled)
+   */
+  public Disposable add(Feedback<M, E> feedback) {
+    Objects.requireNonNull(feedback, "feedback");
+    long executor = Bridges.executorHandle(feedback.executor, Integer.MAX_VALUE);
+    try {
+      long made = feedback.work != null
+          ? LoopNative.addFeedback(handle, feedback.overlap.ordinal(), executor,
+              new Bridges.FeedbackBridge(feedback.work))
+          : LoopNative.addRequestFeedback(handle, feedback.request, feedback.overlap.ordinal(), executor,
+              new Bridges.FeedbackBridge(feedback.requestWork));
+      return new NativeDisposable(made);
+    } finally {
+      if (executor != 0) {
+        LoopNative.executorRelease(executor);
+      }
+    }
+  }
+
+  /**
+   * Starts a stopped loop (or one built with {@link Builder#manualStart()}).
+   *
+   * @return whether it runs afterwards (false once disposed)
+   */
+  public boolean start() {
+    return LoopNative.start(handle);
+  }
+
+  /** Ends the run, keeping the model and the registrations (see the class comment). */
+  public void stop() {
+    LoopNative.stop(handle);
+  }
+
+  /** Ends the loop for good (see the class comment). Idempotent. */
+  public void dispose() {
+    LoopNative.dispose(handle);
+  }
+
+  /** The same as {@link #dispose()}, for try-with-resources. */
+  @Override
+  public void close() {
+    dispose();
+  }
+
+  /**
+   * Whether the loop accepts events.
+   *
+   * @return true if it runs
+   */
+  public boolean isRunning() {
+    return LoopNative.isRunning(handle);
+  }
+
+  @Override
+  public String toString() {
+    return "Loop[" + Long.toHexString(handle) + "]";
+  }
+
+  /** The native handle of a {@link Fuser}: a private field of the same module. */
+  private static long handleOf(Object node) {
+    try {
+      Field field = node.getClass().getDeclaredField("handle");
+      field.setAccessible(true);
+      return field.getLong(node);
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      throw new IllegalStateException("cannot reach the native handle of " + node, e);
+    }
+  }
+
+  /**
+   * Builds a {@link Loop}.
+   *
+   * @param <M> the type of models
+   * @param <E> the type of events
+   * @param <F> the type of effects
+   */
+  public static final class Builder<M, E, F> {
+    private final M model;
+    private final Update<M, E, F> update;
+    private final List<F> startEffects = new ArrayList<>();
+    private final List<EffectHandler<? super F, E>> handlers = new ArrayList<>();
+    private final List<Executor> handlerExecutors = new ArrayList<>();
+    private final List<Feedback<M, E>> feedbacks = new ArrayList<>();
+    private Executor executor;
+    private int stepsPerRun = Integer.MAX_VALUE;
+    private java.util.function.Function<? super E, ?> coalescing;
+    private LoopInspector<M, E, F> inspector;
+    private boolean manualStart;
+
+    private Builder(M model, Update<M, E, F> update) {
+      this.model = model;
+      this.update = update;
+    }
+
+    /**
+     * Effects handed to the handlers once the first model is published.
+     *
+     * @param effects the effects, in order
+     * @return this builder
+     */
+    @SafeVarargs
+    public final Builder<M, E, F> startEffects(F... effects) {
+      for (F effect : effects) {
+        startEffects.add(effect);
+      }
+      return this;
+    }
+
+    /**
+     * Adds an effect handler that runs inside the loop's step.
+     *
+     * @param handler the handler
+     * @return this builder
+     */
+    public Builder<M, E, F> handler(EffectHandler<? super F, E> handler) {
+      return handler(null, handler);
+    }
+
+    /**
+     * Adds an effect handler that runs on {@code executor}.
+     *
+     * @param executor where it runs; {@code null}: inside the loop's step
+     * @param handler the handler
+     * @return this builder
+     */
+    public Builder<M, E, F> handler(Executor executor, EffectHandler<? super F, E> handler) {
+      handlers.add(Objects.requireNonNull(handler, "handler"));
+      handlerExecutors.add(executor);
+      return this;
+    }
+
+    /**
+     * Adds a feedback, registered before any observer.
+     *
+     * @param feedback the feedback
+     * @return this builder
+     */
+    public Builder<M, E, F> feedback(Feedback<M, E> feedback) {
+      feedbacks.add(Objects.requireNonNull(feedback, "feedback"));
+      return this;
+    }
+
+    /**
+     * Runs the loop's steps on {@code executor}.
+     *
+     * @param executor the executor; {@code null}: the dispatching thread
+     * @return this builder
+     */
+    public Builder<M, E, F> executor(Executor executor) {
+      return executor(executor, Integer.MAX_VALUE);
+    }
+
+    /**
+     * Runs the loop's steps on {@code executor}, at most {@code stepsPerRun} queued
+     * entries per task, so that a busy loop lets the executor's other work in.
+     *
+     * @param executor the executor; {@code null}: the dispatching thread
+     * @param stepsPerRun the most entries per task (at least 1)
+     * @return this builder
+     */
+    public Builder<M, E, F> executor(Executor executor, int stepsPerRun) {
+      if (stepsPerRun < 1) {
+        throw new IllegalArgumentException("stepsPerRun must be at least 1");
+      }
+      this.executor = executor;
+      this.stepsPerRun = stepsPerRun;
+      return this;
+    }
+
+    /**
+     * Gives events a coalescing key: a queued event whose key equals a new event's is
+     * replaced by it, in its place (the older is dropped). {@code null} keys never
+     * coalesce.
+     *
+     * @param key the key of an event
+     * @return this builder
+     */
+    public Builder<M, E, F> coalescing(java.util.function.Function<? super E, ?> key) {
+      this.coalescing = key;
+      return this;
+    }
+
+    /**
+     * Sets the inspector, which sees every start, event, step and error.
+     *
+     * @param inspector the inspector
+     * @return this builder
+     */
+    public Builder<M, E, F> inspector(LoopInspector<M, E, F> inspector) {
+      this.inspector = inspector;
+      return this;
+    }
+
+    /**
+     * Builds the loop stopped: {@link Loop#start()} starts it.
+     *
+     * @return this builder
+     */
+    public Builder<M, E, F> manualStart() {
+      this.manualStart = true;
+      return this;
+    }
+
+    /**
+     * Builds the loop (and starts it, unless {@link #manualStart()}).
+     *
+     * @return the loop
+     */
+    public Loop<M, E, F> build() {
+      Object[] handlerBridges = new Object[handlers.size()];
+      long[] executors = new long[handlers.size()];
+      long loopExecutor = 0;
+      try {
+        for (int i = 0; i < handlers.size(); i++) {
+          handlerBridges[i] = new Bridges.HandlerBridge(handlers.get(i));
+          executors[i] = Bridges.executorHandle(handlerExecutors.get(i), Integer.MAX_VALUE);
+        }
+        loopExecutor = Bridges.executorHandle(executor, stepsPerRun);
+        long made = LoopNative.loopNew(model, startEffects.toArray(), new Bridges.UpdateBridge(update),
+            handlerBridges, executors, loopExecutor,
+            coalescing == null ? null : new Bridges.KeyBridge(coalescing),
+            inspector == null ? null : new Bridges.InspectorBridge(inspector), true);
+        Loop<M, E, F> loop = new Loop<>(made);
+        for (Feedback<M, E> feedback : feedbacks) {
+          loop.add(feedback);
+        }
+        if (!manualStart) {
+          loop.start();
+        }
+        return loop;
+      } finally {
+        for (long handle : executors) {
+          if (handle != 0) {
+            LoopNative.executorRelease(handle);
+          }
+        }
+        if (loopExecutor != 0) {
+          LoopNative.executorRelease(loopExecutor);
+        }
+      }
+    }
+  }
+}

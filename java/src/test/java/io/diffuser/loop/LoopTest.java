@@ -1,0 +1,401 @@
+package io.diffuser.loop;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertNotNull;
+import static org.junit.Assert.assertSame;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
+
+import io.diffuser.diffuser.Diffuser;
+import io.diffuser.fuser.Disposable;
+import io.diffuser.fuser.Fuser;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.Test;
+
+/** Loops through the Java binding: the same core, the same order, the same rules. */
+public class LoopTest {
+  /** A counter model: an int, events add, "fail" fails, "echo:n" makes the effect n. */
+  static Next<Integer, String> update(Integer model, String event) {
+    if (event.equals("fail")) {
+      throw new IllegalStateException("refused");
+    }
+    if (event.equals("silent")) {
+      return Next.noChange();
+    }
+    if (event.startsWith("effect:")) {
+      return Next.dispatch(event.substring(7));
+    }
+    int n = Integer.parseInt(event);
+    return n == 1 ? Next.next(model + 1, "inc->" + (model + 1)) : Next.next(model + n);
+  }
+
+  private final List<String> log = Collections.synchronizedList(new ArrayList<>());
+
+  private Loop.Builder<Integer, String, String> counter() {
+    return Loop.builder(0, LoopTest::update);
+  }
+
+  @Test
+  public void stepsUpdateStorePublishThenHandleEffectsInOrder() {
+    try (Loop<Integer, String, String> loop = counter()
+        .handler((effect, job) -> log.add("h1 " + effect))
+        .handler((effect, job) -> log.add("h2 " + effect))
+        .feedback(Feedback.react(model -> {
+          log.add("f " + model);
+          return List.of();
+        }))
+        .build()) {
+      AtomicReference<Loop<Integer, String, String>> self = new AtomicReference<>(loop);
+      loop.observe(model -> log.add("o1 " + model + " stored " + self.get().model()));
+      loop.observe(model -> log.add("o2 " + model));
+      log.clear();
+      assertTrue(loop.dispatch("1"));
+      loop.dispatch("effect:x");
+      loop.dispatch("silent");
+      assertEquals(Arrays.asList("f 1", "o1 1 stored 1", "o2 1", "h1 inc->1", "h2 inc->1", "h1 x", "h2 x"), log);
+      assertEquals(Integer.valueOf(1), loop.model());
+    }
+  }
+
+  @Test
+  public void reducerLoopAndRefusedEvents() {
+    Loop<Integer, Integer, Void> loop = Loop.<Integer, Integer>reducer(1, Integer::sum).manualStart().build();
+    assertFalse(loop.dispatch(5));
+    try {
+      loop.tryDispatch(5);
+      fail("a stopped loop refuses");
+    } catch (IllegalStateException expected) {
+      assertTrue(expected.getMessage().contains("stopped"));
+    }
+    assertTrue(loop.start());
+    loop.dispatch(2);
+    loop.dispatch(3);
+    assertEquals(Integer.valueOf(6), loop.model());
+    loop.close();
+    assertFalse(loop.dispatch(1));
+    assertFalse(loop.isRunning());
+    assertFalse(loop.start());
+    try {
+      loop.tryDispatch(1);
+      fail("a disposed loop refuses");
+    } catch (IllegalStateException expected) {
+      assertTrue(expected.getMessage().contains("disposed"));
+    }
+  }
+
+  @Test
+  public void failuresGoToTheInspectorAndTheLoopGoesOn() {
+    List<LoopTrace<Integer, String, String>> traces = new CopyOnWriteArrayList<>();
+    RuntimeException handlerFailure = new RuntimeException("handler");
+    try (Loop<Integer, String, String> loop = counter()
+        .handler((effect, job) -> {
+          throw handlerFailure;
+        })
+        .inspector(traces::add)
+        .build()) {
+      loop.dispatch("fail");
+      loop.dispatch("1");
+      assertEquals(Integer.valueOf(1), loop.model());
+      LoopTrace<Integer, String, String> failed = traces.get(1);
+      assertEquals(LoopTrace.Kind.FAILED, failed.kind());
+      assertEquals("fail", failed.event());
+      assertEquals(Integer.valueOf(0), failed.model());
+      assertTrue(failed.failure() instanceof IllegalStateException);
+      assertTrue(failed.error().contains("refused"));
+      LoopTrace<Integer, String, String> stepped = traces.get(2);
+      assertEquals(LoopTrace.Kind.STEPPED, stepped.kind());
+      assertEquals(Integer.valueOf(1), stepped.nextModel());
+      assertEquals(List.of("inc->1"), stepped.effects());
+      LoopTrace<Integer, String, String> effectFailed = traces.get(3);
+      assertEquals(LoopTrace.Kind.EFFECT_FAILED, effectFailed.kind());
+      assertEquals("inc->1", effectFailed.effect());
+      assertSame(handlerFailure, effectFailed.failure());
+    }
+    assertEquals(LoopTrace.Kind.DISPOSED, traces.get(traces.size() - 1).kind());
+  }
+
+  @Test
+  public void eventsSentDuringAStepAreQueued() throws Exception {
+    List<Job<String>> kept = new CopyOnWriteArrayList<>();
+    try (Loop<Integer, String, String> loop = counter()
+        .handler((effect, job) -> {
+          log.add("h " + effect);
+          if (effect.equals("now")) {
+            assertTrue(job.send("10"));
+            log.add("sent");
+          }
+          if (effect.equals("later")) {
+            kept.add(job);
+          }
+        })
+        .build()) {
+      loop.observe(model -> log.add("o " + model));
+      loop.dispatch("effect:now");
+      assertEquals(Arrays.asList("o 0", "h now", "sent", "o 10"), log);
+
+      loop.dispatch("effect:later");
+      Job<String> job = kept.get(0);
+      Thread thread = new Thread(() -> {
+        job.send("5");
+        job.finish();
+      });
+      thread.start();
+      thread.join();
+      assertEquals(Integer.valueOf(15), loop.model());
+      assertFalse("a finished job sends nothing", job.send("5"));
+    }
+  }
+
+  @Test
+  public void jobsAreCancelledOnDisposeAndTheirActionsRun() {
+    List<Job<String>> kept = new CopyOnWriteArrayList<>();
+    AtomicInteger cancelled = new AtomicInteger();
+    Loop<Integer, String, String> loop = counter()
+        .handler((effect, job) -> {
+          job.onCancel(cancelled::incrementAndGet);
+          kept.add(job);
+        })
+        .startEffects("long")
+        .build();
+    assertFalse(kept.get(0).isCancelled());
+    loop.dispose();
+    assertEquals(1, cancelled.get());
+    assertTrue(kept.get(0).isCancelled());
+    assertFalse(kept.get(0).send("1"));
+  }
+
+  @Test
+  public void feedbacksWithOverlapAndRequests() {
+    try (Loop<Integer, String, String> loop = counter().build()) {
+      List<Job<String>> works = new CopyOnWriteArrayList<>();
+      Disposable work = loop.add(Feedback.work((model, job) -> {
+        log.add("work " + model);
+        job.onCancel(() -> log.add("cancel " + model));
+        works.add(job);
+      }));
+      loop.dispatch("2");
+      assertEquals(Arrays.asList("work 0", "cancel 0", "work 2"), log);
+      assertFalse(works.get(0).send("1"));
+      work.dispose();
+      log.clear();
+
+      loop.add(Feedback.request((Integer model) -> model >= 10 ? model / 10 : null, (Integer request, Job<String> job) -> {
+        log.add("request " + request);
+        job.onCancel(() -> log.add("cancel request " + request));
+      }));
+      loop.dispatch("8");   // 10
+      loop.dispatch("5");   // 15: same request
+      loop.dispatch("5");   // 20
+      loop.dispatch("-15"); // 5: none
+      assertEquals(Arrays.asList("request 1", "cancel request 1", "request 2", "cancel request 2"), log);
+    }
+  }
+
+  @Test
+  public void spinLevelsConverge() {
+    // Spin's README example, with two synchronous feedbacks and a reducer.
+    try (Loop<List<Integer>, String, Void> loop = Loop.<List<Integer>, String>reducer(List.of(10, 20), (levels, event) -> {
+      int left = levels.get(0);
+      int right = levels.get(1);
+      if (left == right) {
+        return levels;
+      }
+      switch (event) {
+        case "left+": return List.of(left + 1, right);
+        case "left-": return List.of(left - 1, right);
+        case "right+": return List.of(left, right + 1);
+        default: return List.of(left, right - 1);
+      }
+    })
+        .feedback(Feedback.react(l -> l.get(0).equals(l.get(1)) ? List.of() : List.of(l.get(0) < l.get(1) ? "left+" : "left-")))
+        .feedback(Feedback.react(l -> l.get(0).equals(l.get(1)) ? List.of() : List.of(l.get(1) < l.get(0) ? "right+" : "right-")))
+        .build()) {
+      assertEquals(List.of(15, 15), loop.model());
+    }
+  }
+
+  @Test
+  public void observeSelectorsOwnersAndRender() {
+    try (Loop<Integer, String, String> loop = counter().build()) {
+      loop.observe((Integer model) -> model / 10, tens -> log.add("tens " + tens));
+      Object[] owner = {new Object()};
+      loop.observe(owner[0], (o, model) -> log.add("owned " + model));
+      loop.render(Diffuser.map((Integer model) -> model % 2 == 0, Diffuser.into(even -> log.add("even " + even))));
+      loop.dispatch("2");
+      loop.dispatch("1");
+      loop.dispatch("10");
+      assertEquals(Arrays.asList("tens 0", "owned 0", "even true", "owned 2", "owned 3", "even false", "tens 1",
+          "owned 13"), log);
+    }
+  }
+
+  @Test
+  public void sourcesConnectWhileRunning() {
+    List<io.diffuser.Effect<String>> emitters = new CopyOnWriteArrayList<>();
+    AtomicInteger disconnects = new AtomicInteger();
+    Fuser<String> sources = Fuser.from(effect -> {
+      emitters.add(effect);
+      return () -> {
+        emitters.remove(effect);
+        disconnects.incrementAndGet();
+      };
+    });
+    try (Loop<Integer, String, String> loop = counter().build()) {
+      loop.connect(sources);
+      assertEquals(1, emitters.size());
+      emitters.get(0).run("3");
+      assertEquals(Integer.valueOf(3), loop.model());
+      loop.stop();
+      assertEquals(0, emitters.size());
+      assertEquals(Integer.valueOf(3), loop.model());
+      loop.start();
+      assertEquals(1, emitters.size());
+      emitters.get(0).run("4");
+      assertEquals(Integer.valueOf(7), loop.model());
+    }
+    assertEquals(2, disconnects.get());
+  }
+
+  @Test
+  public void manualExecutorStepsTheLoop() {
+    ManualExecutor executor = new ManualExecutor();
+    try (Loop<Integer, String, String> loop = counter().executor(executor).build()) {
+      loop.observe(model -> log.add("o " + model));
+      loop.dispatch("2");
+      loop.dispatch("3");
+      assertEquals(List.of(), log);
+      assertTrue(executor.runNext()); // the start
+      assertTrue(executor.runNext()); // the observer
+      assertEquals(List.of("o 0"), log);
+      assertTrue(executor.runNext());
+      assertEquals(List.of("o 0", "o 2"), log);
+      assertEquals(1, executor.runAll());
+      assertEquals(List.of("o 0", "o 2", "o 5"), log);
+    }
+  }
+
+  @Test
+  public void coalescingReplacesInPlace() {
+    ManualExecutor executor = new ManualExecutor();
+    List<String> seen = new CopyOnWriteArrayList<>();
+    try (Loop<Integer, String, String> loop = Loop.<Integer, String, String>builder(0, (model, event) -> {
+      seen.add(event);
+      return Next.next(model + 1);
+    }).executor(executor).coalescing(event -> event.startsWith("move") ? "move" : null).build()) {
+      executor.runAll();
+      loop.dispatch("move1");
+      loop.dispatch("click");
+      loop.dispatch("move2");
+      executor.runAll();
+      assertEquals(List.of("move2", "click"), seen);
+    }
+  }
+
+  @Test
+  public void javaExecutorsForTheLoopAndItsWork() throws Exception {
+    ExecutorService single = Executors.newSingleThreadExecutor();
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    CountDownLatch handled = new CountDownLatch(1);
+    List<String> threads = new CopyOnWriteArrayList<>();
+    try (Loop<Integer, String, String> loop = counter()
+        .executor(single)
+        .handler(pool, (effect, job) -> {
+          threads.add(Thread.currentThread().getName());
+          job.send("100");
+          handled.countDown();
+        })
+        .build()) {
+      loop.dispatch("1");
+      assertTrue(handled.await(5, TimeUnit.SECONDS));
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      while (loop.model() != 101 && System.nanoTime() < deadline) {
+        Thread.sleep(1);
+      }
+      assertEquals(Integer.valueOf(101), loop.model());
+      assertTrue(threads.get(0).startsWith("pool"));
+    } finally {
+      single.shutdown();
+      pool.shutdown();
+    }
+  }
+
+  @Test
+  public void eightThreadsDispatching() throws Exception {
+    int perThread = 2_000;
+    int[] last = new int[8];
+    AtomicInteger outOfOrder = new AtomicInteger();
+    try (Loop<Integer, int[], Void> loop = Loop.<Integer, int[]>reducer(0, (model, event) -> {
+      if (event[1] <= last[event[0]]) {
+        outOfOrder.incrementAndGet();
+      }
+      last[event[0]] = event[1];
+      return model + 1;
+    }).build()) {
+      Thread[] threads = new Thread[8];
+      for (int t = 0; t < 8; t++) {
+        int thread = t;
+        threads[t] = new Thread(() -> {
+          for (int i = 1; i <= perThread; i++) {
+            loop.dispatch(new int[] {thread, i});
+          }
+        });
+        threads[t].start();
+      }
+      for (Thread thread : threads) {
+        thread.join();
+      }
+      assertEquals(Integer.valueOf(8 * perThread), loop.model());
+      assertEquals(0, outOfOrder.get());
+    }
+  }
+
+  @Test
+  public void disposeRacingDispatch() throws Exception {
+    for (int round = 0; round < 20; round++) {
+      AtomicInteger updates = new AtomicInteger();
+      AtomicInteger late = new AtomicInteger();
+      AtomicInteger accepted = new AtomicInteger();
+      boolean[] disposed = {false};
+      Loop<Integer, Integer, Void> loop = Loop.<Integer, Integer>reducer(0, (model, event) -> {
+        synchronized (disposed) {
+          if (disposed[0]) {
+            late.incrementAndGet();
+          }
+        }
+        updates.incrementAndGet();
+        return model + 1;
+      }).build();
+      Thread[] threads = new Thread[8];
+      for (int t = 0; t < 8; t++) {
+        threads[t] = new Thread(() -> {
+          while (loop.dispatch(1)) {
+            accepted.incrementAndGet();
+          }
+        });
+        threads[t].start();
+      }
+      Thread.sleep(1);
+      loop.dispose();
+      synchronized (disposed) {
+        disposed[0] = true;
+      }
+      for (Thread thread : threads) {
+        thread.join();
+      }
+      assertEquals("round " + round + ": every accepted event was handled", accepted.get(), updates.get());
+      assertEquals("round " + round + ": nothing after dispose returned", 0, late.get());
+      assertNotNull(loop.toString());
+    }
+  }
+}
