@@ -56,5 +56,13 @@ let package = Package(
             path: "bench/swift-list",
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
+        // Events per second through a Loop against a hand-written queue + reducer + render:
+        // `swift run -c release LoopBench`. Not a test.
+        .executableTarget(
+            name: "LoopBench",
+            dependencies: ["Diffuser"],
+            path: "bench/swift-loop",
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
     ]
 )

@@ -5,6 +5,11 @@
  * changed; a Fuser gathers events from many sources into one stream. The behaviour is
  * implemented once, in the Swift core; this header is a thin, stable door to it.
  *
+ * It is one header, as is usual for a C library (sqlite3.h, zlib.h): a program includes
+ * one file and gets the whole API, whose parts (value types, diffusers, fusers,
+ * closures, lists, loops) share the conventions below and take each other's handles;
+ * scripts/check_abi.py checks this one file against the library's exports.
+ *
  * Conventions
  * -----------
  * - Every symbol starts with dfs_ (types, functions) or DFS_ (macros, constants).
@@ -84,7 +89,7 @@ extern "C" {
 
 /** The version of the ABI this header describes. dfs_abi_version() returns the
  *  library's; they must be equal. */
-#define DFS_ABI_VERSION 2
+#define DFS_ABI_VERSION 3
 
 /** Status codes. 0 is success; every error is positive. */
 typedef enum dfs_status {
@@ -136,6 +141,10 @@ DFS_API void dfs_set_error(const char *message);
  *           pointer identity. Must be reflexive (a value equals itself): the core does
  *           not call it with two identical pointers, which are equal. It need not be
  *           transitive: a gate always compares with the previous run's value.
+ *           It may return DFS_EQUAL_SAME instead of 1 when the two pointers are two
+ *           references to one and the same value (one object, as two handles): a gate
+ *           then keeps the reference it holds instead of retaining `new` and releasing
+ *           `old`, which is the same thing for that value. Types without retain get 1.
  *  retain:  called when the core keeps a value beyond the call that passed it (in a
  *           cache, for a queued run). Returns the pointer to keep: the same one after
  *           incrementing a reference count, or a copy. NULL: the value is borrowed and
@@ -145,6 +154,8 @@ DFS_API void dfs_set_error(const char *message);
 typedef struct dfs_type dfs_type;
 
 typedef int (*dfs_equal_fn)(const void *a, const void *b, void *ctx);
+/** What an equal callback may return for two references to one value (see dfs_type). */
+#define DFS_EQUAL_SAME 2
 typedef const void *(*dfs_retain_fn)(const void *value, void *ctx);
 typedef void (*dfs_release_fn)(const void *value, void *ctx);
 
@@ -506,6 +517,110 @@ DFS_API dfs_status dfs_list_diff_compute(const dfs_list_side *old_list, const df
 /** Frees the arrays of a diff and zeroes it. NULL and zeroed diffs are accepted. */
 DFS_API void dfs_list_diff_free(dfs_list_diff *diff);
 
+/* Sections: a list of sections, each holding its own items, diffed in one call. Sections
+ * are paired by their keys like the items of a list (their own content, a header, by
+ * fingerprints or the callback). The items of each new section are diffed against those
+ * of the old section it is paired with (none for a new section): items move within their
+ * section; an item that changes section is deleted from one and inserted into the other.
+ * It is the Swift core's ListSectionsDiff and ListSectionsBatch, laid out flat. */
+
+/** One list of sections. Section s has item_counts[s] items, stored in item_keys (and
+ *  item_contents) section after section: section 0's items first, then section 1's...
+ *  `section_contents` and `item_contents` are optional fingerprints, as in
+ *  dfs_list_side; each is used only if given for both lists. Arrays may be NULL when
+ *  they would be empty. */
+typedef struct dfs_list_sections_side {
+    const uint64_t *section_keys;     /* section_count keys */
+    const uint64_t *section_contents; /* section_count fingerprints, or NULL */
+    const size_t *item_counts;        /* section_count counts */
+    const uint64_t *item_keys;        /* the sum of item_counts keys */
+    const uint64_t *item_contents;    /* as many fingerprints, or NULL */
+    size_t section_count;
+} dfs_list_sections_side;
+
+/** Compares the contents of a matched pair of a sections diff. With old_item and
+ *  new_item both -1: old section `old_section` and new section `new_section` (same key),
+ *  their own content apart from their items. Otherwise: item `old_item` of old section
+ *  `old_section` and item `new_item` of new section `new_section` (paired sections, same
+ *  item key). Returns 1 same, 0 changed, negative to abort with DFS_ERR_CALLBACK. */
+typedef int (*dfs_list_sections_same_fn)(int32_t old_section, int32_t old_item, int32_t new_section,
+                                         int32_t new_item, void *ctx);
+
+/** A sections diff, in one block. `sections` and every `items[j]` are dfs_list_diffs
+ *  that share that block: their own `block` is NULL, do not free them one by one. With
+ *  DFS_LIST_SCRIPT each carries its script (the sections' script rearranges whole
+ *  sections; an item script applies to the items of its section); their batch_ fields
+ *  stay empty, the batch of a sections diff being the batch_ fields below.
+ *
+ *  The batch (DFS_LIST_BATCH or DFS_LIST_BATCH_MOVE_THEN_RELOAD) is one UIKit batch:
+ *  section deletes, reloads and move sources, and item deletes, reloads and move
+ *  sources in old coordinates; section inserts and move destinations, and item inserts,
+ *  move destinations and reloads after moves, in new coordinates. Item changes are only
+ *  listed for sections that stay in place and are not reloaded: a section that changed
+ *  and stayed is reloaded with its items; a section that moved is moved if neither it
+ *  nor its items changed, otherwise deleted and inserted (or, with
+ *  DFS_LIST_BATCH_MOVE_THEN_RELOAD, moved and then reloaded at its new index, in
+ *  batch_section_reloads_after_moves). An index path is two values, section and item;
+ *  an item move is four: old section, old item, new section, new item. */
+typedef struct dfs_list_sections_diff {
+    /** The diff of the sections themselves (updates: sections whose own content changed). */
+    dfs_list_diff sections;
+    /** sections.new_count: one diff per new section. */
+    int32_t item_diff_count;
+    /** For each new section j, the diff of its items from those of the old section
+     *  paired with it (sections.new_to_old[j]), or from no items for a new section. */
+    const dfs_list_diff *items;
+    /** 1 if duplicate keys were seen among the sections or the items of a section. */
+    int32_t has_duplicates;
+
+    /* With DFS_LIST_BATCH (otherwise counts 0 and pointers NULL). */
+    int32_t batch_section_delete_count;
+    int32_t batch_section_insert_count;
+    int32_t batch_section_move_count;
+    int32_t batch_section_reload_count;
+    int32_t batch_section_reload_after_move_count;
+    int32_t batch_item_delete_count;
+    int32_t batch_item_insert_count;
+    int32_t batch_item_move_count;
+    int32_t batch_item_reload_count;
+    int32_t batch_item_reload_after_move_count;
+    const int32_t *batch_section_deletes;             /* old section indices, ascending */
+    const int32_t *batch_section_inserts;             /* new section indices, ascending */
+    const int32_t *batch_section_moves;               /* pairs (old, new), ascending by new */
+    const int32_t *batch_section_reloads;             /* old section indices, ascending */
+    const int32_t *batch_section_reloads_after_moves; /* new section indices, ascending */
+    const int32_t *batch_item_deletes;                /* old index paths, ascending */
+    const int32_t *batch_item_inserts;                /* new index paths, ascending */
+    const int32_t *batch_item_moves;                  /* (old path, new path) */
+    const int32_t *batch_item_reloads;                /* old index paths, ascending */
+    const int32_t *batch_item_reloads_after_moves;    /* new index paths */
+
+    /** The block that holds everything: for dfs_list_sections_diff_free. */
+    void *block;
+} dfs_list_sections_diff;
+
+/** Diffs the sections `old_list` -> `new_list` into *out (which the caller owns; what it
+ *  points to is the library's until dfs_list_sections_diff_free). Content, for sections
+ *  and items alike: `same_content` decides if non-NULL (called once per matched pair,
+ *  sections first, then the items of each new section in order, only during this call,
+ *  with `ctx`); else the fingerprints given for both lists; else content never changes.
+ *  `flags`: a combination of dfs_list_flags.
+ *
+ *  Errors: DFS_ERR_NULL for a NULL old_list, new_list or out, and for a NULL array that
+ *  must hold values (section_keys or item_counts with sections, item_keys with items, a
+ *  fingerprint array given for one list only); DFS_ERR_ARGUMENT for unknown flags and
+ *  for more than INT32_MAX - 1 sections, items in a section, or items in all; DFS_ERR_
+ *  CALLBACK if same_content aborted (nothing is called after it); DFS_ERR_MEMORY. On
+ *  failure *out is zeroed (freeing it is allowed). */
+DFS_API dfs_status dfs_list_sections_diff_compute(const dfs_list_sections_side *old_list,
+                                          const dfs_list_sections_side *new_list,
+                                          dfs_list_sections_same_fn same_content, void *ctx, unsigned int flags,
+                                          dfs_list_sections_diff *out);
+
+/** Frees a sections diff (its sub-diffs too) and zeroes it. NULL and zeroed diffs are
+ *  accepted. */
+DFS_API void dfs_list_sections_diff_free(dfs_list_sections_diff *diff);
+
 /* intoList: a diffuser node that keeps a list view in step with a list value. The list is
  * a value of a dfs_type like any other (`const void *`): the node reads it through a
  * dfs_list_reader, diffs each new list against the last one it applied, and hands its
@@ -550,18 +665,21 @@ typedef struct dfs_list_reader {
 } dfs_list_reader;
 
 /** Applies a diff: `changes` goes from the list the sink applied last (the empty list on
- *  the first call) to `new_list`. `changes` and its arrays are borrowed for the call (do
+ *  the first call) to `new_list`. `is_first` is 1 on the first call (and on any call
+ *  while no earlier one succeeded): the view shows nothing of this node yet, so it may
+ *  simply reload; 0 afterwards, even when the list applied last was empty (the same as
+ *  Swift's ListChanges.isFirst). `changes` and its arrays are borrowed for the call (do
  *  not free them; copy what you keep); `new_list` is the run's value, borrowed as an
  *  effect's is. Return 0, or non-zero to abort the run. */
-typedef int (*dfs_list_sink_fn)(const dfs_list_diff *changes, const void *new_list, void *ctx);
+typedef int (*dfs_list_sink_fn)(const dfs_list_diff *changes, const void *new_list, int is_first, void *ctx);
 
 /** intoList(reader, sink): a diffuser of list values of `type` that keeps the last list
  *  it applied (retained through `type`) and, on each run:
  *  - diffs it against the new list (the first run: from the empty list, every item an
  *    insert), with the parts `flags` asks for (dfs_list_flags, as in
  *    dfs_list_diff_compute);
- *  - calls sink(changes, new_list) on the first run, even for an empty list, and on
- *    every later run whose diff is not empty;
+ *  - calls sink(changes, new_list, 1) on the first run, even for an empty list, and
+ *    sink(changes, new_list, 0) on every later run whose diff is not empty;
  *  - on a later run with an empty diff (same keys in the same order, same content), does
  *    not call the sink, but keeps the new list all the same, like every gate;
  *  - after the sink returned 0, keeps the new list.
@@ -611,8 +729,12 @@ DFS_API dfs_status dfs_diffuser_into_list(dfs_type *type, const dfs_list_reader 
  * with the caller's executor), otherwise dropped (the inspector sees each); they cancel
  * every job (running its on-cancel actions) and disconnect the sources, and wait for
  * callbacks in progress on other threads: once they return, no callback of that run
- * starts. They may be called from inside a callback (the rest of that step is then
- * skipped). A callback must not wait for the thread that stops or disposes its loop.
+ * starts. They may be called from inside a callback: the rest of that step is then
+ * skipped (from inside the update: no model is stored, nothing is published or handled,
+ * the journal does not record the event, and the event's STEPPED or FAILED trace comes
+ * right after the STOPPED or DISPOSED one). A callback must not wait for the thread that
+ * stops or disposes its loop. Work a loop hands to an executor does not keep the loop
+ * alive: releasing the loop disposes it even while a manual executor holds its work.
  *
  * Errors: an update that fails leaves the model as it was; the inspector sees it and
  * the loop goes on. So do failing handlers and observers.
@@ -639,6 +761,9 @@ typedef struct dfs_executor dfs_executor;
 
 /** A piece of work handed to a dfs_executor_new executor: run it with dfs_work_run. */
 typedef struct dfs_work dfs_work;
+
+/** A record of a loop's runs, to replay them (see Journals below). */
+typedef struct dfs_journal dfs_journal;
 
 /** The update: what `event` does to `model` (both borrowed for the call). Give the new
  *  model with dfs_next_model (at most once; without it the model stays and nothing is
@@ -752,6 +877,9 @@ typedef struct dfs_loop_config {
     dfs_destroy_fn inspect_destroy;
     /** 0: start now. 1: the first dfs_loop_start starts the loop. */
     int manual_start;
+    /** Optional: a journal (retained) that records the loop's runs from the first start
+     *  on, as dfs_loop_record would before any start. */
+    dfs_journal *journal;
 } dfs_loop_config;
 
 /** Makes a loop. Every destroy of the config (update, handlers, coalesce, inspect) runs
@@ -838,6 +966,40 @@ DFS_API dfs_status dfs_loop_retain(dfs_loop *loop);
 /** Drops a reference; the last one disposes the loop. NULL is accepted and ignored. */
 DFS_API dfs_status dfs_loop_release(dfs_loop *loop);
 
+/* Gears: a bus between loops (Spin's Gear). A feedback of one loop pushes gear events
+ * made from its models (dfs_loop_push_to_gear); a feedback of another loop turns gear
+ * events into its own events (dfs_loop_attach_to_gear), queued there like dispatched
+ * ones. A loop hears a gear only while it runs. */
+
+/** A bus of gear events of one type. */
+typedef struct dfs_gear dfs_gear;
+
+/** Makes something of `value` (borrowed), or nothing: store a new value in *out and
+ *  return 1 (ownership as a transform's output, with the type the caller names), or
+ *  return 0 for nothing. Any other return counts as 0. */
+typedef int (*dfs_propagate_fn)(const void *value, const void **out, void *ctx);
+
+/** A gear whose events have `event_type`. On success *out is a new handle: release it
+ *  with dfs_gear_release; feedbacks attached to it keep it. */
+DFS_API dfs_status dfs_gear_new(dfs_type *event_type, dfs_gear **out);
+
+/** Pushes `event` (retained through the gear's event type) to every loop attached. */
+DFS_API dfs_status dfs_gear_send(dfs_gear *gear, const void *event);
+
+/** A feedback (see dfs_loop_add_feedback for its place and removal) that pushes into
+ *  `gear` what `propagate` makes of each model, a gear event of the gear's type. */
+DFS_API dfs_status dfs_loop_push_to_gear(dfs_loop *loop, dfs_gear *gear, dfs_propagate_fn propagate, void *ctx,
+                                         dfs_destroy_fn destroy, dfs_disposable **out);
+
+/** A feedback that turns each gear event of `gear` into what `propagate` makes of it,
+ *  an event of the loop's event type, queued into the loop while it runs. */
+DFS_API dfs_status dfs_loop_attach_to_gear(dfs_loop *loop, dfs_gear *gear, dfs_propagate_fn propagate, void *ctx,
+                                           dfs_destroy_fn destroy, dfs_disposable **out);
+
+DFS_API dfs_status dfs_gear_retain(dfs_gear *gear);
+/** NULL is accepted and ignored. */
+DFS_API dfs_status dfs_gear_release(dfs_gear *gear);
+
 /** Queues `event` (retained through the loop's event type) as the job's. DFS_OK;
  *  DFS_ERR_DISPOSED once the job ended (finished or cancelled) or its loop refuses
  *  events. Events of a job cancelled before their turn are dropped. */
@@ -896,6 +1058,70 @@ DFS_API dfs_status dfs_work_run(dfs_work *work);
 
 /** Drops an executor handle; loops and feedbacks using it keep it. NULL is accepted. */
 DFS_API dfs_status dfs_executor_release(dfs_executor *executor);
+
+/* Journals
+ * ------------------------------------------------------------------------------------
+ * A journal records a loop's runs: the model each run started from and every event that
+ * reached the update (also those whose update failed), in order. Replaying it through
+ * an update re-derives every model the loop published, without handling a single
+ * effect: to reproduce a bug report, or to check that a new update keeps old sessions'
+ * models. Replay means something because an update has no side effects.
+ *
+ *     dfs_journal *journal;
+ *     dfs_journal_new(model_type, event_type, &journal);
+ *     config.journal = journal;          // or dfs_loop_record(loop, journal) later
+ *     ...
+ *     dfs_journal_replay(journal, effect_type, update, update_ctx, print_model, NULL);
+ *
+ * Values are retained through their types for as long as the journal holds them. Every
+ * function may be called from any thread.
+ */
+
+/** A new, empty journal of models of model_type and events of event_type. *out: a new
+ *  handle, dfs_journal_release it. DFS_ERR_NULL / DFS_ERR_HANDLE for a missing or
+ *  invalid type. */
+DFS_API dfs_status dfs_journal_new(dfs_type *model_type, dfs_type *event_type, dfs_journal **out);
+
+/** Makes `loop` record into `journal` (which it retains), in place of the journal it
+ *  recorded into so far; NULL stops recording. Takes effect on the loop's turn, after
+ *  the entries queued before (at once with the caller's executor and an idle loop). If
+ *  the loop is running then, the journal first records the current model as a start;
+ *  otherwise it records the next start. DFS_ERR_TYPE if the journal's types are not the
+ *  loop's model and event types. */
+DFS_API dfs_status dfs_loop_record(dfs_loop *loop, dfs_journal *journal);
+
+/** What an entry of a journal is. */
+typedef enum dfs_journal_entry {
+    /** A run started from the model. */
+    DFS_JOURNAL_START = 1,
+    /** The event reached the update. */
+    DFS_JOURNAL_EVENT = 2,
+} dfs_journal_entry;
+
+/** Sees one entry: its kind and its value (a model or an event), borrowed for the
+ *  call. Return 0 to go on, non-zero to stop. */
+typedef int (*dfs_journal_visit_fn)(dfs_journal_entry kind, const void *value, void *ctx);
+
+/** Calls visit for every entry, in order (a copy taken when called: the loop may record
+ *  meanwhile). DFS_ERR_CALLBACK if visit returned non-zero (the rest is not visited). */
+DFS_API dfs_status dfs_journal_entries(dfs_journal *journal, dfs_journal_visit_fn visit, void *ctx);
+
+/** Forgets every entry. */
+DFS_API dfs_status dfs_journal_clear(dfs_journal *journal);
+
+/** Replays the journal through `update` (the core's replay): each start model, then the
+ *  model of each event's step that made one, starting from the last start; an event
+ *  whose update fails (or comes before any start) leaves the model as it was. Effects
+ *  the update gives are released through effect_type, never handled. Then calls
+ *  visit(model, visit_ctx) for each model, in order, borrowed for the call.
+ *  DFS_ERR_CALLBACK if visit returned non-zero (the rest is not visited). The update is
+ *  called on the calling thread, during this call only. */
+DFS_API dfs_status dfs_journal_replay(dfs_journal *journal, dfs_type *effect_type, dfs_update_fn update,
+                                      void *update_ctx, dfs_effect_fn visit, void *visit_ctx);
+
+DFS_API dfs_status dfs_journal_retain(dfs_journal *journal);
+/** NULL is accepted and ignored. */
+DFS_API dfs_status dfs_journal_release(dfs_journal *journal);
 
 #ifdef __cplusplus
 }

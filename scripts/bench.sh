@@ -7,9 +7,17 @@
 # processes), so Java runs in several processes and the table shows, per scenario, the
 # process with the median library/hand-tree ratio; the targets list the spread.
 #
+# Then the loop benchmarks' table (scripts/bench_loop.sh); `bash scripts/bench.sh loop`
+# runs only those.
+#
 #   bash scripts/bench.sh [--rounds N] [--java-processes K]
+#   bash scripts/bench.sh loop [--rounds N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = loop ]; then
+    shift
+    exec bash scripts/bench_loop.sh "$@"
+fi
 rounds=15
 java_processes=3
 while [ $# -gt 0 ]; do
@@ -30,7 +38,7 @@ cmake -S . -B build -G Ninja > /dev/null
 ninja -C build diffuser_bench_c > /dev/null
 
 echo "Running Swift..." >&2
-"$(swift build -c release --show-bin-path)/DiffuserBench" --tsv --rounds "$rounds" | grep -P '^swift(-floor)?\t' >> "$out"
+"$(swift build -c release --show-bin-path)/DiffuserBench" --tsv --rounds "$rounds" | grep -P '^swift(-keypaths|-floor)?\t' >> "$out"
 echo "Running C..." >&2
 build/bench/c/diffuser_bench_c --tsv --rounds "$rounds" | grep -P '^(c\t|c-fields\t|c-floor\t|# memory)' >> "$out"
 (cd java && gradle --offline --no-daemon -q benchClasses)
@@ -57,14 +65,16 @@ order = ["unchanged-same", "unchanged-equal", "one-leaf", "one-leaf-deep", "ten-
 # c-fields: the C tree with every map a field map (dfs_diffuser_map_field). See
 # bench/c/bench.c.
 # The C targets are checked on `c` (a callback per map) and on `c-fields`.
-langs = ["swift", "c", "c-fields", "java"]
+# swift-keypaths: the Swift tree built with key paths (`map(\.sections[i], ...)`,
+# `map(\.s0, ...)`), measured in the same rounds as the closure tree `swift`.
+langs = ["swift", "swift-keypaths", "c", "c-fields", "java"]
 # Floors: the least any library with the language's API does on the same work (see
 # ClosureFloorRenderer and NodeFloorRenderer in bench/swift, floor_render in
 # bench/c/bench.c, FloorRenderer in the Java bench), measured in the same rounds as that
 # language's baselines. The C floor reaches values through the callbacks of the `c`
 # form; for `c-fields` the floor is hand-tree itself. Java's is pure Java (no JNI), so
 # for the binding it is a loose lower bound.
-floor_of = {"swift": "swift-floor", "c": "c-floor", "java": "java-floor"}
+floor_of = {"swift": "swift-floor", "swift-keypaths": "swift-floor", "c": "c-floor", "java": "java-floor"}
 floor_rows = set(floor_of.values())
 # Several processes may report one (language, scenario): keep the one with the median
 # library/hand-tree ratio, and remember the range of ratios.
@@ -121,6 +131,7 @@ for s in order:
 # The targets of the performance work, as multiples of hand-tree in the same language.
 runs = order[:-1]
 targets = [("swift", s, 2.0) for s in runs] + [("swift", "build", 5.0)]
+targets += [("swift-keypaths", s, 2.0) for s in runs] + [("swift-keypaths", "build", 5.0)]
 targets += [("c", s, 2.0) for s in runs] + [("c-fields", s, 2.0) for s in runs]
 targets += [("java", "one-leaf", 27.0), ("java", "ten-pct", 8.0), ("java", "build", 20.0)]
 print()
@@ -141,13 +152,36 @@ for lang, s, limit in targets:
         note = f"  floor {f:.2f}x" + note
         if ratio > limit and f > limit:
             verdict = "NOT met, out of reach (floor above target)"
-    print(f"  {lang:<9}{s:<16} <= {limit:>4.0f}x   measured {ratio:>8.2f}x   {verdict}{note}")
+    print(f"  {lang:<15}{s:<16} <= {limit:>4.0f}x   measured {ratio:>8.2f}x   {verdict}{note}")
+# The Swift targets against the floor itself: runs within 1.3x of it, build within 2x.
+for lang in ("swift", "swift-keypaths"):
+    for s in order:
+        f = floor_ratio(lang, s)
+        if f is None or (lang, s) not in table:
+            continue
+        lib, _, tree = table[(lang, s)]
+        limit = 2.0 if s == "build" else 1.3
+        ratio = (lib / tree) / f
+        verdict = "met" if ratio <= limit else "NOT met"
+        print(f"  {lang:<15}{s:<16} <= {limit:>4.1f}x floor   measured {ratio:>6.2f}x   {verdict}")
+# Key paths against closures: the same Swift tree, the same rounds (target: within 1.1x).
+for s in order:
+    if ("swift", s) not in table or ("swift-keypaths", s) not in table:
+        continue
+    ratio = table[("swift-keypaths", s)][0] / table[("swift", s)][0]
+    limit = 1.1
+    verdict = "" if s == "build" else ("met" if ratio <= limit else "NOT met")
+    bound = "<= 1.1x" if s != "build" else "       "
+    print(f"  swift          key paths / closures, {s:<16} {bound}   measured {ratio:>6.2f}x   {verdict}")
 if c_memory:
     built, after = c_memory
-    print(f"  c        memory per leaf   <= 64 B   measured {after:>6.0f} B   {'met' if after <= 64 else 'NOT met'}"
+    print(f"  c              memory per leaf   <= 64 B   measured {after:>6.0f} B   {'met' if after <= 64 else 'NOT met'}"
           f"  (native, C tree after its first run"
           + (f"; {fields_memory:.0f} B with field maps)" if fields_memory else ")"))
 for s in ("unchanged-same", "unchanged-equal"):
     if s in heap:
-        print(f"  java     heap per run, {s:<16} 0 B   measured {heap[s]:>6.1f} B   {'met' if heap[s] < 1 else 'NOT met'}")
+        print(f"  java           heap per run, {s:<16} 0 B   measured {heap[s]:>6.1f} B   {'met' if heap[s] < 1 else 'NOT met'}")
 PY
+
+echo
+bash scripts/bench_loop.sh --rounds "$rounds"

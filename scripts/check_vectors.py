@@ -63,7 +63,7 @@ def main(argv):
     paths = [a for a in argv if a != "-v"] or find_vectors(CONFORMANCE)
     passed = failed = 0
     names = {}
-    kinds = {"diffuser": 0, "fuser": 0, "list": 0}
+    kinds = {"diffuser": 0, "fuser": 0, "list": 0, "loop": 0}
     for path in paths:
         rel = os.path.relpath(path, ROOT)
         try:
@@ -88,8 +88,8 @@ def main(argv):
             kinds[vector["kind"]] += 1
             if verbose:
                 print("ok   %s" % rel)
-    print("%d passed, %d failed (%d diffuser, %d fuser, %d list)"
-          % (passed, failed, kinds["diffuser"], kinds["fuser"], kinds["list"]))
+    print("%d passed, %d failed (%d diffuser, %d fuser, %d list, %d loop)"
+          % (passed, failed, kinds["diffuser"], kinds["fuser"], kinds["list"], kinds["loop"]))
     return 1 if failed or not passed else 0
 
 

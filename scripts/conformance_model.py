@@ -17,12 +17,22 @@ Public entry points:
     list_diff(old_keys, new_keys, same_content)   the keyed list diff, slowly (README 10)
     list_expect(old, new)          a list vector's "expect": diff, both batches, script
 
+Loop vectors (README section 11) are validated and run by loop_model.py (validate_loop_vector,
+run_loop_vector); check_vector compares every key of each step's "expect" with it.
+
 Values are the Python objects produced by json.loads: None, bool, int, str, list, dict.
 Floats are not allowed anywhere in a vector.
+
+One module because the diffuser, fuser and list models share the JSON value rules and
+the validation helpers at the top, and the entry points above dispatch over them by
+kind, so gen_vectors.py and check_vectors.py import one model; the loop model, which
+shares none of it, is loop_model.py.
 """
 
 import copy
 import re
+
+import loop_model
 
 FORMAT = 1
 
@@ -445,6 +455,11 @@ def validate_vector(vector):
     kind = vector.get("kind")
     if kind == "list":
         validate_list_vector(vector)
+    elif kind == "loop":
+        try:
+            loop_model.validate_loop_vector(vector)
+        except loop_model.LoopVectorError as e:
+            raise VectorError(str(e))
     elif kind == "diffuser":
         _expect_keys(vector, ("format", "name", "kind", "description", "nodes", "root", "steps"),
                      ("equality",), "vector")
@@ -452,14 +467,14 @@ def validate_vector(vector):
         _expect_keys(vector, ("format", "name", "kind", "description", "sources", "nodes",
                               "root", "steps"), (), "vector")
     else:
-        raise VectorError("vector.kind must be \"diffuser\", \"fuser\" or \"list\"")
+        raise VectorError("vector.kind must be \"diffuser\", \"fuser\", \"list\" or \"loop\"")
     if vector["format"] != FORMAT or json_type(vector["format"]) != "int":
         raise VectorError("vector.format must be %d" % FORMAT)
     if not isinstance(vector["name"], str) or not re.match(r"^[a-z0-9][a-z0-9-]*$", vector["name"]):
         raise VectorError("vector.name must match [a-z0-9][a-z0-9-]*")
     if not isinstance(vector["description"], str):
         raise VectorError("vector.description must be a string")
-    if kind == "list":
+    if kind in ("list", "loop"):
         return
     nodes = vector["nodes"]
     if not isinstance(nodes, dict):
@@ -1022,6 +1037,8 @@ def run_vector(vector):
     For a list vector: the list of its one expectation (list_expect)."""
     if vector["kind"] == "list":
         return [list_expect(vector["old"], vector["new"])]
+    if vector["kind"] == "loop":
+        return loop_model.run_loop_vector(vector)
     if vector["kind"] == "diffuser":
         return run_diffuser(vector)
     return run_fuser(vector)
@@ -1036,6 +1053,8 @@ def check_vector(vector):
         return ["malformed: %s" % e]
     if vector["kind"] == "list":
         return check_list_vector(vector)
+    if vector["kind"] == "loop":
+        return check_loop_vector(vector)
     problems = []
     for i, (step, actual) in enumerate(zip(vector["steps"], run_vector(vector))):
         expect = step["expect"]
@@ -1045,6 +1064,21 @@ def check_vector(vector):
         if expect["error"] != actual["error"]:
             problems.append("step %d: error expected %r, model gives %r"
                             % (i, expect["error"], actual["error"]))
+    return problems
+
+
+def check_loop_vector(vector):
+    """Compares every key of each step's "expect" with the loop model (README 11)."""
+    try:
+        actual = loop_model.run_loop_vector(vector)
+    except loop_model.LoopVectorError as e:
+        return ["malformed: %s" % e]
+    problems = []
+    for i, (step, got) in enumerate(zip(vector["steps"], actual)):
+        for key in sorted(step["expect"]):
+            if not json_equal(step["expect"][key], got[key]):
+                problems.append("step %d: %s expected %s, model gives %s"
+                                % (i, key, _short(step["expect"][key]), _short(got[key])))
     return problems
 
 

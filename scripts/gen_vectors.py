@@ -1,18 +1,24 @@
 #!/usr/bin/env python3
 """Seeded generator of random composite conformance vectors.
 
-    python3 scripts/gen_vectors.py                 # (re)writes conformance/generated/, exact/, list/
+    python3 scripts/gen_vectors.py                 # (re)writes conformance/generated/, exact/, list/, loop/
     python3 scripts/gen_vectors.py --family exact  # only conformance/exact/
     python3 scripts/gen_vectors.py --seed 7 --count 100 --out /tmp/vectors   # generated family
     python3 scripts/gen_vectors.py --check         # exit 1 if the committed files differ
 
-Three families, each with its own seed: "generated" (gen-NNNN.json, random composite
+Four families, each with its own seed: "generated" (gen-NNNN.json, random composite
 diffuser and fuser vectors), "exact" (exact-NNNN.json, diffuser vectors on the vector's
-equality, "boom", labelled transforms and predicates, failures of every user call) and
-"list" (list-NNNN.json, keyed list diffs: pairing, duplicates, moves, batches, scripts).
+equality, "boom", labelled transforms and predicates, failures of every user call),
+"list" (list-NNNN.json, keyed list diffs: pairing, duplicates, moves, batches, scripts)
+and "loop" (loop-NNNN.json, scripted loops: scripts/gen_loop_vectors.py, checked against
+scripts/loop_model.py).
 The same seed and count always produce byte-identical files. Vector i is generated from
 its own random stream (derived from the seed and i), so changing --count does not change
 the vectors that are kept. Expected logs come from scripts/conformance_model.py.
+
+One script because the families share its machinery: the exact family's generator
+subclasses the generated family's DiffuserGen and reuses its value helpers, and every
+family is written and checked (--check, byte-identical files) by the same code.
 """
 
 import argparse
@@ -27,6 +33,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import conformance_model as model  # noqa: E402
+import gen_loop_vectors  # noqa: E402
 
 DEFAULT_SEED = 20261121
 DEFAULT_COUNT = 540
@@ -1187,12 +1194,26 @@ def generate_exact(seed, index):
     return self_check(gen_exact(rng, "exact-%04d" % index, seed, index))
 
 
+LOOP_SEED = 20261219
+LOOP_COUNT = 170
+LOOP_OUT = os.path.join(ROOT, "conformance", "loop")
+
+
+def generate_loop(seed, index):
+    vector = gen_loop_vectors.generate_loop(seed, index)
+    problems = model.check_vector(json.loads(gen_loop_vectors.format_loop_vector(vector)))
+    if problems:
+        raise SystemExit("internal error in %s: %s" % (vector["name"], problems))
+    return vector
+
+
 # family -> (file name prefix, generator, default seed, default count, default directory,
 # formatter)
 FAMILIES = {
     "generated": ("gen-", generate_one, DEFAULT_SEED, DEFAULT_COUNT, DEFAULT_OUT, format_vector),
     "exact": ("exact-", generate_exact, EXACT_SEED, EXACT_COUNT, EXACT_OUT, format_vector),
     "list": ("list-", generate_list, LIST_SEED, LIST_COUNT, LIST_OUT, format_list_vector),
+    "loop": ("loop-", generate_loop, LOOP_SEED, LOOP_COUNT, LOOP_OUT, gen_loop_vectors.format_loop_vector),
 }
 
 
@@ -1238,7 +1259,7 @@ def check(seed, count, out, family="generated"):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--family", choices=["all", "generated", "exact", "list"], default=None,
+    parser.add_argument("--family", choices=["all", "generated", "exact", "list", "loop"], default=None,
                         help="which family: generated (gen-NNNN in conformance/generated), "
                         "exact (exact-NNNN in conformance/exact), list (list-NNNN in "
                         "conformance/list) or all (the default, unless --seed, --count or "
@@ -1259,7 +1280,7 @@ def main(argv=None):
     family = args.family or ("generated" if overrides else "all")
     if family == "all" and overrides:
         parser.error("--seed, --count and --out apply to one family: add --family")
-    families = ["generated", "exact", "list"] if family == "all" else [family]
+    families = ["generated", "exact", "list", "loop"] if family == "all" else [family]
     status = 0
     for name in families:
         _, _, seed, count, out, _ = FAMILIES[name]

@@ -12,13 +12,14 @@ echo "fresh clone: $command"
     cat "$tmp/err.txt" "$tmp/out.txt"; echo "the demo command failed"; exit 1; }
 fails=0
 for want in \
-    "Login demo (Swift): a Diffuser renders the screen, a Fuser gathers the user's events." \
+    "Login demo (Swift): a Loop updates the model, a Diffuser renders it, a Fuser gathers the user's events." \
     "-- start" "   6 of 6 parts rendered" "-- username \"alice\"" "   0 of 6 parts rendered" \
+    "   effect           login \"alice\" -> sends login refused" "-- login accepted" \
     "   header.title     Hello, alice!" "   button.login     ( Log in ) signed in" \
-    "   total            29 of 72 (59% fewer draws)"; do
+    "   total            31 of 78 (60% fewer draws)"; do
     if ! grep -qxF -- "$want" "$tmp/out.txt"; then echo "missing: $want"; fails=$((fails + 1)); fi
 done
 steps=$(grep -c '^-- ' "$tmp/out.txt")
-[ "$steps" -eq 12 ] || { echo "expected 12 steps, saw $steps"; fails=$((fails + 1)); }
+[ "$steps" -eq 14 ] || { echo "expected 14 steps, saw $steps"; fails=$((fails + 1)); }
 if [ $fails -ne 0 ]; then cat "$tmp/out.txt"; exit 1; fi
-echo "fresh clone demo: 12 steps, render counts as expected"
+echo "fresh clone demo: 14 steps, render counts as expected"

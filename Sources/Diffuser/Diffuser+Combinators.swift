@@ -110,9 +110,15 @@ extension Diffuser {
     }
 
     /// A diffuser that feeds `diffuser` the property of each value at `keyPath`.
+    ///
+    /// A key path to a stored property (or a chain of them) is read in place; any other
+    /// is projected on every value that reaches this node, as a transform is called.
     @inlinable
     public static func map<B>(_ keyPath: KeyPath<A, B>, _ diffuser: Diffuser<B>) -> Diffuser<A> {
-        Diffuser<A>(node: MapNode(KeyPathTransform(keyPath), diffuser.node))
+        if let offset = MemoryLayout<A>.offset(of: keyPath) {
+            return Diffuser<A>(node: FieldNode(offset: offset, diffuser.node))
+        }
+        return Diffuser<A>(node: MapNode(KeyPathTransform(keyPath), diffuser.node))
     }
 
     // MARK: Key paths

@@ -58,29 +58,13 @@ struct InlineLock: ~Copyable, @unchecked Sendable {
     /// 0: free; 1: held; 2: held, and a thread may be sleeping until it is free.
     @usableFromInline
     let state = Atomic<UInt32>(0)
-    /// Guard `wakeup`: a sleeper checks the state and waits under `sleepers`, and a
-    /// waker signals under it, so a wake-up cannot fall between the check and the wait.
-    private let sleepers: UnsafeMutablePointer<pthread_mutex_t>
-    private let wakeup: UnsafeMutablePointer<pthread_cond_t>
+    /// Where a thread sleeps while the lock is held: a sleeper checks the state and
+    /// waits under the monitor's mutex, and a waker signals under it, so a wake-up
+    /// cannot fall between the check and the wait.
+    private let sleepers = Monitor()
 
     @usableFromInline
-    init() {
-        sleepers = .allocate(capacity: 1)
-        sleepers.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(sleepers, nil)
-        wakeup = .allocate(capacity: 1)
-        wakeup.initialize(to: pthread_cond_t())
-        pthread_cond_init(wakeup, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(wakeup)
-        wakeup.deinitialize(count: 1)
-        wakeup.deallocate()
-        pthread_mutex_destroy(sleepers)
-        sleepers.deinitialize(count: 1)
-        sleepers.deallocate()
-    }
+    init() {}
 
     @inlinable
     @inline(__always)
@@ -104,11 +88,11 @@ struct InlineLock: ~Copyable, @unchecked Sendable {
     @inline(never)
     func lockContended() {
         while state.exchange(2, ordering: .acquiring) != 0 {
-            pthread_mutex_lock(sleepers)
+            sleepers.lock()
             if state.load(ordering: .relaxed) == 2 {
-                pthread_cond_wait(wakeup, sleepers)
+                sleepers.wait()
             }
-            pthread_mutex_unlock(sleepers)
+            sleepers.unlock()
         }
     }
 
@@ -116,9 +100,9 @@ struct InlineLock: ~Copyable, @unchecked Sendable {
     @usableFromInline
     @inline(never)
     func wakeOne() {
-        pthread_mutex_lock(sleepers)
-        pthread_cond_signal(wakeup)
-        pthread_mutex_unlock(sleepers)
+        sleepers.lock()
+        sleepers.signal()
+        sleepers.unlock()
     }
 }
 

@@ -51,16 +51,23 @@ class AnyNode {
 /// step is compiled for `Screen`. An overridden method of a generic class runs
 /// unspecialized, looking up generic metadata on every call.
 ///
+/// A step gets its value by address, borrowed for the call: a node hands its child a
+/// part of its own value where that part lies (a stored property, see `FieldNode`), and
+/// a gate compares it with its cache there, so that an unchanged part is never copied.
+/// A value is copied only where it is kept (a gate's cache) and otherwise lent to user
+/// code without a copy (`withBorrowed`).
+///
 /// A node is only ever run with its graph's serializer held, so the state it keeps (a
 /// cache, a flag) needs no further locking. A throwing step aborts the pass: a node that
 /// caches leaves its cache unchanged then, so that the next pass retries.
 @usableFromInline
 class Node<A>: AnyNode {
+    /// A step: the node itself (so that the function captures nothing) and the address
+    /// of the value, valid and unchanged for the call.
     @usableFromInline
-    typealias Step = (Node<A>, A) throws -> Void
+    typealias Step = (Node<A>, UnsafePointer<A>) throws -> Void
 
-    /// What the node does on a value; takes the node itself, so that it captures
-    /// nothing.
+    /// What the node does on a value.
     @usableFromInline
     final let step: Step
 
@@ -72,6 +79,13 @@ class Node<A>: AnyNode {
     /// Runs this node on `value`.
     @inlinable
     final func run(_ value: A) throws {
+        try withUnsafePointer(to: value) { try step(self, $0) }
+    }
+
+    /// Runs this node on the value at `value`, which must stay valid and unchanged until
+    /// the call returns.
+    @inlinable
+    final func run(at value: UnsafePointer<A>) throws {
         try step(self, value)
     }
 }

@@ -1,3 +1,4 @@
+import Synchronization
 import CDiffuserFFI
 @_spi(Bindings) import Diffuser
 
@@ -76,15 +77,69 @@ struct CChange: ChangeFunction {
 
 /// The value type's equality, for the gates of `into` and `into_all`, called as
 /// (old, new).
+///
+/// An equality that answers DFS_EQUAL_SAME says that `new` is another reference to the
+/// very value `old` holds (the Java binding: one object, as a local and a global
+/// reference). A gate that finds its value equal keeps the new value right away (see
+/// `GateNode.pass`: a comparison that answers "equal" for two different pointers is
+/// always followed by the keep of the new one); here it keeps its cache, which is that
+/// value, instead of retaining the new reference and releasing the old one. The
+/// comparison leaves a note for that keep (`dfsi_same_value`, per thread), which the
+/// keep takes if it is for the pointer compared, and drops otherwise. Types whose
+/// equality never answered DFS_EQUAL_SAME skip the note (`ValueType.answersSame`).
 struct CEquality: EqualityFunction {
     let type: ValueType
 
     func equals(_ old: CValue, _ new: CValue) throws -> Bool {
-        try type.equal(old.pointer, new.pointer)
+        let answer = try type.compare(old.pointer, new.pointer)
+        // Only a type that retains owns what its gates keep; a borrowed old value may be
+        // freed by its owner once the gate has moved on to the new one.
+        if answer == DFS_EQUAL_SAME, type.retainFn != nil, let pointer = new.pointer {
+            Self.note(pointer, sameAs: old, of: type)
+        }
+        return answer != 0
     }
 
     func keep(_ value: CValue) throws -> CValue {
-        try type.kept(value)
+        if type.answersSame.load(ordering: .relaxed), let cache = Self.take(for: value.pointer) {
+            return cache
+        }
+        return try type.kept(value)
+    }
+
+    /// Notes that `pointer` is the value `cache` holds, for the keep that follows.
+    @inline(never)
+    private static func note(_ pointer: UnsafeRawPointer, sameAs cache: CValue, of type: ValueType) {
+        type.answersSame.store(true, ordering: .relaxed)
+        let note = dfsi_same_value()!
+        if note.pointee.armed != 0 { drop(note) }
+        note.pointee.pointer = pointer
+        note.pointee.cached_pointer = cache.pointer
+        note.pointee.cached_owner = cache.owner.map { Unmanaged.passRetained($0).toOpaque() }
+        note.pointee.armed = 1
+    }
+
+    /// The cache noted for `pointer`, if the note is for it; any other note is dropped.
+    @inline(__always)
+    private static func take(for pointer: UnsafeRawPointer?) -> CValue? {
+        let note = dfsi_same_value()!
+        guard note.pointee.armed != 0 else { return nil }
+        guard note.pointee.pointer == pointer else {
+            drop(note)
+            return nil
+        }
+        note.pointee.armed = 0
+        let owner = note.pointee.cached_owner.map { Unmanaged<ValueOwner>.fromOpaque($0).takeRetainedValue() }
+        return CValue(note.pointee.cached_pointer, owner: owner)
+    }
+
+    /// Forgets a note that no keep took, with the reference it held.
+    @inline(never)
+    private static func drop(_ note: UnsafeMutablePointer<dfsi_same_value_note>) {
+        note.pointee.armed = 0
+        if let owner = note.pointee.cached_owner {
+            Unmanaged<ValueOwner>.fromOpaque(owner).release()
+        }
     }
 }
 

@@ -4,6 +4,7 @@ import CDiffuserFFI
 /// The kinds of objects handed to C.
 enum HandleKind: UInt8, CustomStringConvertible {
     case type, diffuser, fuser, disposable, dispatch
+    case loop, job, executor, work, gear, journal
 
     var description: String {
         switch self {
@@ -12,6 +13,12 @@ enum HandleKind: UInt8, CustomStringConvertible {
         case .fuser: return "dfs_fuser"
         case .disposable: return "dfs_disposable"
         case .dispatch: return "dfs_dispatch"
+        case .loop: return "dfs_loop"
+        case .job: return "dfs_job"
+        case .executor: return "dfs_executor"
+        case .work: return "dfs_work"
+        case .gear: return "dfs_gear"
+        case .journal: return "dfs_journal"
         }
     }
 }
@@ -184,6 +191,15 @@ final class HandleTable: @unchecked Sendable {
         }
         // Dropped outside the lock: its deinit may come back to this table.
         _ = dropped
+    }
+
+    /// Frees the slot of `handle`, a live handle of `kind`, whatever its reference count,
+    /// and returns its object: a handle that is good for one use (a `dfs_work`).
+    func take(_ handle: OpaquePointer?, _ kind: HandleKind, name: String) throws -> AnyObject {
+        guard let handle else { throw CError.null(name) }
+        let object: AnyObject? = lock.withLock { liveSlot(handle, kind).flatMap(freeSlot) }
+        guard let object else { throw staleError(handle, kind, name: name) }
+        return object
     }
 
     /// Frees the slot of `handle` whatever its reference count (a dispatch that ended).

@@ -13,7 +13,7 @@ import Darwin
 // over a dfs_list_reader and a sink; this file only converts.
 
 /// The largest list the C API takes: indices are int32_t.
-private let maxListCount = Int(Int32.max) - 1
+let maxListCount = Int(Int32.max) - 1
 
 /// One side of a diff, read from a `dfs_list_side`.
 private struct CListSide {
@@ -80,9 +80,24 @@ public func dfs_list_diff_free(_ diff: UnsafeMutablePointer<dfs_list_diff>?) {
     diff.pointee = dfs_list_diff()
 }
 
-/// Lays a diff out as `dfs_list_diff`: every array in one block of int32_t.
-private enum CListDiffBlock {
+/// Lays a diff out as `dfs_list_diff`: every array in one block of int32_t. The sections
+/// diff (ListSectionsExports.swift) lays several diffs out in one block of its own, with
+/// `valueCount` and `fill`.
+enum CListDiffBlock {
     static func make(_ diff: ListDiff, _ batch: ListBatch?, _ script: ListScript?) throws -> dfs_list_diff {
+        let total = valueCount(diff, batch, script)
+        guard let raw = malloc(max(total, 1) * MemoryLayout<Int32>.stride) else {
+            throw CError(status: DFS_ERR_MEMORY, message: "out of memory for a list diff of \(total) values")
+        }
+        var cursor = CInt32Cursor(raw.bindMemory(to: Int32.self, capacity: max(total, 1)))
+        var result = fill(diff, batch, script, &cursor)
+        precondition(cursor.written == total, "list diff block size")
+        result.block = raw
+        return result
+    }
+
+    /// The number of int32_t values `fill` writes.
+    static func valueCount(_ diff: ListDiff, _ batch: ListBatch?, _ script: ListScript?) -> Int {
         var total = diff.deletes.count + diff.inserts.count + 2 * diff.moves.count + 2 * diff.updates.count
             + diff.oldCount + diff.newCount
         if let batch {
@@ -90,35 +105,14 @@ private enum CListDiffBlock {
                 + batch.reloadsAfterMoves.count
         }
         if let script { total += 3 * script.steps.count }
-        guard let raw = malloc(max(total, 1) * MemoryLayout<Int32>.stride) else {
-            throw CError(status: DFS_ERR_MEMORY, message: "out of memory for a list diff of \(total) values")
-        }
-        let base = raw.bindMemory(to: Int32.self, capacity: max(total, 1))
-        var cursor = base
+        return total
+    }
 
-        /// Copies `values` at the cursor and returns where they start (NULL if none).
-        func put(_ values: [Int]) -> UnsafePointer<Int32>? {
-            if values.isEmpty { return nil }
-            let start = cursor
-            for value in values {
-                cursor.pointee = Int32(truncatingIfNeeded: value)
-                cursor += 1
-            }
-            return UnsafePointer(start)
-        }
-        func put(_ pairs: [ListDiff.Pair]) -> UnsafePointer<Int32>? {
-            if pairs.isEmpty { return nil }
-            let start = cursor
-            for pair in pairs {
-                cursor[0] = Int32(truncatingIfNeeded: pair.old)
-                cursor[1] = Int32(truncatingIfNeeded: pair.new)
-                cursor += 2
-            }
-            return UnsafePointer(start)
-        }
-
+    /// The diff with its arrays written at `cursor` (which it advances); `block` is NULL.
+    static func fill(
+        _ diff: ListDiff, _ batch: ListBatch?, _ script: ListScript?, _ cursor: inout CInt32Cursor
+    ) -> dfs_list_diff {
         var result = dfs_list_diff()
-        result.block = raw
         result.old_count = Int32(diff.oldCount)
         result.new_count = Int32(diff.newCount)
         result.has_duplicates = diff.hasDuplicates ? 1 : 0
@@ -126,45 +120,80 @@ private enum CListDiffBlock {
         result.insert_count = Int32(diff.inserts.count)
         result.move_count = Int32(diff.moves.count)
         result.update_count = Int32(diff.updates.count)
-        result.deletes = put(diff.deletes)
-        result.inserts = put(diff.inserts)
-        result.moves = put(diff.moves)
-        result.updates = put(diff.updates)
-        result.old_to_new = put(diff.oldToNew)
-        result.new_to_old = put(diff.newToOld)
+        result.deletes = cursor.put(diff.deletes)
+        result.inserts = cursor.put(diff.inserts)
+        result.moves = cursor.put(diff.moves)
+        result.updates = cursor.put(diff.updates)
+        result.old_to_new = cursor.put(diff.oldToNew)
+        result.new_to_old = cursor.put(diff.newToOld)
         if let batch {
             result.batch_delete_count = Int32(batch.deletes.count)
             result.batch_insert_count = Int32(batch.inserts.count)
             result.batch_move_count = Int32(batch.moves.count)
             result.batch_reload_count = Int32(batch.reloads.count)
             result.batch_reload_after_move_count = Int32(batch.reloadsAfterMoves.count)
-            result.batch_deletes = put(batch.deletes)
-            result.batch_inserts = put(batch.inserts)
-            result.batch_moves = put(batch.moves)
-            result.batch_reloads = put(batch.reloads)
-            result.batch_reloads_after_moves = put(batch.reloadsAfterMoves)
+            result.batch_deletes = cursor.put(batch.deletes)
+            result.batch_inserts = cursor.put(batch.inserts)
+            result.batch_moves = cursor.put(batch.moves)
+            result.batch_reloads = cursor.put(batch.reloads)
+            result.batch_reloads_after_moves = cursor.put(batch.reloadsAfterMoves)
         }
         if let script {
             result.script_count = Int32(script.steps.count)
-            if !script.steps.isEmpty {
-                result.script = UnsafePointer(cursor)
-                for step in script.steps {
-                    let (kind, a, b): (dfs_list_step, Int, Int)
-                    switch step {
-                    case let .remove(at, count): (kind, a, b) = (DFS_LIST_REMOVE, at, count)
-                    case let .move(from, to): (kind, a, b) = (DFS_LIST_MOVE, from, to)
-                    case let .insert(at, count): (kind, a, b) = (DFS_LIST_INSERT, at, count)
-                    case let .change(at, count): (kind, a, b) = (DFS_LIST_CHANGE, at, count)
-                    }
-                    cursor[0] = Int32(bitPattern: kind.rawValue)
-                    cursor[1] = Int32(truncatingIfNeeded: a)
-                    cursor[2] = Int32(truncatingIfNeeded: b)
-                    cursor += 3
+            result.script = cursor.put(script.steps, width: 3) { step, at in
+                let (kind, a, b): (dfs_list_step, Int, Int)
+                switch step {
+                case let .remove(index, count): (kind, a, b) = (DFS_LIST_REMOVE, index, count)
+                case let .move(from, to): (kind, a, b) = (DFS_LIST_MOVE, from, to)
+                case let .insert(index, count): (kind, a, b) = (DFS_LIST_INSERT, index, count)
+                case let .change(index, count): (kind, a, b) = (DFS_LIST_CHANGE, index, count)
                 }
+                at[0] = Int32(bitPattern: kind.rawValue)
+                at[1] = Int32(truncatingIfNeeded: a)
+                at[2] = Int32(truncatingIfNeeded: b)
             }
         }
-        precondition(cursor - base == total, "list diff block size")
         return result
+    }
+}
+
+/// Writes int32_t values one after the other into a block sized beforehand.
+struct CInt32Cursor {
+    private(set) var at: UnsafeMutablePointer<Int32>
+    private let start: UnsafeMutablePointer<Int32>
+
+    init(_ start: UnsafeMutablePointer<Int32>) {
+        self.start = start
+        at = start
+    }
+
+    /// How many values were written.
+    var written: Int { at - start }
+
+    /// Copies `values` and returns where they start (NULL if none).
+    mutating func put(_ values: [Int]) -> UnsafePointer<Int32>? {
+        put(values, width: 1) { value, to in to[0] = Int32(truncatingIfNeeded: value) }
+    }
+
+    /// Copies `pairs` as old, new, old, new... (NULL if none).
+    mutating func put(_ pairs: [ListDiff.Pair]) -> UnsafePointer<Int32>? {
+        put(pairs, width: 2) { pair, to in
+            to[0] = Int32(truncatingIfNeeded: pair.old)
+            to[1] = Int32(truncatingIfNeeded: pair.new)
+        }
+    }
+
+    /// Writes each of `values` as `width` int32_t with `write` (NULL if none).
+    mutating func put<T>(
+        _ values: [T], width: Int, _ write: (T, UnsafeMutablePointer<Int32>) -> Void
+    ) -> UnsafePointer<Int32>? {
+        if values.isEmpty { return nil }
+        let first = at
+        for value in values {
+            write(value, at)
+            at += width
+        }
+        return UnsafePointer(first)
     }
 }
 
@@ -263,22 +292,24 @@ struct CListSink {
         self.flags = flags
     }
 
-    func apply(_ diff: ListDiff, _ new: CValue) throws {
+    /// `isFirst`: the node applied no list yet (its `old` is nil), as Swift's
+    /// `ListChanges.isFirst`.
+    func apply(_ diff: ListDiff, _ new: CValue, isFirst: Bool) throws {
         var changes = try listDiffBlock(diff, flags: flags)
         defer { free(changes.block) }
-        let code = function.fn(&changes, new.pointer, function.ctx)
+        let code = function.fn(&changes, new.pointer, isFirst ? 1 : 0, function.ctx)
         if code != 0 { throw CError.callback("the list sink", code: code) }
     }
 }
 
 /// Checks the flags of a list diff: only those of `dfs_list_flags`.
-private func checkListFlags(_ flags: UInt32) throws {
+func checkListFlags(_ flags: UInt32) throws {
     let known = DFS_LIST_BATCH.rawValue | DFS_LIST_BATCH_MOVE_THEN_RELOAD.rawValue | DFS_LIST_SCRIPT.rawValue
     guard flags & ~known == 0 else { throw CError.argument("unknown flags \(flags & ~known)") }
 }
 
 /// `diff` with the parts `flags` asks for, as one `dfs_list_diff` block.
-private func listDiffBlock(_ diff: ListDiff, flags: UInt32) throws -> dfs_list_diff {
+func listDiffBlock(_ diff: ListDiff, flags: UInt32) throws -> dfs_list_diff {
     let moveThenReload = flags & DFS_LIST_BATCH_MOVE_THEN_RELOAD.rawValue != 0
     let batch = moveThenReload || flags & DFS_LIST_BATCH.rawValue != 0
         ? diff.batch(movedAndChanged: moveThenReload ? .moveThenReload : .deleteAndInsert)
@@ -303,7 +334,9 @@ public func dfs_diffuser_into_list(
         let apply = try CListSink(sinkCallback, flags: flags)
         try checkListFlags(flags)
         let keep: (CValue) throws -> CValue = { try valueType.kept($0) }
-        let sink: (CValue?, CValue, ListDiff) throws -> Void = { _, new, diff in try apply.apply(diff, new) }
+        let sink: (CValue?, CValue, ListDiff) throws -> Void = { old, new, diff in
+            try apply.apply(diff, new, isFirst: old == nil)
+        }
         let node: Diffuser<CValue>
         if lists.reader.same_key == nil {
             node = .intoList(

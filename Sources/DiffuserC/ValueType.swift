@@ -1,3 +1,4 @@
+import Synchronization
 import CDiffuserFFI
 @_spi(Bindings) import Diffuser
 
@@ -26,6 +27,9 @@ final class ValueType: @unchecked Sendable {
     let context: CallbackContext
     /// This type's handle; set once, right after the type is registered.
     var handle: OpaquePointer?
+    /// Whether the equality ever answered DFS_EQUAL_SAME to a gate; until it does, the
+    /// gates' keeps do not look for the note it leaves (`CEquality`).
+    let answersSame = Atomic<Bool>(false)
 
     init(name: String, equal: dfs_equal_fn?, retain: dfs_retain_fn?, release: dfs_release_fn?,
          context: CallbackContext) {
@@ -48,6 +52,18 @@ final class ValueType: @unchecked Sendable {
         let result = equalFn(a, b, context.ctx)
         if result < 0 { throw equalityFailure(result) }
         return result != 0
+    }
+
+    /// `equal`, with the callback's answer as it gave it: 0 (not equal), 1 (equal) or
+    /// DFS_EQUAL_SAME (two references to one value). The same pointer answers 1 without
+    /// a call, as in `equal`.
+    @inline(__always)
+    func compare(_ a: UnsafeRawPointer?, _ b: UnsafeRawPointer?) throws -> Int32 {
+        if a == b { return 1 }
+        guard let equalFn else { return 0 }
+        let result = equalFn(a, b, context.ctx)
+        if result < 0 { throw equalityFailure(result) }
+        return result
     }
 
     /// The error of an equality callback that returned `code`; kept out of line, so that

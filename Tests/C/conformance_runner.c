@@ -63,6 +63,12 @@
  *
  * Every handle, every json_t and every jv is released, so the program is clean under
  * valgrind.
+ *
+ * One program because every (vector, form) pair is counted in one tally, which is what
+ * proves none went unrun; the diffuser and fuser runners share the runner context of a
+ * vector in a form, its value type and the README's selectors and transforms, and the
+ * list forms share the file walk and the tally. Loop vectors, which share only the
+ * walk, run in loop_conformance.c.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -80,10 +86,12 @@
 #include <jansson.h>
 
 #include "diffuser.h"
+#include "loop_conformance.h"
 
 /** The corpus must have at least this many vectors, and this many list vectors. */
 #define MIN_VECTORS 600
 #define MIN_LIST_VECTORS 120
+#define MIN_LOOP_VECTORS 150
 
 /** The label of a failing equality (never a node label). */
 #define EQUALITY_ERROR "equality"
@@ -1872,9 +1880,13 @@ typedef struct list_sink_ctx {
     int ok;
 } list_sink_ctx;
 
-static int list_node_sink(const dfs_list_diff *d, const void *new_list, void *ctx) {
+static int list_node_sink(const dfs_list_diff *d, const void *new_list, int is_first, void *ctx) {
     list_sink_ctx *k = ctx;
     k->calls++;
+    if (is_first != (k->calls == 1)) {
+        printf("FAIL %s: sink call %d (%s) has is_first %d\n", k->label, k->calls, k->what, is_first);
+        k->ok = 0;
+    }
     if (k->calls == 1) {
         /* The first run: from the empty list, every item of the old list inserted. */
         if (new_list != k->old_side || d->old_count != 0 || d->new_count != (int32_t)k->old_side->count ||
@@ -2081,6 +2093,8 @@ typedef struct tally {
     int not_applicable[FORM_COUNT][NA_COUNT];
     int unrunnable;   /* vectors that could not be read or are malformed at the top level */
     int lists;        /* list vectors, each run in every list form */
+    int loops;        /* loop vectors (README 11), each run once: loop_conformance.c */
+    int loop_failed;
     int list_executed[LIST_FORM_COUNT];
     int list_failed[LIST_FORM_COUNT];
 } tally;
@@ -2127,6 +2141,15 @@ static int run_file(tally *t, const char *path, int verbose) {
                 ok = 0;
             }
         }
+        if (ok && verbose) printf("ok   %s\n", base);
+        json_decref(vector);
+        return ok;
+    }
+
+    if (json_is_object(vector) && kind != NULL && strcmp(kind, "loop") == 0) {
+        t->loops++;
+        int ok = run_loop_vector(vector, base);
+        if (!ok) t->loop_failed++;
         if (ok && verbose) printf("ok   %s\n", base);
         json_decref(vector);
         return ok;
@@ -2316,9 +2339,16 @@ int main(int argc, char **argv) {
                t.list_failed[form], list_form_descriptions[form]);
     }
 
+    printf("  loop vectors: %d executed, %d failed\n", t.loops, t.loop_failed);
+
     int status = 0;
     if (!listed) status = 1;
-    long expected_pairs = (long)(files.count - (size_t)t.unrunnable - (size_t)t.lists) * FORM_COUNT +
+    if (t.loop_failed > 0) status = 1;
+    if (t.loops < MIN_LOOP_VECTORS) {
+        printf("FAIL only %d loop vectors found under %s (at least %d expected)\n", t.loops, dir, MIN_LOOP_VECTORS);
+        status = 1;
+    }
+    long expected_pairs = (long)(files.count - (size_t)t.unrunnable - (size_t)t.lists - (size_t)t.loops) * FORM_COUNT +
                           (long)t.lists * LIST_FORM_COUNT;
     if (executed + not_applicable != expected_pairs || t.unrunnable > 0) {
         printf("FAIL %ld (vector, form) pairs were neither executed nor counted as not applicable\n",

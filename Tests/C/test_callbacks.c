@@ -5,6 +5,11 @@
  * run with the same value retries it); nodes after it do not run. Fan-outs of maps call
  * every user callback in tree order, whatever the form of map (owned parts, borrowed
  * parts, field maps), and the first failure in that order is the one reported.
+ *
+ * One program because failure and order are one rule (the first failure in tree order
+ * wins, nothing after it runs): the failing-callback tests, the tree-order tests and the
+ * map forms they run through (field maps, borrowed parts that a failing transform has
+ * already lent) check it from every side, on the same recorders and logs of check.h.
  */
 #include "check.h"
 

@@ -3,6 +3,10 @@
  * callback registries that take a bare function pointer and no user data, like GLFW's
  * key callback. The source's connect makes a closure and registers it; disconnect
  * unregisters it; calling the function pointer emits an ffi event.
+ *
+ * One program for one function, dfs_closure_new: each section is one thing a closure
+ * must do (arguments of every type, an int return, refusals, extract), each over a fake
+ * context-less registry like the first, so they read best side by side.
  */
 #include "check.h"
 

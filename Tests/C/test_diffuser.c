@@ -4,6 +4,10 @@
  * every new one, also under an equality that is not transitive), value ownership (every
  * retained value is released), shared caches, handle reference counts, versions and
  * status names.
+ *
+ * One program for the diffuser half of the C API when nothing fails: every combinator
+ * and what its gates compare, keep and release, checked through the same recorders and
+ * logs of check.h; failures, misuse, threads and lists have programs of their own.
  */
 #include "check.h"
 
@@ -464,6 +468,159 @@ static void test_user_type(void) {
 }
 
 /* ------------------------------------------------------------------------------------
+ * An equality that answers DFS_EQUAL_SAME: two references to one value
+ *
+ * A "ref" is a handle to a box, as a JNI reference is a handle to an object: retain makes
+ * a new handle, release frees one. Two handles to one box are the same value; the
+ * equality says so with DFS_EQUAL_SAME, and a gate then keeps the handle it holds
+ * instead of retaining the new one and releasing its own. Equal boxes (not the same)
+ * still replace the cache; a type without retain takes DFS_EQUAL_SAME as 1.
+ * ------------------------------------------------------------------------------------ */
+
+typedef struct ref {
+    box *target;
+} ref;
+
+static int ref_retains, ref_releases;
+static const void *ref_last_old;  /* the `old` of the last comparison */
+static const box *ref_last_old_box; /* and the box it referred to */
+
+static ref *ref_new(box *target) {
+    ref *r = malloc(sizeof *r);
+    target->refs++;
+    r->target = target;
+    return r;
+}
+
+static void ref_free(ref *r) {
+    box_unref(r->target);
+    free(r);
+}
+
+static int ref_equal(const void *a, const void *b, void *ctx) {
+    (void)ctx;
+    const ref *x = a, *y = b;
+    ref_last_old = a;
+    ref_last_old_box = x->target;
+    if (x->target == y->target) return DFS_EQUAL_SAME;
+    return x->target->value == y->target->value;
+}
+
+static const void *ref_retain(const void *value, void *ctx) {
+    (void)ctx;
+    ref_retains++;
+    return ref_new(((const ref *)value)->target);
+}
+
+static void ref_release(const void *value, void *ctx) {
+    (void)ctx;
+    ref_releases++;
+    ref_free((ref *)value);
+}
+
+static int ref_effect(const void *value, void *ctx) {
+    log_add(ctx, "e:%ld", ((const ref *)value)->target->value);
+    return 0;
+}
+
+/* Runs `d` on a new handle to `target`, freed after the run (the run borrows it). */
+static void ref_run(dfs_diffuser *d, box *target, const char *what) {
+    ref *r = ref_new(target);
+    CHECK_OK(dfs_diffuser_run(d, r), "%s", what);
+    ref_free(r);
+}
+
+/* The map's transform: a new handle to the box the input refers to, lent for the run
+ * (dfs_diffuser_map_borrowed); freed by the test after the run. */
+static ref *lent_parts[8];
+static int lent_count;
+
+static int lend_ref(const void *value, const void **out, void *ctx) {
+    (void)ctx;
+    ref *part = ref_new(((const ref *)value)->target);
+    lent_parts[lent_count++] = part;
+    *out = part;
+    return 0;
+}
+
+static void free_lent_parts(void) {
+    for (int i = 0; i < lent_count; i++) ref_free(lent_parts[i]);
+    lent_count = 0;
+}
+
+static void test_same_value(void) {
+    check_section("equality answering DFS_EQUAL_SAME: the gate keeps the reference it holds");
+    test_log log;
+    log_clear(&log);
+    int live_before = box_live;
+    dfs_type *rt = NULL;
+    CHECK_OK(dfs_type_new("ref", ref_equal, ref_retain, ref_release, NULL, NULL, &rt), "ref type");
+    dfs_diffuser *d = NULL;
+    CHECK_OK(dfs_diffuser_into(rt, ref_effect, &log, NULL, &d), "into(ref)");
+    box *a = box_new(1), *b = box_new(1), *c = box_new(2);
+
+    ref_run(d, a, "run a");
+    CHECK_LOG(&log, "e:1", "first run renders");
+    CHECK_INT(ref_retains, 1, "the gate retained the first handle");
+    ref_run(d, a, "run a through another handle");
+    CHECK_LOG(&log, "", "the same value renders nothing");
+    CHECK(ref_retains == 1 && ref_releases == 0, "and is kept by the handle the gate held (retains %d, releases %d)",
+          ref_retains, ref_releases);
+    ref_run(d, b, "run b, equal to a");
+    CHECK_LOG(&log, "", "an equal value renders nothing");
+    CHECK(ref_retains == 2 && ref_releases == 1, "and replaces the cache (retains %d, releases %d)", ref_retains,
+          ref_releases);
+    CHECK(ref_last_old_box == a, "b was compared with a");
+    ref_run(d, c, "run c");
+    CHECK_LOG(&log, "e:2", "a different value renders");
+    CHECK(ref_last_old_box == b, "c was compared with b, the value kept last");
+    dfs_diffuser_release(d);
+    CHECK_INT(ref_retains, ref_releases, "every retained handle was released");
+
+    /* Through a borrowed map into into_all: each run's part is a new handle. */
+    dfs_diffuser *leaf = NULL, *all = NULL, *map = NULL;
+    CHECK_OK(dfs_diffuser_into(rt, ref_effect, &log, NULL, &leaf), "leaf");
+    CHECK_OK(dfs_diffuser_into_all(rt, &leaf, 1, &all), "into_all(ref)");
+    CHECK_OK(dfs_diffuser_map_borrowed(rt, lend_ref, NULL, NULL, all, &map), "map_borrowed -> into_all");
+    dfs_diffuser_release(leaf);
+    dfs_diffuser_release(all);
+    int retains_before = ref_retains;
+    for (int i = 0; i < 3; i++) {
+        ref_run(map, a, "run a through the map");
+        free_lent_parts();
+    }
+    CHECK_LOG(&log, "e:1", "the map's part renders once");
+    CHECK_INT(ref_retains - retains_before, 2, "the two gates retained a part once each, on the first run");
+    ref_run(map, c, "run c through the map");
+    free_lent_parts();
+    CHECK_LOG(&log, "e:2", "a different part renders");
+    dfs_diffuser_release(map);
+    CHECK_INT(ref_retains, ref_releases, "every retained handle was released");
+
+    /* A type that retains nothing: DFS_EQUAL_SAME is "equal", and the new pointer is kept. */
+    dfs_type *borrowed = NULL;
+    CHECK_OK(dfs_type_new("borrowed ref", ref_equal, NULL, NULL, NULL, NULL, &borrowed), "borrowed ref type");
+    CHECK_OK(dfs_diffuser_into(borrowed, ref_effect, &log, NULL, &d), "into(borrowed ref)");
+    ref *r1 = ref_new(a), *r2 = ref_new(a), *r3 = ref_new(c);
+    CHECK_OK(dfs_diffuser_run(d, r1), "run r1");
+    CHECK_OK(dfs_diffuser_run(d, r2), "run r2, the same value");
+    CHECK_OK(dfs_diffuser_run(d, r3), "run r3");
+    CHECK_LOG(&log, "e:1 e:2", "renders as equality says");
+    CHECK(ref_last_old == r2, "r3 was compared with r2: the gate kept the new pointer");
+    dfs_diffuser_release(d);
+    ref_free(r1);
+    ref_free(r2);
+    ref_free(r3);
+
+    dfs_type_release(rt);
+    dfs_type_release(borrowed);
+    box_unref(a);
+    box_unref(b);
+    box_unref(c);
+    CHECK_INT(box_live, live_before, "zero outstanding boxes");
+}
+
+/* ------------------------------------------------------------------------------------
  * A gate keeps the new value after every successful run, equal or not
  *
  * With an equality that is not transitive ("within 1": 0 ~ 1 ~ 2 ~ 3, but 0 !~ 2), a
@@ -765,6 +922,7 @@ int main(int argc, char **argv) {
     test_map_and_invert();
     test_user_type();
     test_gates_keep_every_value();
+    test_same_value();
     test_identical_runs();
     test_shared_child();
     test_handle_refcounts();

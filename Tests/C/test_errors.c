@@ -3,6 +3,10 @@
  * and forged handles, type mismatches, NULL out parameters and children arrays.
  * Every constructor hands ownership of ctx to the call: destroy(ctx) runs exactly once,
  * also when the constructor fails. dfs_last_error() explains each failure.
+ *
+ * One program because it is one promise of the header (misuse returns an error, never
+ * crashes) and each section walks the API for one kind of misuse, on the same no-op
+ * callbacks and make_diffuser / make_fuser fixtures at the top.
  */
 #include "check.h"
 

@@ -18,6 +18,10 @@
  *
  * Also run under valgrind (--valgrind: shorter loops), which reports any read of freed
  * memory and any leak.
+ *
+ * One program because every section is a regression of the same kind (a hostile use of
+ * the C API), each small and self-contained, and all want the same valgrind run; a file
+ * per section would make six tiny executables and no clearer reading.
  */
 #include "check.h"
 

@@ -4,6 +4,10 @@
  * after dispose are dropped; connections are independent; failures go back to the
  * emitter; a refusing source undoes the connections already made; and with threads, no
  * event reaches an effect after its dispose returned.
+ *
+ * One program because every section emits through the same small C event registry at
+ * the top, which stands for what a fuser's sources wrap, and checks the same promise:
+ * an event reaches an effect only while its connection is live.
  */
 #include "check.h"
 

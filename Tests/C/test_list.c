@@ -6,6 +6,10 @@
  * sink is called and with what, the order of its reader's calls, every callback failing
  * in turn, seeded sequences whose every change the sink checks, hashed keys, composition
  * under gates, and misuse.
+ *
+ * One program because the into_list tests check every change a sink gets with the same
+ * generators and whole-diff checks (check_diff: UIKit batch, script, slow LIS) as the
+ * direct diff tests, so the checker is written once and read next to both users.
  */
 #include "check.h"
 
@@ -583,11 +587,15 @@ static int r_content(const void *l, int32_t index, uint64_t *fingerprint, void *
 /* The sink: logs, may fail, and checks the changes against the list it applied last
  * (every property of check_diff: counts, maps, minimal moves, the UIKit batch and the
  * script replayed). */
-static int r_sink(const dfs_list_diff *changes, const void *new_list, void *ctx) {
+static int r_sink(const dfs_list_diff *changes, const void *new_list, int is_first, void *ctx) {
     node_ctx *c = ctx;
     const vlist *v = new_list;
     if (c->log) log_add(c->log, "sink(%c:-%d+%d~%d>%d)", v->name, changes->delete_count, changes->insert_count,
                         changes->update_count, changes->move_count);
+    /* is_first: exactly while no sink call succeeded (the view shows nothing yet). */
+    if (is_first != !c->shown_set || (is_first && changes->old_count != 0)) {
+        if (c->check_failures++ == 0) printf("     sink got is_first %d after %d applied lists\n", is_first, c->sink_calls);
+    }
     if (node_fail(c, "sink")) return 1;
     c->sink_calls++;
     static list old, new_;
@@ -708,12 +716,21 @@ typedef struct capture_ctx {
     int32_t old_to_new[VLIST_MAX], new_to_old[VLIST_MAX];
     int batch_moves, reloads_after, scripts, calls;
     int first_move_old, first_move_new;
+    int is_first, firsts; /* the last is_first, and how many calls had it */
+    int fail_next;        /* the next fail_next calls fail (after being recorded) */
 } capture_ctx;
 
-static int capture_sink(const dfs_list_diff *changes, const void *new_list, void *ctx) {
+static int capture_sink(const dfs_list_diff *changes, const void *new_list, int is_first, void *ctx) {
     (void)new_list;
     capture_ctx *c = ctx;
     c->calls++;
+    c->is_first = is_first;
+    c->firsts += is_first != 0;
+    if (c->fail_next > 0) {
+        c->fail_next--;
+        dfs_set_error("capture_sink failed on purpose");
+        return 1;
+    }
     c->copy = *changes;
     memcpy(c->old_to_new, changes->old_to_new, sizeof(int32_t) * (size_t)changes->old_count);
     memcpy(c->new_to_old, changes->new_to_old, sizeof(int32_t) * (size_t)changes->new_count);
@@ -754,6 +771,43 @@ static void test_into_list_flags(void) {
     }
     vlist_unref(a);
     vlist_unref(b);
+}
+
+/* is_first tells the first delivery (the view shows nothing of the node yet) from a
+ * later one that also starts from an empty list, as Swift's ListChanges.isFirst does. */
+static void test_into_list_is_first(void) {
+    check_section("into_list: is_first");
+    node_ctx r;
+    node_ctx_init(&r, NULL, CONTENT_NONE, 0);
+    dfs_list_reader reader = reader_for(&r);
+    vlist *e = vlist_new('E', NULL, NULL, 0);
+    vlist *a = vlist_new('A', KEYS(1, 2, 3), NULL, 3);
+    capture_ctx cap;
+    memset(&cap, 0, sizeof cap);
+    dfs_diffuser *d = NULL;
+    CHECK_OK(dfs_diffuser_into_list(dfs_type_pointer(), &reader, &r, NULL, 0, capture_sink, &cap, NULL, &d), "node");
+    CHECK_OK(dfs_diffuser_run(d, e), "first run, empty list");
+    CHECK(cap.calls == 1 && cap.is_first == 1, "the first call has is_first 1");
+    CHECK_OK(dfs_diffuser_run(d, a), "from the empty list to A");
+    CHECK(cap.calls == 2 && cap.is_first == 0 && cap.copy.old_count == 0 && cap.copy.insert_count == 3,
+          "a later call from an empty list has is_first 0");
+    CHECK_OK(dfs_diffuser_run(d, e), "back to empty");
+    CHECK(cap.calls == 3 && cap.is_first == 0 && cap.copy.delete_count == 3, "three deletes, not first");
+    dfs_diffuser_release(d);
+
+    /* A failed first call leaves nothing applied: the next call is first again. */
+    memset(&cap, 0, sizeof cap);
+    cap.fail_next = 2;
+    CHECK_OK(dfs_diffuser_into_list(dfs_type_pointer(), &reader, &r, NULL, 0, capture_sink, &cap, NULL, &d), "node");
+    CHECK_STATUS(dfs_diffuser_run(d, a), DFS_ERR_CALLBACK, "the first call fails");
+    CHECK_STATUS(dfs_diffuser_run(d, e), DFS_ERR_CALLBACK, "the second call fails too");
+    CHECK_OK(dfs_diffuser_run(d, a), "the third succeeds");
+    CHECK(cap.calls == 3 && cap.firsts == 3, "all three had is_first 1 (%d of %d)", cap.firsts, cap.calls);
+    CHECK_OK(dfs_diffuser_run(d, e), "then empty");
+    CHECK(cap.calls == 4 && cap.is_first == 0, "and the next is not first");
+    dfs_diffuser_release(d);
+    vlist_unref(e);
+    vlist_unref(a);
 }
 
 /* A run of B after A fails at each of B's callbacks in turn (reader and sink), for every
@@ -1088,6 +1142,7 @@ int main(int argc, char **argv) {
     test_callback();
     test_misuse();
     test_into_list_behaviour();
+    test_into_list_is_first();
     test_into_list_flags();
     test_into_list_failures();
     test_into_list_sequences();

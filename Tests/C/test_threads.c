@@ -7,6 +7,10 @@
  * deliberately non-atomic counter incremented in the effect ends at the total). The
  * last release racing runs on other threads neither frees the diffuser under them nor
  * is lost.
+ *
+ * One program because both halves test one promise, that the runs of a graph are
+ * serialized, from its two sides: reentrant runs on one thread (queued) and runs from
+ * many threads (waiting); several tests mix the two.
  */
 #include "check.h"
 

@@ -1,6 +1,10 @@
 import XCTest
 @testable import Diffuser
 
+/// The combinators one by one (effects, gates, fan-outs, maps, sharing), then what the
+/// gates keep: the lifetimes of cached values, and identical values. One file because all
+/// of it is the one question of when a gate runs its child and what it holds afterwards;
+/// failures, threads, exactness and laws have files of their own.
 final class DiffuserTests: XCTestCase {
     struct Header: Equatable { var title: String; var subtitle: String }
     struct Model: Equatable { var header: Header; var count: Int; var flag: Bool }

@@ -7,6 +7,10 @@ import Diffuser
 ///   after every successful run, equal or not (so a non-transitive equality drifts);
 /// - user calls happen in tree order, the first failure in that order wins, and nothing
 ///   after it runs.
+///
+/// One file because these rules are one section of DESIGN.md, a MARK per rule, and they
+/// meet: the first two are checked at the same places (the root, below a map, below
+/// intoAll), and the third pins the order in which those comparisons and calls happen.
 final class ExactnessTests: XCTestCase {
     // MARK: NaN: the same bits are not equal
 

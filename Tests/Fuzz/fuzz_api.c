@@ -4,7 +4,9 @@
  *
  * The input is a program. Each byte picks an operation (make a type, compose a
  * diffuser, run it, build a fuser, connect, emit, dispose, make and call a libffi
- * closure, retain and release any handle) and the next bytes its operands: which
+ * closure, retain and release any handle, diff lists and lists of sections, make an
+ * into_list node: fuzz_list.c; make loops and drive them, with jobs, executors, gears
+ * and journals: fuzz_loop.c) and the next bytes its operands: which
  * handle from a small pool (live, released, NULL, forged, or a live handle of another
  * kind), which value, which callback behaviour. Callbacks fail on demand, and each may
  * carry a small program of its own that it executes when called, so every call of the
@@ -31,10 +33,21 @@
  *   is disconnected at most once, and its dispatch still works inside disconnect;
  * - values: every value the core retains it releases (reference-counted boxes, all freed
  *   by the end of the input), none is used after its release (boxes are checked on
- *   every use, and ASan sees freed ones).
+ *   every use, and ASan sees freed ones);
+ * - loops: the oracles listed at the top of fuzz_loop.c (no callback after dispose
+ *   returned, no nested step, each accepted event seen by the inspector once, jobs and
+ *   on-cancel actions as the header says). Once an input made a loop, diffuser and
+ *   fuser callbacks may also run outside run, emit and connect (a loop renders and
+ *   connects from any call that drives it).
  *
  * Set FUZZ_API_TRACE=1 to print the program as it runs (to turn a crash into a
  * reproducer).
+ *
+ * One translation unit because it is one interpreter: an operation may call back into a
+ * program that runs any operation, so the reader, the handle pool, the status checks
+ * and the callback contexts are state every operation shares. The list and loop
+ * operations, which only use that core, are in fuzz_list.c and fuzz_loop.c, included
+ * below.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -223,8 +236,14 @@ typedef struct crec {
     prec *dispatch;
 } crec;
 
-enum cb_kind { CB_TYPE, CB_EFFECT, CB_CHANGE, CB_TRANSFORM, CB_SOURCE, CB_CONN };
-static const char *const cb_kind_names[] = {"type", "effect", "did_change", "transform", "source", "connection effect"};
+enum cb_kind {
+    CB_TYPE, CB_EFFECT, CB_CHANGE, CB_TRANSFORM, CB_SOURCE, CB_CONN, CB_LIST_READER, CB_LIST_SINK,
+    CB_UPDATE, CB_OBSERVER, CB_FEEDBACK, CB_HANDLER, CB_INSPECT, CB_KEY, CB_REQUEST, CB_PROPAGATE, CB_ACTION, CB_EXECUTE
+};
+static const char *const cb_kind_names[] = {
+    "type", "effect", "did_change", "transform", "source", "connection effect", "list reader", "list sink",
+    "update", "observer", "feedback", "handler", "inspector", "coalescing key", "request", "propagate",
+    "on-cancel action", "execute"};
 
 #define CB_MAGIC 0xCBCBCBCBu
 #define MAX_PROG 24
@@ -247,6 +266,8 @@ typedef struct cb {
     int fuser_side;   /* a fuser's transform or connection effect: may be nested */
     int unless_null;  /* transform of extract_unless_null */
     int once;         /* effect of into_once */
+    int off_step;     /* a loop callback on an executor or behind a gear, not in a step */
+    int fate;         /* an on-cancel action: 0 runs by the end, 1 never runs, 2 unknown */
     int refuse;       /* source: refuse connect */
     int has_disconnect;
     int emit_in_disconnect;
@@ -258,12 +279,14 @@ typedef struct cb {
     uint8_t prog[MAX_PROG];
     int prog_len;
     int budget;
+    void *extra; /* a list node's state (fuzz_list.c), shared by its reader and sink; the
+                  * loop, job or executor of a loop callback (fuzz_loop.c) */
 } cb;
 
 #define MAX_TYPES 12
 #define MAX_DIFFUSERS 48
 #define MAX_FUSERS 32
-#define MAX_DISPOSABLES 16
+#define MAX_DISPOSABLES 32
 #define MAX_DISPATCHES 48
 #define MAX_CLOSURES 16
 #define MAX_CBS 256
@@ -290,6 +313,10 @@ static int cleaning; /* actions are off while the harness releases everything */
 static int runs_active;  /* dfs_diffuser_run calls in progress */
 static int emits_active; /* emits and closure calls in progress */
 static int connects_active;
+/* Whether this input made a loop (fuzz_loop.c): a loop runs diffusers (render) and
+ * connects and emits through fusers (sources) from any call that drives it, also from
+ * an emit or the dispose of a registration, not only inside run, emit and connect. */
+static int loops_made;
 
 /* ------------------------------------------------------------------------------------
  * Status checks
@@ -303,7 +330,7 @@ static const char *status_name(dfs_status s) { return dfs_status_name((int)s); }
  * must fail with (one of them) because of its arguments; `uncertain`: some handle may
  * or may not be valid; `extra`: errors a call with valid arguments may return. */
 static void check_status(dfs_status s, unsigned errors, int uncertain, unsigned extra, const char *call) {
-    if ((unsigned)s > DFS_ERR_MEMORY) fail("%s returned %d, not a dfs_status", call, (int)s);
+    if ((unsigned)s > DFS_ERR_DISPOSED) fail("%s returned %d, not a dfs_status", call, (int)s);
     if (strcmp(dfs_status_name((int)s), "DFS_UNKNOWN") == 0) fail("%s: no name for status %d", call, (int)s);
     if (s != DFS_OK) {
         const char *message = dfs_last_error();
@@ -599,8 +626,11 @@ static int type_used(const trec *t) {
 /* Whether a type's handle is valid: the caller holds a reference, or a live diffuser
  * or fuser was built on it. Inside a callback, objects in flight (the diffuser being
  * run) may hold it too, so a type the harness cannot prove valid is "maybe". */
+static int loop_type_use(const trec *t); /* fuzz_loop.c */
+
 static enum validity type_validity(const trec *t) {
     if (t->builtin || t->refs > 0 || type_used(t)) return V_OK;
+    if (loop_type_use(t)) return V_MAYBE; /* a loop object may hold it, for as long as it lives */
     return depth > 0 ? V_MAYBE : V_BAD;
 }
 
@@ -754,13 +784,13 @@ static int should_fail(cb *c, const void *v) {
 }
 
 static void enter_diffuser_callback(cb *c, const char *who) {
-    if (runs_active == 0) fail("%s #%d called outside any dfs_diffuser_run", who, c->id);
+    if (runs_active == 0 && !loops_made) fail("%s #%d called outside any dfs_diffuser_run", who, c->id);
     if (c->active && !allow_nested)
         fail("%s #%d called again while it runs (runs must be queued)", who, c->id);
 }
 
 static void enter_fuser_callback(cb *c, const char *who) {
-    if (emits_active == 0 && connects_active == 0)
+    if (emits_active == 0 && connects_active == 0 && !loops_made)
         fail("%s #%d called outside any emission", who, c->id);
 }
 
@@ -905,7 +935,7 @@ static int on_connect(dfs_dispatch *dispatch, void *ctx, void **connection) {
     cb *c = cb_enter(ctx, "connect");
     if (c->kind != CB_SOURCE) fail("connect called with the ctx of a %s", cb_kind_names[c->kind]);
     if (dispatch == NULL || connection == NULL) fail("connect #%d: NULL dispatch or connection", c->id);
-    if (connects_active == 0) fail("source #%d connected outside dfs_fuser_connect", c->id);
+    if (connects_active == 0 && !loops_made) fail("source #%d connected outside dfs_fuser_connect", c->id);
     c->calls++;
     prec *p = NULL;
     if (n_dispatches < MAX_DISPATCHES) {
@@ -1653,11 +1683,18 @@ static void op_self(cb *self) {
     }
 }
 
+/* The list operations: op_list_diff, op_list_sections, op_into_list. */
+#include "fuzz_list.c"
+/* The loop operations: op_loop_new ... op_journal, op_loop_self. */
+#include "fuzz_loop.c"
+
 enum op {
     OP_TYPE_NEW, OP_TYPE_RETAIN, OP_TYPE_RELEASE, OP_INTO, OP_INTO_WHEN, OP_INTO_WHEN_EFFECT, OP_INTO_ALL, OP_MAP,
     OP_MAP_FIELD, OP_INVERT, OP_RUN, OP_DIFFUSER_HANDLE, OP_FUSER_FROM, OP_FUSER_FROM_ALL, OP_FUSER_EXTRACT,
     OP_CONNECT, OP_EMIT, OP_DISPOSE, OP_DISPOSABLE_RELEASE, OP_FUSER_HANDLE, OP_CLOSURE_NEW, OP_CLOSURE_CALL,
-    OP_MISC, OP_SELF, OP_RUN2, OP_EMIT2, N_OPS
+    OP_MISC, OP_SELF, OP_RUN2, OP_EMIT2, OP_LIST_DIFF, OP_LIST_SECTIONS, OP_INTO_LIST, OP_LOOP_NEW, OP_LOOP_DISPATCH,
+    OP_LOOP_READ, OP_LOOP_OBSERVE, OP_LOOP_ATTACH, OP_LOOP_FEEDBACK, OP_LOOP_LIFE, OP_JOB, OP_EXECUTOR, OP_GEAR,
+    OP_JOURNAL, OP_LOOP_SELF, OP_LOOP_DISPATCH2, N_OPS
 };
 
 static void exec_op(cb *self) {
@@ -1693,6 +1730,22 @@ static void exec_op(cb *self) {
     case OP_CLOSURE_CALL: op_closure_call(); break;
     case OP_MISC: op_misc(); break;
     case OP_SELF: op_self(self); break;
+    case OP_LIST_DIFF: op_list_diff(); break;
+    case OP_LIST_SECTIONS: op_list_sections(); break;
+    case OP_INTO_LIST: op_into_list(); break;
+    case OP_LOOP_NEW: op_loop_new(); break;
+    case OP_LOOP_DISPATCH:
+    case OP_LOOP_DISPATCH2: op_loop_dispatch(); break;
+    case OP_LOOP_READ: op_loop_read(); break;
+    case OP_LOOP_OBSERVE: op_loop_observe(); break;
+    case OP_LOOP_ATTACH: op_loop_attach(); break;
+    case OP_LOOP_FEEDBACK: op_loop_feedback(); break;
+    case OP_LOOP_LIFE: op_loop_life(); break;
+    case OP_JOB: op_job(); break;
+    case OP_EXECUTOR: op_executor(); break;
+    case OP_GEAR: op_gear(); break;
+    case OP_JOURNAL: op_journal(); break;
+    case OP_LOOP_SELF: op_loop_self(self); break;
     case N_OPS: break;
     }
 }
@@ -1731,12 +1784,14 @@ static void reset(void) {
     n_diffusers = n_fusers = n_disposables = n_dispatches = n_closures = n_cbs = n_arena = 0;
     ops_left = MAX_OPS;
     depth = 0;
-    runs_active = emits_active = connects_active = 0;
+    runs_active = emits_active = connects_active = loops_made = 0;
+    loop_reset();
 }
 
 static void cleanup(void) {
     say("-- cleanup");
     cleaning = 1;
+    loop_cleanup(); /* every loop disposed, every executor drained, loop handles released */
     for (int i = 0; i < n_disposables; i++) {
         xrec *x = &disposables[i];
         if (x->refs > 0) release_disposable((pick){x->h, V_OK, x});
@@ -1786,6 +1841,7 @@ static void cleanup(void) {
     if (live_boxes != 0) fail("%ld values retained by the core were never released (leak)", live_boxes);
     for (int i = 0; i < n_cbs; i++) {
         cbs[i]->magic = 0;
+        if (cbs[i]->kind == CB_LIST_SINK) free(cbs[i]->extra);
         free(cbs[i]);
     }
     n_cbs = 0;

@@ -14,6 +14,11 @@ The encoding (keep in step with fuzz_api.c):
   an action byte (>= 0xC0: a program of (a & 15) + 1 bytes follows; 0xA0-0xA2 and a
   byte: the context holds a type, diffuser or fuser until its destroy);
   a value byte: bits 0-2 the key, 0xF0-0xFF NULL, bit 3 a fresh box (types that retain).
+
+One file because the assembler (one function per operation, reading its operands in
+the order the op_* function does) and the seeds written with it belong together: a
+seed reads next to the encoding it spells, and the whole encoding can be checked
+against fuzz_api.c, fuzz_list.c and fuzz_loop.c in one place.
 """
 import os
 import sys
@@ -21,7 +26,10 @@ import sys
 OPS = ["TYPE_NEW", "TYPE_RETAIN", "TYPE_RELEASE", "INTO", "INTO_WHEN", "INTO_WHEN_EFFECT",
        "INTO_ALL", "MAP", "MAP_FIELD", "INVERT", "RUN", "DIFFUSER_HANDLE", "FUSER_FROM",
        "FUSER_FROM_ALL", "FUSER_EXTRACT", "CONNECT", "EMIT", "DISPOSE", "DISPOSABLE_RELEASE",
-       "FUSER_HANDLE", "CLOSURE_NEW", "CLOSURE_CALL", "MISC", "SELF", "RUN2", "EMIT2"]
+       "FUSER_HANDLE", "CLOSURE_NEW", "CLOSURE_CALL", "MISC", "SELF", "RUN2", "EMIT2",
+       "LIST_DIFF", "LIST_SECTIONS", "INTO_LIST", "LOOP_NEW", "LOOP_DISPATCH", "LOOP_READ",
+       "LOOP_OBSERVE", "LOOP_ATTACH", "LOOP_FEEDBACK", "LOOP_LIFE", "JOB", "EXECUTOR", "GEAR",
+       "JOURNAL", "LOOP_SELF", "LOOP_DISPATCH2"]
 OP = {name: i for i, name in enumerate(OPS)}
 
 # Builtin types are type records 0 (pointer), 1 (cstring), 2 (ffi_event); user types
@@ -184,6 +192,212 @@ def misc(f, extra=0):
     return [OP["MISC"], f] + ([extra] if f % 6 == 3 else [])
 
 
+def list_diff(f, g, m, old=None, new=None, seed=0):
+    """f: bits 0-2 dfs_list_flags, bit 3 an unknown flag, bits 4-5 content (0 none,
+    1 fingerprints, 2 callback, 3 fingerprints of one list), bits 6-7 both: misuse m >> 5;
+    g: bits 0-2 alphabet - 1, bit 7 generated from `seed`; m: the callback fails at call
+    m & 15, bit 4 a diff inside it. Items: key in the low bits, content in bit 7."""
+    if g & 0x80:
+        return [OP["LIST_DIFF"], f, g, m, seed]
+    return [OP["LIST_DIFF"], f, g, m, len(old)] + old + [len(new)] + new
+
+
+def list_sections(f, g, m, seed):
+    """Generated sections (g bit 7) from `seed`, the new ones edited from the old ones."""
+    return [OP["LIST_SECTIONS"], f, g | 0x80, m, seed]
+
+
+def into_list(f, g, type_pick, reader=None, sink=None):
+    """f: bits 0-2 flags, (f >> 4) % 3 content (none, fingerprints, same_content), bit 6
+    hashed keys with same_key; g: the seed of the node's eight lists."""
+    return [OP["INTO_LIST"], f, g, type_pick] + (reader or cb()) + (sink or cb())
+
+
+# Loops (fuzz_loop.c). Loop, job, executor, gear and journal picks work like the others
+# (n-th valid record; 0xA0 + i any record; NULL; forged). A callback's variant (flags
+# bits 6-7): update 1 gives a model, 2 effects, 3 both; handler and feedback 1 send an
+# event at once, 2 hold the job (retain it), 3 finish it; coalescing key 0 none.
+INLINE = NULL  # a handler's or feedback's executor: none, run in the step
+UPDATE_MODEL, UPDATE_EFFECTS, UPDATE_BOTH = 0x40, 0x80, 0xC0
+SEND, HOLD, FINISH = 0x40, 0x80, 0xC0
+
+
+def loop_new(types, update=None, handlers=(), key=None, inspect=None, manual_start=False, journal=None,
+             executor=None, model=0, start_effects=(), misuse=0):
+    """types: (model, event, effect) type picks; handlers: (callback, executor pick)
+    pairs; key, inspect: callbacks; misuse 7 NULL config, 6 NULL update, 5 NULL
+    handlers, 4 NULL start effects, 3 a handler count out of range."""
+    f = ((1 if key else 0) | (2 if inspect else 0) | (4 if manual_start else 0) | (8 if journal is not None else 0)
+         | (0x10 if executor is not None else 0) | (misuse << 5))
+    out = [OP["LOOP_NEW"], f, len(handlers) | (len(start_effects) << 2)] + list(types) + (update or cb(UPDATE_BOTH))
+    for handler, on in handlers:
+        out += handler + [on]
+    out += (key or []) + (inspect or [])
+    out += ([executor] if executor is not None else []) + ([journal] if journal is not None else [])
+    return out + [model] + list(start_effects)
+
+
+def loop_dispatch(loop, value):
+    return [OP["LOOP_DISPATCH"], loop, value]
+
+
+def loop_model(loop, fails=False):
+    return [OP["LOOP_READ"], 0x20 if fails else 0, loop]
+
+
+def loop_is_running(loop):
+    return [OP["LOOP_READ"], 1, loop]
+
+
+def stale_next(loop):
+    return [OP["LOOP_READ"], 2, loop]
+
+
+def observe(loop, observer=None):
+    return [OP["LOOP_OBSERVE"], 0, loop] + (observer or cb())
+
+
+def render(loop, diffuser):
+    return [OP["LOOP_ATTACH"], 1, loop, diffuser]
+
+
+def loop_connect(loop, fuser):
+    return [OP["LOOP_ATTACH"], 0, loop, fuser]
+
+
+def feedback(loop, executor=INLINE, fn=None, overlap=0, request=None):
+    """overlap 0 cancel previous, 1 keep previous, 2 concurrent, 3 invalid; request:
+    (request type pick, request callback)."""
+    f = (1 if request else 0) | (overlap << 1)
+    out = [OP["LOOP_FEEDBACK"], f, loop, executor] + ([request[0]] if request else []) + (fn or cb())
+    return out + (request[1] if request else [])
+
+
+def loop_start(loop):
+    return [OP["LOOP_LIFE"], 0, loop]
+
+
+def loop_stop(loop):
+    return [OP["LOOP_LIFE"], 1, loop]
+
+
+def loop_dispose(loop):
+    return [OP["LOOP_LIFE"], 2, loop]
+
+
+def loop_retain(loop):
+    return [OP["LOOP_LIFE"], 3, loop]
+
+
+def loop_release(loop):
+    return [OP["LOOP_LIFE"], 4, loop]
+
+
+def loop_record(loop, journal):
+    return [OP["LOOP_LIFE"], 5, loop, journal]
+
+
+def job_send(job, value):
+    return [OP["JOB"], 0, job, value]
+
+
+def job_finish(job):
+    return [OP["JOB"], 1, job]
+
+
+def job_cancel(job):
+    return [OP["JOB"], 2, job]
+
+
+def job_on_cancel(job, action=None):
+    return [OP["JOB"], 3, job] + (action or cb())
+
+
+def job_is_cancelled(job):
+    return [OP["JOB"], 4, job]
+
+
+def job_retain(job):
+    return [OP["JOB"], 5, job]
+
+
+def job_release(job):
+    return [OP["JOB"], 6, job]
+
+
+def manual_executor():
+    return [OP["EXECUTOR"], 0]
+
+
+def c_executor(execute=None, steps=0):
+    """execute variant 1 (flags 0x40): runs each piece of work at once."""
+    return [OP["EXECUTOR"], 1 | (steps << 3)] + (execute or cb())
+
+
+def run_next(executor):
+    return [OP["EXECUTOR"], 2, executor]
+
+
+def run_all(executor):
+    return [OP["EXECUTOR"], 3, executor]
+
+
+def work_run(n=0, again=False):
+    """The oldest pending work of the executor of the n-th pending one; again: one that
+    ran (DFS_ERR_HANDLE)."""
+    return [OP["EXECUTOR"], 4, 0x80 if again else n]
+
+
+def executor_release(executor):
+    return [OP["EXECUTOR"], 5, executor]
+
+
+def gear_new(type_pick):
+    return [OP["GEAR"], 0, type_pick]
+
+
+def gear_send(gear, value):
+    return [OP["GEAR"], 1, gear, value]
+
+
+def push_to_gear(loop, gear, propagate=None):
+    return [OP["GEAR"], 2, loop, gear] + (propagate or cb())
+
+
+def attach_to_gear(loop, gear, propagate=None):
+    return [OP["GEAR"], 3, loop, gear] + (propagate or cb())
+
+
+def gear_release(gear):
+    return [OP["GEAR"], 4 | 8, gear]
+
+
+def journal_new(model_pick, event_pick):
+    return [OP["JOURNAL"], 0, model_pick, event_pick]
+
+
+def journal_entries(journal, fail_at=0):
+    return [OP["JOURNAL"], 1 | (fail_at << 5), journal]
+
+
+def journal_replay(journal, effect_pick, fail_at=0):
+    return [OP["JOURNAL"], 2 | (fail_at << 5), journal, effect_pick]
+
+
+def journal_clear(journal):
+    return [OP["JOURNAL"], 3, journal]
+
+
+def journal_release(journal):
+    return [OP["JOURNAL"], 5 | 8, journal]
+
+
+def loop_self(what, value=0):
+    """From inside a loop callback: 0 dispatch (value), 1 stop, 2 dispose, 3 release,
+    4 start its own loop."""
+    return [OP["LOOP_SELF"], what] + ([value] if what == 0 else [])
+
+
 FRESH = 8  # value bit: a fresh box (released by the harness right after the call)
 NULLV = 0xF0
 
@@ -324,6 +538,108 @@ SEEDS = {
         + run(1, FRESH | 5) + run(1, FRESH | 2) + run(3, FRESH | 4) + run(3, FRESH | 5)
         + run(4, FRESH | 3) + run(4, 3) + run(5, FRESH | 5) + run(5, FRESH | 1)
         + extract_constant(3, NULL, FRESH | 4)
+    ),
+    # List diffs of every kind: spelled-out lists, generated ones with a failing content
+    # callback that runs a diff of its own, sections.
+    "lists": (
+        list_diff(0x15, 2, 0, old=[0, 1, 2, 0x81, 1], new=[2, 0, 1, 1, 0x80])
+        + list_diff(0x26, 0x85, 0x13, seed=77)
+        + list_diff(0x05, 0x81, 0, seed=5)
+        + list_sections(0x15, 0x04, 0, seed=9)
+        + list_sections(0x26, 0x02, 0x05, seed=10)
+    ),
+    # into_list nodes: fingerprints with a sink that reruns its own diffuser; hashed keys
+    # with same_key and same_content under a map; a sink failing on odd calls.
+    "into_list": (
+        type_new(0)                                                      # t3
+        + into_list(0x15, 0x23, 3, cb(0), cb(0, self_run(FRESH | 2)))   # d0
+        + into_list(0x56, 0x31, 3)                                       # d1
+        + map_(3, 1, cb(0x80))                                           # d2
+        + into_list(0x15, 0x11, POINTER, cb(0), cb(5))                   # d3
+        + run(0, FRESH | 1) + run(0, FRESH | 2) + run(0, 3) + run(1, FRESH | 4) + run(1, 5)
+        + run(2, FRESH | 1) + run(2, FRESH | 3) + run(3, 1) + run(3, 2) + run(3, 0) + run(3, 2)
+    ),
+    # A loop on the caller's executor: an update that dispatches into its own loop from
+    # inside (queued, never nested), an inline handler, an observer that reads the model,
+    # a render, an inline feedback sending at once, coalescing, stop, start, dispose.
+    "loop_basic": (
+        type_new(0)                                                      # t3
+        + into(1, 3)                                                     # d0 renders
+        + loop_new((3, 3, 3), update=cb(UPDATE_BOTH, loop_self(0, FRESH | 1)),
+                   handlers=[(cb(5), INLINE)], key=cb(0x40), inspect=cb(), model=FRESH | 2,
+                   start_effects=[FRESH | 1])                            # loop 0
+        + observe(0, cb(0, loop_model(0) + loop_is_running(0)))
+        + render(0, 0) + feedback(0, INLINE, cb(SEND))
+        + loop_dispatch(0, FRESH | 1) + loop_dispatch(0, FRESH | 3) + loop_dispatch(0, 2)
+        + loop_stop(0) + loop_dispatch(0, FRESH | 1) + loop_is_running(0) + loop_start(0)
+        + loop_dispatch(0, FRESH | 4) + stale_next(0) + loop_dispose(0) + loop_dispatch(0, FRESH | 1)
+        + loop_start(0) + loop_release(0) + loop_dispatch(any_record(0), 1)
+    ),
+    # Callbacks that end their own loop: an observer disposes it from inside a step, a
+    # handler stops and restarts it, another loop's update releases its last reference.
+    "loop_self_dispose": (
+        type_new(0)                                                      # t3
+        + loop_new((3, 3, 3), update=cb(UPDATE_BOTH),
+                   handlers=[(cb(0, loop_self(1) + loop_self(4) + loop_self(0, FRESH | 2)), INLINE)],
+                   inspect=cb())                                         # loop 0
+        + loop_new((3, 3, 3), update=cb(UPDATE_MODEL, loop_self(3)), inspect=cb())  # loop 1
+        + observe(0, cb(0, loop_self(0, FRESH | 3) + loop_self(2)))
+        + loop_dispatch(0, FRESH | 1) + loop_dispatch(0, FRESH | 2)
+        + loop_dispatch(1, FRESH | 1) + loop_dispatch(any_record(1), 2)
+    ),
+    # Jobs held by a handler and by a feedback on a manual executor, sent later from the
+    # top level; on-cancel actions; finish, cancel; the loop stops and the jobs end.
+    "loop_jobs": (
+        type_new(0) + manual_executor()                                  # t3, executor 0
+        + loop_new((3, 3, 3), update=cb(UPDATE_BOTH), handlers=[(cb(HOLD), INLINE), (cb(HOLD), 0)],
+                   inspect=cb())                                         # loop 0
+        + feedback(0, 0, cb(HOLD), overlap=0) + feedback(0, INLINE, cb(HOLD), overlap=1)
+        + loop_dispatch(0, FRESH | 1) + run_all(0)
+        + job_send(0, FRESH | 2) + job_on_cancel(0, cb(0, loop_self(0, 1))) + job_on_cancel(1)
+        + job_finish(1) + job_send(1, FRESH | 1) + job_cancel(2) + job_is_cancelled(2)
+        + job_on_cancel(2) + job_send(3, FRESH | 5) + run_next(0) + job_release(0)
+        + loop_stop(0) + job_send(3, FRESH | 1) + job_is_cancelled(3) + loop_start(0)
+        + loop_dispatch(0, FRESH | 3) + run_all(0)
+    ),
+    # A loop on a C-written executor (work queued, run by the program in order, once:
+    # a second run is refused), steps per run 1; a request feedback on a manual
+    # executor; handlers on both.
+    "loop_executors": (
+        type_new(0) + c_executor(steps=1) + manual_executor()           # t3, executors 0, 1
+        + loop_new((3, 3, 3), update=cb(UPDATE_BOTH), handlers=[(cb(SEND), 0), (cb(0), 1)],
+                   inspect=cb(), executor=0)                             # loop 0
+        + feedback(0, 1, cb(SEND), overlap=2, request=(3, cb(0)))
+        + loop_dispatch(0, FRESH | 1) + loop_dispatch(0, FRESH | 2) + work_run() + work_run()
+        + work_run(again=True) + run_all(1) + work_run() + work_run() + run_next(1)
+        + loop_dispatch(0, FRESH | 3) + run_next(0) + executor_release(0) + work_run()
+        + loop_dispose(0) + work_run() + run_all(1)
+    ),
+    # Two loops and a gear: one pushes its models, the other turns gear events into its
+    # own; a journal records the second, its entries and a replay are read; coalescing.
+    "loop_gears_journal": (
+        type_new(0)                                                      # t3
+        + journal_new(3, 3) + gear_new(3)                                # journal 0, gear 0
+        + loop_new((3, 3, 3), update=cb(UPDATE_MODEL), inspect=cb())    # loop 0
+        + loop_new((3, 3, 3), update=cb(UPDATE_BOTH), key=cb(0x80), inspect=cb(), journal=0)  # loop 1
+        + push_to_gear(0, 0, cb(0)) + attach_to_gear(1, 0, cb(0))
+        + loop_dispatch(0, FRESH | 1) + loop_dispatch(0, FRESH | 2) + gear_send(0, FRESH | 4)
+        + journal_entries(0) + journal_replay(0, 3) + journal_entries(0, fail_at=2)
+        + loop_record(0, 0) + loop_dispatch(0, FRESH | 5) + journal_replay(0, POINTER)
+        + journal_clear(0) + gear_release(0) + loop_dispatch(0, FRESH | 1) + journal_release(0)
+    ),
+    # Misuse: NULL config and update, NULL and forged handles, a renderer and sources of
+    # other types, a journal of other types, a stale dfs_next.
+    "loop_misuse": (
+        type_new(0) + type_new(1)                                        # t3, t4
+        + loop_new((3, 4, 3), misuse=7) + loop_new((3, 4, 3), misuse=6)
+        + loop_new((3, 4, 3), handlers=[(cb(0), INLINE)], misuse=3)
+        + journal_new(4, 4) + loop_new((3, 4, 3), journal=0)             # DFS_ERR_TYPE
+        + loop_new((3, 4, 3), update=cb(UPDATE_BOTH | 6), inspect=cb())  # loop 0
+        + into(0, 4) + render(0, 0) + fuser_from(3) + loop_connect(0, 0)  # DFS_ERR_TYPE twice
+        + loop_dispatch(NULL, 1) + [OP["LOOP_DISPATCH"]] + forged(3) + [1] + loop_dispatch(0, FRESH | 3)
+        + stale_next(0) + job_send(NULL, 1) + [OP["JOB"], 1] + forged(2) + run_next(NULL)
+        + [OP["EXECUTOR"], 2] + forged(4) + work_run(0xE0) + gear_send(NULL, 1)
+        + loop_record(0, 0) + loop_release(0) + loop_release(any_record(0)) + loop_is_running(any_record(0))
     ),
 }
 

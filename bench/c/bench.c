@@ -26,6 +26,10 @@
  *
  * Prints ns per run (median of interleaved rounds in one process) and the native memory
  * per leaf node of a built tree (mallinfo2 before and after building many trees).
+ *
+ * One program because the comparison is only fair if a reader can check in one place
+ * that every renderer gets the same screens, runs the same effects
+ * (check_renderers_agree, before anything is timed) and is timed by the same loop.
  */
 #include <diffuser.h>
 

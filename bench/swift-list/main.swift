@@ -204,6 +204,26 @@ func format(_ micros: Double) -> String {
     return String(format: "%.1f us", micros)
 }
 
+/// The fewest moves that can reorder the items `ListDiff` matched: matched items minus a
+/// longest increasing subsequence of their old indices in new order (patience sorting,
+/// computed here independently of the core).
+func lisMinimumMoves(_ old: [UUID], _ new: [UUID]) -> (moves: Int, minimum: Int) {
+    let diff = ListDiff(from: old, to: new, key: { $0 })
+    var tails: [Int] = []
+    var matched = 0
+    for i in diff.newToOld where i >= 0 {
+        matched += 1
+        var lo = 0
+        var hi = tails.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if tails[mid] < i { lo = mid + 1 } else { hi = mid }
+        }
+        if lo == tails.count { tails.append(i) } else { tails[lo] = i }
+    }
+    return (diff.moves.count, matched - tails.count)
+}
+
 setvbuf(stdout, nil, _IOLBF, 0)
 let arguments = CommandLine.arguments
 let quick = arguments.contains("--quick")
@@ -213,6 +233,9 @@ let only = arguments.firstIndex(of: "--only").map { arguments[$0 + 1] }
 print("List diff benchmark (thread CPU time): median / min per diff, ns per item (items: the longer list), moves")
 print("ours = Diffuser ListDiff; std = CollectionDifference + inferringMoves(); hand = hash-map diff")
 print("")
+var speedups: [String: Double] = [:]  // workload name -> std median / ours median
+var oursMedians: [String: Double] = [:]
+var aboveMinimum: [String] = []
 for workload in makeWorkloads() {
     if let only, !workload.name.contains(only) { continue }
     let items = Double(max(workload.old.count, workload.new.count))
@@ -230,16 +253,32 @@ for workload in makeWorkloads() {
     let budget = quick ? 100_000.0 : 500_000.0
     let ours = measure(runs: runsFor(budgetMicros: budget) { oursDiff(old, new) }) { oursDiff(old, new) }
     line("ours", ours, ratioTo: nil)
+    oursMedians[workload.name] = ours.median
+    let (moves, minimum) = lisMinimumMoves(old, new)
+    print("        moves \(moves), LIS minimum \(minimum)")
+    if moves > minimum { aboveMinimum.append(workload.name) }
     let hand = measure(runs: runsFor(budgetMicros: budget) { handDiff(old, new) }) { handDiff(old, new) }
     line("hand", hand, ratioTo: ours)
     if workload.standardRuns > 0 || all {
         let runs = workload.standardRuns == 0 ? 1 : quick ? min(workload.standardRuns, 3) : workload.standardRuns
         let standard = measure(runs: runs, warm: runs > 5) { standardDiff(old, new) }
         line("std", standard, ratioTo: ours)
+        speedups[workload.name] = standard.median / ours.median
         print("        (max RSS so far \(maxRSSMegabytes()) MB)")
     } else {
         print("  std   skipped: Myers is O((N+M)D), D ~ \(old.count + new.count) here (--all runs it once)")
     }
     print("")
 }
+// The goals of issue 35, measured here.
+print("Targets (issue 35):")
+func verdict(_ met: Bool?) -> String { met.map { $0 ? "met" : "NOT MET" } ?? "not measured" }
+for (prefix, goal) in [("W1", 120.0), ("W2", 330.0)] {
+    let speedup = speedups.first { $0.key.hasPrefix(prefix) }?.value
+    let shown = speedup.map { String(format: "%.0fx", $0) } ?? "-"
+    print("  \(prefix): CollectionDifference / ours = \(shown) (goal >= \(Int(goal))x): \(verdict(speedup.map { $0 >= goal }))")
+}
+let unchanged = oursMedians["10k unchanged"]
+print("  10k unchanged: \(unchanged.map(format) ?? "-") (goal < 50 us): \(verdict(unchanged.map { $0 < 50 }))")
+print("  moves never above the LIS minimum: \(aboveMinimum.isEmpty ? "met" : "NOT MET on \(aboveMinimum)")")
 print("checksum \(blackHole)")

@@ -1,6 +1,8 @@
 // Diffuser benchmark (Swift): the library against hand-written caching code on a
-// 1,000-leaf model. Prints ns per run; medians of interleaved rounds in one process. Also
-// measures a floor: the least any library taking this API's closures must do.
+// 1,000-leaf model. Prints ns per run; medians of interleaved rounds in one process. The
+// library is measured twice, its tree built with closures and with key paths, side by
+// side in the same rounds. Also measures a floor: the least any library taking this
+// API's closures must do.
 //
 //   swift run -c release DiffuserBench [--rounds N] [--tsv]
 import Diffuser
@@ -103,7 +105,8 @@ do {
     let sequence = [all[0].inputs.0, all[2].inputs.1, all[4].inputs.1, all[3].inputs.1, all[1].inputs.1,
                     all[0].inputs.0, all[2].inputs.1, all[0].inputs.0]
     let expected = effects(LibraryRenderer.init, sequence)
-    for (name, sum) in [("hand", effects(HandRenderer.init, sequence)),
+    for (name, sum) in [("key paths", effects(KeyPathLibraryRenderer.init, sequence)),
+                        ("hand", effects(HandRenderer.init, sequence)),
                         ("hand-tree", effects(HandTreeRenderer.init, sequence)),
                         ("floor", effects(ClosureFloorRenderer.init, sequence))] where sum != expected {
         print("renderer \(name) ran different effects than the library")
@@ -111,27 +114,30 @@ do {
     }
 }
 
-/// Per scenario: ns of the library, hand, hand-tree and the floor, one element a round.
-var results: [(String, [Double], [Double], [Double], [Double])] = []
+/// Per scenario: ns of the library (closures), the library (key paths), hand, hand-tree
+/// and the floor, one element a round.
+var results: [(String, [Double], [Double], [Double], [Double], [Double])] = []
 for scenario in scenarios {
-    var lib: [Double] = [], hand: [Double] = [], tree: [Double] = [], floor: [Double] = []
+    var lib: [Double] = [], keyPaths: [Double] = [], hand: [Double] = [], tree: [Double] = [], floor: [Double] = []
     for _ in 0..<rounds {
         lib.append(measureRuns(LibraryRenderer.init, scenario, iterations: 400))
+        keyPaths.append(measureRuns(KeyPathLibraryRenderer.init, scenario, iterations: 400))
         hand.append(measureRuns(HandRenderer.init, scenario, iterations: 400))
         tree.append(measureRuns(HandTreeRenderer.init, scenario, iterations: 400))
         floor.append(measureRuns(ClosureFloorRenderer.init, scenario, iterations: 400))
     }
-    results.append((scenario.name, lib, hand, tree, floor))
+    results.append((scenario.name, lib, keyPaths, hand, tree, floor))
 }
 if only == nil || only == "build" {
-    var lib: [Double] = [], hand: [Double] = [], tree: [Double] = [], floor: [Double] = []
+    var lib: [Double] = [], keyPaths: [Double] = [], hand: [Double] = [], tree: [Double] = [], floor: [Double] = []
     for _ in 0..<rounds {
         lib.append(measureBuild(LibraryRenderer.init, iterations: 40))
+        keyPaths.append(measureBuild(KeyPathLibraryRenderer.init, iterations: 40))
         hand.append(measureBuild(HandRenderer.init, iterations: 40))
         tree.append(measureBuild(HandTreeRenderer.init, iterations: 40))
         floor.append(measureBuild(NodeFloorRenderer.init, iterations: 40))
     }
-    results.append(("build", lib, hand, tree, floor))
+    results.append(("build", lib, keyPaths, hand, tree, floor))
 }
 
 func fmt(_ x: Double, _ width: Int = 10, _ digits: Int = 0) -> String {
@@ -141,22 +147,24 @@ func fmt(_ x: Double, _ width: Int = 10, _ digits: Int = 0) -> String {
 }
 
 if tsv {
-    // The floor's row has the same baselines, measured in the same rounds.
-    for (name, lib, hand, tree, floor) in results {
-        let l = median(lib), h = median(hand), t = median(tree), f = median(floor)
+    // The key-path and floor rows have the same baselines, measured in the same rounds.
+    for (name, lib, keyPaths, hand, tree, floor) in results {
+        let l = median(lib), k = median(keyPaths), h = median(hand), t = median(tree), f = median(floor)
         print("swift\t\(name)\t\(l)\t\(h)\t\(t)")
+        print("swift-keypaths\t\(name)\t\(k)\t\(h)\t\(t)")
         print("swift-floor\t\(name)\t\(f)\t\(h)\t\(t)")
     }
 } else {
     print("Diffuser Swift benchmark: 100 sections x 10 fields, median of \(rounds) interleaved rounds")
-    print("scenario          library ns    hand ns  hand-tree ns   x hand  x hand-tree    floor ns  x hand-tree")
-    for (name, lib, hand, tree, floor) in results {
-        let l = median(lib), h = median(hand), t = median(tree), f = median(floor)
+    print("scenario        closures ns  keypaths ns  kp/cl   hand ns  hand-tree ns  cl x tree  kp x tree   floor ns  x tree")
+    for (name, lib, keyPaths, hand, tree, floor) in results {
+        let l = median(lib), k = median(keyPaths), h = median(hand), t = median(tree), f = median(floor)
         var padded = name
         while padded.count < 16 { padded += " " }
-        print("\(padded)\(fmt(l, 12))\(fmt(h, 11))\(fmt(t, 14))\(fmt(l / h, 9, 2))\(fmt(l / t, 13, 2))"
-              + "\(fmt(f, 12))\(fmt(f / t, 13, 2))")
+        print("\(padded)\(fmt(l, 11))\(fmt(k, 13))\(fmt(k / l, 7, 2))\(fmt(h, 10))\(fmt(t, 14))"
+              + "\(fmt(l / t, 11, 2))\(fmt(k / t, 11, 2))\(fmt(f, 11))\(fmt(f / t, 8, 2))")
     }
-    print("(floor: the least any library taking this API's closures does; see ClosureFloorRenderer and NodeFloorRenderer)")
+    print("(kp/cl: key paths over closures, same rounds; x tree: over hand-tree; floor: the least any library")
+    print(" taking this API's closures does, see ClosureFloorRenderer and NodeFloorRenderer)")
 }
 print("(sink \(sinkAccumulator % 1000))")

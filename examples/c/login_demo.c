@@ -1,6 +1,8 @@
 /*
- * The login demo in C: a Diffuser renders a login screen, redrawing only the parts that
- * changed; a Fuser gathers the user's events from three widgets into one stream.
+ * The login demo in C: a loop drives a login screen. A Fuser gathers the user's events
+ * from three widgets, the update reduces them into the model and asks for a login
+ * effect, an effect handler performs the login (simulated) and sends the answer back as
+ * an event, and a Diffuser renders each model, redrawing only the parts that changed.
  *
  * The widgets have a context-less callback API (a bare function pointer, as many C
  * toolkits do), so each source asks libdiffuser for a real function pointer bound to
@@ -10,6 +12,10 @@
  *   ./login_demo [--script FILE | --interactive] [--color | --no-color]
  *
  * It prints the same lines as the Swift and Java demos (examples/LOGIN_DEMO.md).
+ *
+ * One file so that it builds with the one cc line above and reads top to bottom in the
+ * order the data flows (model and update, value types, rendering, widgets, the loop);
+ * splitting a C example would add headers that teach nothing about the library.
  */
 #include <diffuser.h>
 
@@ -46,12 +52,30 @@ typedef struct login_model {
     char button[TEXT];
 } login_model;
 
-typedef enum { USERNAME_CHANGED, PASSWORD_CHANGED, LOGIN_CLICKED } event_kind;
+/* The user's edits and clicks, and the server's answers (sent back by the handler). */
+typedef enum { USERNAME_CHANGED, PASSWORD_CHANGED, LOGIN_CLICKED, LOGIN_ACCEPTED, LOGIN_REFUSED } event_kind;
 
 typedef struct login_event {
     event_kind kind;
     char text[TEXT];
 } login_event;
+
+/* What the update asks the world to do: log in. */
+typedef struct login_effect {
+    char username[TEXT];
+    char password[TEXT];
+} login_effect;
+
+/* How the demo prints an event (the same text in every language). */
+static void print_label(const login_event *event) {
+    switch (event->kind) {
+    case USERNAME_CHANGED: printf("username \"%s\"", event->text); break;
+    case PASSWORD_CHANGED: printf("password \"%s\"", event->text); break;
+    case LOGIN_CLICKED: printf("click"); break;
+    case LOGIN_ACCEPTED: printf("login accepted"); break;
+    case LOGIN_REFUSED: printf("login refused"); break;
+    }
+}
 
 static void validate(login_model *m) {
     m->hint_count = 0;
@@ -69,36 +93,42 @@ static login_model initial_model(void) {
     return m;
 }
 
-static login_model update(login_model model, const login_event *event) {
-    login_model next = model;
+/* What `event` does to `model`: 0, nothing (a click on a disabled button); 1, a new
+ * model in *next; 2, a new model and a login effect in *effect. */
+static int reduce(const login_model *model, const login_event *event, login_model *next, login_effect *effect) {
+    *next = *model;
     switch (event->kind) {
     case USERNAME_CHANGED:
-        snprintf(next.username, TEXT, "%s", event->text);
-        if (event->text[0] == '\0') snprintf(next.header.subtitle, sizeof next.header.subtitle, "Sign in to continue");
-        else snprintf(next.header.subtitle, sizeof next.header.subtitle, "Signing in as %s", event->text);
-        validate(&next);
+        snprintf(next->username, TEXT, "%s", event->text);
+        if (event->text[0] == '\0') snprintf(next->header.subtitle, sizeof next->header.subtitle, "Sign in to continue");
+        else snprintf(next->header.subtitle, sizeof next->header.subtitle, "Signing in as %s", event->text);
+        validate(next);
         break;
     case PASSWORD_CHANGED:
-        snprintf(next.password, TEXT, "%s", event->text);
-        validate(&next);
+        snprintf(next->password, TEXT, "%s", event->text);
+        validate(next);
         break;
     case LOGIN_CLICKED:
-        if (strcmp(model.button, "enabled") != 0) return model;
-        if (strcmp(model.password, "opensesame") == 0) {
-            snprintf(next.header.title, sizeof next.header.title, "Hello, %s!", model.username);
-            snprintf(next.header.subtitle, sizeof next.header.subtitle, "You are signed in");
-            snprintf(next.button, TEXT, "signed in");
-        } else {
-            snprintf(next.header.subtitle, sizeof next.header.subtitle, "Wrong password, try again");
-            next.password[0] = '\0';
-            validate(&next);
-        }
+        if (strcmp(model->button, "enabled") != 0) return 0;
+        snprintf(next->button, TEXT, "signing in");
+        memcpy(effect->username, model->username, TEXT);
+        memcpy(effect->password, model->password, TEXT);
+        return 2;
+    case LOGIN_ACCEPTED:
+        snprintf(next->header.title, sizeof next->header.title, "Hello, %s!", model->username);
+        snprintf(next->header.subtitle, sizeof next->header.subtitle, "You are signed in");
+        snprintf(next->button, TEXT, "signed in");
+        break;
+    case LOGIN_REFUSED:
+        snprintf(next->header.subtitle, sizeof next->header.subtitle, "Wrong password, try again");
+        next->password[0] = '\0';
+        validate(next);
         break;
     }
-    return next;
+    return 1;
 }
 
-/* ---- Value types: how the core compares and keeps models and headers -------------- */
+/* ---- Value types: how the core compares and keeps models, headers, events, effects -- */
 
 static int model_equal(const void *a, const void *b, void *ctx) {
     (void)ctx;
@@ -133,6 +163,13 @@ static const void *copy_event(const void *v, void *ctx) {
     return copy;
 }
 
+static const void *copy_effect(const void *v, void *ctx) {
+    (void)ctx;
+    login_effect *copy = malloc(sizeof *copy);
+    if (copy) memcpy(copy, v, sizeof *copy);
+    return copy;
+}
+
 static void free_value(const void *v, void *ctx) {
     (void)ctx;
     free((void *)v);
@@ -143,15 +180,15 @@ static void free_value(const void *v, void *ctx) {
 static const char *part_names[] = {"header.title",   "header.subtitle", "body.hints",
                                    "field.username", "field.password",  "button.login"};
 enum { PARTS = 6 };
-static int renders[PARTS];
-static int rendered_this_step;
+static int renders[PARTS];      /* draws per part, over the whole session */
+static int rendered_this_model; /* draws since the last model was rendered in full */
 static int use_color;
 
 /* The effect of one part: ctx is the part's index. */
 static int draw(const void *value, void *ctx) {
     int part = (int)(intptr_t)ctx;
     renders[part]++;
-    rendered_this_step++;
+    rendered_this_model++;
     const char *text = value;
     if (use_color) printf("\033[1;33m");
     printf("   %-17s%s%s", part_names[part], part == 5 ? "( Log in ) " : "", text);
@@ -282,30 +319,62 @@ static int to_event(const void *v, const void **out, void *ctx) {
     return 0;
 }
 
-/* ---- The loop: events -> model -> screen ------------------------------------------- */
+/* ---- The loop: events -> update -> model -> screen; effects -> handler -> events ---- */
 
-static login_model model;
-static dfs_diffuser *screen;
-static int steps;
+static int events_handled, effects_handled, models_rendered;
 
-static int on_event(const void *v, void *ctx) {
+/* The update: reduce, then hand the core new values it owns (it frees them). */
+static int update(const void *model, const void *event, dfs_next *next, void *ctx) {
     (void)ctx;
-    model = update(model, v);
-    return dfs_diffuser_run(screen, &model) == DFS_OK ? 0 : 1;
+    login_model new_model;
+    login_effect effect;
+    int made = reduce(model, event, &new_model, &effect);
+    if (made == 0) return 0; /* no new model: nothing is published */
+    if (dfs_next_model(next, copy_model(&new_model, NULL)) != DFS_OK) return 1;
+    if (made == 2 && dfs_next_effect(next, copy_effect(&effect, NULL)) != DFS_OK) return 1;
+    return 0;
 }
 
-static void begin_step(const char *label, const char *text) {
-    if (text) printf("-- %s \"%s\"\n", label, text);
-    else printf("-- %s\n", label);
-    rendered_this_step = 0;
+/* The effect handler: a simulated server, deterministic and immediate. The answer is
+ * queued: the loop handles it after this step, as its own step. */
+static int serve_login(const void *v, dfs_job *job, void *ctx) {
+    (void)ctx;
+    const login_effect *effect = v;
+    login_event answer = {strcmp(effect->password, "opensesame") == 0 ? LOGIN_ACCEPTED : LOGIN_REFUSED, ""};
+    effects_handled++;
+    printf("   %-17slogin \"%s\" -> sends ", "effect", effect->username);
+    print_label(&answer);
+    printf("\n");
+    if (dfs_job_send(job, &answer) != DFS_OK) return 1; /* copied through the event type */
+    return dfs_job_finish(job) == DFS_OK ? 0 : 1;
 }
 
-static void end_step(void) {
-    steps++;
-    printf("   %d of %d parts rendered\n", rendered_this_step, PARTS);
+/* The inspector prints what the loop does: each start and each event, as the update
+ * sees it. */
+static void inspect(const dfs_trace *trace, void *ctx) {
+    (void)ctx;
+    if (trace->kind == DFS_TRACE_STARTED) {
+        printf("-- start\n");
+    } else if (trace->kind == DFS_TRACE_STEPPED) {
+        events_handled++;
+        printf("-- ");
+        print_label(trace->event);
+        printf("\n");
+        if (!trace->has_next_model) printf("   no new model: nothing rendered\n");
+    }
 }
 
-/* Plays one script line on the widgets; returns 0 if it is not understood. */
+/* Observes every model after the screen rendered it: prints the count of parts drawn. */
+static int count_renders(const void *model, void *ctx) {
+    (void)model;
+    (void)ctx;
+    models_rendered++;
+    printf("   %d of %d parts rendered\n", rendered_this_model, PARTS);
+    rendered_this_model = 0;
+    return 0;
+}
+
+/* Plays one line on the widgets; returns 0 if it is not understood. */
 static int play(char *line) {
     while (*line == ' ') line++;
     if (*line == '\0' || *line == '#') return 1;
@@ -314,18 +383,14 @@ static int play(char *line) {
     size_t word = (size_t)(rest - line);
     while (*rest == ' ') rest++;
     if (word == 8 && strncmp(line, "username", 8) == 0) {
-        begin_step("username", rest);
         if (username_callback) username_callback(rest);
     } else if (word == 8 && strncmp(line, "password", 8) == 0) {
-        begin_step("password", rest);
         if (password_callback) password_callback(rest);
     } else if (word == 5 && strncmp(line, "click", 5) == 0) {
-        begin_step("click", NULL);
         if (login_callback) login_callback();
     } else {
         return 0;
     }
-    end_step();
     return 1;
 }
 
@@ -349,10 +414,12 @@ int main(int argc, char **argv) {
     }
 
     /* The screen: intoAll(map(header, intoAll(title, subtitle)), hints, username, ...). */
-    dfs_type *model_type, *header_type, *event_type;
+    dfs_type *model_type, *header_type, *event_type, *effect_type;
     CHECK(dfs_type_new("login_model", model_equal, copy_model, free_value, NULL, NULL, &model_type));
     CHECK(dfs_type_new("header", header_equal, copy_header, free_value, NULL, NULL, &header_type));
     CHECK(dfs_type_new("login_event", NULL, copy_event, free_value, NULL, NULL, &event_type));
+    CHECK(dfs_type_new("login_effect", NULL, copy_effect, free_value, NULL, NULL, &effect_type));
+    dfs_diffuser *screen;
 
     dfs_diffuser *header_parts[] = {part(header_type, select_title, 0), part(header_type, select_subtitle, 1)};
     dfs_diffuser *header_all, *header_part;
@@ -376,13 +443,29 @@ int main(int argc, char **argv) {
     CHECK(dfs_fuser_extract_constant(event_type, &click, button_source, &children[2]));
     CHECK(dfs_fuser_from_all(event_type, children, 3, &events));
 
-    printf("Login demo (C): a Diffuser renders the screen, a Fuser gathers the user's events.\n");
-    model = initial_model();
-    dfs_disposable *connection;
-    CHECK(dfs_fuser_connect(events, on_event, NULL, NULL, &connection));
-    begin_step("start", NULL);
-    CHECK(dfs_diffuser_run(screen, &model));
-    end_step();
+    /* The loop, started once the screen, the counter and the widgets are wired to it. */
+    login_model first = initial_model();
+    dfs_handler server = {serve_login, NULL, NULL, NULL};
+    dfs_loop_config config = {
+        .model_type = model_type,
+        .event_type = event_type,
+        .effect_type = effect_type,
+        .model = &first,
+        .update = update,
+        .handlers = &server,
+        .handler_count = 1,
+        .inspect = inspect,
+        .manual_start = 1,
+    };
+    dfs_loop *loop;
+    dfs_disposable *rendering, *counting, *connection;
+    CHECK(dfs_loop_new(&config, &loop));
+    CHECK(dfs_loop_render(loop, screen, &rendering));
+    CHECK(dfs_loop_observe(loop, count_renders, NULL, NULL, &counting));
+    CHECK(dfs_loop_connect(loop, events, &connection));
+
+    printf("Login demo (C): a Loop updates the model, a Diffuser renders it, a Fuser gathers the user's events.\n");
+    CHECK(dfs_loop_start(loop));
 
     char line[4096];
     FILE *input = interactive ? stdin : fopen(script, "r");
@@ -408,23 +491,29 @@ int main(int argc, char **argv) {
         }
     }
     if (!interactive) fclose(input);
-    CHECK(dfs_disposable_dispose(connection));
+    CHECK(dfs_loop_dispose(loop)); /* disconnects the widgets */
 
     int total = 0;
-    printf("Renders per part over %d steps (a naive renderer redraws every part at every step):\n", steps);
+    printf("Renders per part over %d models (a naive renderer redraws every part of every model):\n",
+           models_rendered);
     for (int i = 0; i < PARTS; i++) {
-        printf("   %-17s%d of %d\n", part_names[i], renders[i], steps);
+        printf("   %-17s%d of %d\n", part_names[i], renders[i], models_rendered);
         total += renders[i];
     }
-    int naive = steps * PARTS;
+    int naive = models_rendered * PARTS;
     printf("   %-17s%d of %d (%d%% fewer draws)\n", "total", total, naive, (naive - total) * 100 / naive);
+    printf("Loop: %d events (%d from the widgets, %d sent back by the effect handler), %d effects handled\n",
+           events_handled, events_handled - effects_handled, effects_handled, effects_handled);
 
-    dfs_disposable_release(connection);
+    dfs_disposable *disposables[] = {rendering, counting, connection};
+    for (int i = 0; i < 3; i++) dfs_disposable_release(disposables[i]);
+    dfs_loop_release(loop);
     dfs_fuser *fusers[] = {username_source, password_source, button_source, children[0], children[1], children[2], events};
     for (int i = 0; i < 7; i++) dfs_fuser_release(fusers[i]);
     dfs_diffuser_release(screen);
     dfs_type_release(model_type);
     dfs_type_release(header_type);
     dfs_type_release(event_type);
+    dfs_type_release(effect_type);
     return 0;
 }

@@ -30,4 +30,24 @@ int dfsi_cstring_equal(const void *a, const void *b, void *ctx);
 const void *dfsi_cstring_retain(const void *value, void *ctx);
 void dfsi_cstring_release(const void *value, void *ctx);
 
+/** What a gate's comparison found when the equality answered DFS_EQUAL_SAME: the new
+ *  value's pointer, and the cache it is the same value as (its pointer and owner, an
+ *  unmanaged Swift object or NULL). The gate's next step is to keep the new value, and
+ *  keeps that cache instead (CEquality in CallbackAdapters.swift). Per thread, so that
+ *  a gate's comparison and its keep, which follow each other on one thread with no
+ *  other gate between them, cost no lock; initial-exec, so that it is one load. */
+typedef struct {
+    const void *pointer;
+    const void *cached_pointer;
+    void *cached_owner;
+    int armed;
+} dfsi_same_value_note;
+
+extern __thread __attribute__((tls_model("initial-exec"))) dfsi_same_value_note dfsi_same_value_storage;
+
+/** The calling thread's note. */
+static inline dfsi_same_value_note *dfsi_same_value(void) {
+    return &dfsi_same_value_storage;
+}
+
 #endif

@@ -56,8 +56,11 @@
 /// - wait for callbacks in progress on other threads; once they return no callback of
 ///   that run starts.
 /// `dispose()` is idempotent and may be called from inside a callback (it then does not
-/// wait for the callback it was called from, and the rest of that step is skipped).
-/// Dropping the last reference to a loop disposes it. Like any lock, waiting has one
+/// wait for the callback it was called from, and the rest of that step is skipped: from
+/// inside the update, no model is stored, nothing is published or handled, the journal
+/// does not record the event, and the event's trace comes right after the dispose's).
+/// Dropping the last reference to a loop disposes it; work it handed to an executor does
+/// not keep it alive. Like any lock, waiting has one
 /// rule: a callback of the loop must not wait for the thread that stops or disposes it.
 ///
 /// ## Errors
@@ -198,6 +201,19 @@ public final class Loop<Model, Event, Effect>: Subscribable, @unchecked Sendable
             if let session, !session.isCancelled { slot.connect(in: session, to: core) }
         }
         return slot
+    }
+
+    /// Records into `journal` from the loop's turn on (after the entries queued
+    /// before), in place of the journal given so far (`nil` stops recording): for a
+    /// binding, or to start recording a loop that already runs. If the loop is running
+    /// then, the journal first records the current model as a start, so that its replay
+    /// begins there; otherwise it records the next start. Does nothing once the loop is
+    /// disposed.
+    public func record(into journal: Journal<Model, Event>?) {
+        core.enqueueControl { core, session in
+            core.journal = journal
+            if let journal, let session, !session.isCancelled { journal.recordStart(core.model) }
+        }
     }
 
     // MARK: Lifecycle

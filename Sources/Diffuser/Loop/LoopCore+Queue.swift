@@ -106,12 +106,17 @@ extension LoopCore {
     }
 
     /// Hands a drain to the executor (or runs it, for the caller's executor).
+    ///
+    /// The work holds the loop weakly: the loop holds its executor, and an executor
+    /// holding work that held the loop would keep both alive forever once the loop's
+    /// owners let go with work still queued (a manual executor nobody runs again). A
+    /// loop that is gone was disposed on its way out, so its drain has nothing to do.
     @inlinable
     func runDrain() {
         if drainsInline {
             drain()
         } else {
-            executor.execute { [self] in drain() }
+            executor.execute { [weak self] in self?.drain() }
         }
     }
 
@@ -127,7 +132,7 @@ extension LoopCore {
             if steps == stepsPerRun {
                 drainer = 0
                 wakeWaitersLocked()
-                executor.execute { [self] in drain() }
+                executor.execute { [weak self] in self?.drain() }
                 return
             }
             steps += 1

@@ -23,6 +23,12 @@ extension LoopCore {
 
     /// One step: update, store the model, publish it to observers and feedbacks in
     /// registration order, then hand the effects to the handlers in list order.
+    ///
+    /// An update that stops or disposes its loop ends the step there: its outcome still
+    /// reaches the inspector (the event's one trace, right after the stop or dispose),
+    /// but nothing of the step happens: no model is stored, nothing is published or
+    /// handled, and the journal does not record the event (a replay re-derives the
+    /// models the loop published).
     @inlinable
     func step(_ event: Event, _ session: LoopSession<Event>) {
         let before = model
@@ -30,8 +36,12 @@ extension LoopCore {
         do {
             next = try update.next(before, event)
         } catch {
-            journal?.record(event)
+            if !session.isCancelled { journal?.record(event) }
             report(.failed(event: event, model: before, error: error))
+            return
+        }
+        if session.isCancelled {
+            report(.stepped(event: event, model: before, next: next))
             return
         }
         journal?.record(event)
@@ -94,11 +104,12 @@ extension LoopCore {
                         report(.effectFailed(effect: effect, error: error))
                     }
                 } else {
-                    launch(job, on: handler.executor) { [self] in
+                    // Weakly, as a drain is (see `runDrain`): the loop holds this executor.
+                    launch(job, on: handler.executor) { [weak self] in
                         do {
                             try work(job)
                         } catch {
-                            report(.effectFailed(effect: effect, error: error))
+                            self?.report(.effectFailed(effect: effect, error: error))
                         }
                     }
                 }

@@ -72,7 +72,9 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
     @usableFromInline let drainsInline: Bool
     @usableFromInline let stepsPerRun: Int
     @usableFromInline let coalescingKey: ((Event) -> AnyHashable?)?
-    @usableFromInline let journal: Journal<Model, Event>?
+    /// Drainer only, like the structures below (`Loop.record(into:)` changes it on the
+    /// loop's turn).
+    @usableFromInline @exclusivity(unchecked) var journal: Journal<Model, Event>?
     @usableFromInline let inspector: ((Trace) -> Void)?
     let restart: ((Model) -> First<Model, Effect>)?
 
@@ -283,7 +285,10 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
             entry.details?.dropped?()
         }
         ending?.cancel()
-        if (wasRunning && !startWasPending) || target == .disposed {
+        // A dispose from a callback of this stop (an on-cancel action, a source's
+        // disconnect) has reported DISPOSED and returned: nothing is reported after it.
+        let disposedMeanwhile = target == .stopped && currentStatus == .disposed
+        if (wasRunning && !startWasPending && !disposedMeanwhile) || target == .disposed {
             report(target == .disposed ? .disposed(model: lastModel) : .stopped(model: lastModel))
         }
         if clearNow { clearStructures() }

@@ -1,4 +1,5 @@
-/// Runs an effect on every value: `intoAlways(effect)`.
+/// Runs an effect on every value: `intoAlways(effect)`. The effect borrows the value
+/// where it lies (`withBorrowed`).
 @usableFromInline
 final class EffectNode<A, Effect: EffectFunction>: Node<A> where Effect.Value == A {
     @usableFromInline
@@ -8,7 +9,8 @@ final class EffectNode<A, Effect: EffectFunction>: Node<A> where Effect.Value ==
     init(_ effect: Effect) {
         self.effect = effect
         super.init(step: { node, value in
-            try unsafeDowncast(node, to: EffectNode<A, Effect>.self).effect.run(value)
+            let me = unsafeDowncast(node, to: EffectNode<A, Effect>.self)
+            try withBorrowed(value) { try me.effect.run($0) }
         })
     }
 }

@@ -12,7 +12,7 @@ final class FanOutNode<A>: Node<A> {
         self.children = children
         super.init(step: { node, value in
             for child in unsafeDowncast(node, to: FanOutNode<A>.self).children {
-                try child.run(value)
+                try child.run(at: value)
             }
         })
     }

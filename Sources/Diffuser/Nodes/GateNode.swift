@@ -38,18 +38,24 @@ final class GateNode<A, Change: ChangeFunction>: Node<A> where Change.Value == A
 
     /// The gate's step: compare with the previous value, run the child if it changed,
     /// keep the new value.
+    ///
+    /// The new value is compared where it lies (in its parent's value, for a part read
+    /// in place) and copied only to be kept; the child gets it at the same address.
     @inlinable
-    final func pass(_ value: A) throws {
+    final func pass(_ value: UnsafePointer<A>) throws {
         if let old = cachedValue {
-            if try !change.didChange(old.pointee, value) {
+            let changed = try withBorrowed(old) { old in
+                try withBorrowed(value) { try change.didChange(old, $0) }
+            }
+            if !changed {
                 // Equal: keep the new value all the same, unless it is the very value kept
                 // (the same bits), which storing would not change.
-                if !sameBits(old, value) { cache = try change.keep(value) }
+                if !sameBits(old, value) { cache = try withBorrowed(value) { try change.keep($0) } }
                 return
             }
         }
-        let kept = try change.keep(value)
-        try child.run(value)
+        let kept = try withBorrowed(value) { try change.keep($0) }
+        try child.run(at: value)
         cache = kept
     }
 
@@ -90,13 +96,10 @@ struct Inequality<Equality: EqualityFunction>: ChangeFunction {
     }
 }
 
-/// Whether the value at `kept` and `value` have the same bytes: then they are the same
+/// Whether the values at `kept` and `value` have the same bytes: then they are the same
 /// value (the same references, the same contents), and writing one over the other would
 /// change nothing.
 @inlinable
-func sameBits<A>(_ kept: UnsafePointer<A>, _ value: A) -> Bool {
-    withUnsafeBytes(of: value) { new in
-        guard let base = new.baseAddress else { return true }
-        return memcmp(base, kept, MemoryLayout<A>.size) == 0
-    }
+func sameBits<A>(_ kept: UnsafePointer<A>, _ value: UnsafePointer<A>) -> Bool {
+    MemoryLayout<A>.size == 0 || memcmp(kept, value, MemoryLayout<A>.size) == 0
 }

@@ -1,7 +1,8 @@
 /// Feeds its child a part of the value: `map(transform, child)`.
 ///
 /// The transform is called on every value that reaches the node, right before the
-/// child runs; gating happens in the child.
+/// child runs; gating happens in the child. A key path to a stored property needs no
+/// call: `FieldNode` reads the part in place instead.
 @usableFromInline
 final class MapNode<A, Transform: TransformFunction>: Node<A> where Transform.Input == A {
     @usableFromInline
@@ -16,7 +17,7 @@ final class MapNode<A, Transform: TransformFunction>: Node<A> where Transform.In
         super.init(step: { node, value in
             let me = unsafeDowncast(node, to: MapNode<A, Transform>.self)
             let child = me.child
-            try me.transform.withSelected(value) { try child.run($0) }
+            try withBorrowed(value) { try me.transform.withSelected($0) { try child.run($0) } }
         })
     }
 

@@ -14,7 +14,7 @@ final class OnceNode<A>: Node<A> {
         super.init(step: { node, value in
             let me = unsafeDowncast(node, to: OnceNode<A>.self)
             if me.done { return }
-            try me.child.run(value)
+            try me.child.run(at: value)
             me.done = true
         })
     }

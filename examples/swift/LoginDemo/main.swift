@@ -1,5 +1,7 @@
-// The login demo: a Diffuser renders a login screen, redrawing only the parts that
-// changed; a Fuser gathers the user's events (from three widgets) into one stream.
+// The login demo: a Loop drives a login screen. A Fuser gathers the user's events from
+// three widgets, the update reduces them into the model and asks for a login effect, an
+// effect handler performs the login (simulated) and sends the answer back as an event,
+// and a Diffuser renders each model, redrawing only the parts that changed.
 //
 //   swift run LoginDemo [--script FILE | --interactive] [--color | --no-color]
 import Diffuser
@@ -8,141 +10,71 @@ import Diffuser
 import Glibc
 #endif
 
-// MARK: Model and update (pure)
+// MARK: The effect handler: a simulated server, deterministic and immediate
 
-struct Header: Equatable {
-    var title: String
-    var subtitle: String
+var effectsHandled = 0
+
+let server = EffectHandler<LoginEffect, LoginEvent> { effect, job in
+    guard case .login(let username, let password) = effect else { return }
+    let answer: LoginEvent = password == "opensesame" ? .loginAccepted : .loginRefused
+    effectsHandled += 1
+    print("   \(pad("effect"))login \"\(username)\" -> sends \(answer.label)")
+    job.send(answer)  // queued: handled after this step, as its own step
+    job.finish()
 }
 
-struct LoginModel: Equatable {
-    var header = Header(title: "Welcome back", subtitle: "Sign in to continue")
-    var hints: [String] = []
-    var username = ""
-    var password = ""
-    var button = "disabled"
+// MARK: The loop: events -> update -> model -> screen; effects -> handler -> events
 
-    static var initial: LoginModel {
-        var model = LoginModel()
-        model.validate()
-        return model
-    }
+var eventsHandled = 0
+var modelsRendered = 0
 
-    mutating func validate() {
-        hints = []
-        if username.isEmpty { hints.append("username is required") }
-        if password.count < 8 { hints.append("password needs 8+ characters") }
-        button = hints.isEmpty ? "enabled" : "disabled"
-    }
-}
-
-enum LoginEvent {
-    case usernameChanged(String)
-    case passwordChanged(String)
-    case loginClicked
-}
-
-func update(_ model: LoginModel, _ event: LoginEvent) -> LoginModel {
-    var next = model
-    switch event {
-    case .usernameChanged(let name):
-        next.username = name
-        next.header.subtitle = name.isEmpty ? "Sign in to continue" : "Signing in as \(name)"
-        next.validate()
-    case .passwordChanged(let password):
-        next.password = password
-        next.validate()
-    case .loginClicked:
-        guard model.button == "enabled" else { return model }
-        if model.password == "opensesame" {
-            next.header.title = "Hello, \(model.username)!"
-            next.header.subtitle = "You are signed in"
-            next.button = "signed in"
-        } else {
-            next.header.subtitle = "Wrong password, try again"
-            next.password = ""
-            next.validate()
-        }
-    }
-    return next
-}
-
-// MARK: Widgets: event sources
-
-/// A text field: its edits reach whoever is connected to its output.
-final class TextField: Fuseable {
-    let output = Output<String>()
-    func type(_ text: String) { output.send(text) }
-}
-
-/// A button: its taps reach whoever is connected to its output.
-final class Button: Fuseable {
-    let output = Output<Void>()
-    func tap() { output.send(()) }
-}
-
-// MARK: Rendering
-
-var useColor = isatty(1) != 0
-let partNames = ["header.title", "header.subtitle", "body.hints", "field.username", "field.password", "button.login"]
-var renders = [String: Int]()
-var renderedThisStep = 0
-
-func pad(_ s: String, _ width: Int) -> String {
-    s.count >= width ? s : s + String(repeating: " ", count: width - s.count)
-}
-
-/// The effect of one part: draws it (highlighted) and counts the render.
-func draw(_ part: String) -> (String) -> Void {
-    { text in
-        renders[part, default: 0] += 1
-        renderedThisStep += 1
-        let line = "   \(pad(part, 17))\(text)"
-        print(useColor ? "\u{1B}[1;33m\(line)\u{1B}[0m" : line)
+/// Prints what the loop does: each start and each event, as the update sees it.
+func inspect(_ trace: LoopTrace<LoginModel, LoginEvent, LoginEffect>) {
+    switch trace {
+    case .started:
+        print("-- start")
+    case .stepped(let event, _, let next):
+        eventsHandled += 1
+        print("-- \(event.label)")
+        if !next.hasModel { print("   no new model: nothing rendered") }
+    default:
+        break
     }
 }
 
-let screen = Diffuser<LoginModel>(
-    .map(\.header, .intoAll(
-        .map(\.title, .into(draw("header.title"))),
-        .map(\.subtitle, .into(draw("header.subtitle")))
-    )),
-    .map({ $0.hints.isEmpty ? "ready" : $0.hints.joined(separator: "; ") }, .into(draw("body.hints"))),
-    .map({ "\"\($0.username)\"" }, .into(draw("field.username"))),
-    .map({ "\"" + String(repeating: "*", count: $0.password.count) + "\"" }, .into(draw("field.password"))),
-    .map(\.button, .into { draw("button.login")("( Log in ) \($0)") })
+let loop = Loop(
+    model: LoginModel.initial,
+    update: Update(update),
+    handlers: [server],
+    inspector: inspect,
+    autostart: false
 )
-
-// MARK: The loop: events -> model -> screen
+loop.render(screen)
+loop.observe { _ in
+    modelsRendered += 1
+    print("   \(renderedThisModel) of \(partNames.count) parts rendered")
+    renderedThisModel = 0
+}
 
 let usernameField = TextField(), passwordField = TextField(), loginButton = Button()
-let events = Fuser<LoginEvent>(
+loop.connect(Fuser(
     .extract({ .usernameChanged($0) }, .fromFuseable(usernameField)),
     .extract({ .passwordChanged($0) }, .fromFuseable(passwordField)),
     .extractConstant(.loginClicked, .fromFuseable(loginButton))
-)
+))
 
-var model = LoginModel.initial
-var steps = 0
+// MARK: The session: script lines (or typed lines) played on the widgets
 
-func step(_ label: String, _ body: () -> Void) {
-    print("-- \(label)")
-    renderedThisStep = 0
-    body()
-    steps += 1
-    print("   \(renderedThisStep) of \(partNames.count) parts rendered")
-}
-
-/// Plays one script line on the widgets; returns false if the line is not understood.
+/// Plays one line on the widgets; returns false if the line is not understood.
 func play(_ line: String) -> Bool {
     let trimmed = line.drop { $0 == " " }
     if trimmed.isEmpty || trimmed.hasPrefix("#") { return true }
     let word = trimmed.prefix { $0 != " " }
-    let rest = trimmed.dropFirst(word.count).drop { $0 == " " }
+    let rest = String(trimmed.dropFirst(word.count).drop { $0 == " " })
     switch word {
-    case "username": step("username \"\(rest)\"") { usernameField.type(String(rest)) }
-    case "password": step("password \"\(rest)\"") { passwordField.type(String(rest)) }
-    case "click": step("click") { loginButton.tap() }
+    case "username": usernameField.type(rest)
+    case "password": passwordField.type(rest)
+    case "click": loginButton.tap()
     default: return false
     }
     return true
@@ -163,13 +95,8 @@ while let argument = arguments.next() {
     }
 }
 
-print("Login demo (Swift): a Diffuser renders the screen, a Fuser gathers the user's events.")
-let connection = events.connect { event in
-    model = update(model, event)
-    screen.run(model)
-}
-step("start") { screen.run(model) }
-
+print("Login demo (Swift): a Loop updates the model, a Diffuser renders it, a Fuser gathers the user's events.")
+loop.start()
 if interactive {
     print("Type: username TEXT | password TEXT | click | quit")
     while true {
@@ -193,12 +120,14 @@ if interactive {
     }
     fclose(file)
 }
-connection.dispose()
+loop.dispose()  // disconnects the widgets
 
 let total = partNames.reduce(0) { $0 + renders[$1, default: 0] }
-print("Renders per part over \(steps) steps (a naive renderer redraws every part at every step):")
+print("Renders per part over \(modelsRendered) models (a naive renderer redraws every part of every model):")
 for part in partNames {
-    print("   \(pad(part, 17))\(renders[part, default: 0]) of \(steps)")
+    print("   \(pad(part))\(renders[part, default: 0]) of \(modelsRendered)")
 }
-let naive = steps * partNames.count
-print("   \(pad("total", 17))\(total) of \(naive) (\((naive - total) * 100 / naive)% fewer draws)")
+let naive = modelsRendered * partNames.count
+print("   \(pad("total"))\(total) of \(naive) (\((naive - total) * 100 / naive)% fewer draws)")
+print("Loop: \(eventsHandled) events (\(eventsHandled - effectsHandled) from the widgets, "
+      + "\(effectsHandled) sent back by the effect handler), \(effectsHandled) effects handled")

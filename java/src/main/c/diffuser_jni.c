@@ -35,18 +35,11 @@
  * Native methods of io.diffuser.internal.Native
  * ------------------------------------------------------------------------------------ */
 
-#define H(type, handle) ((type *)(intptr_t)(handle))
-#define J(pointer) ((jlong)(intptr_t)(pointer))
+#define H DFSJ_HANDLE
+#define J DFSJ_LONG
 
 /* A global reference for a callback context; NULL (with an OutOfMemoryError thrown) if
  * none could be made. */
-static jobject hold(JNIEnv *env, jobject object) {
-    jobject ref = (*env)->NewGlobalRef(env, object);
-    if (ref == NULL && !(*env)->ExceptionCheck(env))
-        (*env)->ThrowNew(env, dfsj_c_oome, "cannot make a global reference");
-    return ref;
-}
-
 /* The handles of a Java long[] as a C array, for the composites. Small lists (the
  * usual case) live on the caller's stack; only longer ones are malloc'd. */
 enum { SMALL_LIST = 64 };
@@ -82,7 +75,7 @@ static void handles_free(handle_list *list) {
 typedef dfs_status (*effect_ctor)(dfs_type *, dfs_effect_fn, void *, dfs_destroy_fn, dfs_diffuser **);
 
 static jlong make_effect_diffuser(JNIEnv *env, effect_ctor ctor, jobject effect) {
-    jobject ref = hold(env, effect);
+    jobject ref = dfsj_hold(env, effect);
     if (ref == NULL) return 0;
     dfs_diffuser *out = NULL;
     dfsj_entry e;
@@ -109,7 +102,7 @@ static jlong n_diffuser_into_once(JNIEnv *env, jclass cls, jobject effect) {
 
 static jlong n_diffuser_into_when(JNIEnv *env, jclass cls, jobject did_change, jlong child) {
     (void)cls;
-    jobject ref = hold(env, did_change);
+    jobject ref = dfsj_hold(env, did_change);
     if (ref == NULL) return 0;
     dfs_diffuser *out = NULL;
     dfsj_entry e;
@@ -121,9 +114,9 @@ static jlong n_diffuser_into_when(JNIEnv *env, jclass cls, jobject did_change, j
 
 static jlong n_diffuser_into_when_effect(JNIEnv *env, jclass cls, jobject did_change, jobject effect) {
     (void)cls;
-    jobject predicate = hold(env, did_change);
+    jobject predicate = dfsj_hold(env, did_change);
     if (predicate == NULL) return 0;
-    jobject action = hold(env, effect);
+    jobject action = dfsj_hold(env, effect);
     if (action == NULL) {
         (*env)->DeleteGlobalRef(env, predicate);
         return 0;
@@ -176,7 +169,7 @@ static jlong n_diffuser_into_always_all(JNIEnv *env, jclass cls, jlongArray chil
 
 static jlong n_diffuser_map(JNIEnv *env, jclass cls, jobject transform, jlong child) {
     (void)cls;
-    jobject ref = hold(env, transform);
+    jobject ref = dfsj_hold(env, transform);
     if (ref == NULL) return 0;
     dfs_diffuser *out = NULL;
     dfsj_entry e;
@@ -204,7 +197,7 @@ static void n_diffuser_release(JNIEnv *env, jclass cls, jlong diffuser) {
 
 static jlong n_fuser_from(JNIEnv *env, jclass cls, jobject source) {
     (void)cls;
-    jobject ref = hold(env, source);
+    jobject ref = dfsj_hold(env, source);
     if (ref == NULL) return 0;
     dfs_fuser *out = NULL;
     dfsj_entry e;
@@ -222,7 +215,7 @@ static jlong n_fuser_from_all(JNIEnv *env, jclass cls, jlongArray children) {
 typedef dfs_status (*extract_ctor)(dfs_type *, dfs_transform_fn, void *, dfs_destroy_fn, dfs_fuser *, dfs_fuser **);
 
 static jlong make_extract(JNIEnv *env, extract_ctor ctor, jobject transform, jlong child) {
-    jobject ref = hold(env, transform);
+    jobject ref = dfsj_hold(env, transform);
     if (ref == NULL) return 0;
     dfs_fuser *out = NULL;
     dfsj_entry e;
@@ -254,7 +247,7 @@ static jlong n_fuser_extract_constant(JNIEnv *env, jclass cls, jobject constant,
 
 static jlong n_fuser_connect(JNIEnv *env, jclass cls, jlong fuser, jobject effect) {
     (void)cls;
-    jobject ref = hold(env, effect);
+    jobject ref = dfsj_hold(env, effect);
     if (ref == NULL) return 0;
     dfs_disposable *out = NULL;
     dfsj_entry e;

@@ -111,3 +111,15 @@ void dfsj_finish(JNIEnv *env, dfs_status status, jthrowable thrown, int rethrow_
     if (thrown != NULL) (*env)->DeleteGlobalRef(env, thrown);
     if (status != DFS_OK) dfsj_throw_status(env, status);
 }
+
+/* dfsj_finish for a native method whose Java side reads a loop's refusal as a value:
+ * DFS_ERR_STOPPED and DFS_ERR_DISPOSED come back as the status, anything else throws as
+ * dfsj_finish does. */
+jint dfsj_finish_refusable(JNIEnv *env, dfs_status status, jthrowable thrown) {
+    if ((int)status == DFS_ERR_STOPPED || (int)status == DFS_ERR_DISPOSED) {
+        if (thrown != NULL) (*env)->DeleteGlobalRef(env, thrown);
+        return (jint)status;
+    }
+    dfsj_finish(env, status, thrown, 0);
+    return (jint)status;
+}

@@ -15,6 +15,7 @@
 #define DFSJ_JNI_GLUE_H
 
 #include <jni.h>
+#include <stdint.h>
 
 #include "diffuser.h"
 
@@ -100,6 +101,7 @@ int dfsj_upcall_failed(JNIEnv *env);
 void dfsj_fail_with(JNIEnv *env, jclass cls, const char *message);
 void dfsj_throw_status(JNIEnv *env, dfs_status status);
 void dfsj_finish(JNIEnv *env, dfs_status status, jthrowable thrown, int rethrow_on_ok);
+jint dfsj_finish_refusable(JNIEnv *env, dfs_status status, jthrowable thrown);
 
 /* ------------------------------------------------------------------------------------
  * values.c: the value type of Java objects
@@ -122,6 +124,30 @@ int dfsj_transform_cb(const void *value, const void **out, void *ctx);
 int dfsj_part_cb(const void *value, const void **out, void *ctx);
 int dfsj_source_connect_cb(dfs_dispatch *dispatch, void *ctx, void **connection);
 void dfsj_source_disconnect_cb(void *connection, void *ctx);
+
+/* ------------------------------------------------------------------------------------
+ * loop_jni.c: the update of a loop, also a journal's replay
+ * ------------------------------------------------------------------------------------ */
+
+/* dfs_update_fn over a Bridges.UpdateBridge (resolved by LoopNative.load()). */
+int dfsj_update_cb(const void *model, const void *event, dfs_next *next, void *ctx);
+
+/* ------------------------------------------------------------------------------------
+ * Handles and references, for every file of natives
+ * ------------------------------------------------------------------------------------ */
+
+/* A handle of diffuser.h as the Java long that holds it, and back. */
+#define DFSJ_HANDLE(type, handle) ((type *)(intptr_t)(handle))
+#define DFSJ_LONG(pointer) ((jlong)(intptr_t)(pointer))
+
+/* A new global reference to a user object a callback context will hold; NULL with an
+ * exception pending if none could be made. */
+static inline jobject dfsj_hold(JNIEnv *env, jobject object) {
+    jobject ref = (*env)->NewGlobalRef(env, object);
+    if (ref == NULL && !(*env)->ExceptionCheck(env))
+        (*env)->ThrowNew(env, dfsj_c_oome, "cannot make a global reference");
+    return ref;
+}
 
 /* ------------------------------------------------------------------------------------
  * diffuser_jni.c: loading

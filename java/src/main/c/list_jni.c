@@ -20,7 +20,7 @@
  * binding's dfs_type, values.c). Its dfs_list_reader calls the methods of an
  * io.diffuser.internal.ListReader (count, key, sameKey for key objects, sameContent) and
  * its sink builds the io.diffuser.list.ListDiff of the changes (the same int[][], through
- * ListDiff's constructor) and calls ListSink.apply(changes, newList). The node is run by
+ * ListDiff's constructor) and calls ListSink.apply(changes, newList, isFirst). The node is run by
  * Native.diffuserRun like any other, so these callbacks are upcalls of that run: they go
  * through threads.c and exceptions.c (jni_glue.h) like those of upcalls.c, and a Throwable
  * reaches the caller of run unchanged. When they are called and what the node keeps is
@@ -36,24 +36,7 @@
 #include <stdlib.h>
 
 #include "jni_glue.h"
-
-/* The layout of the int[][] that diff returns (ListNative.java reads the same indices). */
-enum {
-    OUT_HEADER,       /* old_count, new_count, has_duplicates */
-    OUT_DELETES,
-    OUT_INSERTS,
-    OUT_MOVES,        /* pairs: old, new, old, new... */
-    OUT_UPDATES,      /* pairs */
-    OUT_OLD_TO_NEW,
-    OUT_NEW_TO_OLD,
-    OUT_BATCH_DELETES,
-    OUT_BATCH_INSERTS,
-    OUT_BATCH_MOVES,  /* pairs */
-    OUT_BATCH_RELOADS,
-    OUT_BATCH_RELOADS_AFTER_MOVES,
-    OUT_SCRIPT,       /* triples: kind, a, b */
-    OUT_COUNT
-};
+#include "list_jni.h"
 
 /* The context of dfs_list_same_fn: the predicate and the Throwable it threw. */
 typedef struct {
@@ -76,12 +59,12 @@ static int same_content(int32_t old_index, int32_t new_index, void *ctx) {
     return same ? 1 : 0;
 }
 
-static void throw_new(JNIEnv *env, const char *class_name, const char *message) {
+void dfsj_list_throw(JNIEnv *env, const char *class_name, const char *message) {
     jclass cls = (*env)->FindClass(env, class_name);
     if (cls != NULL) (*env)->ThrowNew(env, cls, message);
 }
 
-static void throw_status(JNIEnv *env, dfs_status status) {
+void dfsj_list_throw_status(JNIEnv *env, dfs_status status) {
     const char *cls;
     switch (status) {
     case DFS_ERR_NULL: cls = "java/lang/NullPointerException"; break;
@@ -92,7 +75,7 @@ static void throw_status(JNIEnv *env, dfs_status status) {
     }
     char message[1024];
     snprintf(message, sizeof message, "%s: %s", dfs_status_name(status), dfs_last_error());
-    throw_new(env, cls, message);
+    dfsj_list_throw(env, cls, message);
 }
 
 /* Stores `count` values as a new int[] at `index` of `out`; an empty array for none.
@@ -109,7 +92,7 @@ static int put(JNIEnv *env, jobjectArray out, jsize index, const int32_t *values
 /* The arrays of `d` as a new int[][] laid out as OUT_*: the batch's only with a batch flag
  * and the script's only with DFS_LIST_SCRIPT (null otherwise). NULL with an exception
  * pending if the JVM is out of memory. `int_array` is the class of int[]. */
-static jobjectArray arrays_of(JNIEnv *env, const dfs_list_diff *d, int flags, jclass int_array) {
+jobjectArray dfsj_list_arrays(JNIEnv *env, const dfs_list_diff *d, int flags, jclass int_array) {
     jobjectArray out = (*env)->NewObjectArray(env, OUT_COUNT, int_array, NULL);
     if (out == NULL) return NULL;
     int32_t header[3] = {d->old_count, d->new_count, d->has_duplicates};
@@ -137,7 +120,7 @@ static jobjectArray arrays_of(JNIEnv *env, const dfs_list_diff *d, int flags, jc
 }
 
 /* The elements of a long[] (NULL for a null array), and its length in *count. */
-static jlong *longs(JNIEnv *env, jlongArray array, jsize *count) {
+jlong *dfsj_list_longs(JNIEnv *env, jlongArray array, jsize *count) {
     *count = 0;
     if (array == NULL) return NULL;
     *count = (*env)->GetArrayLength(env, array);
@@ -149,23 +132,23 @@ JNIEXPORT jobjectArray JNICALL Java_io_diffuser_internal_ListNative_diff(
     jlongArray new_contents, jobject same, jint flags) {
     (void)cls;
     if (old_keys == NULL || new_keys == NULL) {
-        throw_new(env, "java/lang/NullPointerException", "keys");
+        dfsj_list_throw(env, "java/lang/NullPointerException", "keys");
         return NULL;
     }
     jsize old_count, new_count, old_content_count, new_content_count;
-    jlong *ok = longs(env, old_keys, &old_count);
-    jlong *nk = longs(env, new_keys, &new_count);
-    jlong *oc = longs(env, old_contents, &old_content_count);
-    jlong *nc = longs(env, new_contents, &new_content_count);
+    jlong *ok = dfsj_list_longs(env, old_keys, &old_count);
+    jlong *nk = dfsj_list_longs(env, new_keys, &new_count);
+    jlong *oc = dfsj_list_longs(env, old_contents, &old_content_count);
+    jlong *nc = dfsj_list_longs(env, new_contents, &new_content_count);
     jobjectArray out = NULL;
     if ((old_count > 0 && ok == NULL) || (new_count > 0 && nk == NULL) ||
         (old_content_count > 0 && oc == NULL) || (new_content_count > 0 && nc == NULL)) {
-        if (!(*env)->ExceptionCheck(env)) throw_new(env, "java/lang/OutOfMemoryError", "list keys");
+        if (!(*env)->ExceptionCheck(env)) dfsj_list_throw(env, "java/lang/OutOfMemoryError", "list keys");
         goto done;
     }
     if ((old_contents != NULL && old_content_count != old_count) ||
         (new_contents != NULL && new_content_count != new_count)) {
-        throw_new(env, "java/lang/IllegalArgumentException", "one content fingerprint per key is needed");
+        dfsj_list_throw(env, "java/lang/IllegalArgumentException", "one content fingerprint per key is needed");
         goto done;
     }
 
@@ -184,14 +167,14 @@ JNIEXPORT jobjectArray JNICALL Java_io_diffuser_internal_ListNative_diff(
                                               (unsigned int)flags, &d);
     if (status != DFS_OK) {
         if (status == DFS_ERR_CALLBACK && ctx.thrown != NULL) (*env)->Throw(env, ctx.thrown);
-        else throw_status(env, status);
+        else dfsj_list_throw_status(env, status);
         dfs_list_diff_free(&d);
         goto done;
     }
 
     jclass int_array = (*env)->FindClass(env, "[I");
     if (int_array != NULL) {
-        out = arrays_of(env, &d, flags, int_array);
+        out = dfsj_list_arrays(env, &d, flags, int_array);
         (*env)->DeleteLocalRef(env, int_array);
     }
     dfs_list_diff_free(&d);
@@ -274,14 +257,14 @@ static int reader_same_content(const void *a, int32_t i, const void *b, int32_t 
 /* The changes as a ListDiff (the arrays copied out of the borrowed diff), then
  * sink.apply(changes, newList). Every local reference made here is deleted: the run's
  * native frame holds only what the core lends. */
-static int sink_apply(const dfs_list_diff *changes, const void *new_list, void *ctx) {
+static int sink_apply(const dfs_list_diff *changes, const void *new_list, int is_first, void *ctx) {
     sink_ctx *k = ctx;
     dfsj_upcall_env u;
     if (dfsj_env_enter(&u)) return -1;
     JNIEnv *env = u.env;
     int failed = 1;
     jobject diff = NULL;
-    jobjectArray arrays = arrays_of(env, changes, k->flags, k->int_array);
+    jobjectArray arrays = dfsj_list_arrays(env, changes, k->flags, k->int_array);
     if (arrays == NULL) {
         if (!dfsj_upcall_failed(env)) dfsj_fail_with(env, dfsj_c_oome, "cannot make the arrays of a list diff");
         goto done;
@@ -290,7 +273,7 @@ static int sink_apply(const dfs_list_diff *changes, const void *new_list, void *
                              (jboolean)((k->flags & DFS_LIST_BATCH_MOVE_THEN_RELOAD) != 0));
     (*env)->DeleteLocalRef(env, arrays);
     if (dfsj_upcall_failed(env)) goto done;
-    (*env)->CallVoidMethod(env, k->sink, k->apply, diff, (jobject)new_list);
+    (*env)->CallVoidMethod(env, k->sink, k->apply, diff, (jobject)new_list, (jboolean)(is_first != 0));
     failed = dfsj_upcall_failed(env);
 done:
     if (diff != NULL) (*env)->DeleteLocalRef(env, diff);
@@ -322,7 +305,7 @@ static jclass global_class(JNIEnv *env, const char *name) {
     if (local == NULL) return NULL;
     jclass global = (jclass)(*env)->NewGlobalRef(env, local);
     (*env)->DeleteLocalRef(env, local);
-    if (global == NULL && !(*env)->ExceptionCheck(env)) throw_new(env, "java/lang/OutOfMemoryError", "global reference");
+    if (global == NULL && !(*env)->ExceptionCheck(env)) dfsj_list_throw(env, "java/lang/OutOfMemoryError", "global reference");
     return global;
 }
 
@@ -340,7 +323,7 @@ static int contexts(JNIEnv *env, jobject reader, jobject sink, jint flags, reade
 
     jclass sink_class = (*env)->FindClass(env, "io/diffuser/list/ListSink");
     if (sink_class == NULL) return -1;
-    k->apply = (*env)->GetMethodID(env, sink_class, "apply", "(Lio/diffuser/list/ListDiff;Ljava/util/List;)V");
+    k->apply = (*env)->GetMethodID(env, sink_class, "apply", "(Lio/diffuser/list/ListDiff;Ljava/util/List;Z)V");
     (*env)->DeleteLocalRef(env, sink_class);
     if (k->apply == NULL) return -1;
     if (!(k->list_diff = global_class(env, "io/diffuser/list/ListDiff"))) return -1;
@@ -350,7 +333,7 @@ static int contexts(JNIEnv *env, jobject reader, jobject sink, jint flags, reade
     k->flags = (int)flags;
 
     if (!(r->reader = (*env)->NewGlobalRef(env, reader)) || !(k->sink = (*env)->NewGlobalRef(env, sink))) {
-        if (!(*env)->ExceptionCheck(env)) throw_new(env, "java/lang/OutOfMemoryError", "global reference");
+        if (!(*env)->ExceptionCheck(env)) dfsj_list_throw(env, "java/lang/OutOfMemoryError", "global reference");
         return -1;
     }
     return 0;
@@ -360,13 +343,13 @@ JNIEXPORT jlong JNICALL Java_io_diffuser_internal_ListNative_intoList(JNIEnv *en
                                                                     jboolean key_objects, jobject sink, jint flags) {
     (void)cls;
     if (reader == NULL || sink == NULL) {
-        throw_new(env, "java/lang/NullPointerException", reader == NULL ? "reader" : "sink");
+        dfsj_list_throw(env, "java/lang/NullPointerException", reader == NULL ? "reader" : "sink");
         return 0;
     }
     reader_ctx *r = calloc(1, sizeof *r);
     sink_ctx *k = calloc(1, sizeof *k);
     if (r == NULL || k == NULL || contexts(env, reader, sink, flags, r, k)) {
-        if (!(*env)->ExceptionCheck(env)) throw_new(env, "java/lang/OutOfMemoryError", "intoList");
+        if (!(*env)->ExceptionCheck(env)) dfsj_list_throw(env, "java/lang/OutOfMemoryError", "intoList");
         /* Nothing was handed to the core yet: drop what was made, keeping the exception. */
         jthrowable pending = (*env)->ExceptionOccurred(env);
         (*env)->ExceptionClear(env);

@@ -12,19 +12,19 @@
  * with dfsj_enter and dfsj_leave, so the callbacks find its JNIEnv.
  *
  * The natives are found by name (Java_io_diffuser_loop_LoopNative_*), not registered in
- * JNI_OnLoad; LoopNative.load() resolves the classes and methods once.
+ * JNI_OnLoad; LoopNative.load() resolves the classes and methods once. Jobs and
+ * executors are in job_jni.c, gears in gear_jni.c.
  */
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "jni_glue.h"
 
-#define H(type, handle) ((type *)(intptr_t)(handle))
-#define J(pointer) ((jlong)(intptr_t)(pointer))
+#define H DFSJ_HANDLE
+#define J DFSJ_LONG
 
-static jclass c_object, c_update, c_handler, c_feedback, c_observer, c_key, c_inspector, c_executor, c_runnable;
-static jmethodID m_update_next, m_handler_handle, m_feedback_start, m_observer_accept, m_key_key, m_inspect,
-    m_execute, m_runnable_run;
+static jclass c_object, c_update, c_handler, c_feedback, c_observer, c_key, c_inspector;
+static jmethodID m_update_next, m_handler_handle, m_feedback_start, m_observer_accept, m_key_key, m_inspect;
 static jobject no_model;
 
 /* ------------------------------------------------------------------------------------
@@ -47,7 +47,7 @@ static int own(JNIEnv *env, jobject local, const void **out) {
 
 /* dfs_update_fn: UpdateBridge.next(model, event) returns {model or NO_MODEL, effects...},
  * or null if the update failed. */
-static int update_cb(const void *model, const void *event, dfs_next *next, void *ctx) {
+int dfsj_update_cb(const void *model, const void *event, dfs_next *next, void *ctx) {
     dfsj_upcall_env u;
     if (dfsj_env_enter(&u)) return -1;
     JNIEnv *env = u.env;
@@ -141,47 +141,9 @@ static void inspect_cb(const dfs_trace *trace, void *ctx) {
     dfsj_env_leave(&u);
 }
 
-/* dfs_execute_fn: ExecutorBridge.execute(work). */
-static void execute_cb(dfs_work *work, void *ctx) {
-    dfsj_upcall_env u;
-    if (dfsj_env_enter(&u)) return;
-    (*u.env)->CallVoidMethod(u.env, (jobject)ctx, m_execute, J(work));
-    dfsj_upcall_failed(u.env);
-    dfsj_env_leave(&u);
-}
-
-/* dfs_action_fn: Runnable.run() (the bridge's wrapper, which cannot throw). */
-static void action_cb(void *ctx) {
-    dfsj_upcall_env u;
-    if (dfsj_env_enter(&u)) return;
-    (*u.env)->CallVoidMethod(u.env, (jobject)ctx, m_runnable_run);
-    dfsj_upcall_failed(u.env);
-    dfsj_env_leave(&u);
-}
-
 /* ------------------------------------------------------------------------------------
  * Native methods
  * ------------------------------------------------------------------------------------ */
-
-/* A global reference for a callback context; NULL (with an OutOfMemoryError thrown) if
- * none could be made. */
-static jobject hold(JNIEnv *env, jobject object) {
-    jobject ref = (*env)->NewGlobalRef(env, object);
-    if (ref == NULL && !(*env)->ExceptionCheck(env))
-        (*env)->ThrowNew(env, dfsj_c_oome, "cannot make a global reference");
-    return ref;
-}
-
-/* The end of a native method that returns a status the Java side interprets: a loop's
- * refusals come back as values, anything else throws. */
-static jint finish_refusable(JNIEnv *env, dfs_status status, jthrowable thrown) {
-    if ((int)status == DFS_ERR_STOPPED || (int)status == DFS_ERR_DISPOSED) {
-        if (thrown != NULL) (*env)->DeleteGlobalRef(env, thrown);
-        return (jint)status;
-    }
-    dfsj_finish(env, status, thrown, 0);
-    return (jint)status;
-}
 
 JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_load(JNIEnv *env, jclass cls) {
     (void)cls;
@@ -191,9 +153,7 @@ JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_load(JNIEnv *env, jclass
         !(c_feedback = dfsj_global_class(env, "io/diffuser/loop/Bridges$FeedbackBridge")) ||
         !(c_observer = dfsj_global_class(env, "io/diffuser/loop/Bridges$ObserverBridge")) ||
         !(c_key = dfsj_global_class(env, "io/diffuser/loop/Bridges$KeyBridge")) ||
-        !(c_inspector = dfsj_global_class(env, "io/diffuser/loop/Bridges$InspectorBridge")) ||
-        !(c_executor = dfsj_global_class(env, "io/diffuser/loop/Bridges$ExecutorBridge")) ||
-        !(c_runnable = dfsj_global_class(env, "java/lang/Runnable")))
+        !(c_inspector = dfsj_global_class(env, "io/diffuser/loop/Bridges$InspectorBridge")))
         return;
     if (!(m_update_next = (*env)->GetMethodID(env, c_update, "next",
                                               "(Ljava/lang/Object;Ljava/lang/Object;)[Ljava/lang/Object;")) ||
@@ -203,9 +163,7 @@ JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_load(JNIEnv *env, jclass
         !(m_key_key = (*env)->GetMethodID(env, c_key, "key", "(Ljava/lang/Object;)J")) ||
         !(m_inspect = (*env)->GetMethodID(env, c_inspector, "inspect",
                                           "(ILjava/lang/Object;Ljava/lang/Object;ZLjava/lang/Object;"
-                                          "[Ljava/lang/Object;Ljava/lang/Object;ILjava/lang/String;)V")) ||
-        !(m_execute = (*env)->GetMethodID(env, c_executor, "execute", "(J)V")) ||
-        !(m_runnable_run = (*env)->GetMethodID(env, c_runnable, "run", "()V")))
+                                          "[Ljava/lang/Object;Ljava/lang/Object;ILjava/lang/String;)V")))
         return;
     jclass bridges = (*env)->FindClass(env, "io/diffuser/loop/Bridges");
     if (bridges == NULL) return;
@@ -219,7 +177,8 @@ JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_load(JNIEnv *env, jclass
 
 JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_loopNew(
     JNIEnv *env, jclass cls, jobject model, jobjectArray start_effects, jobject update, jobjectArray handlers,
-    jlongArray handler_executors, jlong executor, jobject coalesce, jobject inspector, jboolean manual_start) {
+    jlongArray handler_executors, jlong executor, jobject coalesce, jobject inspector, jlong journal,
+    jboolean manual_start) {
     (void)cls;
     jsize effect_count = start_effects ? (*env)->GetArrayLength(env, start_effects) : 0;
     jsize handler_count = handlers ? (*env)->GetArrayLength(env, handlers) : 0;
@@ -239,15 +198,16 @@ JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_loopNew(
     c.effect_type = dfsj_type;
     c.model = model;
     c.manual_start = manual_start ? 1 : 0;
+    c.journal = H(dfs_journal, journal);
     /* Contexts: each a global reference owned by the core once dfs_loop_new is called
      * (which destroys them all if it fails). */
-    c.update = update_cb;
-    c.update_ctx = hold(env, update);
+    c.update = dfsj_update_cb;
+    c.update_ctx = dfsj_hold(env, update);
     c.update_destroy = dfsj_destroy_ref;
     for (jsize i = 0; i < handler_count; i++) {
         jobject h = (*env)->GetObjectArrayElement(env, handlers, i);
         list[i].fn = handler_cb;
-        list[i].ctx = h ? hold(env, h) : NULL;
+        list[i].ctx = h ? dfsj_hold(env, h) : NULL;
         list[i].destroy = dfsj_destroy_ref;
         list[i].executor = H(dfs_executor, executors[i]);
         if (h) (*env)->DeleteLocalRef(env, h);
@@ -260,12 +220,12 @@ JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_loopNew(
     c.executor = H(dfs_executor, executor);
     if (coalesce != NULL) {
         c.coalesce = key_cb;
-        c.coalesce_ctx = hold(env, coalesce);
+        c.coalesce_ctx = dfsj_hold(env, coalesce);
         c.coalesce_destroy = dfsj_destroy_ref;
     }
     if (inspector != NULL) {
         c.inspect = inspect_cb;
-        c.inspect_ctx = hold(env, inspector);
+        c.inspect_ctx = dfsj_hold(env, inspector);
         c.inspect_destroy = dfsj_destroy_ref;
     }
     if ((*env)->ExceptionCheck(env)) {
@@ -294,7 +254,7 @@ JNIEXPORT jint JNICALL Java_io_diffuser_loop_LoopNative_dispatch(JNIEnv *env, jc
     dfsj_entry e;
     dfsj_enter(&e, env);
     dfs_status status = dfs_loop_dispatch(H(dfs_loop, loop), event);
-    return finish_refusable(env, status, dfsj_leave(&e));
+    return dfsj_finish_refusable(env, status, dfsj_leave(&e));
 }
 
 typedef struct {
@@ -318,7 +278,7 @@ JNIEXPORT jobject JNICALL Java_io_diffuser_loop_LoopNative_model(JNIEnv *env, jc
 
 JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_observe(JNIEnv *env, jclass cls, jlong loop, jobject observer) {
     (void)cls;
-    jobject ref = hold(env, observer);
+    jobject ref = dfsj_hold(env, observer);
     if (ref == NULL) return 0;
     dfs_disposable *out = NULL;
     dfsj_entry e;
@@ -341,7 +301,7 @@ JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_connect(JNIEnv *env, jc
 JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_addFeedback(JNIEnv *env, jclass cls, jlong loop, jint overlap,
                                                                      jlong executor, jobject work) {
     (void)cls;
-    jobject ref = hold(env, work);
+    jobject ref = dfsj_hold(env, work);
     if (ref == NULL) return 0;
     dfs_disposable *out = NULL;
     dfsj_entry e;
@@ -356,9 +316,9 @@ JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_addRequestFeedback(JNIE
                                                                             jobject request, jint overlap,
                                                                             jlong executor, jobject work) {
     (void)cls;
-    jobject select = hold(env, request);
+    jobject select = dfsj_hold(env, request);
     if (select == NULL) return 0;
-    jobject ref = hold(env, work);
+    jobject ref = dfsj_hold(env, work);
     if (ref == NULL) {
         (*env)->DeleteGlobalRef(env, select);
         return 0;
@@ -379,7 +339,7 @@ JNIEXPORT jboolean JNICALL Java_io_diffuser_loop_LoopNative_start(JNIEnv *env, j
     dfsj_entry e;
     dfsj_enter(&e, env);
     dfs_status status = dfs_loop_start(H(dfs_loop, loop));
-    return finish_refusable(env, status, dfsj_leave(&e)) == DFS_OK;
+    return dfsj_finish_refusable(env, status, dfsj_leave(&e)) == DFS_OK;
 }
 
 /* stop, dispose and release: they wait for callbacks in progress and may run the last
@@ -413,97 +373,4 @@ JNIEXPORT jboolean JNICALL Java_io_diffuser_loop_LoopNative_isRunning(JNIEnv *en
     int running = dfs_loop_is_running(H(dfs_loop, loop));
     if (running < 0) dfsj_throw_status(env, (dfs_status)-running);
     return running == 1;
-}
-
-JNIEXPORT jint JNICALL Java_io_diffuser_loop_LoopNative_jobSend(JNIEnv *env, jclass cls, jlong job, jobject event) {
-    (void)cls;
-    dfsj_entry e;
-    dfsj_enter(&e, env);
-    dfs_status status = dfs_job_send(H(dfs_job, job), event);
-    return finish_refusable(env, status, dfsj_leave(&e));
-}
-
-typedef dfs_status (*job_call)(dfs_job *);
-
-static void call_job(JNIEnv *env, job_call call, jlong job) {
-    dfsj_entry e;
-    dfsj_enter(&e, env);
-    dfs_status status = call(H(dfs_job, job));
-    dfsj_finish(env, status, dfsj_leave(&e), 0);
-}
-
-JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_jobFinish(JNIEnv *env, jclass cls, jlong job) {
-    (void)cls;
-    call_job(env, dfs_job_finish, job);
-}
-
-JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_jobCancel(JNIEnv *env, jclass cls, jlong job) {
-    (void)cls;
-    call_job(env, dfs_job_cancel, job);
-}
-
-JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_jobRetain(JNIEnv *env, jclass cls, jlong job) {
-    (void)cls;
-    call_job(env, dfs_job_retain, job);
-}
-
-JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_jobRelease(JNIEnv *env, jclass cls, jlong job) {
-    (void)cls;
-    call_job(env, dfs_job_release, job);
-}
-
-JNIEXPORT jboolean JNICALL Java_io_diffuser_loop_LoopNative_jobIsCancelled(JNIEnv *env, jclass cls, jlong job) {
-    (void)cls;
-    int cancelled = dfs_job_is_cancelled(H(dfs_job, job));
-    if (cancelled < 0) dfsj_throw_status(env, (dfs_status)-cancelled);
-    return cancelled == 1;
-}
-
-JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_jobOnCancel(JNIEnv *env, jclass cls, jlong job,
-                                                                    jobject action) {
-    (void)cls;
-    jobject ref = hold(env, action);
-    if (ref == NULL) return;
-    dfsj_entry e;
-    dfsj_enter(&e, env);
-    dfs_status status = dfs_job_on_cancel(H(dfs_job, job), action_cb, ref, dfsj_destroy_ref);
-    dfsj_finish(env, status, dfsj_leave(&e), 0);
-}
-
-JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_executorNew(JNIEnv *env, jclass cls, jobject bridge,
-                                                                     jint steps_per_run) {
-    (void)cls;
-    jobject ref = hold(env, bridge);
-    if (ref == NULL) return 0;
-    dfs_executor *out = NULL;
-    dfs_status status = dfs_executor_new(execute_cb, ref, dfsj_destroy_ref,
-                                         steps_per_run == INT32_MAX ? 0 : (size_t)steps_per_run, &out);
-    if (status != DFS_OK) dfsj_throw_status(env, status);
-    return J(out);
-}
-
-JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_executorRelease(JNIEnv *env, jclass cls, jlong executor) {
-    (void)cls;
-    dfs_status status = dfs_executor_release(H(dfs_executor, executor));
-    if (status != DFS_OK) dfsj_throw_status(env, status);
-}
-
-JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_workRun(JNIEnv *env, jclass cls, jlong work) {
-    (void)cls;
-    dfsj_entry e;
-    dfsj_enter(&e, env);
-    dfs_status status = dfs_work_run(H(dfs_work, work));
-    dfsj_finish(env, status, dfsj_leave(&e), 0);
-}
-
-JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_setError(JNIEnv *env, jclass cls, jstring message) {
-    (void)cls;
-    if (message == NULL) {
-        dfs_set_error(NULL);
-        return;
-    }
-    const char *chars = (*env)->GetStringUTFChars(env, message, NULL);
-    if (chars == NULL) return;
-    dfs_set_error(chars);
-    (*env)->ReleaseStringUTFChars(env, message, chars);
 }

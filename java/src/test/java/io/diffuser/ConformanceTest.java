@@ -54,6 +54,12 @@ import org.junit.Test;
  * equality in its {@code equals}, so that every gate's comparison is a call of user code
  * (as {@code previous.equals(new)}, through {@code Objects.equals}); each step's value is
  * parsed afresh and every selected part is a new object.
+ *
+ * <p>One file because one test reads the whole corpus once, runs each vector in every
+ * form that applies and checks in one summary that every (vector, form) pair was run;
+ * the diffuser, fuser and list runners here share its JSON reading, the
+ * {@code Unsupported} reporting and the failure list. Loop vectors, which share only the
+ * corpus walk, run in {@code LoopConformance}.
  */
 public class ConformanceTest {
     /** Thrown by a user call whose label fails; must reach the caller of run unchanged. */
@@ -781,13 +787,15 @@ public class ConformanceTest {
         int pairs = 0;
         int passed = 0;
         int lists = 0;
+        int loops = 0;
         for (JsonObject vector : vectors) {
             if (vector != null && vector.has("kind") && "list".equals(vector.get("kind").getAsString())) lists++;
+            if (vector != null && isLoop(vector)) loops++;
         }
         for (Form form : Form.values()) {
             int count = 0;
             for (int v = 0; v < files.size(); v++) {
-                if (vectors.get(v) == null || isList(vectors.get(v))) continue;
+                if (vectors.get(v) == null || isList(vectors.get(v)) || isLoop(vectors.get(v))) continue;
                 String where = files.get(v).getFileName() + " [" + form.label() + "]";
                 try {
                     String mismatch = runVector(vectors.get(v), form);
@@ -822,6 +830,19 @@ public class ConformanceTest {
             pairs += count;
         }
         passed += listPassed;
+        // Loop vectors (README 11) run once each, on io.diffuser.loop (LoopConformance).
+        int loopPassed = 0;
+        for (int v = 0; v < files.size(); v++) {
+            if (vectors.get(v) == null || !isLoop(vectors.get(v))) continue;
+            String where = files.get(v).getFileName() + " [loop]";
+            try {
+                String mismatch = LoopConformance.run(vectors.get(v));
+                if (mismatch == null) loopPassed++;
+                else failures.add(where + ": " + mismatch);
+            } catch (Exception e) {
+                failures.add(where + ": could not run: " + e);
+            }
+        }
         StringBuilder summary = new StringBuilder();
         summary.append("Conformance (Java): ").append(files.size()).append(" vectors, ").append(pairs)
             .append(" (vector, form) pairs executed, 0 not applicable\n");
@@ -834,14 +855,21 @@ public class ConformanceTest {
             summary.append("  list form ").append(e.getKey().label()).append(" (").append(e.getKey().description)
                 .append("): ").append(e.getValue()).append(" executed\n");
         }
+        summary.append("  loop vectors: ").append(loops).append(" executed (").append(loopPassed).append(" passed)\n");
         summary.append("  pairs: ").append(passed).append(" passed, ").append(pairs - passed).append(" failed\n");
         System.out.print(summary);
         String report = System.getProperty("diffuser.conformanceReport");
         if (report != null) Files.write(Paths.get(report), summary.toString().getBytes(StandardCharsets.UTF_8));
         if (!failures.isEmpty()) fail(failures.size() + " failures, first: " + failures.get(0) + (failures.size() > 1 ? "\nsecond: " + failures.get(1) : ""));
         assertEquals(pairs, passed);
-        assertEquals((files.size() - lists) * Form.values().length + lists * ListForm.values().length, pairs);
+        assertEquals((files.size() - lists - loops) * Form.values().length + lists * ListForm.values().length, pairs);
+        assertEquals(loops, loopPassed);
+        assertTrue("the loop vectors are incomplete: " + loops, loops >= 150);
         assertTrue("the list vectors are incomplete: " + lists, lists >= 120);
+    }
+
+    static boolean isLoop(JsonObject vector) {
+        return vector.has("kind") && "loop".equals(vector.get("kind").getAsString());
     }
 
     static boolean isList(JsonObject vector) {

@@ -36,10 +36,15 @@ import java.util.function.Supplier;
  * loaded machine this leaves out the time the thread spends waiting for a core.
  *
  * <pre>
- *   gradle bench [-PbenchArgs='--rounds 15 --tsv']
+ *   gradle bench [-PbenchArgs='--rounds 15 --tsv']     (--loop first: the loop benchmark, LoopBench)
  *   java -cp build/libs/diffuser-0.1.0.jar:build/classes/java/bench io.diffuser.bench.Bench \
  *       [--rounds N] [--warmup N] [--only scenario] [--cpu] [--tsv]
  * </pre>
+ *
+ * <p>One program because the comparison is only fair if a reader can check in one place
+ * that every renderer gets the same model, does the same work
+ * ({@code checkRenderersAgree} runs before anything is timed) and is timed by the same
+ * loop; the loop benchmark, which shares none of the model, is {@link LoopBench}.
  */
 public final class Bench {
   private Bench() {}
@@ -510,6 +515,10 @@ public final class Bench {
    * @param args {@code [--rounds N] [--warmup N] [--only scenario] [--cpu] [--tsv]}
    */
   public static void main(String[] args) {
+    if (args.length > 0 && args[0].equals("--loop")) {
+      LoopBench.main(args); // the loop benchmark: see LoopBench
+      return;
+    }
     int rounds = 15;
     int warmup = 5;
     boolean tsv = false;

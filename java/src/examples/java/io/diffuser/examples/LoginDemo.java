@@ -5,6 +5,10 @@ import io.diffuser.diffuser.Diffuser;
 import io.diffuser.fuser.Disposable;
 import io.diffuser.fuser.Fuser;
 import io.diffuser.fuser.Source;
+import io.diffuser.loop.Job;
+import io.diffuser.loop.Loop;
+import io.diffuser.loop.LoopTrace;
+import io.diffuser.loop.Next;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -21,8 +25,10 @@ import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * The login demo in Java: a Diffuser renders a login screen, redrawing only the parts that
- * changed; a Fuser gathers the user's events from three widgets into one stream.
+ * The login demo in Java: a loop drives a login screen. A Fuser gathers the user's events
+ * from three widgets, the update reduces them into the model and asks for a login effect,
+ * an effect handler performs the login (simulated) and sends the answer back as an event,
+ * and a Diffuser renders each model, redrawing only the parts that changed.
  *
  * <p>It prints the same lines as the Swift and C demos (examples/LOGIN_DEMO.md).
  *
@@ -81,38 +87,70 @@ public final class LoginDemo {
         @Override public int hashCode() { return Objects.hash(header, hints, username, password, button); }
     }
 
-    interface Event {}
+    /** The user's edits and clicks, and the server's answers (sent back by the handler). */
+    interface Event {
+        /** How the demo prints the event (the same text in every language). */
+        String label();
+    }
 
     static final class UsernameChanged implements Event {
         final String text;
         UsernameChanged(String text) { this.text = text; }
+        @Override public String label() { return "username \"" + text + "\""; }
     }
 
     static final class PasswordChanged implements Event {
         final String text;
         PasswordChanged(String text) { this.text = text; }
+        @Override public String label() { return "password \"" + text + "\""; }
     }
 
-    static final class LoginClicked implements Event {}
+    static final class LoginClicked implements Event {
+        @Override public String label() { return "click"; }
+    }
+
+    static final class LoginAccepted implements Event {
+        @Override public String label() { return "login accepted"; }
+    }
+
+    static final class LoginRefused implements Event {
+        @Override public String label() { return "login refused"; }
+    }
+
+    /** What the update asks the world to do: log in. */
+    static final class Login {
+        final String username;
+        final String password;
+
+        Login(String username, String password) {
+            this.username = username;
+            this.password = password;
+        }
+    }
 
     static Model initial() {
         return new Model(new Header("Welcome back", "Sign in to continue"), "", "");
     }
 
-    static Model update(Model m, Event event) {
+    /** What each event does to the model, and which effects it asks for. A click on a
+     *  disabled button changes nothing: no new model, nothing published. */
+    static Next<Model, Login> update(Model m, Event event) {
         if (event instanceof UsernameChanged) {
             String name = ((UsernameChanged) event).text;
             String subtitle = name.isEmpty() ? "Sign in to continue" : "Signing in as " + name;
-            return new Model(new Header(m.header.title, subtitle), name, m.password);
+            return Next.next(new Model(new Header(m.header.title, subtitle), name, m.password));
         }
         if (event instanceof PasswordChanged) {
-            return new Model(m.header, m.username, ((PasswordChanged) event).text);
+            return Next.next(new Model(m.header, m.username, ((PasswordChanged) event).text));
         }
-        if (!m.button.equals("enabled")) return m;
-        if (m.password.equals("opensesame")) {
-            return new Model(new Header("Hello, " + m.username + "!", "You are signed in"), m.username, m.password, "signed in");
+        if (event instanceof LoginClicked) {
+            if (!m.button.equals("enabled")) return Next.noChange();
+            return Next.next(new Model(m.header, m.username, m.password, "signing in"), new Login(m.username, m.password));
         }
-        return new Model(new Header(m.header.title, "Wrong password, try again"), m.username, "");
+        if (event instanceof LoginAccepted) {
+            return Next.next(new Model(new Header("Hello, " + m.username + "!", "You are signed in"), m.username, m.password, "signed in"));
+        }
+        return Next.next(new Model(new Header(m.header.title, "Wrong password, try again"), m.username, ""));
     }
 
     // ---- Widgets: event sources --------------------------------------------------------
@@ -134,8 +172,10 @@ public final class LoginDemo {
     // ---- Rendering ---------------------------------------------------------------------
 
     static final String[] PARTS = {"header.title", "header.subtitle", "body.hints", "field.username", "field.password", "button.login"};
+    /** Draws per part, over the whole session. */
     static final Map<String, Integer> renders = new LinkedHashMap<>();
-    static int renderedThisStep;
+    /** Draws since the last model was rendered in full. */
+    static int renderedThisModel;
     static boolean color;
 
     static String pad(String s) {
@@ -147,7 +187,7 @@ public final class LoginDemo {
     static Effect<String> draw(String part) {
         return text -> {
             renders.merge(part, 1, Integer::sum);
-            renderedThisStep++;
+            renderedThisModel++;
             String line = "   " + pad(part) + text;
             System.out.println(color ? "\u001B[1;33m" + line + "\u001B[0m" : line);
         };
@@ -159,20 +199,38 @@ public final class LoginDemo {
         return b.toString();
     }
 
+    // ---- The loop: events -> update -> model -> screen; effects -> handler -> events ----
+
+    static int eventsHandled;
+    static int effectsHandled;
+    static int modelsRendered;
+
+    /** The effect handler: a simulated server, deterministic and immediate. The answer is
+     *  queued: the loop handles it after this step, as its own step. */
+    static void serve(Login login, Job<Event> job) {
+        Event answer = login.password.equals("opensesame") ? new LoginAccepted() : new LoginRefused();
+        effectsHandled++;
+        System.out.println("   " + pad("effect") + "login \"" + login.username + "\" -> sends " + answer.label());
+        job.send(answer);
+        job.finish();
+    }
+
+    /** Prints what the loop does: each start and each event, as the update sees it. */
+    static void inspect(LoopTrace<Model, Event, Login> trace) {
+        if (trace.kind() == LoopTrace.Kind.STARTED) {
+            System.out.println("-- start");
+        } else if (trace.kind() == LoopTrace.Kind.STEPPED) {
+            eventsHandled++;
+            System.out.println("-- " + trace.event().label());
+            if (!trace.hasNextModel()) System.out.println("   no new model: nothing rendered");
+        }
+    }
+
     static final Widget<String> usernameField = new Widget<>();
     static final Widget<String> passwordField = new Widget<>();
     static final Widget<Object> loginButton = new Widget<>();
-    static int steps;
 
-    static void step(String label, Runnable body) {
-        System.out.println("-- " + label);
-        renderedThisStep = 0;
-        body.run();
-        steps++;
-        System.out.println("   " + renderedThisStep + " of " + PARTS.length + " parts rendered");
-    }
-
-    /** Plays one script line on the widgets; false if the line is not understood. */
+    /** Plays one line on the widgets; false if the line is not understood. */
     static boolean play(String line) {
         String trimmed = line.replaceFirst("^ +", "");
         if (trimmed.isEmpty() || trimmed.startsWith("#")) return true;
@@ -180,14 +238,12 @@ public final class LoginDemo {
         String word = space < 0 ? trimmed : trimmed.substring(0, space);
         String rest = space < 0 ? "" : trimmed.substring(space).replaceFirst("^ +", "");
         switch (word) {
-            case "username": step("username \"" + rest + "\"", () -> usernameField.fire(rest)); return true;
-            case "password": step("password \"" + rest + "\"", () -> passwordField.fire(rest)); return true;
-            case "click": step("click", () -> loginButton.fire(Boolean.TRUE)); return true;
+            case "username": usernameField.fire(rest); return true;
+            case "password": passwordField.fire(rest); return true;
+            case "click": loginButton.fire(Boolean.TRUE); return true;
             default: return false;
         }
     }
-
-    static Model model = initial();
 
     public static void main(String[] args) throws IOException {
         String script = "examples/login.script";
@@ -219,15 +275,23 @@ public final class LoginDemo {
             Fuser.<String, Event>extract(PasswordChanged::new, Fuser.from(passwordField)),
             Fuser.<Object, Event>extractConstant(new LoginClicked(), Fuser.from(loginButton)));
 
-        System.out.println("Login demo (Java): a Diffuser renders the screen, a Fuser gathers the user's events.");
-        // The connection lasts for the try block: closing a Disposable disposes it.
-        Disposable connection = events.connect(event -> {
-            model = update(model, event);
-            screen.run(model);
-        });
-        try (connection) {
-            step("start", () -> screen.run(model));
+        // The loop, started once the screen, the counter and the widgets are wired to it;
+        // closing it (the end of the try block) disposes it and disconnects the widgets.
+        try (Loop<Model, Event, Login> loop = Loop.<Model, Event, Login>builder(initial(), LoginDemo::update)
+                .handler(LoginDemo::serve)
+                .inspector(LoginDemo::inspect)
+                .manualStart()
+                .build()) {
+            loop.render(screen);
+            loop.observe(model -> {
+                modelsRendered++;
+                System.out.println("   " + renderedThisModel + " of " + PARTS.length + " parts rendered");
+                renderedThisModel = 0;
+            });
+            loop.connect(events);
 
+            System.out.println("Login demo (Java): a Loop updates the model, a Diffuser renders it, a Fuser gathers the user's events.");
+            loop.start();
             if (interactive) {
                 System.out.println("Type: username TEXT | password TEXT | click | quit");
                 BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
@@ -249,13 +313,15 @@ public final class LoginDemo {
         }
 
         int total = 0;
-        System.out.println("Renders per part over " + steps + " steps (a naive renderer redraws every part at every step):");
+        System.out.println("Renders per part over " + modelsRendered + " models (a naive renderer redraws every part of every model):");
         for (String part : PARTS) {
             int n = renders.getOrDefault(part, 0);
             total += n;
-            System.out.println("   " + pad(part) + n + " of " + steps);
+            System.out.println("   " + pad(part) + n + " of " + modelsRendered);
         }
-        int naive = steps * PARTS.length;
+        int naive = modelsRendered * PARTS.length;
         System.out.println("   " + pad("total") + total + " of " + naive + " (" + (naive - total) * 100 / naive + "% fewer draws)");
+        System.out.println("Loop: " + eventsHandled + " events (" + (eventsHandled - effectsHandled) + " from the widgets, "
+            + effectsHandled + " sent back by the effect handler), " + effectsHandled + " effects handled");
     }
 }

@@ -270,7 +270,8 @@ public final class Diffuser<A> {
    * <p>The node is the native core's {@code intoList}, as in Swift and C:
    * <ul>
    *   <li>the first run calls {@code sink} with changes from the empty list (every item an
-   *       insert), even for an empty list;
+   *       insert), even for an empty list, and {@code isFirst} true (see
+   *       {@link ListSink#apply(ListDiff, List, boolean)});
    *   <li>a later run whose list has the same keys in the same order with the same content
    *       does not call {@code sink}, and the node keeps the new list all the same;
    *   <li>if {@code sink} (or any function given here) throws, the run stops and the

@@ -2,6 +2,7 @@ package io.diffuser.fuser;
 
 import io.diffuser.Effect;
 import io.diffuser.Function;
+import io.diffuser.internal.Handles;
 import io.diffuser.internal.Native;
 import java.lang.ref.Reference;
 import java.util.Collection;
@@ -45,6 +46,10 @@ import java.util.Objects;
  * @param <A> the type of events
  */
 public final class Fuser<A> {
+  static {
+    Handles.registerFuser(fuser -> ((Fuser<?>) fuser).handle);
+  }
+
   private final long handle;
 
   private Fuser(long handle) {

@@ -6,7 +6,8 @@ import java.util.Objects;
 
 /**
  * The native methods of the keyed list diff ({@code io.diffuser.list}): one call of
- * {@code dfs_list_diff_compute}, and the {@code intoList} node
+ * {@code dfs_list_diff_compute} (or of {@code dfs_list_sections_diff_compute}, in
+ * {@code list_sections_jni.c}), and the {@code intoList} node
  * ({@code dfs_diffuser_into_list}), implemented in {@code list_jni.c} of
  * {@code libdiffuser_jni.so}.
  *
@@ -53,6 +54,22 @@ public final class ListNative {
   /** Index of the script (triples) in the result (null without a script). */
   public static final int SCRIPT_STEPS = 12;
 
+  /** Index of {@code {hasDuplicates ? 1 : 0, itemDiffCount}} in a sections result. */
+  public static final int SECTIONS_HEADER = 0;
+  /**
+   * Index of the first of the ten batch arrays of a sections result (null without a
+   * batch): section deletes, inserts, moves, reloads, reloads after moves; item deletes,
+   * inserts, moves, reloads, reloads after moves.
+   */
+  public static final int SECTIONS_BATCH = 1;
+  /**
+   * Index of the sections' own diff in a sections result; the diff of new section
+   * {@code j}'s items follows at {@code SECTIONS_DIFFS + DIFF_SIZE * (1 + j)}.
+   */
+  public static final int SECTIONS_DIFFS = 11;
+  /** The number of arrays of one diff (HEADER ... SCRIPT_STEPS). */
+  public static final int DIFF_SIZE = 13;
+
   /** Compares the contents of matched items, by their indices. */
   @FunctionalInterface
   public interface SameIndex {
@@ -65,6 +82,24 @@ public final class ListNative {
      * @return whether the content is the same
      */
     boolean same(int oldIndex, int newIndex);
+  }
+
+  /** Compares the contents of matched sections, or of matched items, by their indices. */
+  @FunctionalInterface
+  public interface SameSectionIndex {
+    /**
+     * With {@code oldItem} and {@code newItem} both -1: whether old section
+     * {@code oldSection} and new section {@code newSection} (same key) have the same own
+     * content. Otherwise: whether those items of those (paired) sections do. May throw:
+     * the diff stops and rethrows it unchanged.
+     *
+     * @param oldSection the section's index in the old list
+     * @param oldItem the item's index in that section, or -1
+     * @param newSection the section's index in the new list
+     * @param newItem the item's index in that section, or -1
+     * @return whether the content is the same
+     */
+    boolean same(int oldSection, int oldItem, int newSection, int newItem);
   }
 
   /**
@@ -124,4 +159,29 @@ public final class ListNative {
    */
   public static native int[][] diff(long[] oldKeys, long[] oldContents, long[] newKeys,
       long[] newContents, SameIndex same, int flags);
+
+  /**
+   * {@code dfs_list_sections_diff_compute}: each list of sections as flat arrays (the
+   * items of all sections, section after section).
+   *
+   * @param oldSectionKeys the old sections' keys
+   * @param oldSectionContents their content fingerprints, or null
+   * @param oldItemCounts the number of items of each old section
+   * @param oldItemKeys the keys of the old items
+   * @param oldItemContents their content fingerprints, or null
+   * @param newSectionKeys the new sections' keys
+   * @param newSectionContents their content fingerprints, or null
+   * @param newItemCounts the number of items of each new section
+   * @param newItemKeys the keys of the new items
+   * @param newItemContents their content fingerprints, or null
+   * @param same the content comparison, or null (then fingerprints, or no content change)
+   * @param flags a combination of {@link #BATCH}, {@link #BATCH_MOVE_THEN_RELOAD} and
+   *     {@link #SCRIPT}
+   * @return the result's arrays, at {@link #SECTIONS_HEADER}, {@link #SECTIONS_BATCH} and
+   *     {@link #SECTIONS_DIFFS}
+   */
+  public static native int[][] sectionsDiff(long[] oldSectionKeys, long[] oldSectionContents,
+      int[] oldItemCounts, long[] oldItemKeys, long[] oldItemContents, long[] newSectionKeys,
+      long[] newSectionContents, int[] newItemCounts, long[] newItemKeys, long[] newItemContents,
+      SameSectionIndex same, int flags);
 }

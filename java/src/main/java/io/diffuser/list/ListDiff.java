@@ -101,8 +101,12 @@ public final class ListDiff {
   /** The script, if {@link Part#SCRIPT} was asked for; otherwise {@code null}. */
   public final ListScript script;
 
-  /** Also called by the JNI glue, with the arrays of a diff an intoList node made. */
-  private ListDiff(int[][] result, boolean moveThenReload) {
+  /**
+   * A diff from the arrays of a native result (laid out as {@link ListNative}'s indices);
+   * also called by the JNI glue, with the arrays of a diff an intoList node made, and by
+   * {@link ListSectionsDiff} for its parts.
+   */
+  ListDiff(int[][] result, boolean moveThenReload) {
     int[] header = result[ListNative.HEADER];
     oldCount = header[0];
     newCount = header[1];

@@ -24,4 +24,20 @@ public interface ListSink<T> {
    * @param newList the list to show (the run's value)
    */
   void apply(ListDiff changes, List<T> newList);
+
+  /**
+   * Applies the changes, told whether they are the first: what the diffuser calls. The
+   * default ignores {@code isFirst} and calls {@link #apply(ListDiff, List)}; override it
+   * (in a class, not a lambda) to tell the first delivery apart, as Swift's
+   * {@code ListChanges.isFirst} and C's {@code is_first} do.
+   *
+   * @param changes as for {@link #apply(ListDiff, List)}
+   * @param newList the list to show (the run's value)
+   * @param isFirst {@code true} on the first call (and on any call while no earlier one
+   *     returned normally): the view shows nothing of this diffuser yet, so it may simply
+   *     reload; {@code false} afterwards, even when the list applied last was empty
+   */
+  default void apply(ListDiff changes, List<T> newList, boolean isFirst) {
+    apply(changes, newList);
+  }
 }

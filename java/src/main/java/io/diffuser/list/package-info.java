@@ -6,6 +6,10 @@
  * RecyclerView's {@code notifyItem*} calls or for patching a list
  * ({@link io.diffuser.list.ListScript}).
  *
+ * <p>{@link io.diffuser.list.ListSectionsDiff} does the same for a list of sections, each
+ * with its own items, in one call, with its batch in UIKit's coordinates
+ * ({@link io.diffuser.list.ListSectionsBatch}).
+ *
  * <p>{@code Diffuser.intoList} ({@link io.diffuser.diffuser.Diffuser}) keeps a list view
  * in step with a list: it diffs each new list against the last one it applied and hands a
  * {@link io.diffuser.list.ListSink} the changes and the new list.

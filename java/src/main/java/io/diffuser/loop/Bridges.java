@@ -1,6 +1,7 @@
 package io.diffuser.loop;
 
 import io.diffuser.Effect;
+import io.diffuser.Function;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -96,6 +97,24 @@ final class Bridges {
         work.start(value, new Job<>(job));
       } catch (Throwable failure) {
         FAILURE.remove();
+      }
+    }
+  }
+
+  /** {@code dfs_propagate_fn} of a gear feedback: null for nothing. */
+  static final class PropagateBridge {
+    private final Function<Object, Object> propagate;
+
+    @SuppressWarnings("unchecked")
+    PropagateBridge(Function<?, ?> propagate) {
+      this.propagate = (Function<Object, Object>) propagate;
+    }
+
+    Object propagate(Object value) {
+      try {
+        return propagate.apply(value);
+      } catch (Throwable failure) {
+        return null;
       }
     }
   }

@@ -29,14 +29,23 @@ public final class Feedback<M, E> {
   /** For a feedback gated by a request: the request, and the work on it. */
   final Function<? super M, ?> request;
   final FeedbackWork<Object, E> requestWork;
+  /** For a gear feedback: adds it to the loop of this handle, returns its disposable. */
+  final java.util.function.LongUnaryOperator gearLink;
 
   private Feedback(Overlap overlap, Executor executor, FeedbackWork<? super M, E> work,
                    Function<? super M, ?> request, FeedbackWork<Object, E> requestWork) {
+    this(overlap, executor, work, request, requestWork, null);
+  }
+
+  private Feedback(Overlap overlap, Executor executor, FeedbackWork<? super M, E> work,
+                   Function<? super M, ?> request, FeedbackWork<Object, E> requestWork,
+                   java.util.function.LongUnaryOperator gearLink) {
     this.overlap = Objects.requireNonNull(overlap, "overlap");
     this.executor = executor;
     this.work = work;
     this.request = request;
     this.requestWork = requestWork;
+    this.gearLink = gearLink;
   }
 
   /**
@@ -119,5 +128,53 @@ public final class Feedback<M, E> {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(work, "work");
     return new Feedback<>(overlap, executor, null, request, (FeedbackWork<Object, E>) work);
+  }
+
+  /**
+   * A feedback that pushes into {@code gear} the gear event {@code propagate} makes of
+   * each model, if any (Spin's {@code Feedback(attachedTo:propagating:)} from states).
+   * It runs inside the loop's step; an exception it throws counts as no event.
+   *
+   * @param gear the gear
+   * @param propagate the gear event of a model, or {@code null} for none
+   * @param <M> the type of models
+   * @param <E> the type of events
+   * @param <G> the type of gear events
+   * @return the feedback
+   */
+  public static <M, E, G> Feedback<M, E> pushing(Gear<G> gear, Function<? super M, ? extends G> propagate) {
+    return gearFeedback(gear, propagate, true);
+  }
+
+  /**
+   * A feedback that turns the gear events of {@code gear} into events of the loop, while
+   * it runs (Spin's {@code Feedback(attachedTo:propagating:)} from gear events). The
+   * events arrive in the loop's queue like dispatched ones; an exception {@code
+   * propagate} throws counts as no event.
+   *
+   * @param gear the gear
+   * @param propagate the event of a gear event, or {@code null} for none
+   * @param <M> the type of models
+   * @param <E> the type of events
+   * @param <G> the type of gear events
+   * @return the feedback
+   */
+  public static <M, E, G> Feedback<M, E> attached(Gear<G> gear, Function<? super G, ? extends E> propagate) {
+    return gearFeedback(gear, propagate, false);
+  }
+
+  private static <M, E> Feedback<M, E> gearFeedback(Gear<?> gear, Function<?, ?> propagate, boolean pushing) {
+    Objects.requireNonNull(gear, "gear");
+    Objects.requireNonNull(propagate, "propagate");
+    Bridges.PropagateBridge bridge = new Bridges.PropagateBridge(propagate);
+    java.util.function.LongUnaryOperator link = loop -> {
+      try {
+        return pushing ? LoopNative.pushToGear(loop, gear.handle, bridge)
+            : LoopNative.attachToGear(loop, gear.handle, bridge);
+      } finally {
+        java.lang.ref.Reference.reachabilityFence(gear);
+      }
+    };
+    return new Feedback<>(Overlap.CANCEL_PREVIOUS, null, null, null, null, link);
   }
 }

@@ -5,10 +5,10 @@ import io.diffuser.Function;
 import io.diffuser.diffuser.Diffuser;
 import io.diffuser.fuser.Disposable;
 import io.diffuser.fuser.Fuser;
+import io.diffuser.internal.Handles;
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.lang.ref.WeakReference;
-import java.lang.reflect.Field;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -58,6 +58,10 @@ import java.util.function.BiFunction;
  *
  * <p><b>Errors.</b> An update, a handler or an observer that throws changes nothing (a
  * failed update keeps the model); the inspector sees the exception and the loop goes on.
+ *
+ * <p>The class and its builder are kept in one source file because this comment is the
+ * loop's whole contract: every method below is a thin call into the core described
+ * against it, and {@link Builder} holds the options of that same contract.
  *
  * @param <M> the type of models
  * @param <E> the type of events
@@ -115,15 +119,12 @@ public final class Loop<M, E, F> implements AutoCloseable {
    * Queues {@code event}, or throws if the loop refuses it.
    *
    * @param event the event
-   * @throws IllegalStateException if the loop is stopped or disposed
+   * @throws LoopRefusedException if the loop is stopped or disposed
    */
   public void tryDispatch(E event) {
     int status = LoopNative.dispatch(handle, event);
-    if (status == LoopNative.STOPPED) {
-      throw new IllegalStateException("the loop is stopped: start it before dispatching");
-    }
-    if (status == LoopNative.DISPOSED) {
-      throw new IllegalStateException("the loop was disposed: it accepts no more events");
+    if (status != LoopNative.OK) {
+      throw new LoopRefusedException(status == LoopNative.DISPOSED);
     }
   }
 
@@ -212,7 +213,7 @@ public final class Loop<M, E, F> implements AutoCloseable {
    */
   public Disposable connect(Fuser<E> sources) {
     try {
-      return new NativeDisposable(LoopNative.connect(handle, handleOf(Objects.requireNonNull(sources, "sources"))));
+      return new NativeDisposable(LoopNative.connect(handle, Handles.fuserHandle(Objects.requireNonNull(sources, "sources"))));
     } finally {
       Reference.reachabilityFence(sources);
     }
@@ -227,6 +228,9 @@ public final class Loop<M, E, F> implements AutoCloseable {
    */
   public Disposable add(Feedback<M, E> feedback) {
     Objects.requireNonNull(feedback, "feedback");
+    if (feedback.gearLink != null) {
+      return new NativeDisposable(feedback.gearLink.applyAsLong(handle));
+    }
     long executor = Bridges.executorHandle(feedback.executor, Integer.MAX_VALUE);
     try {
       long made = feedback.work != null
@@ -268,6 +272,22 @@ public final class Loop<M, E, F> implements AutoCloseable {
   }
 
   /**
+   * Records into {@code journal} from the loop's turn on (after what was queued
+   * before), in place of the journal recorded into so far; {@code null} stops recording.
+   * If the loop is running then, the journal first records the current model as a
+   * start, so that its replay begins there; otherwise it records the next start.
+   *
+   * @param journal the journal, or {@code null}
+   */
+  public void record(Journal<M, E> journal) {
+    try {
+      Journal.attach(handle, journal);
+    } finally {
+      Reference.reachabilityFence(journal);
+    }
+  }
+
+  /**
    * Whether the loop accepts events.
    *
    * @return true if it runs
@@ -279,17 +299,6 @@ public final class Loop<M, E, F> implements AutoCloseable {
   @Override
   public String toString() {
     return "Loop[" + Long.toHexString(handle) + "]";
-  }
-
-  /** The native handle of a {@link Fuser}: a private field of the same module. */
-  private static long handleOf(Object node) {
-    try {
-      Field field = node.getClass().getDeclaredField("handle");
-      field.setAccessible(true);
-      return field.getLong(node);
-    } catch (ReflectiveOperationException | RuntimeException e) {
-      throw new IllegalStateException("cannot reach the native handle of " + node, e);
-    }
   }
 
   /**
@@ -311,6 +320,7 @@ public final class Loop<M, E, F> implements AutoCloseable {
     private java.util.function.Function<? super E, ?> coalescing;
     private LoopInspector<M, E, F> inspector;
     private boolean manualStart;
+    private Journal<M, E> journal;
 
     private Builder(M model, Update<M, E, F> update) {
       this.model = model;
@@ -417,6 +427,18 @@ public final class Loop<M, E, F> implements AutoCloseable {
     }
 
     /**
+     * Records the loop's runs into {@code journal}, from its first start (see
+     * {@link Journal}).
+     *
+     * @param journal the journal; {@code null}: none
+     * @return this builder
+     */
+    public Builder<M, E, F> journal(Journal<M, E> journal) {
+      this.journal = journal;
+      return this;
+    }
+
+    /**
      * Builds the loop stopped: {@link Loop#start()} starts it.
      *
      * @return this builder
@@ -444,7 +466,8 @@ public final class Loop<M, E, F> implements AutoCloseable {
         long made = LoopNative.loopNew(model, startEffects.toArray(), new Bridges.UpdateBridge(update),
             handlerBridges, executors, loopExecutor,
             coalescing == null ? null : new Bridges.KeyBridge(coalescing),
-            inspector == null ? null : new Bridges.InspectorBridge(inspector), true);
+            inspector == null ? null : new Bridges.InspectorBridge(inspector), Journal.handleOf(journal), true);
+        Reference.reachabilityFence(journal);
         Loop<M, E, F> loop = new Loop<>(made);
         for (Feedback<M, E> feedback : feedbacks) {
           loop.add(feedback);

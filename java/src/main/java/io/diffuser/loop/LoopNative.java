@@ -18,6 +18,8 @@ final class LoopNative {
     // io.diffuser.internal.Native loads the libraries.
     Native.abiVersion();
     load();
+    loadJobs();
+    loadGears();
   }
 
   /** {@code DFS_OK}. */
@@ -31,9 +33,12 @@ final class LoopNative {
 
   private LoopNative() {}
 
+  /** Does nothing but make sure this class (and so the glue) is initialized. */
+  static void ensureLoaded() {}
+
   /** Kinds of loop handles, for {@link #track}. */
   enum Kind {
-    LOOP, JOB, EXECUTOR
+    LOOP, JOB, EXECUTOR, GEAR
   }
 
   /** Releases {@code handle} once {@code owner} is unreachable. */
@@ -59,6 +64,9 @@ final class LoopNative {
         case JOB:
           jobRelease(handle);
           break;
+        case GEAR:
+          gearRelease(handle);
+          break;
         default:
           executorRelease(handle);
           break;
@@ -71,7 +79,7 @@ final class LoopNative {
 
   static native long loopNew(Object model, Object[] startEffects, Object update, Object[] handlers,
                              long[] handlerExecutors, long executor, Object coalesce, Object inspector,
-                             boolean manualStart);
+                             long journal, boolean manualStart);
 
   static native int dispatch(long loop, Object event);
 
@@ -116,4 +124,20 @@ final class LoopNative {
   static native void workRun(long work);
 
   static native void setError(String message);
+
+  /** Resolves what the job and executor glue calls. */
+  private static native void loadJobs();
+
+  /** Resolves what the gear glue calls. */
+  private static native void loadGears();
+
+  static native long gearNew();
+
+  static native void gearSend(long gear, Object event);
+
+  static native void gearRelease(long gear);
+
+  static native long pushToGear(long loop, long gear, Object bridge);
+
+  static native long attachToGear(long loop, long gear, Object bridge);
 }

@@ -7,5 +7,12 @@
  * the Swift and C APIs use: one event at a time, first in first out; each step updates,
  * stores and publishes the model, then hands the effects to the handlers; events sent
  * during a step are queued, never handled inside it.
+ *
+ * <p>Around it: {@link io.diffuser.loop.Feedback} (Spin's feedbacks, request-gated ones,
+ * overlap strategies, and the gear feedbacks of {@link io.diffuser.loop.Gear}, a bus
+ * between loops), {@link io.diffuser.loop.Job} (the way back into the loop from work in
+ * progress), {@link io.diffuser.loop.ManualExecutor} and
+ * {@link io.diffuser.loop.UpdateSpec} for tests, and {@link io.diffuser.loop.LoopInspector}
+ * to see every step, drop and failure.
  */
 package io.diffuser.loop;

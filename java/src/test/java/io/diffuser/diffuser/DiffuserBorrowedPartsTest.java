@@ -135,4 +135,71 @@ public class DiffuserBorrowedPartsTest {
     d.run(new Model(1, 2));
     assertEquals(java.util.Arrays.asList("a:null", "b:null", "a:Box(1)"), log);
   }
+
+  /** A Box that logs every call of its equals as "receiver=argument", by name. */
+  static final class Named {
+    final String name;
+    final int n;
+    final List<String> log;
+
+    Named(String name, int n, List<String> log) {
+      this.name = name;
+      this.n = n;
+      this.log = log;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      log.add(name + "=" + (o instanceof Named ? ((Named) o).name : String.valueOf(o)));
+      return o instanceof Named && ((Named) o).n == n;
+    }
+
+    @Override
+    public int hashCode() {
+      return n;
+    }
+  }
+
+  /**
+   * A part that is the very object a gate holds is another reference to it: the gate keeps
+   * the reference it has (no new global reference), which must change nothing that Java
+   * can see. Its equals is not called (identity), an equal object that is not the same
+   * still replaces the cache (the next equals is called on it), and the kept object
+   * outlives garbage collection.
+   */
+  @Test
+  public void aPartThatIsTheCachedObjectKeepsIt() {
+    List<String> log = new ArrayList<>();
+    Named one = new Named("one", 1, log);
+    Named oneAgain = new Named("oneAgain", 1, log);
+    Named two = new Named("two", 2, log);
+    Named[] current = {one};
+    Diffuser<Object> d = Diffuser.map((Object ignored) -> current[0],
+        Diffuser.into((Named b) -> log.add("effect:" + b.name)));
+
+    d.run("run 1");
+    d.run("run 2");
+    collectGarbage();
+    d.run("run 3");
+    assertEquals(List.of("effect:one"), log);
+    log.clear();
+
+    current[0] = oneAgain;
+    d.run("run 4");
+    assertEquals("an equal object is compared with the cached one", List.of("one=oneAgain"), log);
+    log.clear();
+
+    current[0] = one;
+    d.run("run 5");
+    assertEquals("and was kept: it is the receiver of the next comparison", List.of("oneAgain=one"), log);
+    log.clear();
+    d.run("run 6");
+    collectGarbage();
+    d.run("run 7");
+    assertEquals("one is now the cached object itself", List.of(), log);
+
+    current[0] = two;
+    d.run("run 8");
+    assertEquals(List.of("one=two", "effect:two"), log);
+  }
 }

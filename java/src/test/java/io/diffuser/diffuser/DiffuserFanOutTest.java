@@ -23,6 +23,11 @@ import org.junit.Test;
  * every user call is pinned in {@link DiffuserOrderTest}). The same trees built with each
  * map wrapped in a one-child {@code intoAlways} (ungated, so meaning the same) serve as
  * the reference.
+ *
+ * <p>One file because every test is about this one node kind, through one log
+ * ({@code take()}) and the same field helpers: its effects, the order of its transforms,
+ * failures, threads, lifetimes and the gates below it; only the exact order of every
+ * user call is pinned in a file of its own.
  */
 public class DiffuserFanOutTest {
   private final List<String> log = new ArrayList<>();

@@ -28,6 +28,11 @@ import org.junit.Test;
  * <p>Every user call below logs an entry when it is made, unless it fails: then it logs
  * nothing and throws a {@link Failure} of its own, so a log is exactly the calls that
  * completed, in order.
+ *
+ * <p>One file because every test reads the one log that the fixtures below write (the
+ * {@code V} values, the {@code part}, {@code copy}, {@code changed} and {@code effect}
+ * calls, {@code tree()} and its expected runs): orders are only comparable side by side,
+ * against the same tree and the same expected lists.
  */
 public class DiffuserOrderTest {
   private final List<String> log = new ArrayList<>();

@@ -31,6 +31,10 @@ import org.junit.Test;
  * in Swift and C), exceptions from every callback reaching the caller unchanged with the
  * applied list kept, and seeded sequences whose every change, applied by UIKit's rules
  * and replayed as a script, turns the list the sink applied last into the new one.
+ *
+ * <p>One file for one node: each test is one clause of the summary above, so the file
+ * reads as the node's specification; the seeded sequences reuse the generators and
+ * players of {@link ListDiffTest} rather than keeping copies.
  */
 public class IntoListTest {
   /** What a sink received. */
@@ -98,6 +102,57 @@ public class IntoListTest {
     assertArrayEquals(new int[] {0, 1}, call.changes.updates);
     assertArrayEquals(new int[] {2, 0}, call.changes.moves);
     assertFalse(call.changes.batch.moveThenReload);
+  }
+
+  /** A sink that records {@code isFirst} of each call, and may throw. */
+  static final class FirstSink implements ListSink<Item> {
+    final List<Boolean> firsts = new ArrayList<>();
+    int failures;
+
+    @Override
+    public void apply(ListDiff changes, List<Item> newList) {
+      fail("the diffuser calls apply(changes, newList, isFirst)");
+    }
+
+    @Override
+    public void apply(ListDiff changes, List<Item> newList, boolean isFirst) {
+      firsts.add(isFirst);
+      if (failures > 0) {
+        failures--;
+        throw new Failure("sink");
+      }
+    }
+  }
+
+  @Test
+  public void isFirstTellsTheFirstDeliveryApart() {
+    FirstSink sink = new FirstSink();
+    Diffuser<List<Item>> diffuser = Diffuser.intoList((Item item) -> item.key, sink);
+    diffuser.run(Collections.<Item>emptyList());
+    diffuser.run(items(1, 2));
+    diffuser.run(Collections.<Item>emptyList());
+    assertEquals("first, then not, even from an empty list", Arrays.asList(true, false, false), sink.firsts);
+
+    FirstSink failing = new FirstSink();
+    failing.failures = 2;
+    Diffuser<List<Item>> retried = Diffuser.intoList((Item item) -> item.key, failing);
+    for (int k = 0; k < 2; k++) {
+      try {
+        retried.run(items(1));
+        fail("no exception");
+      } catch (Failure expected) {
+        // the sink threw
+      }
+    }
+    retried.run(items(1));
+    retried.run(items(2));
+    assertEquals("first until a call returned normally", Arrays.asList(true, true, true, false), failing.firsts);
+
+    // A lambda sink gets the two-argument call.
+    List<ListDiff> seen = new ArrayList<>();
+    Diffuser.intoList((Item item) -> item.key, (ListDiff changes, List<Item> list) -> seen.add(changes))
+        .run(items(3));
+    assertEquals(1, seen.size());
   }
 
   @Test

@@ -25,6 +25,11 @@ import org.junit.Test;
  * the Swift tests (a slow reference pairing, moves equal to matched minus a longest
  * increasing subsequence, both batches played by UIKit's rules, the script replayed with
  * every index in range), and the binding's own behaviour (exceptions, forms, arguments).
+ *
+ * <p>One file because the generators, the slow reference and the UIKit and script
+ * players sit next to the properties that use them, so each invariant is read with its
+ * checker in view; {@link IntoListTest} and {@link ListSectionsDiffTest} import its items
+ * and checks (and IntoListTest its generators and players) instead of keeping copies.
  */
 public class ListDiffTest {
   /** SplitMix64, seeded: every case replays. */

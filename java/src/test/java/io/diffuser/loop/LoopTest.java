@@ -23,7 +23,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.Test;
 
-/** Loops through the Java binding: the same core, the same order, the same rules. */
+/**
+ * Loops through the Java binding: the same core, the same order, the same rules.
+ *
+ * <p>One file because every test drives the same counter loop ({@code update} and
+ * {@code counter()}) and checks the same log, one test per feature of {@link Loop};
+ * gears, journals and update specs, which need fixtures of their own, have their own
+ * files.
+ */
 public class LoopTest {
   /** A counter model: an int, events add, "fail" fails, "echo:n" makes the effect n. */
   static Next<Integer, String> update(Integer model, String event) {
@@ -75,8 +82,9 @@ public class LoopTest {
     try {
       loop.tryDispatch(5);
       fail("a stopped loop refuses");
-    } catch (IllegalStateException expected) {
+    } catch (LoopRefusedException expected) {
       assertTrue(expected.getMessage().contains("stopped"));
+      assertFalse(expected.isDisposed());
     }
     assertTrue(loop.start());
     loop.dispatch(2);
@@ -89,8 +97,9 @@ public class LoopTest {
     try {
       loop.tryDispatch(1);
       fail("a disposed loop refuses");
-    } catch (IllegalStateException expected) {
+    } catch (LoopRefusedException expected) {
       assertTrue(expected.getMessage().contains("disposed"));
+      assertTrue(expected.isDisposed());
     }
   }
 

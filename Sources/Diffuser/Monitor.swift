@@ -6,12 +6,14 @@ import Musl
 import Darwin
 #endif
 
-/// A mutex with a condition variable, for the few places that must wait for another
-/// thread: a loop's `stop` and `dispose` waiting for the work in progress, a background
-/// executor's thread waiting for work.
+/// A mutex with a condition variable, for the places where a thread sleeps until another
+/// one wakes it: a contended `InlineLock`, a loop's `stop` and `dispose` waiting for the
+/// work in progress, a background executor's thread waiting for work.
 ///
-/// Not on any hot path: a loop's mailbox uses `InlineLock` and signals a monitor only
-/// when someone is known to wait.
+/// Never on an uncontended path: `InlineLock` locks with an atomic and sleeps here only
+/// when the lock is held, and a loop's mailbox signals a monitor only when someone is
+/// known to wait.
+@usableFromInline
 final class Monitor: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
@@ -47,6 +49,9 @@ final class Monitor: @unchecked Sendable {
     /// Waits, with the mutex held, until `broadcast()`; may wake spuriously, so callers
     /// wait in a loop over their condition.
     func wait() { pthread_cond_wait(condition, mutex) }
+
+    /// Wakes one thread in `wait()`.
+    func signal() { pthread_cond_signal(condition) }
 
     /// Wakes every thread in `wait()`.
     func broadcast() { pthread_cond_broadcast(condition) }

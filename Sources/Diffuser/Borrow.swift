@@ -1,0 +1,33 @@
+/// Calls `body` with the value at `pointer` as its (borrowed) argument, without copying
+/// the value: no reference inside it is retained or released.
+///
+/// Why: nodes hand values down the tree by address (see `Node`), and passing
+/// `pointer.pointee` to code the optimizer cannot see into (a user's closure) makes it
+/// copy the value first, retaining every reference inside it, because it cannot prove
+/// that the closure leaves the memory alone. Here the value's bits are copied to a
+/// temporary instead, the temporary is lent to `body` and its bits are then forgotten:
+/// the same thing a caller does when it passes a value it owns as a borrowed argument.
+///
+/// Sound because the value at `pointer` outlives the call and nothing writes it during
+/// the call: the pointers nodes pass point into a run's input (borrowed for the whole
+/// run) or into a gate's cache (written only after its comparison returned). A type
+/// whose values may not move in memory (not bitwise takable, e.g. one holding an
+/// Objective-C weak reference) is copied the ordinary way.
+@inlinable @inline(__always)
+func withBorrowed<A, R>(_ pointer: UnsafePointer<A>, _ body: (A) throws -> R) rethrows -> R {
+    guard _isBitwiseTakable(A.self) else { return try body(pointer.pointee) }
+    return try withUnsafeTemporaryAllocation(of: A.self, capacity: 1) { buffer in
+        let temporary = buffer.baseAddress.unsafelyUnwrapped
+        UnsafeMutableRawPointer(temporary).copyMemory(from: pointer, byteCount: MemoryLayout<A>.size)
+        // The temporary's bits move into `value` and back, so neither is ever destroyed.
+        let value = temporary.move()
+        do {
+            let result = try body(value)
+            temporary.initialize(to: value)
+            return result
+        } catch {
+            temporary.initialize(to: value)
+            throw error
+        }
+    }
+}

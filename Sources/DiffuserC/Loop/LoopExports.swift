@@ -1,0 +1,269 @@
+import CDiffuserFFI
+@_spi(Bindings) import Diffuser
+
+// The "Loops" section of include/diffuser.h: the core's Loop over C values. No
+// semantics here: each export translates handles, values and callbacks; what runs when
+// is the core's business (Sources/Diffuser/Loop).
+
+@_cdecl("dfs_loop_new")
+public func dfs_loop_new(_ config: UnsafePointer<dfs_loop_config>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> dfs_status {
+    // Every callback first, so that each destroy runs once whether or not this fails.
+    let update = config.map { CCallback($0.pointee.update, $0.pointee.update_ctx, $0.pointee.update_destroy) }
+    let coalesce = config.map { CCallback($0.pointee.coalesce, $0.pointee.coalesce_ctx, $0.pointee.coalesce_destroy) }
+    let inspect = config.map { CCallback($0.pointee.inspect, $0.pointee.inspect_ctx, $0.pointee.inspect_destroy) }
+    var handlerCallbacks: [(CCallback<dfs_handler_fn>, OpaquePointer?)] = []
+    if let config, let list = config.pointee.handlers, config.pointee.handler_count > 0,
+       config.pointee.handler_count < 1 << 24 {
+        for i in 0..<config.pointee.handler_count {
+            let handler = list[i]
+            handlerCallbacks.append((CCallback(handler.fn, handler.ctx, handler.destroy), handler.executor))
+        }
+    }
+    return produce(out) {
+        guard let config else { throw CError.null("config") }
+        let c = config.pointee
+        let modelType = try lookupType(c.model_type, "model_type")
+        let eventType = try lookupType(c.event_type, "event_type")
+        let effectType = try lookupType(c.effect_type, "effect_type")
+        guard c.handler_count < 1 << 24 else { throw CError.argument("handler_count \(c.handler_count) is out of range") }
+        if c.handler_count > 0 && c.handlers == nil { throw CError.null("handlers") }
+        if c.start_effect_count > 0 && c.start_effects == nil { throw CError.null("start_effects") }
+        guard c.start_effect_count < 1 << 24 else {
+            throw CError.argument("start_effect_count \(c.start_effect_count) is out of range")
+        }
+        let updateFunction = try CFunction(update!, "update")
+        let executor = try lookupExecutor(c.executor)
+
+        let handlers: [EffectHandler<CValue, CValue>] = try handlerCallbacks.enumerated().map { index, entry in
+            let function = try CFunction(entry.0, "handlers[\(index)].fn")
+            let handlerExecutor = try lookupExecutor(entry.1, "handlers[\(index)].executor")
+            return EffectHandler(on: handlerExecutor?.executor) { effect, job in
+                let code = withJobHandle(job, eventType) { function.fn(effect.pointer, $0, function.ctx) }
+                if code != 0 { throw CError.callback("effect handler", code: code) }
+            }
+        }
+        var coalescing: ((CValue) -> AnyHashable?)?
+        if coalesce!.fn != nil {
+            let function = try CFunction(coalesce!, "coalesce")
+            coalescing = { event in
+                var key: UInt64 = 0
+                return function.fn(event.pointer, &key, function.ctx) == 1 ? AnyHashable(key) : nil
+            }
+        }
+        var inspector: ((LoopTrace<CValue, CValue, CValue>) -> Void)?
+        if inspect!.fn != nil { inspector = inspectorClosure(try CFunction(inspect!, "inspect")) }
+
+        let journal = try c.journal.map { try lookupJournal($0) }
+        if let journal {
+            try journal.check(model: modelType, event: eventType)
+        }
+        let model = try modelType.keep(c.model)
+        var startEffects: [CValue] = []
+        for i in 0..<c.start_effect_count { startEffects.append(try effectType.keep(c.start_effects![i])) }
+
+        let loopUpdate = Update<CValue, CValue, CValue> { model, event in
+            let builder = NextBuilder(modelType: modelType, effectType: effectType)
+            let code = builder.current { next in updateFunction.fn(model.pointer, event.pointer, next, updateFunction.ctx) }
+            if code != 0 { throw CError.callback("update", code: code) }
+            return Next(model: builder.model, effects: builder.effects)
+        }
+        let loop = CLoopCore(
+            model: model,
+            startEffects: startEffects,
+            update: loopUpdate,
+            handlers: handlers,
+            executor: executor?.executor ?? CallerExecutor(),
+            coalescing: coalescing,
+            journal: journal?.journal,
+            inspector: inspector,
+            autostart: false
+        )
+        let made = try CLoop(loop, model: modelType, event: eventType, effect: effectType)
+        let handle = handles.insert(made, kind: .loop)
+        if c.manual_start == 0 { loop.start() }
+        return handle
+    }
+}
+
+
+@_cdecl("dfs_loop_dispatch")
+public func dfs_loop_dispatch(_ loop: OpaquePointer?, _ event: UnsafeRawPointer?) -> dfs_status {
+    guarded {
+        let target = try lookupLoop(loop)
+        let kept = try target.eventType.type.kept(CValue(event))
+        do {
+            try target.loop.tryDispatch(kept)
+        } catch let error as LoopError {
+            throw refusal(error)
+        }
+    }
+}
+
+@_cdecl("dfs_loop_model")
+public func dfs_loop_model(_ loop: OpaquePointer?, _ reader: dfs_effect_fn?, _ ctx: UnsafeMutableRawPointer?) -> dfs_status {
+    guarded {
+        let target = try lookupLoop(loop)
+        guard let reader else { throw CError.null("reader") }
+        let model = target.loop.model
+        let code = withExtendedLifetime(model) { reader(model.pointer, ctx) }
+        if code != 0 { throw CError.callback("reader", code: code) }
+    }
+}
+
+@_cdecl("dfs_loop_observe")
+public func dfs_loop_observe(
+    _ loop: OpaquePointer?, _ observer: dfs_effect_fn?, _ ctx: UnsafeMutableRawPointer?, _ destroy: dfs_destroy_fn?,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    let callback = CCallback(observer, ctx, destroy)
+    return produce(out) {
+        let target = try lookupLoop(loop)
+        let function = try CFunction(callback, "observer")
+        let subscription = target.loop.subscribe { model in
+            let code = function.fn(model.pointer, function.ctx)
+            if code != 0 { throw CError.callback("observer", code: code) }
+        }
+        return handles.insert(CDisposable(subscription), kind: .disposable)
+    }
+}
+
+@_cdecl("dfs_loop_render")
+public func dfs_loop_render(
+    _ loop: OpaquePointer?, _ diffuser: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    produce(out) {
+        let target = try lookupLoop(loop)
+        let render = try lookupDiffuser(diffuser)
+        guard render.type.type === target.modelType.type else {
+            throw CError.type("diffuser has type '\(render.type.type.name)', the loop's models '\(target.modelType.type.name)'")
+        }
+        let subscription = target.loop.render(render.diffuser)
+        return handles.insert(CDisposable(subscription), kind: .disposable)
+    }
+}
+
+@_cdecl("dfs_loop_connect")
+public func dfs_loop_connect(
+    _ loop: OpaquePointer?, _ sources: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    produce(out) {
+        let target = try lookupLoop(loop)
+        let fuser = try lookupFuser(sources, "sources")
+        let eventType = target.eventType.type
+        guard fuser.type.type === eventType else {
+            throw CError.type("sources have type '\(fuser.type.type.name)', the loop's events '\(eventType.name)'")
+        }
+        // Sources lend their events for the emission; the loop queues them.
+        let kept = Fuser<CValue>.extract(throwing: { try eventType.kept($0) }, fuser.fuser)
+        return handles.insert(CDisposable(target.loop.connect(kept)), kind: .disposable)
+    }
+}
+
+func overlapOf(_ overlap: dfs_overlap) throws -> Overlap {
+    switch overlap {
+    case DFS_OVERLAP_CANCEL_PREVIOUS: return .cancelPrevious
+    case DFS_OVERLAP_KEEP_PREVIOUS: return .keepPrevious
+    case DFS_OVERLAP_CONCURRENT: return .concurrent
+    default: throw CError.argument("overlap \(overlap.rawValue) is not a dfs_overlap")
+    }
+}
+
+@_cdecl("dfs_loop_add_feedback")
+public func dfs_loop_add_feedback(
+    _ loop: OpaquePointer?, _ overlap: dfs_overlap, _ executor: OpaquePointer?, _ fn: dfs_feedback_fn?,
+    _ ctx: UnsafeMutableRawPointer?, _ destroy: dfs_destroy_fn?, _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    let callback = CCallback(fn, ctx, destroy)
+    return produce(out) {
+        let target = try lookupLoop(loop)
+        let function = try CFunction(callback, "fn")
+        let strategy = try overlapOf(overlap)
+        let runOn = try lookupExecutor(executor)
+        let eventType = target.eventType.type
+        let feedback = Feedback<CValue, CValue>.work(on: runOn?.executor, overlap: strategy) { model, job in
+            withJobHandle(job, eventType) { function.fn(model.pointer, $0, function.ctx) }
+        }
+        return handles.insert(CDisposable(target.loop.add(feedback)), kind: .disposable)
+    }
+}
+
+@_cdecl("dfs_loop_add_request_feedback")
+public func dfs_loop_add_request_feedback(
+    _ loop: OpaquePointer?, _ requestType: OpaquePointer?, _ request: dfs_transform_fn?,
+    _ requestCtx: UnsafeMutableRawPointer?, _ requestDestroy: dfs_destroy_fn?, _ overlap: dfs_overlap,
+    _ executor: OpaquePointer?, _ fn: dfs_feedback_fn?, _ ctx: UnsafeMutableRawPointer?, _ destroy: dfs_destroy_fn?,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    let selectCallback = CCallback(request, requestCtx, requestDestroy)
+    let callback = CCallback(fn, ctx, destroy)
+    return produce(out) {
+        let target = try lookupLoop(loop)
+        let type = try lookupType(requestType, "request_type")
+        let select = try CTransform(selectCallback, output: type, borrowed: false)
+        let function = try CFunction(callback, "fn")
+        let strategy = try overlapOf(overlap)
+        let runOn = try lookupExecutor(executor)
+        let eventType = target.eventType.type
+        let typeReference = try TypeReferenceBox(type)
+        let feedback = Feedback<CValue, CValue>.request(
+            { model in
+                let value = try select.select(model)
+                return value.pointer == nil ? nil : value
+            },
+            isSame: { a, b in withExtendedLifetime(typeReference) { (try? type.equal(a.pointer, b.pointer)) ?? false } },
+            on: runOn?.executor,
+            overlap: strategy
+        ) { request, job in
+            withJobHandle(job, eventType) { function.fn(request.pointer, $0, function.ctx) }
+        }
+        return handles.insert(CDisposable(target.loop.add(feedback)), kind: .disposable)
+    }
+}
+
+/// Keeps a type's handle alive while a feedback compares requests of that type.
+final class TypeReferenceBox {
+    let reference: TypeReference
+
+    init(_ type: ValueType) throws {
+        reference = try TypeReference(type)
+    }
+}
+
+@_cdecl("dfs_loop_start")
+public func dfs_loop_start(_ loop: OpaquePointer?) -> dfs_status {
+    guarded {
+        let target = try lookupLoop(loop)
+        if !target.loop.start() { throw refusal(.disposed) }
+    }
+}
+
+@_cdecl("dfs_loop_stop")
+public func dfs_loop_stop(_ loop: OpaquePointer?) -> dfs_status {
+    guarded { try lookupLoop(loop).loop.stop() }
+}
+
+@_cdecl("dfs_loop_dispose")
+public func dfs_loop_dispose(_ loop: OpaquePointer?) -> dfs_status {
+    guarded { try lookupLoop(loop).loop.dispose() }
+}
+
+@_cdecl("dfs_loop_is_running")
+public func dfs_loop_is_running(_ loop: OpaquePointer?) -> Int32 {
+    var running: Int32 = 0
+    let status = guarded { running = try lookupLoop(loop).loop.isRunning ? 1 : 0 }
+    return status == DFS_OK ? running : -Int32(status.rawValue)
+}
+
+@_cdecl("dfs_loop_retain")
+public func dfs_loop_retain(_ loop: OpaquePointer?) -> dfs_status {
+    guarded { try handles.retain(loop, .loop, name: "loop") }
+}
+
+@_cdecl("dfs_loop_release")
+public func dfs_loop_release(_ loop: OpaquePointer?) -> dfs_status {
+    // The last reference disposes the loop now: also from inside one of its callbacks,
+    // where the call that drives the loop still holds the object (its deinit would
+    // dispose it only once that call returns, after the rest of the queue).
+    guarded { (try handles.release(loop, .loop, name: "loop") as? CLoop)?.loop.dispose() }
+}
+

@@ -1,0 +1,66 @@
+import CDiffuserFFI
+@_spi(Bindings) import Diffuser
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// `dfs_next`: what an update written in C returns, built during the update call.
+
+/// The `dfs_next` of the update in progress on each thread: `dfs_next_model` and
+/// `dfs_next_effect` accept only it.
+final class NextBuilder {
+    let modelType: ValueType
+    let effectType: ValueType
+    var model: CValue?
+    var effects: [CValue] = []
+
+    init(modelType: ValueType, effectType: ValueType) {
+        self.modelType = modelType
+        self.effectType = effectType
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    /// Runs `body` with this builder as the thread's current one, and its address.
+    func current<R>(_ body: (OpaquePointer) -> R) -> R {
+        let previous = pthread_getspecific(Self.key)
+        let address = Unmanaged.passUnretained(self).toOpaque()
+        pthread_setspecific(Self.key, address)
+        defer { pthread_setspecific(Self.key, previous) }
+        return body(OpaquePointer(address))
+    }
+
+    /// The builder behind `next`, which must be the thread's current one.
+    static func lookup(_ next: OpaquePointer?) throws -> NextBuilder {
+        guard let next else { throw CError.null("next") }
+        guard let current = pthread_getspecific(key), UnsafeMutableRawPointer(next) == current else {
+            throw CError(status: DFS_ERR_HANDLE,
+                         message: "next is not the dfs_next of an update in progress on this thread")
+        }
+        return Unmanaged<NextBuilder>.fromOpaque(current).takeUnretainedValue()
+    }
+}
+
+
+@_cdecl("dfs_next_model")
+public func dfs_next_model(_ next: OpaquePointer?, _ model: UnsafeRawPointer?) -> dfs_status {
+    guarded {
+        let builder = try NextBuilder.lookup(next)
+        builder.model = builder.modelType.adopt(model)
+    }
+}
+
+@_cdecl("dfs_next_effect")
+public func dfs_next_effect(_ next: OpaquePointer?, _ effect: UnsafeRawPointer?) -> dfs_status {
+    guarded {
+        let builder = try NextBuilder.lookup(next)
+        builder.effects.append(builder.effectType.adopt(effect))
+    }
+}
+

@@ -1,0 +1,329 @@
+/*
+ * test_list_sections.c — the sections diff through the C API
+ * (dfs_list_sections_diff_compute): a hand-picked case, seeded property tests (small key
+ * alphabets for sections and items, so duplicates are common; a few sections of a few
+ * items, and some large) whose every result is replayed (the sections' script, then each
+ * section's item script, must turn old into new) and played as one UIKit batch by a
+ * simulator of its rules, with every sub-diff checked (maps, counts, updates, moves equal
+ * matched minus a slow LIS); the content callback; misuse.
+ */
+#include "check.h"
+#include "list_oracles.h"
+
+#include <stddef.h>
+
+/* ------------------------------------------------------------------------------------
+ * Lists of sections and generators
+ * ------------------------------------------------------------------------------------ */
+
+/* The flat arrays of a dfs_list_sections_side. */
+typedef struct flat {
+    uint64_t section_keys[MAX_SECTIONS], section_contents[MAX_SECTIONS];
+    size_t item_counts[MAX_SECTIONS];
+    uint64_t item_keys[MAX_SECTIONS * MAX_ITEMS], item_contents[MAX_SECTIONS * MAX_ITEMS];
+} flat;
+
+static uint64_t rng_state;
+
+static uint64_t rng_next(void) {
+    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static int rng_below(int n) { return n <= 0 ? 0 : (int)(rng_next() % (uint64_t)n); }
+
+static dfs_list_sections_side side_of(const sections *l, flat *f) {
+    int at = 0;
+    for (int s = 0; s < l->count; s++) {
+        f->section_keys[s] = l->s[s].key;
+        f->section_contents[s] = l->s[s].content;
+        f->item_counts[s] = (size_t)l->s[s].count;
+        for (int i = 0; i < l->s[s].count; i++, at++) {
+            f->item_keys[at] = l->s[s].keys[i];
+            f->item_contents[at] = l->s[s].contents[i];
+        }
+    }
+    dfs_list_sections_side side = {f->section_keys, f->section_contents, f->item_counts, f->item_keys, f->item_contents,
+                                   (size_t)l->count};
+    return side;
+}
+
+static uint64_t small(int alphabet) { return (uint64_t)rng_below(alphabet) * 0x100000001ull; }
+
+static void section_random(section *s, int max_items, int alphabet) {
+    s->key = small(alphabet);
+    s->content = rng_below(4) == 0 ? 1 : 0;
+    s->count = rng_below(max_items + 1);
+    for (int i = 0; i < s->count; i++) {
+        s->keys[i] = small(alphabet);
+        s->contents[i] = rng_below(5) == 0 ? (uint64_t)rng_below(3) : 0;
+    }
+}
+
+static void item_remove(section *s, int at) {
+    memmove(&s->keys[at], &s->keys[at + 1], (size_t)(s->count - at - 1) * sizeof(uint64_t));
+    memmove(&s->contents[at], &s->contents[at + 1], (size_t)(s->count - at - 1) * sizeof(uint64_t));
+    s->count--;
+}
+
+static void item_insert(section *s, int at, uint64_t key, uint64_t content) {
+    memmove(&s->keys[at + 1], &s->keys[at], (size_t)(s->count - at) * sizeof(uint64_t));
+    memmove(&s->contents[at + 1], &s->contents[at], (size_t)(s->count - at) * sizeof(uint64_t));
+    s->keys[at] = key;
+    s->contents[at] = content;
+    s->count++;
+}
+
+static void section_remove(sections *l, int at) {
+    memmove(&l->s[at], &l->s[at + 1], (size_t)(l->count - at - 1) * sizeof(section));
+    l->count--;
+}
+
+static void section_insert(sections *l, int at, const section *s) {
+    memmove(&l->s[at + 1], &l->s[at], (size_t)(l->count - at) * sizeof(section));
+    l->s[at] = *s;
+    l->count++;
+}
+
+static void sections_random(sections *l, int count, int max_items, int alphabet) {
+    l->count = count;
+    for (int s = 0; s < count; s++) section_random(&l->s[s], max_items, alphabet);
+}
+
+/* `to` = `from` after a few random edits of sections and items (or unrelated). */
+static void sections_edited(const sections *from, sections *to, int max_sections, int max_items, int alphabet) {
+    *to = *from;
+    if (rng_below(10) == 0) {
+        sections_random(to, rng_below(max_sections + 1), max_items, alphabet);
+        return;
+    }
+    int edits = rng_below(12);
+    static section moving;
+    for (int e = 0; e < edits; e++) {
+        int s = rng_below(to->count);
+        section *x = &to->s[s];
+        switch (rng_below(9)) {
+        case 0: if (to->count > 0) section_remove(to, s); break;
+        case 1:
+            if (to->count < max_sections) {
+                section_random(&moving, max_items, alphabet);
+                section_insert(to, rng_below(to->count + 1), &moving);
+            }
+            break;
+        case 2:
+            if (to->count > 0) {
+                moving = *x;
+                section_remove(to, s);
+                section_insert(to, rng_below(to->count + 1), &moving);
+            }
+            break;
+        case 3: if (to->count > 0) x->content = (uint64_t)rng_below(3); break;
+        case 4: if (to->count > 0 && x->count > 0) item_remove(x, rng_below(x->count)); break;
+        case 5: if (to->count > 0 && x->count < max_items) item_insert(x, rng_below(x->count + 1), small(alphabet), 0); break;
+        case 6: /* an item moves within its section, or to another one */
+            if (to->count > 0 && x->count > 0) {
+                int i = rng_below(x->count);
+                uint64_t k = x->keys[i], c = x->contents[i];
+                item_remove(x, i);
+                section *y = &to->s[rng_below(3) == 0 ? rng_below(to->count) : s];
+                if (y->count < max_items) item_insert(y, rng_below(y->count + 1), k, c);
+            }
+            break;
+        case 7: if (to->count > 0 && x->count > 0) x->contents[rng_below(x->count)] = (uint64_t)rng_below(4); break;
+        default: /* the items of a section shuffled */
+            if (to->count > 0) {
+                for (int i = x->count - 1; i > 0; i--) {
+                    int j = rng_below(i + 1);
+                    uint64_t k = x->keys[i], c = x->contents[i];
+                    x->keys[i] = x->keys[j], x->contents[i] = x->contents[j];
+                    x->keys[j] = k, x->contents[j] = c;
+                }
+            }
+            break;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------------------
+ * Tests
+ * ------------------------------------------------------------------------------------ */
+
+static void test_example(void) {
+    check_section("example");
+    /* Sections A [1 2 3] and B [4 5] -> B [5 4] and A [1 3 2 6], A's header changed. */
+    static sections old, new_;
+    static flat fo, fn;
+    old.count = 2;
+    old.s[0] = (section){.key = 'A', .count = 3, .keys = {1, 2, 3}};
+    old.s[1] = (section){.key = 'B', .count = 2, .keys = {4, 5}};
+    new_.count = 2;
+    new_.s[0] = (section){.key = 'B', .count = 2, .keys = {5, 4}};
+    new_.s[1] = (section){.key = 'A', .content = 1, .count = 4, .keys = {1, 3, 2, 6}};
+    dfs_list_sections_side o = side_of(&old, &fo), n = side_of(&new_, &fn);
+    dfs_list_sections_diff d;
+    CHECK_OK(dfs_list_sections_diff_compute(&o, &n, NULL, NULL, DFS_LIST_BATCH | DFS_LIST_SCRIPT, &d), "diff");
+    CHECK(d.sections.move_count == 1 && d.sections.update_count == 1, "one section moves, A's header changed");
+    CHECK(d.item_diff_count == 2 && d.items[0].move_count == 1 && d.items[1].move_count == 1 &&
+              d.items[1].insert_count == 1 && d.items[1].inserts[0] == 3,
+          "B: one item moves; A: one moves, 6 inserted at 3");
+    CHECK(d.items[0].block == NULL && d.sections.block == NULL && d.block != NULL, "one block for everything");
+    CHECK(d.batch_section_delete_count == 1 && d.batch_section_insert_count == 1 && d.batch_item_move_count == 0,
+          "a moved and changed section is deleted and inserted, its items not listed");
+    list_failure[0] = '\0';
+    CHECK(check_all(&d, &old, &new_), "scripts and batch check out %s", list_failure);
+    dfs_list_sections_diff_free(&d);
+    CHECK(d.block == NULL && d.items == NULL && d.item_diff_count == 0, "free zeroes the diff");
+    dfs_list_sections_diff_free(&d);
+    dfs_list_sections_diff_free(NULL);
+
+    CHECK_OK(dfs_list_sections_diff_compute(&o, &n, NULL, NULL, DFS_LIST_BATCH_MOVE_THEN_RELOAD, &d), "move then reload");
+    CHECK(d.batch_section_move_count == 1 && d.batch_section_reload_after_move_count == 1 &&
+              d.batch_section_reloads_after_moves[0] == d.batch_section_moves[1] && d.items[0].script_count == 0,
+          "the section that moves is moved, then reloaded at its new index; no script unless asked");
+    dfs_list_sections_diff_free(&d);
+
+    dfs_list_sections_side empty = {NULL, NULL, NULL, NULL, NULL, 0};
+    CHECK_OK(dfs_list_sections_diff_compute(&empty, &empty, NULL, NULL, DFS_LIST_BATCH | DFS_LIST_SCRIPT, &d), "empty");
+    CHECK(d.item_diff_count == 0 && d.items == NULL && d.sections.new_count == 0, "nothing");
+    dfs_list_sections_diff_free(&d);
+}
+
+static int property_cases(int cases, int max_sections, int max_items, unsigned int flags, uint64_t seed, int *dups) {
+    static sections old, new_;
+    static flat fo, fn;
+    int failures = 0;
+    for (int c = 0; c < cases; c++) {
+        rng_state = seed + (uint64_t)c;
+        static const int alphabets[] = {1, 2, 3, 5, 8, 16, 1000000};
+        int alphabet = alphabets[rng_below(7)];
+        sections_random(&old, rng_below(max_sections + 1), max_items, alphabet);
+        sections_edited(&old, &new_, max_sections, max_items, alphabet);
+        dfs_list_sections_side o = side_of(&old, &fo), n = side_of(&new_, &fn);
+        dfs_list_sections_diff d;
+        int status = dfs_list_sections_diff_compute(&o, &n, NULL, NULL, flags | DFS_LIST_SCRIPT, &d);
+        list_failure[0] = '\0';
+        if (status != DFS_OK || !check_all(&d, &old, &new_)) {
+            if (failures++ == 0)
+                printf("     case %d (seed %llu): %s %s\n", c, (unsigned long long)(seed + (uint64_t)c), list_failure,
+                       status ? dfs_last_error() : "");
+        }
+        *dups += d.has_duplicates;
+        dfs_list_sections_diff_free(&d);
+    }
+    return failures;
+}
+
+static void test_properties(void) {
+    check_section("properties: scripts replayed, UIKit batch, minimal moves in every part");
+    int cases = check_scale(2000, 200), dups = 0;
+    CHECK_INT(property_cases(cases, 8, 12, DFS_LIST_BATCH, 1000, &dups), 0, "%d small cases, delete + insert", cases);
+    CHECK_INT(property_cases(cases, 8, 12, DFS_LIST_BATCH_MOVE_THEN_RELOAD, 70000, &dups), 0, "%d small cases, move then reload", cases);
+    CHECK(dups > cases / 5, "duplicates are common (%d of %d cases)", dups, 2 * cases);
+    int large = check_scale(20, 3);
+    CHECK_INT(property_cases(large, MAX_SECTIONS, MAX_ITEMS, DFS_LIST_BATCH, 900000, &dups), 0, "%d large cases", large);
+}
+
+typedef struct same_ctx {
+    const sections *old, *new_;
+    int section_calls, item_calls, fail_at, bad_args;
+} same_ctx;
+
+static int same_content(int32_t os, int32_t oi, int32_t ns, int32_t ni, void *ctx) {
+    same_ctx *c = ctx;
+    if (c->section_calls + c->item_calls + 1 == c->fail_at) {
+        dfs_set_error("same_content failed on purpose");
+        return -1;
+    }
+    if (os < 0 || os >= c->old->count || ns < 0 || ns >= c->new_->count) return c->bad_args++, 0;
+    const section *a = &c->old->s[os], *b = &c->new_->s[ns];
+    if (oi == -1 && ni == -1) return c->section_calls++, a->content == b->content;
+    c->item_calls++;
+    if (oi < 0 || oi >= a->count || ni < 0 || ni >= b->count) return c->bad_args++, 0;
+    return a->contents[oi] == b->contents[ni];
+}
+
+static void test_callback(void) {
+    check_section("content callback");
+    static sections old, new_;
+    static flat fo, fn;
+    rng_state = 4242;
+    sections_random(&old, 8, 10, 6);
+    sections_edited(&old, &new_, 8, 10, 6);
+    dfs_list_sections_side o = side_of(&old, &fo), n = side_of(&new_, &fn);
+    o.section_contents = o.item_contents = n.section_contents = n.item_contents = NULL;
+    same_ctx c = {&old, &new_, 0, 0, 0, 0};
+    dfs_list_sections_diff d;
+    CHECK_OK(dfs_list_sections_diff_compute(&o, &n, same_content, &c, DFS_LIST_BATCH | DFS_LIST_SCRIPT, &d), "diff");
+    list_failure[0] = '\0';
+    CHECK(check_all(&d, &old, &new_), "the callback decides updates %s", list_failure);
+    CHECK_INT(c.bad_args, 0, "every index in range");
+    CHECK_INT(c.section_calls, d.sections.old_count - d.sections.delete_count, "once per matched section");
+    int matched = 0;
+    for (int j = 0; j < d.item_diff_count; j++) matched += d.items[j].old_count - d.items[j].delete_count;
+    CHECK_INT(c.item_calls, matched, "once per matched item");
+    int calls = c.section_calls + c.item_calls;
+    dfs_list_sections_diff_free(&d);
+
+    c = (same_ctx){&old, &new_, 0, 0, calls, 0};
+    CHECK_STATUS(dfs_list_sections_diff_compute(&o, &n, same_content, &c, 0, &d), DFS_ERR_CALLBACK, "the last call fails");
+    CHECK_ERROR_HAS("on purpose", "its message comes back");
+    CHECK(d.block == NULL && d.items == NULL && d.item_diff_count == 0, "the result is zeroed");
+    CHECK_INT(c.section_calls + c.item_calls, calls - 1, "nothing is called after the failure");
+    dfs_list_sections_diff_free(&d);
+}
+
+static void test_misuse(void) {
+    check_section("misuse");
+    uint64_t keys[] = {1, 2}, contents[] = {0, 0};
+    size_t counts[] = {1, 1}, huge[] = {1, (size_t)1 << 40}, big[] = {0x7FFFFFF0, 0x7FFFFFF0};
+    dfs_list_sections_side ok = {keys, NULL, counts, keys, NULL, 2};
+    dfs_list_sections_side cases[] = {
+        {NULL, NULL, counts, keys, NULL, 2},     /* no section keys */
+        {keys, NULL, NULL, keys, NULL, 2},       /* no item counts */
+        {keys, NULL, counts, NULL, NULL, 2},     /* no item keys */
+        {keys, contents, counts, keys, NULL, 2}, /* section contents on one side */
+        {keys, NULL, counts, keys, contents, 2}, /* item contents on one side */
+        {keys, NULL, counts, keys, NULL, (size_t)1 << 40},
+        {keys, NULL, huge, keys, NULL, 2},
+        {keys, NULL, big, keys, NULL, 2},        /* too many items in all */
+    };
+    static const struct { int status; const char *message; } expect[] = {
+        {DFS_ERR_NULL, "section_keys"}, {DFS_ERR_NULL, "item_counts"}, {DFS_ERR_NULL, "item_keys"},
+        {DFS_ERR_NULL, "section_contents"}, {DFS_ERR_NULL, "item_contents"}, {DFS_ERR_ARGUMENT, "section_count"},
+        {DFS_ERR_ARGUMENT, "item_counts[1]"}, {DFS_ERR_ARGUMENT, "in all"},
+    };
+    dfs_list_sections_diff d;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        memset(&d, 0x5a, sizeof d);
+        CHECK_STATUS(dfs_list_sections_diff_compute(&cases[k], &ok, NULL, NULL, 0, &d), expect[k].status, "case %zu", k);
+        CHECK_ERROR_HAS(expect[k].message, "names %s", expect[k].message);
+        CHECK(d.block == NULL && d.items == NULL, "out zeroed");
+    }
+    CHECK_STATUS(dfs_list_sections_diff_compute(NULL, &ok, NULL, NULL, 0, &d), DFS_ERR_NULL, "NULL old list");
+    CHECK_ERROR_HAS("old_list", "names it");
+    CHECK_STATUS(dfs_list_sections_diff_compute(&ok, NULL, NULL, NULL, 0, &d), DFS_ERR_NULL, "NULL new list");
+    CHECK_ERROR_HAS("new_list", "names it");
+    CHECK_STATUS(dfs_list_sections_diff_compute(&ok, &ok, NULL, NULL, 0, NULL), DFS_ERR_NULL, "NULL out");
+    CHECK_STATUS(dfs_list_sections_diff_compute(&ok, &ok, NULL, NULL, 64, &d), DFS_ERR_ARGUMENT, "unknown flags");
+    CHECK_ERROR_HAS("flags", "says so");
+    /* Arrays may be NULL where they would be empty. */
+    size_t none[] = {0, 0};
+    dfs_list_sections_side no_items = {keys, NULL, none, NULL, NULL, 2}, empty = {NULL, NULL, NULL, NULL, NULL, 0};
+    dfs_list_sections_side one_sided = {keys, contents, none, NULL, contents, 2};
+    CHECK_OK(dfs_list_sections_diff_compute(&no_items, &empty, NULL, NULL, DFS_LIST_SCRIPT, &d), "sections without items");
+    CHECK(d.sections.delete_count == 2 && d.item_diff_count == 0, "two deletes");
+    dfs_list_sections_diff_free(&d);
+    CHECK_OK(dfs_list_sections_diff_compute(&one_sided, &empty, NULL, NULL, 0, &d), "contents next to an empty list");
+    dfs_list_sections_diff_free(&d);
+}
+
+int main(int argc, char **argv) {
+    check_init(argc, argv);
+    test_example();
+    test_properties();
+    test_callback();
+    test_misuse();
+    return check_finish();
+}

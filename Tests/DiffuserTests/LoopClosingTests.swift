@@ -1,0 +1,90 @@
+import XCTest
+@testable import Diffuser
+
+/// A loop closed from inside its own update, and loops whose owners let go while their
+/// executors still hold work: what the fuzzer of the C API asked about, in Swift.
+final class LoopClosingTests: XCTestCase {
+    /// Something an update holds, to see whether the loop that holds the update is gone.
+    final class Token {}
+
+    func testDisposeFromInsideTheUpdateEndsTheStepThere() {
+        let log = Recorder<String>()
+        let traces = TraceLog()
+        let journal = Journal<Counter, CounterEvent>()
+        var loopRef: Loop<Counter, CounterEvent, CounterEffect>?
+        let loop = Loop(
+            model: Counter(),
+            update: Update<Counter, CounterEvent, CounterEffect> { model, event in
+                if event == .fail {
+                    loopRef!.dispose()
+                    log.append("disposed in the update")
+                    return .next(Counter(count: 99), effects: [.note("never handled")])
+                }
+                return try counterUpdate(model, event)
+            },
+            handlers: [EffectHandler { effect, _ in log.append("effect \(effect)") }],
+            journal: journal,
+            inspector: traces.inspector
+        )
+        loopRef = loop
+        loop.observe { log.append("model \($0.count)") }
+        loop.dispatch(.add(2))
+        loop.dispatch(.fail)
+        XCTAssertEqual(log.values, ["model 0", "model 2", "disposed in the update"],
+                       "nothing of the step runs after the update that disposed the loop")
+        XCTAssertEqual(loop.model, Counter(count: 2), "its model is not stored")
+        let last = Array(traces.lines.values.suffix(2))
+        XCTAssertEqual(last.first, "disposed Counter(2)")
+        XCTAssertTrue(last.last?.hasPrefix("stepped fail on Counter(2)") == true,
+                      "the event's one trace comes right after the dispose, and nothing after it: \(last)")
+        XCTAssertEqual(journal.events, [.add(2)], "the journal does not record the step that was cut short")
+        XCTAssertEqual(journal.replay(counterUpdate), [Counter(), Counter(count: 2)],
+                       "so a replay re-derives exactly the models the loop published")
+        loopRef = nil
+    }
+
+    func testStopFromInsideTheUpdateKeepsTheModelForTheNextRun() {
+        var loopRef: Loop<Counter, CounterEvent, CounterEffect>?
+        let loop = Loop(
+            model: Counter(),
+            update: Update<Counter, CounterEvent, CounterEffect> { model, event in
+                if event == .silent { loopRef!.stop() }
+                return .next(Counter(count: model.count + 10))
+            }
+        )
+        loopRef = loop
+        loop.dispatch(.increment)
+        loop.dispatch(.silent)
+        XCTAssertFalse(loop.isRunning)
+        XCTAssertEqual(loop.model.count, 10, "the stopping step stored nothing")
+        XCTAssertTrue(loop.start())
+        loop.dispatch(.increment)
+        XCTAssertEqual(loop.model.count, 20)
+        loopRef = nil
+    }
+
+    func testALoopWhoseExecutorStillHoldsWorkIsFreedWithIt() {
+        weak var token: Token?
+        do {
+            let held = Token()
+            token = held
+            let executor = ManualExecutor()
+            let handlerExecutor = ManualExecutor()
+            let loop = Loop(
+                model: Counter(),
+                update: Update<Counter, CounterEvent, CounterEffect> { model, event in
+                    withExtendedLifetime(held) {}
+                    return try counterUpdate(model, event)
+                },
+                handlers: [EffectHandler(on: handlerExecutor) { _, _ in }],
+                executor: executor
+            )
+            executor.runAll()
+            loop.dispatch(.increment)
+            executor.runNext()                 // the step: its effect waits on handlerExecutor
+            loop.dispatch(.increment)          // queued: a drain waits on executor
+            XCTAssertGreaterThan(executor.pending + handlerExecutor.pending, 1)
+        }
+        XCTAssertNil(token, "the loop, its update and its executors are gone with their owners")
+    }
+}

@@ -1,0 +1,31 @@
+/// The loop benchmark's models, reducers and sink, shared by the library and the
+/// hand-written baselines so that both do the same work per event.
+
+/// A screen of 100 integer leaves; an event bumps one of them.
+struct Leaves: Equatable {
+    static let count = 100
+    var values = [Int](repeating: 0, count: Leaves.count)
+}
+
+/// The trivial update of the render scenario: a new model with leaf `event % 100` bumped
+/// (a copy, as an immutable model asks: the old model is still held by its owner).
+@inline(__always)
+func bump(_ model: Leaves, _ event: Int) -> Leaves {
+    var next = model
+    next.values[event % Leaves.count] &+= 1
+    return next
+}
+
+/// The trivial update of the no-render scenario: a counter.
+@inline(__always)
+func add(_ model: Int, _ event: Int) -> Int {
+    model &+ event
+}
+
+/// Cheap but not removable: folds a value into a global the program prints at the end.
+nonisolated(unsafe) var sinkAccumulator: UInt64 = 0
+
+@inline(never)
+func sink(_ value: Int) {
+    sinkAccumulator = sinkAccumulator &* 31 &+ UInt64(bitPattern: Int64(value))
+}

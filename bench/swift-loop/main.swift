@@ -1,0 +1,182 @@
+// Loop benchmark (Swift): events per second through a Loop against a hand-written queue
+// + reducer + render, in one process; medians and minima of interleaved rounds.
+//
+//   render-100  a trivial update (bump one of 100 leaves) and a render through a Diffuser
+//               of 100 leaves (loop.render), against a hand-written render comparing
+//               100 cached leaves; also against the hand-written queue + reducer running
+//               the same Diffuser (`hand+diffuser`): the loop's own share is the
+//               difference between that and the library;
+//   no-render   a trivial update (a counter) and nothing observing the loop.
+//
+// Every event is dispatched from the benchmark's thread into an idle loop, which handles
+// it before `dispatch` returns (the default executor).
+//
+//   swift run -c release LoopBench [--rounds N] [--tsv]
+import Diffuser
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@inline(never)
+func now() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+/// ns per event of `dispatch` over `events` events, after a warm-up.
+@inline(__always)
+func nsPerEvent(_ events: Int, _ dispatch: (Int) -> Void) -> Double {
+    for i in 0..<1_000 { dispatch(i) }
+    let start = now()
+    for i in 0..<events { dispatch(i) }
+    return Double(now() - start) / Double(events)
+}
+
+/// The selector of each leaf: what the screen's maps are given.
+let leafSelectors: [(Leaves) -> Int] = (0..<Leaves.count).map { i in { $0.values[i] } }
+
+/// A Diffuser of 100 leaves, each `map(leaf i, into(sink))`.
+func makeScreen() -> Diffuser<Leaves> {
+    Diffuser<Leaves>(leafSelectors.map { .map($0, .into(sink)) })
+}
+
+/// A loop rendering through a Diffuser of 100 leaves.
+func libraryRenderLoop() -> (Loop<Leaves, Int, Never>, Loop<Leaves, Int, Never>.Disposable) {
+    let loop = Loop(model: Leaves(), reducer: bump)
+    return (loop, loop.render(makeScreen()))
+}
+
+func handRenderLoop() -> HandRenderLoop {
+    let render = HandRender()
+    return HandRenderLoop(render: render.render)
+}
+
+func floorRenderLoop() -> HandRenderLoop {
+    let render = FloorRender(leafSelectors)
+    return HandRenderLoop(render: render.render)
+}
+
+func handDiffuserLoop() -> HandRenderLoop {
+    let screen = makeScreen()
+    return HandRenderLoop(render: { screen.run($0) })
+}
+
+func libraryCounterLoop() -> Loop<Int, Int, Never> {
+    Loop(model: 0, reducer: add)
+}
+
+/// The library and the baselines must do the same work: the same models and the same
+/// effects for the same events.
+func checkSameWork() {
+    let saved = sinkAccumulator
+    defer { sinkAccumulator = saved }
+    sinkAccumulator = 0
+    let (loop, rendering) = libraryRenderLoop()
+    for i in 0..<1_000 { loop.dispatch(i * 7) }
+    let librarySink = sinkAccumulator
+    sinkAccumulator = 0
+    let hand = handRenderLoop()
+    for i in 0..<1_000 { hand.dispatch(i * 7) }
+    let handSink = sinkAccumulator
+    sinkAccumulator = 0
+    let handDiffuser = handDiffuserLoop()
+    for i in 0..<1_000 { handDiffuser.dispatch(i * 7) }
+    let mixedSink = sinkAccumulator
+    sinkAccumulator = 0
+    let floor = floorRenderLoop()
+    for i in 0..<1_000 { floor.dispatch(i * 7) }
+    let counter = libraryCounterLoop(), handCounter = HandCounterLoop()
+    for i in 0..<1_000 {
+        counter.dispatch(i)
+        handCounter.dispatch(i)
+    }
+    if librarySink != handSink || librarySink != mixedSink || librarySink != sinkAccumulator
+        || loop.model != hand.model || loop.model != handDiffuser.model || loop.model != floor.model
+        || counter.model != handCounter.model {
+        print("the loop and the hand-written baseline did different work")
+        exit(1)
+    }
+    rendering.dispose()
+    loop.dispose()
+}
+
+func median(_ xs: [Double]) -> Double {
+    let s = xs.sorted()
+    return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
+}
+
+var rounds = 15
+var tsv = false
+var args = CommandLine.arguments.dropFirst().makeIterator()
+while let arg = args.next() {
+    switch arg {
+    case "--rounds": rounds = Int(args.next() ?? "") ?? rounds
+    case "--tsv": tsv = true
+    default:
+        print("usage: LoopBench [--rounds N] [--tsv]")
+        exit(2)
+    }
+}
+
+checkSameWork()
+
+/// Per scenario, ns per event of each round: the library's, the baseline's, and the
+/// baseline's queue and reducer with the library's Diffuser.
+var library: [String: [Double]] = [:], hand: [String: [Double]] = [:], handDiffuser: [Double] = []
+/// The floor of render-100: the hand-written queue and reducer with `FloorRender`.
+var floorRender: [Double] = []
+for _ in 0..<rounds {
+    do {
+        let (loop, rendering) = libraryRenderLoop()
+        library["render-100", default: []].append(nsPerEvent(100_000) { loop.dispatch($0) })
+        rendering.dispose()
+        let baseline = handRenderLoop()
+        hand["render-100", default: []].append(nsPerEvent(100_000) { baseline.dispatch($0) })
+        let mixed = handDiffuserLoop()
+        handDiffuser.append(nsPerEvent(100_000) { mixed.dispatch($0) })
+        let floor = floorRenderLoop()
+        floorRender.append(nsPerEvent(100_000) { floor.dispatch($0) })
+    }
+    do {
+        let loop = libraryCounterLoop()
+        library["no-render", default: []].append(nsPerEvent(500_000) { loop.dispatch($0) })
+        let baseline = HandCounterLoop()
+        hand["no-render", default: []].append(nsPerEvent(500_000) { baseline.dispatch($0) })
+    }
+}
+
+let scenarios = ["render-100", "no-render"]
+if tsv {
+    // language, scenario, then median and min ns/event of: the library, hand,
+    // hand+diffuser, the floor ("-" where it does not apply)
+    for s in scenarios {
+        let l = library[s]!, h = hand[s]!
+        let render = s == "render-100"
+        let mixed = render ? "\(median(handDiffuser))\t\(handDiffuser.min()!)" : "-\t-"
+        let floor = render ? "\(median(floorRender))\t\(floorRender.min()!)" : "-\t-"
+        print("swift\t\(s)\t\(median(l))\t\(l.min()!)\t\(median(h))\t\(h.min()!)\t\(mixed)\t\(floor)")
+    }
+} else {
+    func cell(_ x: Double, _ width: Int) -> String {
+        let s = String(Int(x.rounded()))
+        return String(repeating: " ", count: max(0, width - s.count)) + s
+    }
+    func ratio(_ x: Double) -> String {
+        let s = String(Double(Int(x * 100)) / 100)
+        return String(repeating: " ", count: max(0, 8 - s.count)) + s
+    }
+    print("Loop Swift benchmark: events/s (median of \(rounds) interleaved rounds; best in the second column)")
+    print("scenario       library ev/s        best   hand ev/s        best  x hand (time)   hand+diffuser ev/s")
+    for s in scenarios {
+        let l = library[s]!, h = hand[s]!
+        let name = s + String(repeating: " ", count: 12 - s.count)
+        let mixed = s == "render-100" ? cell(1e9 / median(handDiffuser), 21) : ""
+        print("\(name)\(cell(1e9 / median(l), 15))\(cell(1e9 / l.min()!, 12))\(cell(1e9 / median(h), 12))"
+              + "\(cell(1e9 / h.min()!, 12))\(ratio(median(l) / median(h)))\(mixed)")
+    }
+    print("render-100 floor (the 100 selectors called and compared by hand): \(Int((1e9 / median(floorRender)).rounded())) ev/s,"
+          + " \(ratio(median(floorRender) / median(hand["render-100"]!))) x hand")
+}
+print("(sink \(sinkAccumulator % 1000))")

@@ -1,0 +1,77 @@
+package io.diffuser.loop;
+
+import static org.junit.Assert.assertEquals;
+
+import io.diffuser.fuser.Disposable;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import org.junit.Test;
+
+/** Gears: one loop pushes, another hears, through the core's gear. */
+public class GearTest {
+  private static Loop<Integer, Integer, Void> adder() {
+    return Loop.reducer(0, (Integer model, Integer event) -> model + event).build();
+  }
+
+  @Test
+  public void oneLoopPushesAnotherHears() {
+    List<String> log = Collections.synchronizedList(new ArrayList<>());
+    Gear<String> gear = new Gear<>();
+    try (Loop<Integer, Integer, Void> feature = adder(); Loop<Integer, Integer, Void> routing = adder()) {
+      Disposable attached = routing.add(Feedback.<Integer, Integer, String>attached(gear, g -> {
+        log.add("heard:" + g);
+        return g.equals("ignore") ? null : 100;
+      }));
+      Disposable pushing = feature.add(Feedback.<Integer, Integer, String>pushing(gear, m -> {
+        log.add("push?" + m);
+        return m > 10 ? "over:" + m : null;
+      }));
+      assertEquals(Arrays.asList("push?0"), log);
+
+      feature.dispatch(5);
+      feature.dispatch(7);
+      assertEquals(Arrays.asList("push?0", "push?5", "push?12", "heard:over:12"), log);
+      assertEquals(Integer.valueOf(100), routing.model());
+
+      gear.send("direct");
+      gear.send("ignore");
+      assertEquals(Integer.valueOf(200), routing.model());
+
+      routing.stop();
+      gear.send("while stopped");
+      routing.start();
+      assertEquals(Integer.valueOf(200), routing.model());
+
+      attached.dispose();
+      log.clear();
+      feature.dispatch(1);
+      assertEquals(Arrays.asList("push?13"), log);
+      pushing.dispose();
+      feature.dispatch(1);
+      assertEquals(Arrays.asList("push?13"), log);
+    }
+  }
+
+  @Test
+  public void aThrowingPropagateCountsAsNoEvent() {
+    Gear<Integer> gear = new Gear<>();
+    try (Loop<Integer, Integer, Void> loop = adder()) {
+      loop.add(Feedback.<Integer, Integer, Integer>attached(gear, g -> {
+        if (g < 0) {
+          throw new IllegalArgumentException("negative");
+        }
+        return g;
+      }));
+      gear.send(-1);
+      gear.send(4);
+      assertEquals(Integer.valueOf(4), loop.model());
+    }
+  }
+
+  @Test(expected = NullPointerException.class)
+  public void aGearIsRequired() {
+    Feedback.<Integer, Integer, Integer>pushing(null, m -> m);
+  }
+}
