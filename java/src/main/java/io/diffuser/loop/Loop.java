@@ -365,7 +365,10 @@ public final class Loop<M, E, F> implements AutoCloseable {
     }
 
     /**
-     * Adds a feedback, registered before any observer.
+     * Adds a feedback, registered before any observer. With the caller's executor (the
+     * default) it hears the first model as the start publishes it; with another executor
+     * it is registered on the loop's turn, and hears the current model then, which may
+     * come after the start effects went to the handlers.
      *
      * @param feedback the feedback
      * @return this builder
