@@ -5,7 +5,8 @@
  * (a slow one), a script replayed on the old list (every index in range) gives the new
  * one, and a batch played by UIKit's rules (no index twice, the counts add up, sections
  * before items) shows the new list. Shared by test_list_sections.c and the fuzzer
- * (Tests/Fuzz/fuzz_list.c), which include it; every function is static.
+ * (Tests/Fuzz/fuzz_list.c), which include it, with the seeded generator and the item
+ * edits both make their lists with; every function is static.
  *
  * A failed check returns 0 and leaves its reason in list_failure.
  */
@@ -31,6 +32,33 @@ typedef struct sections {
     int count;
     section s[MAX_SECTIONS];
 } sections;
+
+/* A seeded generator (splitmix64), for the lists of the test programs and the fuzzer. */
+static inline uint64_t oracle_next(uint64_t *state) {
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static inline int oracle_below(uint64_t *state, int n) { return n <= 0 ? 0 : (int)(oracle_next(state) % (uint64_t)n); }
+
+/* Removes the item at `at` from the parallel keys and contents of *count items. */
+static inline void items_remove(uint64_t *keys, uint64_t *contents, int *count, int at) {
+    memmove(&keys[at], &keys[at + 1], (size_t)(*count - at - 1) * sizeof(uint64_t));
+    memmove(&contents[at], &contents[at + 1], (size_t)(*count - at - 1) * sizeof(uint64_t));
+    (*count)--;
+}
+
+/* Inserts an item at `at` into the parallel keys and contents of *count items. */
+static inline void items_insert(uint64_t *keys, uint64_t *contents, int *count, int at, uint64_t key,
+                                uint64_t content) {
+    memmove(&keys[at + 1], &keys[at], (size_t)(*count - at) * sizeof(uint64_t));
+    memmove(&contents[at + 1], &contents[at], (size_t)(*count - at) * sizeof(uint64_t));
+    keys[at] = key;
+    contents[at] = content;
+    (*count)++;
+}
 
 static char list_failure[256];
 

@@ -25,14 +25,7 @@ typedef struct flat {
 
 static uint64_t rng_state;
 
-static uint64_t rng_next(void) {
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static int rng_below(int n) { return n <= 0 ? 0 : (int)(rng_next() % (uint64_t)n); }
+static int rng_below(int n) { return oracle_below(&rng_state, n); }
 
 static dfs_list_sections_side side_of(const sections *l, flat *f) {
     int at = 0;
@@ -62,18 +55,10 @@ static void section_random(section *s, int max_items, int alphabet) {
     }
 }
 
-static void item_remove(section *s, int at) {
-    memmove(&s->keys[at], &s->keys[at + 1], (size_t)(s->count - at - 1) * sizeof(uint64_t));
-    memmove(&s->contents[at], &s->contents[at + 1], (size_t)(s->count - at - 1) * sizeof(uint64_t));
-    s->count--;
-}
+static void item_remove(section *s, int at) { items_remove(s->keys, s->contents, &s->count, at); }
 
 static void item_insert(section *s, int at, uint64_t key, uint64_t content) {
-    memmove(&s->keys[at + 1], &s->keys[at], (size_t)(s->count - at) * sizeof(uint64_t));
-    memmove(&s->contents[at + 1], &s->contents[at], (size_t)(s->count - at) * sizeof(uint64_t));
-    s->keys[at] = key;
-    s->contents[at] = content;
-    s->count++;
+    items_insert(s->keys, s->contents, &s->count, at, key, content);
 }
 
 static void section_remove(sections *l, int at) {

@@ -39,14 +39,7 @@ typedef struct flist {
 
 static uint64_t list_rng;
 
-static uint64_t list_next(void) {
-    uint64_t z = (list_rng += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static int list_below(int n) { return n <= 0 ? 0 : (int)(list_next() % (uint64_t)n); }
+static int list_below(int n) { return oracle_below(&list_rng, n); }
 
 static uint64_t list_key(int small) { return (uint64_t)small * 0x100000001ull; }
 
@@ -84,20 +77,12 @@ static void flist_edited(const flist *from, flist *to, int alphabet) {
         int n = to->count, at = list_below(n);
         switch (list_below(4)) {
         case 0:
-            if (n > 0) {
-                memmove(&to->keys[at], &to->keys[at + 1], (size_t)(n - at - 1) * 8);
-                memmove(&to->contents[at], &to->contents[at + 1], (size_t)(n - at - 1) * 8);
-                to->count--;
-            }
+            if (n > 0) items_remove(to->keys, to->contents, &to->count, at);
             break;
         case 1:
             if (n < MAX_ITEMS) {
                 at = list_below(n + 1);
-                memmove(&to->keys[at + 1], &to->keys[at], (size_t)(n - at) * 8);
-                memmove(&to->contents[at + 1], &to->contents[at], (size_t)(n - at) * 8);
-                to->keys[at] = list_key(list_below(alphabet));
-                to->contents[at] = 0;
-                to->count++;
+                items_insert(to->keys, to->contents, &to->count, at, list_key(list_below(alphabet)), 0);
             }
             break;
         case 2:
