@@ -38,20 +38,21 @@ cmake -S . -B build -G Ninja > /dev/null
 ninja -C build diffuser_bench_c > /dev/null
 
 echo "Running Swift..." >&2
-"$(swift build -c release --show-bin-path)/DiffuserBench" --tsv --rounds "$rounds" | grep -P '^swift(-keypaths|-floor)?\t' >> "$out"
+"$(swift build -c release --show-bin-path)/DiffuserBench" --tsv --rounds "$rounds" | grep -P '^(swift(-keypaths|-floor)?\t|# swift memory)' >> "$out"
 echo "Running C..." >&2
 build/bench/c/diffuser_bench_c --tsv --rounds "$rounds" | grep -P '^(c\t|c-fields\t|c-floor\t|# memory)' >> "$out"
 (cd java && gradle --offline --no-daemon -q benchClasses)
 for k in $(seq "$java_processes"); do
     echo "Running Java ($k of $java_processes)..." >&2
-    (cd java && gradle --offline --no-daemon -q bench -Pargs="--tsv --rounds $rounds") | grep -P '^java(-floor)?\t' >> "$out"
+    (cd java && gradle --offline --no-daemon -q bench -Pargs="--tsv --rounds $rounds") | grep -P '^(java(-floor)?\t|# java native memory)' >> "$out"
 done
 
 python3 - "$out" <<'PY'
 import re
 import sys
 
-rows, c_memory, fields_memory = [], None, None
+rows, c_memory, fields_memory, c_floor_memory = [], None, None, None
+swift_memory, java_memory = None, []
 for line in open(sys.argv[1]):
     line = line.rstrip("\n")
     if line.startswith("# memory"):
@@ -59,6 +60,15 @@ for line in open(sys.argv[1]):
         c_memory = (float(m.group(1)), float(m.group(2))) if m else None
         m = re.search(r"fields ([0-9.]+) built, ([0-9.]+) after a run", line)
         fields_memory = float(m.group(2)) if m else None
+        m = re.search(r"floor ([0-9.]+) built, ([0-9.]+) after a run", line)
+        c_floor_memory = float(m.group(2)) if m else None
+    elif line.startswith("# swift memory"):
+        m = re.search(r"library ([0-9.]+); keypaths ([0-9.]+); floor ([0-9.]+)", line)
+        swift_memory = tuple(float(x) for x in m.groups()) if m else None
+    elif line.startswith("# java native memory"):
+        m = re.search(r"library ([0-9.]+)", line)
+        if m:
+            java_memory.append(float(m.group(1)))
     elif line.strip():
         rows.append(line.split("\t"))
 order = ["unchanged-same", "unchanged-equal", "one-leaf", "one-leaf-deep", "ten-pct", "build"]
@@ -170,11 +180,24 @@ for s in order:
     verdict = "" if s == "build" else ("met" if ratio <= limit else "NOT met")
     bound = "<= 1.1x" if s != "build" else "       "
     print(f"  swift          key paths / closures, {s:<16} {bound}   measured {ratio:>6.2f}x   {verdict}")
+# Native bytes per leaf, each tree after its first run (target 96 B). The floors: one
+# small block per combinator and nothing else (bench/c floor_make, Swift's
+# NodeFloorRenderer); a library with one node per combinator can only add to them.
 if c_memory:
     built, after = c_memory
     print(f"  c              memory per leaf   <= 96 B   measured {after:>6.0f} B   {'met' if after <= 96 else 'NOT met'}"
           f"  (native, C tree after its first run"
-          + (f"; {fields_memory:.0f} B with field maps)" if fields_memory else ")"))
+          + (f"; {fields_memory:.0f} B with field maps" if fields_memory else "")
+          + (f"; floor {c_floor_memory:.0f} B)" if c_floor_memory else ")"))
+if swift_memory:
+    lib, kp, floor = swift_memory
+    print(f"  swift          memory per leaf   <= 96 B   measured {lib:>6.0f} B   {'met' if lib <= 96 else 'NOT met'}"
+          f"  (native, closure tree after its first run; {kp:.0f} B with key paths; floor {floor:.0f} B)")
+if java_memory:
+    java_memory.sort()
+    value = java_memory[(len(java_memory) - 1) // 2]
+    print(f"  java           memory per leaf   <= 96 B   measured {value:>6.0f} B   {'met' if value <= 96 else 'NOT met'}"
+          f"  (native: core nodes, JNI global references; the Java objects are on the Java heap)")
 for s in ("unchanged-same", "unchanged-equal"):
     if s in heap:
         print(f"  java           heap per run, {s:<16} 0 B   measured {heap[s]:>6.1f} B   {'met' if heap[s] < 1 else 'NOT met'}")

@@ -36,19 +36,19 @@ extension Diffuser {
     /// every run, whether or not `diffuser` ran.
     @inlinable
     public static func intoWhen(_ didChange: @escaping DidChange<A>, _ diffuser: Diffuser<A>) -> Diffuser<A> {
-        Diffuser<A>(node: GateNode(ClosureChange(didChange), diffuser.node))
+        Diffuser<A>(node: GateNode(ClosureChange(didChange), ChildNode(diffuser.node)))
     }
 
     /// Like `intoWhen(_:_:)` with a diffuser, for a single effect.
     @inlinable
     public static func intoWhen(_ didChange: @escaping DidChange<A>, _ effect: @escaping Effect<A>) -> Diffuser<A> {
-        Diffuser(node: GateNode(ClosureChange(didChange), EffectNode(ClosureEffect(effect))))
+        Diffuser(node: GateNode(ClosureChange(didChange), CalledEffect(ClosureEffect(effect))))
     }
 
     /// Like `intoWhen(_:_:)` for a single effect that may throw to abort the run.
     @inlinable
     public static func intoWhen(_ didChange: @escaping DidChange<A>, throwing effect: @escaping (A) throws -> Void) -> Diffuser<A> {
-        Diffuser(node: GateNode(ClosureChange(didChange), EffectNode(ClosureEffect(effect))))
+        Diffuser(node: GateNode(ClosureChange(didChange), CalledEffect(ClosureEffect(effect))))
     }
 
     /// Like `intoWhen(_:_:)` for a single effect, where both the predicate and the effect
@@ -58,7 +58,7 @@ extension Diffuser {
         throwing didChange: @escaping (A, A) throws -> Bool,
         effect: @escaping (A) throws -> Void
     ) -> Diffuser<A> {
-        Diffuser(node: GateNode(ClosureChange(didChange), EffectNode(ClosureEffect(effect))))
+        Diffuser(node: GateNode(ClosureChange(didChange), CalledEffect(ClosureEffect(effect))))
     }
 
     /// Like `intoWhen(_:_:)`, with a predicate that may throw to abort the run.
@@ -67,7 +67,7 @@ extension Diffuser {
         throwing didChange: @escaping (A, A) throws -> Bool,
         _ diffuser: Diffuser<A>
     ) -> Diffuser<A> {
-        Diffuser<A>(node: GateNode(ClosureChange(didChange), diffuser.node))
+        Diffuser<A>(node: GateNode(ClosureChange(didChange), ChildNode(diffuser.node)))
     }
 
     /// A diffuser that runs `effect` on the first value only.
@@ -75,21 +75,20 @@ extension Diffuser {
     /// Equivalent to `intoWhen({ _, _ in false }, effect)`.
     @inlinable
     public static func intoOnce(_ effect: @escaping Effect<A>) -> Diffuser<A> {
-        let child = EffectNode(ClosureEffect(effect))
-        return Diffuser(node: OnceNode(child))
+        Diffuser(node: OnceNode(CalledEffect(ClosureEffect(effect))))
     }
 
     /// Like `intoOnce(_:)` with an effect that may throw: a failed first run is retried
     /// on the next value.
     @inlinable
     public static func intoOnce(throwing effect: @escaping (A) throws -> Void) -> Diffuser<A> {
-        Diffuser(node: OnceNode(EffectNode(ClosureEffect(effect))))
+        Diffuser(node: OnceNode(CalledEffect(ClosureEffect(effect))))
     }
 
     /// A diffuser that runs `diffuser` on the first value only.
     @inlinable
     public static func intoOnce(_ diffuser: Diffuser<A>) -> Diffuser<A> {
-        Diffuser<A>(node: OnceNode(diffuser.node))
+        Diffuser<A>(node: OnceNode(ChildNode(diffuser.node)))
     }
 
     // MARK: Focus
@@ -169,20 +168,20 @@ extension Diffuser where A: Equatable {
     /// equal (`!=`) to the previous one.
     @inlinable
     public static func into(_ effect: @escaping Effect<A>) -> Diffuser<A> {
-        Diffuser(node: GateNode(Inequality(StandardEquality()), EffectNode(ClosureEffect(effect))))
+        Diffuser(node: GateNode(Inequality(StandardEquality()), CalledEffect(ClosureEffect(effect))))
     }
 
     /// Like `into(_:)` with an effect that may throw to abort the run.
     @inlinable
     public static func into(throwing effect: @escaping (A) throws -> Void) -> Diffuser<A> {
-        Diffuser(node: GateNode(Inequality(StandardEquality()), EffectNode(ClosureEffect(effect))))
+        Diffuser(node: GateNode(Inequality(StandardEquality()), CalledEffect(ClosureEffect(effect))))
     }
 
     /// A diffuser that runs every child, in order, on the first value and whenever the
     /// value is not equal to the previous one.
     @inlinable
     public static func intoAll(_ children: [Diffuser<A>]) -> Diffuser<A> {
-        Diffuser(node: GateNode(Inequality(StandardEquality()), FanOutNode(children.map(\.node))))
+        Diffuser(node: GateNode(Inequality(StandardEquality()), ChildNode(FanOutNode(children.map(\.node)))))
     }
 
     /// A diffuser that runs every child, in order, on the first value and whenever the
@@ -220,21 +219,21 @@ extension Diffuser {
     public static func intoWhen<Change: ChangeFunction, Effect: EffectFunction>(
         calling change: Change, effect: Effect
     ) -> Diffuser<A> where Change.Value == A, Effect.Value == A {
-        Diffuser(node: GateNode(change, EffectNode(effect)))
+        Diffuser(node: GateNode(change, CalledEffect(effect)))
     }
 
     /// `intoWhen(throwing:_:)` for a predicate in any form.
     @inlinable
     public static func intoWhen<Change: ChangeFunction>(calling change: Change, _ diffuser: Diffuser<A>) -> Diffuser<A>
     where Change.Value == A {
-        Diffuser(node: GateNode(change, diffuser.node))
+        Diffuser(node: GateNode(change, ChildNode(diffuser.node)))
     }
 
     /// `intoOnce(throwing:)` for an effect in any form.
     @inlinable
     public static func intoOnce<Effect: EffectFunction>(calling effect: Effect) -> Diffuser<A>
     where Effect.Value == A {
-        Diffuser(node: OnceNode(EffectNode(effect)))
+        Diffuser(node: OnceNode(CalledEffect(effect)))
     }
 
     /// `map(throwing:_:)` for a transform in any form.
@@ -249,7 +248,7 @@ extension Diffuser {
     @inlinable
     public static func into<Effect: EffectFunction>(calling effect: Effect) -> Diffuser<A>
     where A: Equatable, Effect.Value == A {
-        Diffuser(node: GateNode(Inequality(StandardEquality()), EffectNode(effect)))
+        Diffuser(node: GateNode(Inequality(StandardEquality()), CalledEffect(effect)))
     }
 
     /// `into(throwing:)` with values compared by `equality` instead of `==`: the effect
@@ -259,7 +258,7 @@ extension Diffuser {
     public static func into<Equality: EqualityFunction, Effect: EffectFunction>(
         comparing equality: Equality, calling effect: Effect
     ) -> Diffuser<A> where Equality.Value == A, Effect.Value == A {
-        Diffuser(node: GateNode(Inequality(equality), EffectNode(effect)))
+        Diffuser(node: GateNode(Inequality(equality), CalledEffect(effect)))
     }
 
     /// `intoAll(_:)` with values compared by `equality` instead of `==`.
@@ -267,6 +266,6 @@ extension Diffuser {
     public static func intoAll<Equality: EqualityFunction>(
         comparing equality: Equality, _ children: [Diffuser<A>]
     ) -> Diffuser<A> where Equality.Value == A {
-        Diffuser(node: GateNode(Inequality(equality), FanOutNode(children.map(\.node))))
+        Diffuser(node: GateNode(Inequality(equality), ChildNode(FanOutNode(children.map(\.node)))))
     }
 }

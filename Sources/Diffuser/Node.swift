@@ -26,9 +26,15 @@ class AnyNode {
     /// The serializer this node was given, if any; may have been merged since (see
     /// `Serializer.current`).
     final func loadSerializer() -> Serializer? {
+        loadSerializerUnretained()?.takeUnretainedValue()
+    }
+
+    /// `loadSerializer()` without taking a reference: valid while this node lives, since
+    /// the node holds its serializer.
+    final func loadSerializerUnretained() -> Unmanaged<Serializer>? {
         let bits = serializerAddress.load(ordering: .acquiring)
         guard let pointer = UnsafeRawPointer(bitPattern: bits) else { return nil }
-        return Unmanaged<Serializer>.fromOpaque(pointer).takeUnretainedValue()
+        return Unmanaged<Serializer>.fromOpaque(pointer)
     }
 
     /// Records `serializer` as this node's. Call with `Serializer.graphLock` held, and only

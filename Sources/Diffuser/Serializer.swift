@@ -54,16 +54,24 @@ final class Serializer: @unchecked Sendable {
     }
 
     /// The serializer this one was merged into, if any.
-    var forward: Serializer? {
+    var forward: Serializer? { forwardUnretained?.takeUnretainedValue() }
+
+    /// `forward` without taking a reference: valid while this serializer lives, since it
+    /// holds the one it was merged into.
+    var forwardUnretained: Unmanaged<Serializer>? {
         let bits = forwardAddress.load(ordering: .acquiring)
         guard let pointer = UnsafeRawPointer(bitPattern: bits) else { return nil }
-        return Unmanaged<Serializer>.fromOpaque(pointer).takeUnretainedValue()
+        return Unmanaged<Serializer>.fromOpaque(pointer)
     }
 
     /// The serializer at the end of `forward`: the graph's current one.
-    var current: Serializer {
-        var top = self
-        while let next = top.forward { top = next }
+    var current: Serializer { Serializer.current(of: .passUnretained(self)).takeUnretainedValue() }
+
+    /// The serializer at the end of `start`'s `forward` chain, without taking references:
+    /// each serializer of the chain holds the next, so the end lives as long as `start`.
+    static func current(of start: Unmanaged<Serializer>) -> Unmanaged<Serializer> {
+        var top = start
+        while let next = top._withUnsafeGuaranteedRef({ $0.forwardUnretained }) { top = next }
         return top
     }
 
@@ -164,35 +172,46 @@ final class Serializer: @unchecked Sendable {
     @usableFromInline
     static func perform(on node: AnyNode, _ pass: () throws -> Void, queued: () -> () throws -> Void) throws {
         let me = currentThreadID()
-        var serializer: Serializer
-        if let own = node.loadSerializer() {
-            serializer = own.current
+        // Serializers are used unretained here: `node` (held by the caller) holds its
+        // serializer, and every serializer holds the one it was merged into, so the
+        // whole chain outlives this call. Taking references would cost two atomic
+        // operations per serializer on every run.
+        var serializer: Unmanaged<Serializer>
+        if let own = node.loadSerializerUnretained() {
+            serializer = current(of: own)
         } else {
             graphLock.lock()
             var found = resolveLocked(node, me: me)
             while found == nil { found = resolveLocked(node, me: me) }
             graphLock.unlock()
-            serializer = found!.current
+            // `node` now holds a serializer, the one found or one merged into it.
+            serializer = current(of: .passUnretained(found.unsafelyUnwrapped))
         }
         while true {
-            if serializer.owner.load(ordering: .acquiring) == me {
-                // Reentrant: the calling thread is inside a pass of this graph.
-                serializer.pending.append(queued())
-                return
+            let next: Unmanaged<Serializer>? = try serializer._withUnsafeGuaranteedRef { serializer in
+                if serializer.owner.load(ordering: .acquiring) == me {
+                    // Reentrant: the calling thread is inside a pass of this graph.
+                    serializer.pending.append(queued())
+                    return nil
+                }
+                serializer.lock.lock()
+                if let next = serializer.forwardUnretained {
+                    // Merged into another serializer while we waited: follow it.
+                    serializer.lock.unlock()
+                    return current(of: next)
+                }
+                try serializer.run(pass, me: me)
+                return nil
             }
-            serializer.lock.lock()
-            guard let next = serializer.forward else { break }
-            // Merged into another serializer while we waited: follow it.
-            serializer.lock.unlock()
-            serializer = next.current
+            guard let next else { return }
+            serializer = next
         }
-        try serializer.run(pass, me: me)
     }
 
     /// Runs `pass` and the passes it queues, with `lock` already held by the calling
     /// thread; releases `lock` before returning.
     private func run(_ pass: () throws -> Void, me: UInt) throws {
-        passStarted = Serializer.passClock.add(1, ordering: .relaxed).newValue
+        passStarted = Serializer.passClock.wrappingAdd(1, ordering: .relaxed).newValue
         owner.store(me, ordering: .releasing)
         var failure: Error?
         do {

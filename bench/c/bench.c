@@ -551,18 +551,18 @@ static double median(double *xs, int n) {
     return n % 2 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
 }
 
-/* Native bytes per leaf of a built tree (and after its first run, which gives the
+/* Native bytes per leaf of what `make` builds (and after its first run, which gives the
  * graph its serializer and fills the caches). */
-static void memory_per_leaf(dfs_diffuser *(*build)(void), const screen *base, double *built, double *after_run) {
+static void memory_per_leaf(const renderer *r, const screen *base, double *built, double *after_run) {
     enum { TREES = 20 };
-    dfs_diffuser *trees[TREES];
+    void *trees[TREES];
     malloc_trim(0);
     size_t before = mallinfo2().uordblks;
-    for (int t = 0; t < TREES; t++) trees[t] = build();
+    for (int t = 0; t < TREES; t++) trees[t] = r->make();
     size_t mid = mallinfo2().uordblks;
-    for (int t = 0; t < TREES; t++) library_render(trees[t], base);
+    for (int t = 0; t < TREES; t++) r->render(trees[t], base);
     size_t after = mallinfo2().uordblks;
-    for (int t = 0; t < TREES; t++) dfs_diffuser_release(trees[t]);
+    for (int t = 0; t < TREES; t++) r->destroy(trees[t]);
     *built = (double)(mid - before) / (TREES * LEAVES);
     *after_run = (double)(after - before) / (TREES * LEAVES);
 }
@@ -626,10 +626,11 @@ int main(int argc, char **argv) {
         for (int r = 0; r < RENDERERS; r++) results[SCENARIOS][r] = median(samples + r * rounds, rounds);
     }
 
-    double built = 0, after_run = 0, fields_built = 0, fields_after_run = 0;
+    double built = 0, after_run = 0, fields_built = 0, fields_after_run = 0, floor_built = 0, floor_after_run = 0;
     if (only == NULL) {
-        memory_per_leaf(build_library, base, &built, &after_run);
-        memory_per_leaf(build_library_fields, base, &fields_built, &fields_after_run);
+        memory_per_leaf(&renderers[0], base, &built, &after_run);
+        memory_per_leaf(&renderers[1], base, &fields_built, &fields_after_run);
+        memory_per_leaf(&renderers[4], base, &floor_built, &floor_after_run);
     }
 
     /* results[s]: library, fields, hand, hand-tree, floor */
@@ -644,8 +645,9 @@ int main(int argc, char **argv) {
         }
         if (only == NULL)
             printf("# memory per leaf (bytes): library %.1f built, %.1f after a run; "
-                   "fields %.1f built, %.1f after a run; hand %.1f; hand-tree %.1f\n",
-                   built, after_run, fields_built, fields_after_run,
+                   "fields %.1f built, %.1f after a run; floor %.1f built, %.1f after a run; "
+                   "hand %.1f; hand-tree %.1f\n",
+                   built, after_run, fields_built, fields_after_run, floor_built, floor_after_run,
                    (double)sizeof(hand) / LEAVES, (double)sizeof(hand_tree) / LEAVES);
     } else {
         printf("Diffuser C benchmark: 100 sections x 10 fields, median of %d interleaved rounds\n", rounds);
@@ -662,6 +664,7 @@ int main(int argc, char **argv) {
             printf("\nnative memory per leaf node (mallinfo2, %d leaves per tree):\n", LEAVES);
             printf("  library   %7.1f bytes built, %7.1f bytes after the first run\n", built, after_run);
             printf("  fields    %7.1f bytes built, %7.1f bytes after the first run\n", fields_built, fields_after_run);
+            printf("  floor     %7.1f bytes built, %7.1f bytes after the first run\n", floor_built, floor_after_run);
             printf("  hand      %7.1f bytes   hand-tree %5.1f bytes\n", (double)sizeof(hand) / LEAVES,
                    (double)sizeof(hand_tree) / LEAVES);
         }

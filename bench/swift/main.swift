@@ -5,6 +5,7 @@
 // API's closures must do.
 //
 //   swift run -c release DiffuserBench [--rounds N] [--tsv]
+import BenchHeap
 import Diffuser
 
 #if canImport(Glibc)
@@ -140,6 +141,32 @@ if only == nil || only == "build" {
     results.append(("build", lib, keyPaths, hand, tree, floor))
 }
 
+/// Native bytes per leaf of what `make` builds, after a first run on `screen` (which
+/// gives the graph its serializer and fills the caches): the heap in use (glibc's
+/// `mallinfo2`, see bench/heap) before and after building and running 20 of them. `nil`
+/// where the C library cannot say.
+func memoryPerLeaf<R: Renderer>(_ make: () -> R, _ screen: Screen) -> Double? {
+    let trees = 20
+    var built: [R] = []
+    built.reserveCapacity(trees)
+    let before = bench_heap_in_use()
+    for _ in 0..<trees { built.append(make()) }
+    for i in 0..<trees { built[i].render(screen) }
+    let after = bench_heap_in_use()
+    keepAlive = [built.count]
+    guard before > 0 else { return nil }
+    return Double(Int(after) - Int(before)) / Double(trees * Shape.leaves)
+}
+
+/// Bytes per leaf: the library with closures, with key paths, and the node floor (one
+/// small object per combinator, see `NodeFloorRenderer`).
+let memory: (Double, Double, Double)? = only != nil ? nil : {
+    let base = makeScreen(seed: 1)
+    guard let l = memoryPerLeaf(LibraryRenderer.init, base), let k = memoryPerLeaf(KeyPathLibraryRenderer.init, base),
+          let f = memoryPerLeaf(NodeFloorRenderer.init, base) else { return nil }
+    return (l, k, f)
+}()
+
 func fmt(_ x: Double, _ width: Int = 10, _ digits: Int = 0) -> String {
     var s = digits == 0 ? String(Int(x.rounded())) : String(Double(Int(x * 100)) / 100)
     while s.count < width { s = " " + s }
@@ -154,6 +181,9 @@ if tsv {
         print("swift-keypaths\t\(name)\t\(k)\t\(h)\t\(t)")
         print("swift-floor\t\(name)\t\(f)\t\(h)\t\(t)")
     }
+    if let (l, k, f) = memory {
+        print("# swift memory per leaf (bytes): library \(l); keypaths \(k); floor \(f)")
+    }
 } else {
     print("Diffuser Swift benchmark: 100 sections x 10 fields, median of \(rounds) interleaved rounds")
     print("scenario        closures ns  keypaths ns  kp/cl   hand ns  hand-tree ns  cl x tree  kp x tree   floor ns  x tree")
@@ -166,5 +196,9 @@ if tsv {
     }
     print("(kp/cl: key paths over closures, same rounds; x tree: over hand-tree; floor: the least any library")
     print(" taking this API's closures does, see ClosureFloorRenderer and NodeFloorRenderer)")
+    if let (l, k, f) = memory {
+        print("\nnative memory per leaf after the first run (mallinfo2, \(Shape.leaves) leaves per tree):")
+        print("  closures \(fmt(l, 7, 2)) bytes   key paths \(fmt(k, 7, 2)) bytes   node floor \(fmt(f, 7, 2)) bytes")
+    }
 }
 print("(sink \(sinkAccumulator % 1000))")

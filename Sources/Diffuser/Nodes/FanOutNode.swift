@@ -4,20 +4,29 @@
 /// first child that throws stops the fan-out, and later children do not run.
 @usableFromInline
 final class FanOutNode<A>: Node<A> {
+    /// The children, each retained once by this node for its whole life (released in
+    /// `deinit`). Held unmanaged so that a pass calls each child without retaining and
+    /// releasing it: `children` never changes, and the node outlives every pass through it.
     @usableFromInline
-    let children: [Node<A>]
+    let children: [Unmanaged<Node<A>>]
 
     @inlinable
     init(_ children: [Node<A>]) {
-        self.children = children
+        self.children = children.map { Unmanaged.passRetained($0) }
         super.init(step: { node, value in
-            for child in unsafeDowncast(node, to: FanOutNode<A>.self).children {
-                try child.run(at: value)
+            try unsafeDowncast(node, to: FanOutNode<A>.self).children.withUnsafeBufferPointer { children in
+                for child in children {
+                    try child._withUnsafeGuaranteedRef { try $0.run(at: value) }
+                }
             }
         })
     }
 
+    deinit {
+        for child in children { child.release() }
+    }
+
     override func forEachChild(_ body: (AnyNode) -> Void) {
-        for child in children { body(child) }
+        for child in children { body(child.takeUnretainedValue()) }
     }
 }

@@ -8,7 +8,8 @@ import Darwin
 
 /// Runs its child on the first value, and afterwards only when `change.didChange(old,
 /// new)` says so: `intoWhen(didChange, child)`. The equality gates `into` and `intoAll`
-/// are this node with the predicate "not equal" (`Inequality`).
+/// are this node with the predicate "not equal" (`Inequality`). The child is a node or,
+/// for the combinators that take an effect, the effect itself (`Downstream`).
 ///
 /// The cache holds the value of the previous successful run. Every successful run
 /// replaces it with the new value, whether the child ran or not, and whether or not the
@@ -17,22 +18,23 @@ import Darwin
 /// A run that fails (in the predicate, in `keep`, or below the child) leaves the cache as
 /// it was, so that the next run is compared with the same old value and retries.
 @usableFromInline
-final class GateNode<A, Change: ChangeFunction>: Node<A> where Change.Value == A {
+final class GateNode<A, Change: ChangeFunction, Child: Downstream>: Node<A>
+where Change.Value == A, Child.Value == A {
     @usableFromInline
     let change: Change
     @usableFromInline
-    let child: Node<A>
+    let child: Child
     /// The previous run's value; `nil` before the first successful run. Touched only by
     /// a pass, with the graph's serializer held.
     @usableFromInline @exclusivity(unchecked)
     var cache: A?
 
     @inlinable
-    init(_ change: Change, _ child: Node<A>) {
+    init(_ change: Change, _ child: Child) {
         self.change = change
         self.child = child
         super.init(step: { node, value in
-            try unsafeDowncast(node, to: GateNode<A, Change>.self).pass(value)
+            try unsafeDowncast(node, to: GateNode<A, Change, Child>.self).pass(value)
         })
     }
 
@@ -71,7 +73,9 @@ final class GateNode<A, Change: ChangeFunction>: Node<A> where Change.Value == A
         return withUnsafeMutablePointer(to: &cache) { UnsafeRawPointer($0).assumingMemoryBound(to: A.self) }
     }
 
-    override func forEachChild(_ body: (AnyNode) -> Void) { body(child) }
+    override func forEachChild(_ body: (AnyNode) -> Void) {
+        if let node = child.childNode { body(node) }
+    }
 }
 
 /// "Not equal" by an equality: the predicate of the gates of `into` and `intoAll`.

@@ -313,6 +313,23 @@ static jlong n_value_type(JNIEnv *env, jclass cls) {
     return J(dfsj_type);
 }
 
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+#include <malloc.h>
+
+static jlong n_heap_in_use(JNIEnv *env, jclass cls) {
+    (void)env;
+    (void)cls;
+    malloc_trim(0);
+    return (jlong)mallinfo2().uordblks;
+}
+#else
+static jlong n_heap_in_use(JNIEnv *env, jclass cls) {
+    (void)env;
+    (void)cls;
+    return 0;
+}
+#endif
+
 static const JNINativeMethod native_methods[] = {
     {"diffuserIntoAlways", "(Lio/diffuser/Effect;)J", (void *)n_diffuser_into_always},
     {"diffuserInto", "(Lio/diffuser/Effect;)J", (void *)n_diffuser_into},
@@ -337,6 +354,7 @@ static const JNINativeMethod native_methods[] = {
     {"dispatchEmit", "(JLjava/lang/Object;)V", (void *)n_dispatch_emit},
     {"version", "()Ljava/lang/String;", (void *)n_version},
     {"abiVersion", "()I", (void *)n_abi_version},
+    {"heapInUse", "()J", (void *)n_heap_in_use},
     {"valueType", "()J", (void *)n_value_type},
 };
 

@@ -2,6 +2,7 @@ package io.diffuser.bench;
 
 import io.diffuser.Effect;
 import io.diffuser.diffuser.Diffuser;
+import io.diffuser.internal.Native;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -466,6 +467,39 @@ public final class Bench {
 
   static Object keepAlive;
 
+  /**
+   * The C heap in use once the trees of earlier measurements are gone: their handles are
+   * released by a Cleaner after a collection, so collect and wait until two readings
+   * agree.
+   */
+  static long settledHeapInUse() throws InterruptedException {
+    long last = -1;
+    for (int i = 0; i < 100; i++) {
+      System.gc();
+      Thread.sleep(50);
+      long now = Native.heapInUse();
+      if (now == last) return now;
+      last = now;
+    }
+    return last;
+  }
+
+  /**
+   * Native bytes per leaf of the library's tree after its first run on {@code screen}:
+   * the C heap in use before and after building and running 20 trees ({@code
+   * Native.heapInUse}); 0 where the C library cannot say.
+   */
+  static double nativeBytesPerLeaf(Supplier<Renderer> make, Screen screen) throws InterruptedException {
+    int trees = 20;
+    List<Renderer> built = new ArrayList<>(trees);
+    long before = settledHeapInUse();
+    for (int i = 0; i < trees; i++) built.add(make.get());
+    for (Renderer renderer : built) renderer.render(screen);
+    long after = Native.heapInUse();
+    keepAlive = built;
+    return before == 0 ? 0 : (double) (after - before) / (trees * LEAVES);
+  }
+
   /** ns to construct a renderer. */
   static double measureBuild(Supplier<Renderer> make, int iterations) {
     List<Renderer> built = new ArrayList<>(iterations);
@@ -514,7 +548,7 @@ public final class Bench {
    *
    * @param args {@code [--rounds N] [--warmup N] [--only scenario] [--cpu] [--tsv]}
    */
-  public static void main(String[] args) {
+  public static void main(String[] args) throws InterruptedException {
     if (args.length > 0 && args[0].equals("--loop")) {
       LoopBench.main(args); // the loop benchmark: see LoopBench
       return;
@@ -588,7 +622,12 @@ public final class Bench {
       medians.add(new double[] {median(l), median(h), median(t), median(m), median(f)});
     }
 
+    double nativeBytes = only == null ? nativeBytesPerLeaf(lib, makeScreen(1)) : 0;
+
     if (tsv) {
+      if (nativeBytes > 0) {
+        System.out.println(String.format(Locale.ROOT, "# java native memory per leaf (bytes): library %.1f", nativeBytes));
+      }
       for (int k = 0; k < names.size(); k++) {
         double[] m = medians.get(k);
         System.out.println("java\t" + names.get(k) + "\t" + m[0] + "\t" + m[1] + "\t" + m[2] + "\t" + m[3]);
@@ -605,6 +644,10 @@ public final class Bench {
             names.get(k), m[0], m[1], m[2], m[0] / m[1], m[0] / m[2], m[3], m[4], m[4] / m[2]));
       }
       System.out.println("(floor: the least a library with this API does, even in pure Java; see FloorRenderer)");
+      if (nativeBytes > 0) {
+        System.out.println(String.format(Locale.ROOT,
+            "native memory per leaf after the first run (C heap, 1000 leaves per tree): %.1f bytes", nativeBytes));
+      }
     }
     System.out.println("(sink " + Math.floorMod(sinkAccumulator, 1000L) + ")");
   }

@@ -259,6 +259,16 @@ public final class Native {
   public static native int abiVersion();
 
   /**
+   * The bytes the C library's allocator has handed out and not taken back (glibc's
+   * {@code mallinfo2().uordblks}, after returning free memory to the system): for the
+   * benchmark's native bytes per leaf. Covers the core, the JNI glue and the JVM's own
+   * native allocations (global references among them).
+   *
+   * @return the bytes in use, or 0 where the C library cannot say
+   */
+  public static native long heapInUse();
+
+  /**
    * The {@code dfs_type} handle of Java objects (for native tests and tools).
    *
    * @return the value type handle
