@@ -63,15 +63,22 @@ class AnyNode {
 /// A value is copied only where it is kept (a gate's cache) and otherwise lent to user
 /// code without a copy (`withBorrowed`).
 ///
+/// A map hands its child the part it selected, a new value it would destroy after the
+/// call, as *owned*: a gate that keeps values as they are may then move the part into its
+/// cache instead of copying it (a copy retains every reference inside the value, and the
+/// map's destroy releases them all again). See `Taking.swift`.
+///
 /// A node is only ever run with its graph's serializer held, so the state it keeps (a
 /// cache, a flag) needs no further locking. A throwing step aborts the pass: a node that
 /// caches leaves its cache unchanged then, so that the next pass retries.
 @usableFromInline
 class Node<A>: AnyNode {
-    /// A step: the node itself (so that the function captures nothing) and the address
-    /// of the value, valid and unchanged for the call.
+    /// A step: the node itself (so that the function captures nothing), the address of
+    /// the value, valid and unchanged for the call, and whether the value is owned: a
+    /// temporary the caller destroys after the call unless the step took it. A step that
+    /// took the value (moved it out) returns `true`; one that throws has not taken it.
     @usableFromInline
-    typealias Step = (Node<A>, UnsafePointer<A>) throws -> Void
+    typealias Step = (Node<A>, UnsafePointer<A>, _ owned: Bool) throws -> Bool
 
     /// What the node does on a value.
     @usableFromInline
@@ -85,13 +92,31 @@ class Node<A>: AnyNode {
     /// Runs this node on `value`.
     @inlinable
     final func run(_ value: A) throws {
-        try withUnsafePointer(to: value) { try step(self, $0) }
+        _ = try withUnsafePointer(to: value) { try step(self, $0, false) }
     }
 
     /// Runs this node on the value at `value`, which must stay valid and unchanged until
     /// the call returns.
     @inlinable
     final func run(at value: UnsafePointer<A>) throws {
-        try step(self, value)
+        _ = try step(self, value, false)
+    }
+
+    /// Runs this node on the new value `make` returns, which the node may keep without
+    /// copying it (nobody else holds it).
+    @inlinable
+    final func run(taking make: () throws -> A) throws {
+        try withUnsafeTemporaryAllocation(of: A.self, capacity: 1) { buffer in
+            let owned = buffer.baseAddress.unsafelyUnwrapped
+            owned.initialize(to: try make())
+            let taken: Bool
+            do {
+                taken = try step(self, owned, true)
+            } catch {
+                owned.deinitialize(count: 1)
+                throw error
+            }
+            if !taken { owned.deinitialize(count: 1) }
+        }
     }
 }

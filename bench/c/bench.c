@@ -369,8 +369,10 @@ static void hand_tree_render(void *self, const screen *sc) {
  * value through the callbacks the library is given: the screen's, a section's and a
  * string's equality (after an identity test, as the library's types have), the part
  * transforms (select_section, select_string, select_int) and the effects, all through
- * function pointers kept per node, and it keeps a cache per leaf as a gate does. A
- * library can only add to this. Its make is the floor of `build`: one block per
+ * function pointers kept per node, and it keeps a cache per leaf as a gate does: the new
+ * value after every run, equal or not, so that the next run compares with the last value
+ * (the reference semantics; comparing with an older, identical pointer would be cheaper
+ * and wrong). A library can only add to this. Its make is the floor of `build`: one block per
  * combinator of the tree (2,201), each keeping its callback, and the per-leaf caches;
  * nothing else. */
 typedef struct floor_call {
@@ -446,12 +448,18 @@ static inline int floor_equal(dfs_equal_fn equal, const void *a, const void *b) 
 
 static void floor_render(void *self, const screen *sc) {
     floor_tree *t = self;
-    if (t->screen != NULL && floor_equal(t->screen_equal, t->screen, sc)) return;
+    if (t->screen != NULL && floor_equal(t->screen_equal, t->screen, sc)) {
+        t->screen = sc;
+        return;
+    }
     for (int i = 0; i < SECTIONS; i++) {
         const floor_node *m = t->sections[i];
         const void *s = NULL;
         m->call.select(sc, &s, m->call.ctx);
-        if (t->section_cache[i] != NULL && floor_equal(t->section_equal, t->section_cache[i], s)) continue;
+        if (t->section_cache[i] != NULL && floor_equal(t->section_equal, t->section_cache[i], s)) {
+            t->section_cache[i] = s;
+            continue;
+        }
         t->section_cache[i] = s;
         for (int j = 0; j < FIELDS; j++) {
             const floor_node *f = t->fields[i][j];
@@ -460,7 +468,10 @@ static void floor_render(void *self, const screen *sc) {
             int same = t->has_leaf[i][j] &&
                        (j < STRINGS ? floor_equal(t->string_equal, t->leaf_cache[i][j], part)
                                     : t->leaf_cache[i][j] == part);
-            if (same) continue;
+            if (same) {
+                t->leaf_cache[i][j] = part;
+                continue;
+            }
             f->child->effect(part, NULL);
             t->leaf_cache[i][j] = part;
             t->has_leaf[i][j] = 1;

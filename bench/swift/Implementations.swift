@@ -1,5 +1,11 @@
 import Diffuser
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// One way of rendering a screen: the library or a hand-written baseline.
 protocol Renderer {
     mutating func render(_ screen: Screen)
@@ -108,11 +114,21 @@ struct HandTreeRenderer: Renderer {
 /// taking this API's closures must do. It prunes as `hand-tree` does, but gets every part
 /// from a closure of the kind `map` is given (`(Screen) -> Section`, `(Section) -> String`,
 /// opaque to the optimizer), keeps a cache per leaf as a gate does and calls every effect
-/// through a closure. Like the library, it reads caches where they lie and calls closures
+/// through a closure. Like a gate it keeps the new value after every run, equal or not
+/// (unless the cache holds the very same bits), so that the next run compares with the last
+/// value: the reference semantics; comparing with an older, identical value would be
+/// cheaper and wrong. Like the library, it reads caches where they lie and calls closures
 /// without retaining them. A part closure returns an owned copy, though: a section's copy
 /// retains its strings, which `hand-tree`, reading in place, never does. A library can only
 /// add to this, so where `floor` is above a target's multiple of `hand-tree`, no library
 /// with this API meets that target.
+/// Whether `value` has the bytes of the value at `kept` (as the library's gate checks
+/// before it rewrites a cache).
+@inline(__always)
+func sameBits<T>(_ kept: UnsafePointer<T>, _ value: T) -> Bool {
+    withUnsafeBytes(of: value) { memcmp(kept, $0.baseAddress!, MemoryLayout<T>.size) == 0 }
+}
+
 struct ClosureFloorRenderer: Renderer {
     /// A closure kept by a `let` of an object, so that a call through an unretained
     /// reference to the object does not retain the closure's context.
@@ -139,6 +155,13 @@ struct ClosureFloorRenderer: Renderer {
         @inline(__always)
         func holds(_ i: Int, _ value: Value) -> Bool {
             has[i] && values[i] == value
+        }
+
+        /// Keeps `value`, found equal to the cache at `i`, unless the cache holds the very
+        /// same bits.
+        @inline(__always)
+        func keepEqual(_ i: Int, _ value: consuming Value) {
+            if !sameBits(values + i, value) { values[i] = value }
         }
 
         /// Moves `value` into the cache at `i`.
@@ -203,16 +226,25 @@ struct ClosureFloorRenderer: Renderer {
     var screen: Screen?
 
     mutating func render(_ new: Screen) {
-        if let old = screen, old == new { return }
+        if let old = screen, old == new {
+            if !withUnsafePointer(to: old, { sameBits($0, new) }) { screen = new }
+            return
+        }
         let s = storage
         s.sectionParts.withUnsafeBufferPointer { sectionParts in
             for i in 0..<sectionParts.count {
                 let section = sectionParts[i]._withUnsafeGuaranteedRef { $0.get(new) }
-                if s.sections.holds(i, section) { continue }
+                if s.sections.holds(i, section) {
+                    s.sections.keepEqual(i, section)
+                    continue
+                }
                 s.stringParts.withUnsafeBufferPointer { parts in
                     for k in 0..<5 {
                         let part = parts[k]._withUnsafeGuaranteedRef { $0.get(section) }
-                        if s.strings.holds(i * 5 + k, part) { continue }
+                        if s.strings.holds(i * 5 + k, part) {
+                            s.strings.keepEqual(i * 5 + k, part)
+                            continue
+                        }
                         s.text.get(part)
                         s.strings.store(i * 5 + k, part)
                     }
@@ -220,7 +252,10 @@ struct ClosureFloorRenderer: Renderer {
                 s.intParts.withUnsafeBufferPointer { parts in
                     for k in 0..<5 {
                         let part = parts[k]._withUnsafeGuaranteedRef { $0.get(section) }
-                        if s.ints.holds(i * 5 + k, part) { continue }
+                        if s.ints.holds(i * 5 + k, part) {
+                            s.ints.keepEqual(i * 5 + k, part)
+                            continue
+                        }
                         s.number.get(part)
                         s.ints.store(i * 5 + k, part)
                     }

@@ -8,9 +8,10 @@ final class EffectNode<A, Effect: EffectFunction>: Node<A> where Effect.Value ==
     @inlinable
     init(_ effect: Effect) {
         self.effect = effect
-        super.init(step: { node, value in
+        super.init(step: { node, value, _ in
             let me = unsafeDowncast(node, to: EffectNode<A, Effect>.self)
             try withBorrowed(value) { try me.effect.run($0) }
+            return false
         })
     }
 }

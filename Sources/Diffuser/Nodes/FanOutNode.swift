@@ -13,12 +13,13 @@ final class FanOutNode<A>: Node<A> {
     @inlinable
     init(_ children: [Node<A>]) {
         self.children = children.map { Unmanaged.passRetained($0) }
-        super.init(step: { node, value in
+        super.init(step: { node, value, _ in
             try unsafeDowncast(node, to: FanOutNode<A>.self).children.withUnsafeBufferPointer { children in
                 for child in children {
                     try child._withUnsafeGuaranteedRef { try $0.run(at: value) }
                 }
             }
+            return false
         })
     }
 

@@ -20,10 +20,11 @@ final class FieldNode<A, B>: Node<A> {
     init(offset: Int, _ child: Node<B>) {
         self.offset = offset
         self.child = child
-        super.init(step: { node, value in
+        super.init(step: { node, value, _ in
             let me = unsafeDowncast(node, to: FieldNode<A, B>.self)
             let part = UnsafeRawPointer(value).advanced(by: me.offset).assumingMemoryBound(to: B.self)
             try me.child.run(at: part)
+            return false
         })
     }
 

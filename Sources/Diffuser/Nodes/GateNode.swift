@@ -33,8 +33,8 @@ where Change.Value == A, Child.Value == A {
     init(_ change: Change, _ child: Child) {
         self.change = change
         self.child = child
-        super.init(step: { node, value in
-            try unsafeDowncast(node, to: GateNode<A, Change, Child>.self).pass(value)
+        super.init(step: { node, value, owned in
+            try unsafeDowncast(node, to: GateNode<A, Change, Child>.self).pass(value, owned: owned)
         })
     }
 
@@ -42,9 +42,12 @@ where Change.Value == A, Child.Value == A {
     /// keep the new value.
     ///
     /// The new value is compared where it lies (in its parent's value, for a part read
-    /// in place) and copied only to be kept; the child gets it at the same address.
+    /// in place) and copied only to be kept; the child gets it at the same address. An
+    /// owned value (see `Node.Step`) is moved into the cache instead of copied, where
+    /// the predicate keeps values as they are (`KeepsItself`); returns whether it was.
     @inlinable
-    final func pass(_ value: UnsafePointer<A>) throws {
+    final func pass(_ value: UnsafePointer<A>, owned: Bool) throws -> Bool {
+        let take = owned && Change.self is KeepsItself.Type
         if let old = cachedValue {
             let changed = try withBorrowed(old) { old in
                 try withBorrowed(value) { try change.didChange(old, $0) }
@@ -52,13 +55,24 @@ where Change.Value == A, Child.Value == A {
             if !changed {
                 // Equal: keep the new value all the same, unless it is the very value kept
                 // (the same bits), which storing would not change.
-                if !sameBits(old, value) { cache = try withBorrowed(value) { try change.keep($0) } }
-                return
+                if sameBits(old, value) { return false }
+                if take {
+                    cache = UnsafeMutablePointer(mutating: value).move()
+                    return true
+                }
+                cache = try withBorrowed(value) { try change.keep($0) }
+                return false
             }
+        }
+        if take {
+            try child.run(at: value)
+            cache = UnsafeMutablePointer(mutating: value).move()
+            return true
         }
         let kept = try withBorrowed(value) { try change.keep($0) }
         try child.run(at: value)
         cache = kept
+        return false
     }
 
     /// The cached value where it lies, or `nil` if there is none: read in place, so that

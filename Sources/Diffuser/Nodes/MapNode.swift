@@ -1,7 +1,8 @@
 /// Feeds its child a part of the value: `map(transform, child)`.
 ///
 /// The transform is called on every value that reaches the node, right before the
-/// child runs; gating happens in the child. A key path to a stored property needs no
+/// child runs; gating happens in the child, which gets the part as owned where the
+/// transform returns a new value (`SelectsOwned`). A key path to a stored property needs no
 /// call: `FieldNode` reads the part in place instead.
 @usableFromInline
 final class MapNode<A, Transform: TransformFunction>: Node<A> where Transform.Input == A {
@@ -14,10 +15,16 @@ final class MapNode<A, Transform: TransformFunction>: Node<A> where Transform.In
     init(_ transform: Transform, _ child: Node<Transform.Output>) {
         self.transform = transform
         self.child = child
-        super.init(step: { node, value in
+        super.init(step: { node, value, _ in
             let me = unsafeDowncast(node, to: MapNode<A, Transform>.self)
             let child = me.child
-            try withBorrowed(value) { try me.transform.withSelected($0) { try child.run($0) } }
+            if Transform.self is SelectsOwned.Type {
+                // The part is a new value: the child may keep it without a copy.
+                try withBorrowed(value) { input in try child.run(taking: { try me.transform.select(input) }) }
+            } else {
+                try withBorrowed(value) { try me.transform.withSelected($0) { try child.run($0) } }
+            }
+            return false
         })
     }
 

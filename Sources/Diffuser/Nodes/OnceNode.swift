@@ -11,11 +11,12 @@ final class OnceNode<A, Child: Downstream>: Node<A> where Child.Value == A {
     @inlinable
     init(_ child: Child) {
         self.child = child
-        super.init(step: { node, value in
+        super.init(step: { node, value, _ in
             let me = unsafeDowncast(node, to: OnceNode<A, Child>.self)
-            if me.done { return }
+            if me.done { return false }
             try me.child.run(at: value)
             me.done = true
+            return false
         })
     }
 

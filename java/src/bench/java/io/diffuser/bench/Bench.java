@@ -309,7 +309,10 @@ public final class Bench {
    * crosses JNI, a loose lower bound). It prunes as {@code hand-tree} does, but gets every
    * part through a {@link io.diffuser.Function} of the kind {@code map} is given, keeps a
    * cache per leaf as a gate does ({@code Objects.equals}, ints boxed as the binding sees
-   * them) and runs every effect through an {@link Effect}. Its constructor is the floor of
+   * them) and runs every effect through an {@link Effect}. Like a gate it keeps the new
+   * value after every run, equal or not, so that the next run compares with the last
+   * value (the reference semantics; comparing with an older, identical value would be
+   * cheaper and wrong). Its constructor is the floor of
    * {@code build}: the benchmark's own description of the tree (the same lambdas and
    * lists as {@link LibraryRenderer}) with one small object per combinator that keeps what
    * it was given, and nothing else.
@@ -377,17 +380,26 @@ public final class Bench {
 
     @Override
     public void render(Screen next) {
-      if (screen != null && screen.equals(next)) return;
+      if (screen != null && screen.equals(next)) {
+        screen = next;
+        return;
+      }
       Node[] maps = root.children;
       for (int i = 0; i < SECTIONS; i++) {
         Object section = maps[i].transform.apply(next);
-        if (sections[i] != null && sections[i].equals(section)) continue;
+        if (sections[i] != null && sections[i].equals(section)) {
+          sections[i] = section;
+          continue;
+        }
         sections[i] = section;
         Node[] fields = maps[i].child.children;
         for (int j = 0; j < FIELDS; j++) {
           int leaf = i * FIELDS + j;
           Object part = fields[j].transform.apply(section);
-          if (seen[leaf] && java.util.Objects.equals(leaves[leaf], part)) continue;
+          if (seen[leaf] && java.util.Objects.equals(leaves[leaf], part)) {
+            leaves[leaf] = part;
+            continue;
+          }
           fields[j].child.effect.run(part);
           leaves[leaf] = part;
           seen[leaf] = true;

@@ -1,0 +1,116 @@
+import XCTest
+@testable import Diffuser
+
+/// A map hands its gate the part it made as owned, and a gate whose `keep` is the value
+/// itself moves it into its cache (`Nodes/Taking.swift`). Every part must still be freed
+/// exactly once, whatever the gate does with it, and a gate with its own `keep` must
+/// still be called.
+final class TakingTests: XCTestCase {
+    /// Counts live instances: a leak leaves one, an extra release crashes or goes below 0.
+    final class Token: @unchecked Sendable {
+        nonisolated(unsafe) static var live = 0
+        init() { Token.live += 1 }
+        deinit { Token.live -= 1 }
+    }
+
+    /// A part holding a token, compared by `n` only.
+    struct Part: Equatable {
+        let n: Int
+        var token = Token()
+        static func == (a: Part, b: Part) -> Bool { a.n == b.n }
+    }
+
+    func testTheTakingPathIsUsedForClosuresAndEqualityGates() {
+        XCTAssertTrue(ClosureTransform<Int, Part>.self is SelectsOwned.Type)
+        XCTAssertTrue(KeyPathTransform<Int, Int>.self is SelectsOwned.Type)
+        XCTAssertTrue(Inequality<StandardEquality<Part>>.self is KeepsItself.Type)
+        XCTAssertTrue(ClosureChange<Part>.self is KeepsItself.Type)
+        XCTAssertFalse(Inequality<CallableValueTests.KeepingEquality>.self is KeepsItself.Type)
+    }
+
+    func testAPartWithTheSameBitsAsTheCacheIsFreedNotTaken() {
+        Token.live = 0
+        let seen = Recorder<Int>()
+        do {
+            // The closure returns the same part (the same token) each time: the gate finds
+            // the very value it keeps, does not take it, and the map frees its copy.
+            let shared = Part(n: 7)
+            let d = Diffuser<Int>.map({ _ in shared }, .into { seen.append($0.n) })
+            for _ in 0..<5 { d.run(0) }
+            XCTAssertEqual(seen.values, [7])
+            XCTAssertEqual(Token.live, 1, "one token: the shared part's")
+        }
+        XCTAssertEqual(Token.live, 0)
+    }
+
+    func testAnEqualPartWithOtherBitsReplacesTheCache() {
+        Token.live = 0
+        weak var first: Token?
+        do {
+            let d = Diffuser<Int>.map({ Part(n: $0 / 10) }, .into { (part: Part) in
+                if first == nil { first = part.token }
+            })
+            d.run(10)
+            XCTAssertNotNil(first)
+            d.run(11)
+            XCTAssertNil(first, "the equal part of 11 was taken into the cache; the first one freed")
+            XCTAssertEqual(Token.live, 1)
+        }
+        XCTAssertEqual(Token.live, 0)
+    }
+
+    func testAThrowingPredicateLeavesThePartToTheMap() {
+        Token.live = 0
+        let seen = Recorder<Int>()
+        var fail = false
+        do {
+            let d = Diffuser<Int>.map({ Part(n: $0) }, .intoWhen(throwing: { (old: Part, new: Part) in
+                if fail { throw TestFailure(tag: "didChange") }
+                return old.n != new.n
+            }, effect: { (part: Part) in seen.append(part.n) }))
+            d.run(1)
+            fail = true
+            XCTAssertThrowsError(try d.tryRun(2))
+            XCTAssertEqual(Token.live, 1, "the failed part was freed; the cache holds 1")
+            fail = false
+            d.run(2)
+            XCTAssertEqual(seen.values, [1, 2])
+            XCTAssertEqual(Token.live, 1)
+        }
+        XCTAssertEqual(Token.live, 0)
+    }
+
+    func testAFailingChildUnderATakingGateLeavesTheCacheAsItWas() {
+        Token.live = 0
+        let seen = Recorder<String>()
+        var fail = true
+        do {
+            let d = Diffuser<Int>.map({ Part(n: $0) }, .intoAll(
+                .map({ $0.n }, .into { seen.append("n\($0)") }),
+                .intoAlways(throwing: { (part: Part) in
+                    if fail { throw TestFailure(tag: "child") }
+                    seen.append("p\(part.n)")
+                })
+            ))
+            XCTAssertThrowsError(try d.tryRun(1))
+            XCTAssertEqual(Token.live, 0, "not taken: freed by the map")
+            fail = false
+            d.run(1)
+            XCTAssertEqual(seen.values, ["n1", "p1"], "the gate retries 1; its first child's gate already holds 1")
+            XCTAssertEqual(Token.live, 1)
+        }
+        XCTAssertEqual(Token.live, 0)
+    }
+
+    func testAGateWithItsOwnKeepIsCalledForAnOwnedPart() {
+        let log = Recorder<String>()
+        let d = Diffuser<Int>.map({ $0 + 1 }, .into(
+            comparing: CallableValueTests.KeepingEquality(log: log, failOn: nil),
+            calling: LogEffect(name: "e", log: log)))
+        d.run(0)
+        d.run(0)
+        d.run(1)
+        XCTAssertEqual(log.values, ["keep:1", "e:1", "keep:1", "keep:2", "e:2"],
+                       "keep runs for every kept part, owned or not")
+    }
+}
