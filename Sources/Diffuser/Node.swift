@@ -66,7 +66,11 @@ class AnyNode {
 /// A map hands its child the part it selected, a new value it would destroy after the
 /// call, as *owned*: a gate that keeps values as they are may then move the part into its
 /// cache instead of copying it (a copy retains every reference inside the value, and the
-/// map's destroy releases them all again). See `Taking.swift`.
+/// map's destroy releases them all again). A closure or key path returns a new part, and
+/// the `==` of `into` or a `intoWhen` closure keeps values as they are: the combinators
+/// that build such maps and gates say so (`MapNode.ownsParts`, `GateNode.takesOwned`).
+/// Other forms (the C ABI's transforms, whose parts are released through their type, its
+/// equalities, whose `keep` retains, any `calling:` value) take the ordinary path.
 ///
 /// A node is only ever run with its graph's serializer held, so the state it keeps (a
 /// cache, a flag) needs no further locking. A throwing step aborts the pass: a node that

@@ -1,10 +1,10 @@
 import XCTest
 @testable import Diffuser
 
-/// A map hands its gate the part it made as owned, and a gate whose `keep` is the value
-/// itself moves it into its cache (`Nodes/Taking.swift`). Every part must still be freed
-/// exactly once, whatever the gate does with it, and a gate with its own `keep` must
-/// still be called.
+/// A closure's map hands its gate the part it made as owned, and a gate whose `keep` is
+/// the value itself moves it into its cache (`MapNode.ownsParts`, `GateNode.takesOwned`).
+/// Every part must still be freed exactly once, whatever the gate does with it, and a
+/// gate with its own `keep` must still be called.
 final class TakingTests: XCTestCase {
     /// Counts live instances: a leak leaves one, an extra release crashes or goes below 0.
     final class Token: @unchecked Sendable {
@@ -18,14 +18,6 @@ final class TakingTests: XCTestCase {
         let n: Int
         var token = Token()
         static func == (a: Part, b: Part) -> Bool { a.n == b.n }
-    }
-
-    func testTheTakingPathIsUsedForClosuresAndEqualityGates() {
-        XCTAssertTrue(ClosureTransform<Int, Part>.self is SelectsOwned.Type)
-        XCTAssertTrue(KeyPathTransform<Int, Int>.self is SelectsOwned.Type)
-        XCTAssertTrue(Inequality<StandardEquality<Part>>.self is KeepsItself.Type)
-        XCTAssertTrue(ClosureChange<Part>.self is KeepsItself.Type)
-        XCTAssertFalse(Inequality<CallableValueTests.KeepingEquality>.self is KeepsItself.Type)
     }
 
     func testAPartWithTheSameBitsAsTheCacheIsFreedNotTaken() {

@@ -29,25 +29,31 @@ where Change.Value == A, Child.Value == A {
     @usableFromInline @exclusivity(unchecked)
     var cache: A?
 
+    /// A gate over `child` with `change`. `takesOwned`: `change.keep` is the value
+    /// itself, so that the gate may move a value it is handed as owned into its cache
+    /// (see `Node.Step`) instead of copying it; the combinators that build the gate know.
     @inlinable
-    init(_ change: Change, _ child: Child) {
+    init(_ change: Change, _ child: Child, takesOwned: Bool = false) {
         self.change = change
         self.child = child
-        super.init(step: { node, value, owned in
-            try unsafeDowncast(node, to: GateNode<A, Change, Child>.self).pass(value, owned: owned)
-        })
+        super.init(step: takesOwned
+            ? { node, value, owned in
+                try unsafeDowncast(node, to: GateNode<A, Change, Child>.self).pass(value, taking: owned)
+            }
+            : { node, value, _ in
+                try unsafeDowncast(node, to: GateNode<A, Change, Child>.self).pass(value, taking: false)
+            })
     }
 
     /// The gate's step: compare with the previous value, run the child if it changed,
     /// keep the new value.
     ///
     /// The new value is compared where it lies (in its parent's value, for a part read
-    /// in place) and copied only to be kept; the child gets it at the same address. An
-    /// owned value (see `Node.Step`) is moved into the cache instead of copied, where
-    /// the predicate keeps values as they are (`KeepsItself`); returns whether it was.
+    /// in place) and copied only to be kept; the child gets it at the same address. With
+    /// `take`, the value is owned and `keep` is the value itself: it is moved into the
+    /// cache instead of copied, and `pass` returns whether it was.
     @inlinable
-    final func pass(_ value: UnsafePointer<A>, owned: Bool) throws -> Bool {
-        let take = owned && Change.self is KeepsItself.Type
+    final func pass(_ value: UnsafePointer<A>, taking take: Bool) throws -> Bool {
         if let old = cachedValue {
             let changed = try withBorrowed(old) { old in
                 try withBorrowed(value) { try change.didChange(old, $0) }

@@ -2,7 +2,7 @@
 ///
 /// The transform is called on every value that reaches the node, right before the
 /// child runs; gating happens in the child, which gets the part as owned where the
-/// transform returns a new value (`SelectsOwned`). A key path to a stored property needs no
+/// transform returns a new value (`ownsParts`). A key path to a stored property needs no
 /// call: `FieldNode` reads the part in place instead.
 @usableFromInline
 final class MapNode<A, Transform: TransformFunction>: Node<A> where Transform.Input == A {
@@ -11,21 +11,27 @@ final class MapNode<A, Transform: TransformFunction>: Node<A> where Transform.In
     @usableFromInline
     let child: Node<Transform.Output>
 
+    /// A map of `child` through `transform`. `ownsParts`: `transform.select` returns a
+    /// new value and `withSelected` is the default (lend it, then destroy it), so that
+    /// the part may be handed to the child as owned (see `Node.Step`); the combinators
+    /// that build the map know.
     @inlinable
-    init(_ transform: Transform, _ child: Node<Transform.Output>) {
+    init(_ transform: Transform, _ child: Node<Transform.Output>, ownsParts: Bool = false) {
         self.transform = transform
         self.child = child
-        super.init(step: { node, value, _ in
-            let me = unsafeDowncast(node, to: MapNode<A, Transform>.self)
-            let child = me.child
-            if Transform.self is SelectsOwned.Type {
-                // The part is a new value: the child may keep it without a copy.
+        super.init(step: ownsParts
+            ? { node, value, _ in
+                let me = unsafeDowncast(node, to: MapNode<A, Transform>.self)
+                let child = me.child
                 try withBorrowed(value) { input in try child.run(taking: { try me.transform.select(input) }) }
-            } else {
-                try withBorrowed(value) { try me.transform.withSelected($0) { try child.run($0) } }
+                return false
             }
-            return false
-        })
+            : { node, value, _ in
+                let me = unsafeDowncast(node, to: MapNode<A, Transform>.self)
+                let child = me.child
+                try withBorrowed(value) { try me.transform.withSelected($0) { try child.run($0) } }
+                return false
+            })
     }
 
     override func forEachChild(_ body: (AnyNode) -> Void) { body(child) }
