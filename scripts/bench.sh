@@ -153,11 +153,15 @@ for lang in ("swift", "swift-keypaths", "c"):
         ratio = (lib / tree) / f
         verdict = "met" if ratio <= limit else "NOT met"
         print(f"  {lang:<15}{s:<16} <= {limit:>4.1f}x floor        measured {ratio:>7.2f}x   {verdict}")
+# Java's hand-tree moves by 2-4x between processes (JIT), which flatters the library in
+# a process where the baseline settled badly: the verdict takes the median library time
+# over the fastest hand-tree of all processes.
 java_targets = [("one-leaf", 27.0, "x hand-tree"), ("ten-pct", 8.0, "x hand-tree")]
 for s, limit, unit in java_targets:
     if ("java", s) not in table:
         continue
     lib, _, tree = table[("java", s)]
+    tree = min(float(r[4]) for r in grouped[("java", s)])
     ratio = lib / tree
     note = ""
     if ("java", s) in spread:

@@ -36,19 +36,19 @@ extension Diffuser {
     /// every run, whether or not `diffuser` ran.
     @inlinable
     public static func intoWhen(_ didChange: @escaping DidChange<A>, _ diffuser: Diffuser<A>) -> Diffuser<A> {
-        Diffuser<A>(node: GateNode(ClosureChange(didChange), ChildNode(diffuser.node), takesOwned: true))
+        Diffuser<A>(node: GateNode(taking: ClosureChange(didChange), ChildNode(diffuser.node)))
     }
 
     /// Like `intoWhen(_:_:)` with a diffuser, for a single effect.
     @inlinable
     public static func intoWhen(_ didChange: @escaping DidChange<A>, _ effect: @escaping Effect<A>) -> Diffuser<A> {
-        Diffuser(node: GateNode(ClosureChange(didChange), CalledEffect(ClosureEffect(effect)), takesOwned: true))
+        Diffuser(node: GateNode(taking: ClosureChange(didChange), CalledEffect(ClosureEffect(effect))))
     }
 
     /// Like `intoWhen(_:_:)` for a single effect that may throw to abort the run.
     @inlinable
     public static func intoWhen(_ didChange: @escaping DidChange<A>, throwing effect: @escaping (A) throws -> Void) -> Diffuser<A> {
-        Diffuser(node: GateNode(ClosureChange(didChange), CalledEffect(ClosureEffect(effect)), takesOwned: true))
+        Diffuser(node: GateNode(taking: ClosureChange(didChange), CalledEffect(ClosureEffect(effect))))
     }
 
     /// Like `intoWhen(_:_:)` for a single effect, where both the predicate and the effect
@@ -58,7 +58,7 @@ extension Diffuser {
         throwing didChange: @escaping (A, A) throws -> Bool,
         effect: @escaping (A) throws -> Void
     ) -> Diffuser<A> {
-        Diffuser(node: GateNode(ClosureChange(didChange), CalledEffect(ClosureEffect(effect)), takesOwned: true))
+        Diffuser(node: GateNode(taking: ClosureChange(didChange), CalledEffect(ClosureEffect(effect))))
     }
 
     /// Like `intoWhen(_:_:)`, with a predicate that may throw to abort the run.
@@ -67,7 +67,7 @@ extension Diffuser {
         throwing didChange: @escaping (A, A) throws -> Bool,
         _ diffuser: Diffuser<A>
     ) -> Diffuser<A> {
-        Diffuser<A>(node: GateNode(ClosureChange(didChange), ChildNode(diffuser.node), takesOwned: true))
+        Diffuser<A>(node: GateNode(taking: ClosureChange(didChange), ChildNode(diffuser.node)))
     }
 
     /// A diffuser that runs `effect` on the first value only.
@@ -99,13 +99,13 @@ extension Diffuser {
     /// gating happens in `diffuser`.
     @inlinable
     public static func map<B>(_ transform: @escaping (A) -> B, _ diffuser: Diffuser<B>) -> Diffuser<A> {
-        Diffuser<A>(node: MapNode(ClosureTransform(transform), diffuser.node, ownsParts: true))
+        Diffuser<A>(node: MapNode(owning: ClosureTransform(transform), diffuser.node))
     }
 
     /// Like `map(_:_:)` with a transform that may throw to abort the run.
     @inlinable
     public static func map<B>(throwing transform: @escaping (A) throws -> B, _ diffuser: Diffuser<B>) -> Diffuser<A> {
-        Diffuser<A>(node: MapNode(ClosureTransform(transform), diffuser.node, ownsParts: true))
+        Diffuser<A>(node: MapNode(owning: ClosureTransform(transform), diffuser.node))
     }
 
     /// A diffuser that feeds `diffuser` the property of each value at `keyPath`.
@@ -117,7 +117,7 @@ extension Diffuser {
         if let offset = MemoryLayout<A>.offset(of: keyPath) {
             return Diffuser<A>(node: FieldNode(offset: offset, diffuser.node))
         }
-        return Diffuser<A>(node: MapNode(KeyPathTransform(keyPath), diffuser.node, ownsParts: true))
+        return Diffuser<A>(node: MapNode(owning: KeyPathTransform(keyPath), diffuser.node))
     }
 
     // MARK: Key paths
@@ -168,20 +168,20 @@ extension Diffuser where A: Equatable {
     /// equal (`!=`) to the previous one.
     @inlinable
     public static func into(_ effect: @escaping Effect<A>) -> Diffuser<A> {
-        Diffuser(node: GateNode(Inequality(StandardEquality()), CalledEffect(ClosureEffect(effect)), takesOwned: true))
+        Diffuser(node: GateNode(taking: Inequality(StandardEquality()), CalledEffect(ClosureEffect(effect))))
     }
 
     /// Like `into(_:)` with an effect that may throw to abort the run.
     @inlinable
     public static func into(throwing effect: @escaping (A) throws -> Void) -> Diffuser<A> {
-        Diffuser(node: GateNode(Inequality(StandardEquality()), CalledEffect(ClosureEffect(effect)), takesOwned: true))
+        Diffuser(node: GateNode(taking: Inequality(StandardEquality()), CalledEffect(ClosureEffect(effect))))
     }
 
     /// A diffuser that runs every child, in order, on the first value and whenever the
     /// value is not equal to the previous one.
     @inlinable
     public static func intoAll(_ children: [Diffuser<A>]) -> Diffuser<A> {
-        Diffuser(node: GateNode(Inequality(StandardEquality()), ChildNode(FanOutNode(children.map(\.node))), takesOwned: true))
+        Diffuser(node: GateNode(taking: Inequality(StandardEquality()), ChildNode(FanOutNode(children.map(\.node)))))
     }
 
     /// A diffuser that runs every child, in order, on the first value and whenever the
@@ -248,7 +248,7 @@ extension Diffuser {
     @inlinable
     public static func into<Effect: EffectFunction>(calling effect: Effect) -> Diffuser<A>
     where A: Equatable, Effect.Value == A {
-        Diffuser(node: GateNode(Inequality(StandardEquality()), CalledEffect(effect), takesOwned: true))
+        Diffuser(node: GateNode(taking: Inequality(StandardEquality()), CalledEffect(effect)))
     }
 
     /// `into(throwing:)` with values compared by `equality` instead of `==`: the effect

@@ -68,11 +68,15 @@ public struct Diffuser<A> {
     @inlinable
     public func tryRun(_ newValue: A) throws {
         let node = self.node
-        try Serializer.perform(
-            on: node,
-            { try node.run(newValue) },
-            queued: { { try node.run(newValue) } }
-        )
+        // The pass uses the graph's serializer and the nodes below unretained: the node
+        // must live until the pass is over (see `Serializer.perform`).
+        try withExtendedLifetime(node) {
+            try Serializer.perform(
+                on: node,
+                { try node.run(newValue) },
+                queued: { { try node.run(newValue) } }
+            )
+        }
     }
 }
 
@@ -84,18 +88,20 @@ extension Diffuser {
     @_spi(Bindings)
     public func tryRun(_ newValue: A, keepingQueued keep: (A) throws -> A) throws {
         let node = self.node
-        try Serializer.perform(
-            on: node,
-            { try node.run(newValue) },
-            queued: {
-                do {
-                    let kept = try keep(newValue)
-                    return { try node.run(kept) }
-                } catch {
-                    return { throw error }
+        try withExtendedLifetime(node) {
+            try Serializer.perform(
+                on: node,
+                { try node.run(newValue) },
+                queued: {
+                    do {
+                        let kept = try keep(newValue)
+                        return { try node.run(kept) }
+                    } catch {
+                        return { throw error }
+                    }
                 }
-            }
-        )
+            )
+        }
     }
 }
 

@@ -67,8 +67,9 @@ class AnyNode {
 /// call, as *owned*: a gate that keeps values as they are may then move the part into its
 /// cache instead of copying it (a copy retains every reference inside the value, and the
 /// map's destroy releases them all again). A closure or key path returns a new part, and
-/// the `==` of `into` or a `intoWhen` closure keeps values as they are: the combinators
-/// that build such maps and gates say so (`MapNode.ownsParts`, `GateNode.takesOwned`).
+/// the `==` of `into` or an `intoWhen` closure keeps values as they are: the combinators
+/// build such maps and gates with `MapNode(owning:_:)` and `GateNode(taking:_:)`, whose
+/// constraints (`Taking.swift`) check it.
 /// Other forms (the C ABI's transforms, whose parts are released through their type, its
 /// equalities, whose `keep` retains, any `calling:` value) take the ordinary path.
 ///

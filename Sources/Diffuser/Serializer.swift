@@ -169,6 +169,11 @@ final class Serializer: @unchecked Sendable {
     /// Errors thrown by `pass` propagate. Queued passes run after the current one even if
     /// it failed; when the outermost caller's own pass succeeded, the first error of a
     /// queued pass is thrown to it, since nobody else can receive it.
+    ///
+    /// The caller must hold `node` until this returns (`Diffuser.tryRun` does, with
+    /// `withExtendedLifetime`): the serializers are used without taking references, and
+    /// so are the nodes of the pass (a fan-out calls its children unretained), all of
+    /// which `node` keeps alive.
     @usableFromInline
     static func perform(on node: AnyNode, _ pass: () throws -> Void, queued: () -> () throws -> Void) throws {
         let me = currentThreadID()

@@ -6,19 +6,10 @@ import XCTest
 /// Every part must still be freed exactly once, whatever the gate does with it, and a
 /// gate with its own `keep` must still be called.
 final class TakingTests: XCTestCase {
-    /// Counts live instances: a leak leaves one, an extra release crashes or goes below 0.
-    final class Token: @unchecked Sendable {
-        nonisolated(unsafe) static var live = 0
-        init() { Token.live += 1 }
-        deinit { Token.live -= 1 }
-    }
-
-    /// A part holding a token, compared by `n` only.
-    struct Part: Equatable {
-        let n: Int
-        var token = Token()
-        static func == (a: Part, b: Part) -> Bool { a.n == b.n }
-    }
+    /// Parts that hold a counted token (`Token.live`): a leak leaves one alive, an extra
+    /// release crashes or goes below zero.
+    typealias Token = DiffuserTests.Token
+    typealias Part = DiffuserTests.Part
 
     func testAPartWithTheSameBitsAsTheCacheIsFreedNotTaken() {
         Token.live = 0

@@ -29,11 +29,18 @@ where Change.Value == A, Child.Value == A {
     @usableFromInline @exclusivity(unchecked)
     var cache: A?
 
-    /// A gate over `child` with `change`. `takesOwned`: `change.keep` is the value
-    /// itself, so that the gate may move a value it is handed as owned into its cache
-    /// (see `Node.Step`) instead of copying it; the combinators that build the gate know.
+    /// A gate over `child` with `change`, which keeps each value with `change.keep`.
     @inlinable
-    init(_ change: Change, _ child: Child, takesOwned: Bool = false) {
+    convenience init(_ change: Change, _ child: Child) {
+        self.init(change, child, takesOwned: false)
+    }
+
+    /// `takesOwned` promises that `change.keep` is the value itself, so that the gate may
+    /// move a value it is handed as owned (see `Node.Step`) into its cache instead of
+    /// copying it. Called only by `init(_:_:)` and by `init(taking:_:)`, whose
+    /// constraint (`KeepsItself`) makes the promise checked.
+    @inlinable
+    init(_ change: Change, _ child: Child, takesOwned: Bool) {
         self.change = change
         self.child = child
         super.init(step: takesOwned
@@ -60,7 +67,9 @@ where Change.Value == A, Child.Value == A {
             }
             if !changed {
                 // Equal: keep the new value all the same, unless it is the very value kept
-                // (the same bits), which storing would not change.
+                // (the same bits), which storing would not change. An owned value with
+                // the same bits is left to its owner, which destroys it: it holds its own
+                // references, the cache holds others.
                 if sameBits(old, value) { return false }
                 if take {
                     cache = UnsafeMutablePointer(mutating: value).move()
@@ -126,4 +135,13 @@ struct Inequality<Equality: EqualityFunction>: ChangeFunction {
 @inlinable
 func sameBits<A>(_ kept: UnsafePointer<A>, _ value: UnsafePointer<A>) -> Bool {
     MemoryLayout<A>.size == 0 || memcmp(kept, value, MemoryLayout<A>.size) == 0
+}
+
+extension GateNode where Change: KeepsItself {
+    /// A gate whose predicate keeps values as they are: it moves a value handed to it as
+    /// owned into its cache instead of copying it.
+    @inlinable
+    convenience init(taking change: Change, _ child: Child) {
+        self.init(change, child, takesOwned: true)
+    }
 }

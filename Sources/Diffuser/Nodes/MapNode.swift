@@ -2,7 +2,7 @@
 ///
 /// The transform is called on every value that reaches the node, right before the
 /// child runs; gating happens in the child, which gets the part as owned where the
-/// transform returns a new value (`ownsParts`). A key path to a stored property needs no
+/// transform returns a new value (`init(owning:_:)`). A key path to a stored property needs no
 /// call: `FieldNode` reads the part in place instead.
 @usableFromInline
 final class MapNode<A, Transform: TransformFunction>: Node<A> where Transform.Input == A {
@@ -11,12 +11,19 @@ final class MapNode<A, Transform: TransformFunction>: Node<A> where Transform.In
     @usableFromInline
     let child: Node<Transform.Output>
 
-    /// A map of `child` through `transform`. `ownsParts`: `transform.select` returns a
-    /// new value and `withSelected` is the default (lend it, then destroy it), so that
-    /// the part may be handed to the child as owned (see `Node.Step`); the combinators
-    /// that build the map know.
+    /// A map of `child` through `transform`, which lends each part to the child
+    /// (`transform.withSelected`).
     @inlinable
-    init(_ transform: Transform, _ child: Node<Transform.Output>, ownsParts: Bool = false) {
+    convenience init(_ transform: Transform, _ child: Node<Transform.Output>) {
+        self.init(transform, child, ownsParts: false)
+    }
+
+    /// `ownsParts` promises that `transform.select` returns a new value and that
+    /// `withSelected` is the default (lend it, then destroy it), so that the part may be
+    /// handed to the child as owned (see `Node.Step`). Called only by `init(_:_:)` and by
+    /// `init(owning:_:)`, whose constraint (`SelectsOwned`) makes the promise checked.
+    @inlinable
+    init(_ transform: Transform, _ child: Node<Transform.Output>, ownsParts: Bool) {
         self.transform = transform
         self.child = child
         super.init(step: ownsParts
@@ -35,4 +42,13 @@ final class MapNode<A, Transform: TransformFunction>: Node<A> where Transform.In
     }
 
     override func forEachChild(_ body: (AnyNode) -> Void) { body(child) }
+}
+
+extension MapNode where Transform: SelectsOwned {
+    /// A map whose transform returns new values: it hands each part to its child as
+    /// owned, so that a gate may keep it without a copy.
+    @inlinable
+    convenience init(owning transform: Transform, _ child: Node<Transform.Output>) {
+        self.init(transform, child, ownsParts: true)
+    }
 }

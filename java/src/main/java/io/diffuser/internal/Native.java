@@ -260,8 +260,8 @@ public final class Native {
 
   /**
    * The bytes the C library's allocator has handed out and not taken back (glibc's
-   * {@code mallinfo2().uordblks}, after returning free memory to the system): for the
-   * benchmark's native bytes per leaf. Covers the core, the JNI glue and the JVM's own
+   * {@code mallinfo2().uordblks}): a diagnostic, for the benchmark's native bytes per
+   * leaf; it reads a counter and changes nothing. Covers the core, the JNI glue and the JVM's own
    * native allocations (global references among them).
    *
    * @return the bytes in use, or 0 where the C library cannot say

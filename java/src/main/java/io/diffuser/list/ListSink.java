@@ -1,6 +1,7 @@
 package io.diffuser.list;
 
 import java.util.List;
+import java.util.Objects;
 
 /**
  * Applies list changes to a list view: what {@code Diffuser.intoList} calls with the
@@ -28,8 +29,9 @@ public interface ListSink<T> {
   /**
    * Applies the changes, told whether they are the first: what the diffuser calls. The
    * default ignores {@code isFirst} and calls {@link #apply(ListDiff, List)}; override it
-   * (in a class, not a lambda) to tell the first delivery apart, as Swift's
-   * {@code ListChanges.isFirst} and C's {@code is_first} do.
+   * in a class, or write the sink as a lambda through {@link #withFirst(WithFirst)}, to
+   * tell the first delivery apart, as Swift's {@code ListChanges.isFirst} and C's
+   * {@code is_first} do.
    *
    * @param changes as for {@link #apply(ListDiff, List)}
    * @param newList the list to show (the run's value)
@@ -39,5 +41,48 @@ public interface ListSink<T> {
    */
   default void apply(ListDiff changes, List<T> newList, boolean isFirst) {
     apply(changes, newList);
+  }
+
+  /**
+   * A sink written as a lambda that is told whether the changes are the first:
+   * {@code ListSink.withFirst((changes, list, isFirst) -> ...)}.
+   *
+   * @param <T> the type of items
+   */
+  @FunctionalInterface
+  interface WithFirst<T> {
+    /**
+     * Applies the changes; see {@link ListSink#apply(ListDiff, List, boolean)}.
+     *
+     * @param changes from the list applied last to {@code newList}
+     * @param newList the list to show (the run's value)
+     * @param isFirst whether the view shows nothing of this diffuser yet
+     */
+    void apply(ListDiff changes, List<T> newList, boolean isFirst);
+  }
+
+  /**
+   * The sink that calls {@code sink} with {@code isFirst}. Called as
+   * {@link #apply(ListDiff, List)}, without {@code isFirst} (never by the diffuser), it
+   * passes {@code false}.
+   *
+   * @param <T> the type of items
+   * @param sink the lambda
+   * @return the sink
+   * @throws NullPointerException if {@code sink} is null
+   */
+  static <T> ListSink<T> withFirst(WithFirst<T> sink) {
+    Objects.requireNonNull(sink, "sink");
+    return new ListSink<T>() {
+      @Override
+      public void apply(ListDiff changes, List<T> newList) {
+        sink.apply(changes, newList, false);
+      }
+
+      @Override
+      public void apply(ListDiff changes, List<T> newList, boolean isFirst) {
+        sink.apply(changes, newList, isFirst);
+      }
+    };
   }
 }

@@ -153,6 +153,20 @@ public class IntoListTest {
     Diffuser.intoList((Item item) -> item.key, (ListDiff changes, List<Item> list) -> seen.add(changes))
         .run(items(3));
     assertEquals(1, seen.size());
+
+    // A lambda through withFirst is told.
+    List<Boolean> firsts = new ArrayList<>();
+    Diffuser<List<Item>> aware = Diffuser.intoList((Item item) -> item.key,
+        ListSink.withFirst((ListDiff changes, List<Item> list, boolean isFirst) -> firsts.add(isFirst)));
+    aware.run(items(1));
+    aware.run(items(1, 2));
+    assertEquals(Arrays.asList(true, false), firsts);
+    try {
+      ListSink.withFirst(null);
+      fail("no exception");
+    } catch (NullPointerException expected) {
+      assertEquals("sink", expected.getMessage());
+    }
   }
 
   @Test
