@@ -89,7 +89,7 @@ extern "C" {
 
 /** The version of the ABI this header describes. dfs_abi_version() returns the
  *  library's; they must be equal. */
-#define DFS_ABI_VERSION 3
+#define DFS_ABI_VERSION 4
 
 /** Status codes. 0 is success; every error is positive. */
 typedef enum dfs_status {
@@ -713,7 +713,10 @@ DFS_API dfs_status dfs_diffuser_into_list(dfs_type *type, const dfs_list_reader 
  * gave them, handlers in the order of the config), before the next event starts. A step
  * whose update gives no model publishes nothing. An event dispatched during a step (from
  * any callback, on any thread) is queued and handled after it, never inside it;
- * dfs_loop_dispatch never waits for a step, so nothing deadlocks.
+ * dfs_loop_dispatch never waits for a step, so nothing deadlocks. A start is a step too:
+ * the STARTED trace; the first model published to the observers and feedbacks
+ * registered by then (those of the config first); the start effects handed to the
+ * handlers; the sources connected.
  *
  * Threads: every function may be called from any thread. The executor of the config
  * decides who runs the steps: NULL, the thread that dispatches into an idle loop (it
@@ -764,6 +767,12 @@ typedef struct dfs_work dfs_work;
 
 /** A record of a loop's runs, to replay them (see Journals below). */
 typedef struct dfs_journal dfs_journal;
+
+/** A feedback not tied to a loop: a description (the Swift core's Feedback) that loops
+ *  register, at their creation (dfs_loop_config.feedbacks) or later (dfs_loop_add). Each
+ *  run of each loop makes its own instance of it, so one handle may serve several loops
+ *  and several runs. See Feedbacks below. */
+typedef struct dfs_feedback dfs_feedback;
 
 /** The update: what `event` does to `model` (both borrowed for the call). Give the new
  *  model with dfs_next_model (at most once; without it the model stays and nothing is
@@ -880,11 +889,21 @@ typedef struct dfs_loop_config {
     /** Optional: a journal (retained) that records the loop's runs from the first start
      *  on, as dfs_loop_record would before any start. */
     dfs_journal *journal;
+    /** Optional: feedbacks registered as the loop is made, in this order and before
+     *  anything else, as the Swift core's `Loop(feedbacks:)` registers them: every start
+     *  publishes its first model to them before the start effects reach the handlers,
+     *  whatever the executor and whether or not manual_start is set. The handles stay
+     *  yours (release them when you like: the loop keeps what it needs). May be NULL when
+     *  the count is 0; no entry may be NULL. */
+    dfs_feedback *const *feedbacks;
+    size_t feedback_count;
 } dfs_loop_config;
 
 /** Makes a loop. Every destroy of the config (update, handlers, coalesce, inspect) runs
- *  once the loop no longer needs its callback, also if dfs_loop_new fails. On success
- *  *out is a new handle: dfs_loop_release it; the last release disposes the loop. */
+ *  once the loop no longer needs its callback, also if dfs_loop_new fails (the
+ *  feedbacks' callbacks belong to their dfs_feedback handles: a failure leaves them as
+ *  they were). On success *out is a new handle: dfs_loop_release it; the last release
+ *  disposes the loop. */
 DFS_API dfs_status dfs_loop_new(const dfs_loop_config *config, dfs_loop **out);
 
 /** Queues `event` (retained through the event type; a type without retain must keep
@@ -929,23 +948,55 @@ typedef enum dfs_overlap {
  *  Send events with dfs_job_send; dfs_job_finish when done. */
 typedef void (*dfs_feedback_fn)(const void *value, dfs_job *job, void *ctx);
 
-/** Adds a feedback after the observers and feedbacks registered so far: fn(model, job)
- *  on every new model (the current one first if the loop runs), on `executor` if not
- *  NULL, with `overlap` deciding about the work in progress. Dispose *out to remove it
- *  (its work in progress is cancelled). */
+/* Feedbacks: a dfs_feedback describes one; a loop registers it at its creation
+ * (dfs_loop_config.feedbacks) or later (dfs_loop_add). The constructors below, and the
+ * gear feedbacks' (dfs_feedback_pushing, dfs_feedback_attached), give a new handle in
+ * *out: dfs_feedback_release it when you no longer register it anywhere; the loops it
+ * is registered with keep what they need. As every constructor, each calls its destroys
+ * if it fails; otherwise they run once neither the handle nor any loop needs the
+ * callback. */
+
+/** A feedback that starts fn(model, job) on every model published to it, on `executor`
+ *  if not NULL (else inside the step), with `overlap` deciding about the work in
+ *  progress. */
+DFS_API dfs_status dfs_feedback_work(dfs_overlap overlap, dfs_executor *executor, dfs_feedback_fn fn, void *ctx,
+                                     dfs_destroy_fn destroy, dfs_feedback **out);
+
+/** A feedback gated by a request: `request` selects each model's request (a value of
+ *  request_type, ownership as dfs_transform_fn; NULL for none). fn(request, job) starts
+ *  when the request changes (request_type's equality) to a non-NULL one, and the job is
+ *  cancelled when it becomes NULL; `overlap` decides about the work of the previous
+ *  request. A failing `request` leaves the request as it was. */
+DFS_API dfs_status dfs_feedback_request(dfs_type *request_type, dfs_transform_fn request, void *request_ctx,
+                                        dfs_destroy_fn request_destroy, dfs_overlap overlap, dfs_executor *executor,
+                                        dfs_feedback_fn fn, void *ctx, dfs_destroy_fn destroy, dfs_feedback **out);
+
+/** Registers `feedback` with `loop` on the loop's turn (after the entries queued before;
+ *  at once with the caller's executor and an idle loop), after the observers and
+ *  feedbacks registered so far. If the loop is running then, the feedback hears the
+ *  current model at once; otherwise it hears the first model of the next start. A start
+ *  that comes before that turn (one already made, or, with another executor, one asked
+ *  for meanwhile: a start goes ahead of queued registrations) has handed its effects to
+ *  the handlers by then; the feedbacks of dfs_loop_config hear every first model before
+ *  the start effects. Dispose *out to remove it (its work in progress is cancelled). */
+DFS_API dfs_status dfs_loop_add(dfs_loop *loop, dfs_feedback *feedback, dfs_disposable **out);
+
+/** dfs_feedback_work and dfs_loop_add in one call. */
 DFS_API dfs_status dfs_loop_add_feedback(dfs_loop *loop, dfs_overlap overlap, dfs_executor *executor,
                                          dfs_feedback_fn fn, void *ctx, dfs_destroy_fn destroy,
                                          dfs_disposable **out);
 
-/** Adds a feedback gated by a request: `request` selects each model's request (a value
- *  of request_type, ownership as dfs_transform_fn; NULL for none). fn(request, job)
- *  starts when the request changes (request_type's equality) to a non-NULL one, and the
- *  job is cancelled when it becomes NULL; `overlap` decides about the work of the
- *  previous request. A failing `request` leaves the request as it was. */
+/** dfs_feedback_request and dfs_loop_add in one call. */
 DFS_API dfs_status dfs_loop_add_request_feedback(dfs_loop *loop, dfs_type *request_type, dfs_transform_fn request,
                                                  void *request_ctx, dfs_destroy_fn request_destroy,
                                                  dfs_overlap overlap, dfs_executor *executor, dfs_feedback_fn fn,
                                                  void *ctx, dfs_destroy_fn destroy, dfs_disposable **out);
+
+/** Adds a reference to a feedback handle. */
+DFS_API dfs_status dfs_feedback_retain(dfs_feedback *feedback);
+/** Drops a reference to a feedback handle; the loops it is registered with keep what
+ *  they need. NULL is accepted and ignored. */
+DFS_API dfs_status dfs_feedback_release(dfs_feedback *feedback);
 
 /** Starts a stopped loop (or one made with manual_start). DFS_OK if it runs afterwards;
  *  DFS_ERR_DISPOSED if not: the loop was disposed, or the call came from a callback of
@@ -986,13 +1037,22 @@ DFS_API dfs_status dfs_gear_new(dfs_type *event_type, dfs_gear **out);
 /** Pushes `event` (retained through the gear's event type) to every loop attached. */
 DFS_API dfs_status dfs_gear_send(dfs_gear *gear, const void *event);
 
-/** A feedback (see dfs_loop_add_feedback for its place and removal) that pushes into
- *  `gear` what `propagate` makes of each model, a gear event of the gear's type. */
+/** A feedback (see Feedbacks above) that pushes into `gear` what `propagate` makes of
+ *  each model, a gear event of the gear's type. */
+DFS_API dfs_status dfs_feedback_pushing(dfs_gear *gear, dfs_propagate_fn propagate, void *ctx,
+                                        dfs_destroy_fn destroy, dfs_feedback **out);
+
+/** A feedback (see Feedbacks above) that turns each gear event of `gear` into what
+ *  `propagate` makes of it, an event of the event type of the loop it is registered
+ *  with, queued into that loop while it runs. */
+DFS_API dfs_status dfs_feedback_attached(dfs_gear *gear, dfs_propagate_fn propagate, void *ctx,
+                                         dfs_destroy_fn destroy, dfs_feedback **out);
+
+/** dfs_feedback_pushing and dfs_loop_add in one call. */
 DFS_API dfs_status dfs_loop_push_to_gear(dfs_loop *loop, dfs_gear *gear, dfs_propagate_fn propagate, void *ctx,
                                          dfs_destroy_fn destroy, dfs_disposable **out);
 
-/** A feedback that turns each gear event of `gear` into what `propagate` makes of it,
- *  an event of the loop's event type, queued into the loop while it runs. */
+/** dfs_feedback_attached and dfs_loop_add in one call. */
 DFS_API dfs_status dfs_loop_attach_to_gear(dfs_loop *loop, dfs_gear *gear, dfs_propagate_fn propagate, void *ctx,
                                            dfs_destroy_fn destroy, dfs_disposable **out);
 

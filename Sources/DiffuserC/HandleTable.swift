@@ -4,7 +4,7 @@ import CDiffuserFFI
 /// The kinds of objects handed to C.
 enum HandleKind: UInt8, CustomStringConvertible {
     case type, diffuser, fuser, disposable, dispatch
-    case loop, job, executor, work, gear, journal
+    case loop, job, executor, work, gear, journal, feedback
 
     var description: String {
         switch self {
@@ -19,6 +19,7 @@ enum HandleKind: UInt8, CustomStringConvertible {
         case .work: return "dfs_work"
         case .gear: return "dfs_gear"
         case .journal: return "dfs_journal"
+        case .feedback: return "dfs_feedback"
         }
     }
 }

@@ -477,6 +477,236 @@ static void test_feedbacks(void) {
 
 /* ------------------------------------------------------------------------------------ */
 
+/* Set (atomically) when react_work hears the model 12: a background loop got there. */
+static int reached_12;
+
+/* A feedback that logs "react:model" and, on model 0, sends event 2. */
+static void react_work(const void *value, dfs_job *job, void *ctx) {
+    fb *f = ctx;
+    long v = ((const box *)value)->value;
+    log_add(f->log, "%s:%ld", f->name, v);
+    if (v == 0) dfs_job_send(job, EVENT(2));
+    if (v == 12) __atomic_store_n(&reached_12, 1, __ATOMIC_SEQ_CST);
+    dfs_job_finish(job);
+}
+
+/* A gear feedback's propagation: logs "gear:model", pushes nothing. */
+static int gear_log(const void *value, const void **out, void *ctx) {
+    (void)out;
+    fb *f = ctx;
+    log_add(f->log, "%s:%ld", f->name, ((const box *)value)->value);
+    return 0;
+}
+
+/* The loop of the config feedbacks: the counter from 0 with the start effect 510 (the
+ * handler sends 10 back), the feedbacks given, an inspector; started (at once, or by
+ * dfs_loop_start with manual_start) and run to its rest on `executor`, then disposed. */
+static void run_with_feedbacks(dfs_executor *executor, int manual_start, dfs_feedback *const *feedbacks, size_t count,
+                               test_log *log) {
+    update_ctx u = {0};
+    tap h = {.name = "h", .log = log};
+    inspector insp = {.log = log};
+    dfs_handler handlers[] = {{.fn = tap_handle, .ctx = &h}};
+    dfs_loop_config c = counter_config(0, &u);
+    box *start_effect = box_new(510);
+    const void *start_effects[] = {start_effect};
+    c.start_effects = start_effects;
+    c.start_effect_count = 1;
+    c.handlers = handlers;
+    c.handler_count = 1;
+    c.inspect = inspect;
+    c.inspect_ctx = &insp;
+    c.executor = executor;
+    c.manual_start = manual_start;
+    c.feedbacks = feedbacks;
+    c.feedback_count = count;
+    __atomic_store_n(&reached_12, 0, __ATOMIC_SEQ_CST);
+    dfs_loop *loop = counter_loop(&c);
+    box_unref(start_effect);
+    if (manual_start) CHECK_OK(dfs_loop_start(loop), "the loop starts");
+    int manual = dfs_executor_run_all(executor);
+    if (manual >= 0) {
+        log_add(log, "runs:%d", manual);
+    } else {
+        /* The dispose waits for the step in progress (the rest of the model 12's). */
+        for (int i = 0; i < 5000 && !__atomic_load_n(&reached_12, __ATOMIC_SEQ_CST); i++) sleep_us(1000);
+    }
+    dfs_loop_dispose(loop);
+    dfs_loop_release(loop);
+}
+
+static void test_config_feedbacks(void) {
+    check_section("config feedbacks: registered as the loop is made; the first model before the start effects");
+    test_log log = {{0}};
+    fb react = {.name = "react", .log = &log}, work = {.name = "work", .log = &log},
+       req = {.name = "req", .log = &log}, gear = {.name = "gear", .log = &log};
+    dfs_gear *bus = NULL;
+    CHECK_OK(dfs_gear_new(dfs_type_pointer(), &bus), "a gear");
+    dfs_feedback *feedbacks[4] = {NULL};
+    CHECK_OK(dfs_feedback_work(DFS_OVERLAP_CANCEL_PREVIOUS, NULL, react_work, &react, fb_destroy, &feedbacks[0]),
+             "a feedback");
+    CHECK_OK(dfs_feedback_work(DFS_OVERLAP_CONCURRENT, NULL, fb_work, &work, fb_destroy, &feedbacks[1]),
+             "a feedback with an overlap");
+    CHECK_OK(dfs_feedback_request(model_type, request_of, NULL, NULL, DFS_OVERLAP_CANCEL_PREVIOUS, NULL, fb_work, &req,
+                                  fb_destroy, &feedbacks[2]),
+             "a request-gated feedback");
+    CHECK_OK(dfs_feedback_pushing(bus, gear_log, &gear, fb_destroy, &feedbacks[3]), "a gear feedback");
+    CHECK_OK(dfs_gear_release(bus), "the gear handle goes: the feedback keeps the gear");
+
+    /* Swift's Loop(feedbacks:): the start publishes the first model to them, then hands
+     * the start effects to the handlers; so the feedback's event 2 comes before the
+     * handler's 10, on every executor. */
+    const char *expected = "started:0/1 react:0 work:0 gear:0 h:510 stepped:2 ->2 react:2 work:2 gear:2 "
+                           "stepped:10 ->12 react:12 work:12 req:1 gear:12";
+    run_with_feedbacks(NULL, 0, feedbacks, 4, &log);
+    CHECK_LOG(&log, "started:0/1 react:0 work:0 gear:0 h:510 stepped:2 ->2 react:2 work:2 gear:2 "
+                    "stepped:10 ->12 react:12 work:12 req:1 gear:12 disposed:12",
+              "the caller's executor");
+    run_with_feedbacks(NULL, 1, feedbacks, 4, &log);
+    CHECK_LOG(&log, "started:0/1 react:0 work:0 gear:0 h:510 stepped:2 ->2 react:2 work:2 gear:2 "
+                    "stepped:10 ->12 react:12 work:12 req:1 gear:12 disposed:12",
+              "the caller's executor, manual start");
+    dfs_executor *manual = NULL;
+    dfs_executor_new_manual(&manual);
+    run_with_feedbacks(manual, 0, feedbacks, 4, &log);
+    CHECK_LOG(&log, "started:0/1 react:0 work:0 gear:0 h:510 stepped:2 ->2 react:2 work:2 gear:2 "
+                    "stepped:10 ->12 react:12 work:12 req:1 gear:12 runs:3 disposed:12",
+              "a manual executor: the start and two events, one piece of work each");
+    run_with_feedbacks(manual, 1, feedbacks, 4, &log);
+    CHECK_LOG(&log, "started:0/1 react:0 work:0 gear:0 h:510 stepped:2 ->2 react:2 work:2 gear:2 "
+                    "stepped:10 ->12 react:12 work:12 req:1 gear:12 runs:3 disposed:12",
+              "a manual executor, manual start");
+    int same = 0, rounds = check_scale(20, 3);
+    for (int round = 0; round < rounds; round++) {
+        dfs_executor *background = NULL;
+        dfs_executor_new_background(&background);
+        run_with_feedbacks(background, round % 2, feedbacks, 4, &log);
+        dfs_executor_release(background);
+        char want[512];
+        snprintf(want, sizeof want, "%s disposed:12", expected);
+        if (strcmp(log.text, want) == 0) same++;
+        else if (same == round) printf("     round %d: %s\n", round, log.text);
+        log_clear(&log);
+    }
+    CHECK_INT(same, rounds, "a background executor, every round");
+
+    /* One description, several loops: each makes its own instance. */
+    CHECK_INT(react.destroyed + work.destroyed + req.destroyed + gear.destroyed, 0, "the handles keep the callbacks");
+    update_ctx u = {0};
+    dfs_loop_config c = counter_config(0, &u);
+    c.feedbacks = &feedbacks[1];
+    c.feedback_count = 1;
+    dfs_loop *first = counter_loop(&c);
+    c = counter_config(5, &u);
+    dfs_loop *second = counter_loop(&c);
+    dfs_disposable *added = NULL;
+    CHECK_OK(dfs_loop_add(second, feedbacks[1], &added), "dfs_loop_add registers a description");
+    CHECK_LOG(&log, "work:0 work:5", "each loop's instance hears its current model");
+    for (int i = 0; i < 4; i++) CHECK_OK(dfs_feedback_release(feedbacks[i]), "release a feedback handle");
+    CHECK_STATUS(dfs_feedback_release(feedbacks[0]), DFS_ERR_HANDLE, "a released feedback handle is refused");
+    CHECK_INT(react.destroyed + req.destroyed + gear.destroyed, 3, "unused callbacks go with their handle");
+    dfs_loop_dispatch(first, EVENT(1));
+    dfs_loop_dispatch(second, EVENT(1));
+    CHECK_LOG(&log, "work:1 work:6", "the loops keep what they need");
+    dfs_loop_release(first);
+    CHECK_INT(work.destroyed, 0, "a loop still uses it");
+    dfs_disposable_dispose(added);
+    dfs_disposable_release(added);
+    dfs_loop_release(second);
+    CHECK_INT(work.destroyed, 1, "destroyed once, with its last user");
+    fb_release(&work);
+    fb_release(&req);
+    dfs_executor_release(manual);
+    CHECK_INT(boxes_settled(), 0, "no box left");
+}
+
+static void test_config_feedback_errors(void) {
+    check_section("config feedbacks: misuse; destroys run once");
+    test_log log = {{0}};
+    fb f = {.name = "f", .log = &log};
+    dfs_feedback *made = (dfs_feedback *)(uintptr_t)1;
+    CHECK_STATUS(dfs_feedback_work(DFS_OVERLAP_CANCEL_PREVIOUS, NULL, NULL, &f, fb_destroy, &made), DFS_ERR_NULL,
+                 "no function");
+    CHECK(made == NULL, "out cleared");
+    CHECK_INT(f.destroyed, 1, "a failing constructor destroys its context");
+    CHECK_STATUS(dfs_feedback_work((dfs_overlap)9, NULL, fb_work, &f, fb_destroy, &made), DFS_ERR_ARGUMENT,
+                 "an unknown overlap");
+    CHECK_INT(f.destroyed, 2, "once more");
+    fb g = {.name = "g", .log = &log};
+    CHECK_STATUS(dfs_feedback_request(NULL, request_of, &g, fb_destroy, DFS_OVERLAP_CANCEL_PREVIOUS, NULL, fb_work, &f,
+                                      fb_destroy, &made),
+                 DFS_ERR_NULL, "no request type");
+    CHECK_INT(f.destroyed + g.destroyed, 4, "both contexts of a request feedback");
+    CHECK_STATUS(dfs_feedback_pushing(NULL, gear_log, &f, fb_destroy, &made), DFS_ERR_NULL, "no gear");
+    CHECK_INT(f.destroyed, 4, "a gear feedback's too");
+    CHECK_STATUS(dfs_feedback_work(DFS_OVERLAP_CANCEL_PREVIOUS, NULL, fb_work, NULL, NULL, NULL), DFS_ERR_NULL,
+                 "no out");
+
+    dfs_feedback *good = NULL;
+    f.destroyed = 0;
+    CHECK_OK(dfs_feedback_work(DFS_OVERLAP_CANCEL_PREVIOUS, NULL, fb_work, &f, fb_destroy, &good), "a feedback");
+    update_ctx u = {0};
+    tap h = {.name = "h"};
+    dfs_handler handlers[] = {{.fn = tap_handle, .ctx = &h, .destroy = tap_destroy}};
+    dfs_loop *loop = NULL;
+    dfs_loop_config c = counter_config(0, &u);
+    c.handlers = handlers;
+    c.handler_count = 1;
+    c.feedback_count = 1;
+    CHECK_STATUS(dfs_loop_new(&c, &loop), DFS_ERR_NULL, "a feedback count without feedbacks");
+    CHECK_ERROR_HAS("feedbacks", "the message names them");
+    CHECK(loop == NULL, "out cleared");
+    CHECK_INT(u.destroyed + h.destroyed, 2, "the config's destroys run once");
+    box_unref((box *)c.model);
+
+    dfs_feedback *with_null[] = {good, NULL};
+    c = counter_config(0, &u);
+    c.feedbacks = with_null;
+    c.feedback_count = 2;
+    CHECK_STATUS(dfs_loop_new(&c, &loop), DFS_ERR_NULL, "a NULL feedback");
+    CHECK_ERROR_HAS("feedbacks[1]", "the message names the entry");
+    CHECK_INT(u.destroyed, 2, "the update's context once more");
+    box_unref((box *)c.model);
+
+    dfs_gear *gear = NULL;
+    dfs_gear_new(dfs_type_pointer(), &gear);
+    dfs_feedback *wrong[] = {(dfs_feedback *)gear};
+    c = counter_config(0, &u);
+    c.feedbacks = wrong;
+    c.feedback_count = 1;
+    CHECK_STATUS(dfs_loop_new(&c, &loop), DFS_ERR_HANDLE, "a gear handle is not a feedback");
+    box_unref((box *)c.model);
+    c = counter_config(0, &u);
+    c.feedbacks = with_null;
+    c.feedback_count = (size_t)1 << 30;
+    CHECK_STATUS(dfs_loop_new(&c, &loop), DFS_ERR_ARGUMENT, "a feedback count out of range");
+    box_unref((box *)c.model);
+    CHECK_INT(f.destroyed, 0, "a failing dfs_loop_new leaves the feedback handles alone");
+
+    c = counter_config(0, &u);
+    c.feedbacks = with_null;
+    c.feedback_count = 1;
+    loop = counter_loop(&c);
+    CHECK_LOG(&log, "f:0", "the handle still serves");
+    dfs_disposable *d = (dfs_disposable *)(uintptr_t)1;
+    CHECK_STATUS(dfs_loop_add(loop, NULL, &d), DFS_ERR_NULL, "dfs_loop_add needs a feedback");
+    CHECK(d == NULL, "out cleared");
+    CHECK_STATUS(dfs_loop_add(loop, (dfs_feedback *)gear, &d), DFS_ERR_HANDLE, "not a gear");
+    CHECK_STATUS(dfs_loop_add((dfs_loop *)good, good, &d), DFS_ERR_HANDLE, "nor a feedback for a loop");
+    CHECK_STATUS(dfs_feedback_retain(good), DFS_OK, "retain");
+    CHECK_OK(dfs_feedback_release(good), "release");
+    CHECK_OK(dfs_feedback_release(good), "the last release");
+    CHECK_STATUS(dfs_feedback_retain(good), DFS_ERR_HANDLE, "a released handle is refused");
+    CHECK_OK(dfs_feedback_release(NULL), "NULL is ignored");
+    dfs_loop_release(loop);
+    dfs_gear_release(gear);
+    fb_release(&f);
+    CHECK_INT(f.destroyed, 1, "destroyed once, with its last user");
+    CHECK_INT(box_live, 0, "no box left");
+}
+
+/* ------------------------------------------------------------------------------------ */
+
 /* An executor written in C: a queue the test runs by hand. */
 typedef struct queue_executor {
     dfs_work *works[64];
@@ -935,6 +1165,8 @@ int main(int argc, char **argv) {
     test_reentrancy();
     test_jobs();
     test_feedbacks();
+    test_config_feedbacks();
+    test_config_feedback_errors();
     test_executors();
     test_lifecycle();
     test_coalescing();

@@ -163,10 +163,121 @@ static void test_dispose_inside_update(void) {
     CHECK_OK(dfs_loop_release(cut_loop), "release");
 }
 
+/* An on-cancel action of a feedback's work in progress, run as the next model cancels
+ * it (DFS_OVERLAP_CANCEL_PREVIOUS), that stops the loop or releases it (the last
+ * reference): the rest of the step is skipped, no new work starts
+ * (repro/cancel_previous_dispose.c). */
+static dfs_loop *cancel_loop;
+static dfs_job *cancel_job;
+static int cancel_stops, cancel_calls, cancel_late, cancel_closed;
+
+static int cancel_update(const void *model, const void *event, dfs_next *next, void *ctx) {
+    (void)model, (void)ctx;
+    return dfs_next_model(next, event) == DFS_OK ? 0 : 1;
+}
+
+static void cancel_feedback(const void *model, dfs_job *job, void *ctx) {
+    (void)model, (void)ctx;
+    cancel_calls++;
+    if (cancel_closed) cancel_late++;
+    if (cancel_job == NULL && dfs_job_retain(job) == DFS_OK) cancel_job = job;
+}
+
+static void cancel_action(void *ctx) {
+    (void)ctx;
+    if (cancel_stops) CHECK_OK(dfs_loop_stop(cancel_loop), "stop from the on-cancel action");
+    else CHECK_OK(dfs_loop_release(cancel_loop), "the last release, from the on-cancel action");
+    cancel_closed = 1;
+}
+
+static void test_close_inside_cancel_previous(void) {
+    check_section("a stop or the last release from an on-cancel action of a feedback's previous work");
+    for (cancel_stops = 0; cancel_stops < 2; cancel_stops++) {
+        cancel_job = NULL;
+        cancel_calls = cancel_late = cancel_closed = 0;
+        dfs_loop_config config = {0};
+        config.model_type = config.event_type = config.effect_type = dfs_type_pointer();
+        config.update = cancel_update;
+        CHECK_OK(dfs_loop_new(&config, &cancel_loop), "loop");
+        dfs_disposable *added = NULL;
+        CHECK_OK(dfs_loop_add_feedback(cancel_loop, DFS_OVERLAP_CANCEL_PREVIOUS, NULL, cancel_feedback, NULL, NULL, &added),
+                 "a feedback that cancels its previous work");
+        CHECK_INT(cancel_calls, 1, "it heard the first model at once");
+        CHECK(cancel_job != NULL, "its first job kept");
+        CHECK_OK(dfs_job_on_cancel(cancel_job, cancel_action, NULL, NULL), "an on-cancel action that closes the loop");
+        CHECK_OK(dfs_loop_dispatch(cancel_loop, (const void *)1), "dispatch: the next model cancels the first job");
+        CHECK_INT(cancel_closed, 1, "the action ran");
+        CHECK_INT(cancel_late, 0, cancel_stops ? "no new work in the stopped loop" : "no new work after the last release returned");
+        CHECK_INT(dfs_job_is_cancelled(cancel_job), 1, "the first job is cancelled");
+        dfs_job_release(cancel_job);
+        dfs_disposable_dispose(added);
+        dfs_disposable_release(added);
+        if (cancel_stops) CHECK_OK(dfs_loop_release(cancel_loop), "release");
+    }
+}
+
+/* A stop from an on-cancel action of the stop in progress returns at once and leaves
+ * that stop in charge: a start and a dispatch from the same action are refused as
+ * without it, and the loop is stopped when the outer stop returns
+ * (repro/stop_in_stop.c). */
+static dfs_loop *nested_loop;
+static dfs_job *nested_job;
+static int nested_updates;
+static test_log nested_log;
+
+static int nested_update(const void *model, const void *event, dfs_next *next, void *ctx) {
+    (void)model, (void)ctx;
+    nested_updates++;
+    return dfs_next_model(next, event) == DFS_OK ? 0 : 1;
+}
+
+static void nested_feedback(const void *model, dfs_job *job, void *ctx) {
+    (void)model, (void)ctx;
+    if (nested_job == NULL && dfs_job_retain(job) == DFS_OK) nested_job = job;
+}
+
+static void nested_inspect(const dfs_trace *trace, void *ctx) {
+    (void)ctx;
+    if (trace->kind == DFS_TRACE_STARTED) log_add(&nested_log, "started");
+    if (trace->kind == DFS_TRACE_STEPPED) log_add(&nested_log, "stepped:%ld", (long)(intptr_t)trace->event);
+    if (trace->kind == DFS_TRACE_STOPPED) log_add(&nested_log, "stopped");
+}
+
+static void nested_action(void *ctx) {
+    (void)ctx;
+    CHECK_OK(dfs_loop_stop(nested_loop), "a stop from an on-cancel action of the stop");
+    CHECK_STATUS(dfs_loop_start(nested_loop), DFS_ERR_DISPOSED, "a start from it is refused");
+    CHECK_STATUS(dfs_loop_dispatch(nested_loop, (const void *)1), DFS_ERR_STOPPED, "so is an event");
+}
+
+static void test_stop_inside_stop(void) {
+    check_section("a stop from an on-cancel action of a stop");
+    dfs_loop_config config = {0};
+    config.model_type = config.event_type = config.effect_type = dfs_type_pointer();
+    config.update = nested_update;
+    config.inspect = nested_inspect;
+    CHECK_OK(dfs_loop_new(&config, &nested_loop), "loop");
+    dfs_disposable *added = NULL;
+    CHECK_OK(dfs_loop_add_feedback(nested_loop, DFS_OVERLAP_CANCEL_PREVIOUS, NULL, nested_feedback, NULL, NULL, &added),
+             "a feedback that keeps its job");
+    CHECK(nested_job != NULL, "its job kept");
+    CHECK_OK(dfs_job_on_cancel(nested_job, nested_action, NULL, NULL), "an on-cancel action that stops the loop again");
+    CHECK_OK(dfs_loop_stop(nested_loop), "stop");
+    CHECK_INT(nested_updates, 0, "no event handled inside the stop");
+    CHECK_INT(dfs_loop_is_running(nested_loop), 0, "stopped when the stop returned");
+    CHECK_LOG(&nested_log, "started stopped", "STOPPED once, last");
+    dfs_job_release(nested_job);
+    dfs_disposable_dispose(added);
+    dfs_disposable_release(added);
+    CHECK_OK(dfs_loop_release(nested_loop), "release");
+}
+
 int main(int argc, char **argv) {
     check_init(argc, argv);
     test_release_inside_update();
     test_dispose_inside_stop();
     test_dispose_inside_update();
+    test_close_inside_cancel_previous();
+    test_stop_inside_stop();
     return check_finish();
 }

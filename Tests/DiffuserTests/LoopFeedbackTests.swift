@@ -272,6 +272,59 @@ final class LoopFeedbackTests: XCTestCase {
         XCTAssertEqual(log.values, ["work 5", "cancel 5", "work 6", "cancel 6"])
     }
 
+    /// The feedbacks of the initializer are registered before the start: every start
+    /// publishes its first model to them, then hands the start effects to the handlers,
+    /// whatever the executor; so a feedback's event on the first model (2) is queued
+    /// before a start effect's (10). The C ABI's config feedbacks and the Java builder's
+    /// are these (test_loop.c, LoopTest.java).
+    func testInitializerFeedbacksHearTheFirstModelBeforeTheStartEffects() {
+        func run(_ executor: LoopExecutor, autostart: Bool) -> [String] {
+            let log = Recorder<String>()
+            let loop = Loop<Int, Int, String>(
+                model: 0,
+                startEffects: ["s"],
+                update: Update { model, event in .next(model + event) },
+                handlers: [EffectHandler { effect, job in
+                    log.append("h \(effect)")
+                    _ = job.send(10)
+                }],
+                feedbacks: [
+                    .react { model in
+                        log.append("react \(model)")
+                        return model == 0 ? [2] : []
+                    },
+                    .work { model, _ in log.append("work \(model)") },
+                ],
+                executor: executor,
+                inspector: { trace in
+                    switch trace {
+                    case .started: log.append("started")
+                    case .stepped(let event, _, _): log.append("stepped \(event)")
+                    default: log.append("other")
+                    }
+                },
+                autostart: autostart
+            )
+            if !autostart { XCTAssertTrue(loop.start()) }
+            if let manual = executor as? ManualExecutor {
+                log.append("runs \(manual.runAll())")
+            } else {
+                XCTAssertTrue(eventually { log.values.contains("work 12") })
+            }
+            loop.dispose()
+            return log.values
+        }
+        let expected = ["started", "react 0", "work 0", "h s", "stepped 2", "react 2", "work 2",
+                        "stepped 10", "react 12", "work 12"]
+        for autostart in [true, false] {
+            XCTAssertEqual(run(CallerExecutor(), autostart: autostart), expected + ["other"])
+            XCTAssertEqual(run(ManualExecutor(), autostart: autostart), expected + ["runs 3", "other"])
+            for _ in 0..<10 {
+                XCTAssertEqual(run(BackgroundExecutor(), autostart: autostart), expected + ["other"])
+            }
+        }
+    }
+
     func testGearBetweenTwoLoops() {
         enum GearEvent: Equatable { case authorizationIssue }
         let gear = Gear<GearEvent>()

@@ -5,8 +5,8 @@
  * The input is a program. Each byte picks an operation (make a type, compose a
  * diffuser, run it, build a fuser, connect, emit, dispose, make and call a libffi
  * closure, retain and release any handle, diff lists and lists of sections, make an
- * into_list node: fuzz_list.c; make loops and drive them, with jobs, executors, gears
- * and journals: fuzz_loop.c) and the next bytes its operands: which
+ * into_list node: fuzz_list.c; make loops and drive them, with jobs, executors, gears,
+ * journals and feedback handles: fuzz_loop.c) and the next bytes its operands: which
  * handle from a small pool (live, released, NULL, forged, or a live handle of another
  * kind), which value, which callback behaviour. Callbacks fail on demand, and each may
  * carry a small program of its own that it executes when called, so every call of the
@@ -211,6 +211,7 @@ typedef struct xrec {
     dfs_disposable *h;
     int refs; /* 1 or 0: there is no dfs_disposable_retain */
     int disposed;
+    int disposing; /* its dfs_disposable_dispose is in progress */
     struct cb *effect;
     int id;
 } xrec;
@@ -281,6 +282,8 @@ typedef struct cb {
     int budget;
     void *extra; /* a list node's state (fuzz_list.c), shared by its reader and sink; the
                   * loop, job or executor of a loop callback (fuzz_loop.c) */
+    void *shared; /* a callback of a dfs_feedback handle, which loops share: its record
+                   * (fuzz_loop.c; extra is then unused) */
 } cb;
 
 #define MAX_TYPES 12
@@ -457,6 +460,8 @@ static void cb_disown(cb *c) {
     depth--;
 }
 
+static void feedback_destroyed(cb *c); /* fuzz_loop.c */
+
 static void cb_destroy(void *ctx) {
     cb *c = ctx;
     if (c == NULL || c->magic != CB_MAGIC) fail("destroy: ctx %p is not a callback context", ctx);
@@ -464,6 +469,7 @@ static void cb_destroy(void *ctx) {
     if (!c->tracked) fail("destroy: %s #%d was given no destroy", cb_kind_names[c->kind], c->id);
     if (c->destroys++) fail("destroy: %s #%d destroyed twice", cb_kind_names[c->kind], c->id);
     if (c->active) fail("destroy: %s #%d destroyed while its callback runs", cb_kind_names[c->kind], c->id);
+    if (c->shared) feedback_destroyed(c);
     cb_disown(c);
 }
 
@@ -678,6 +684,7 @@ static void *other_kind(enum kind not, uint8_t b) {
 }
 
 static int forge_target;
+static void *forged_feedback(enum kind kind, uint8_t b); /* fuzz_loop.c */
 
 /* A handle that is not valid for `kind`: never issued, a pointer, or another kind's. */
 static void *forge(enum kind kind, uint8_t b) {
@@ -690,7 +697,8 @@ static void *forge(enum kind kind, uint8_t b) {
     }
     case 3: return (void *)(uintptr_t)UINTPTR_MAX;
     default: {
-        void *h = other_kind(kind, b);
+        void *h = forged_feedback(kind, b); /* a live dfs_feedback, for the rest of its family */
+        if (h == NULL) h = other_kind(kind, b);
         return h ? h : (void *)(uintptr_t)0x7FFFFFFFu;
     }
     }
@@ -1487,7 +1495,9 @@ static void op_emit(void) { emit_on(pick_dispatch()); }
 static void dispose(pick p) {
     xrec *x = p.rec;
     say("dfs_disposable_dispose(#%d)", x ? x->id : -1);
+    if (x) x->disposing++;
     dfs_status s = dfs_disposable_dispose(p.h);
+    if (x) x->disposing--;
     check_status(s, handle_errors(p.v), 0, 0, "dfs_disposable_dispose");
     if (s == DFS_OK && x) x->disposed = 1;
 }
@@ -1685,7 +1695,7 @@ static void op_self(cb *self) {
 
 /* The list operations: op_list_diff, op_list_sections, op_into_list. */
 #include "fuzz_list.c"
-/* The loop operations: op_loop_new ... op_journal, op_loop_self. */
+/* The loop operations: op_loop_new ... op_journal, op_loop_self, op_feedback. */
 #include "fuzz_loop.c"
 
 enum op {
@@ -1694,7 +1704,7 @@ enum op {
     OP_CONNECT, OP_EMIT, OP_DISPOSE, OP_DISPOSABLE_RELEASE, OP_FUSER_HANDLE, OP_CLOSURE_NEW, OP_CLOSURE_CALL,
     OP_MISC, OP_SELF, OP_RUN2, OP_EMIT2, OP_LIST_DIFF, OP_LIST_SECTIONS, OP_INTO_LIST, OP_LOOP_NEW, OP_LOOP_DISPATCH,
     OP_LOOP_READ, OP_LOOP_OBSERVE, OP_LOOP_ATTACH, OP_LOOP_FEEDBACK, OP_LOOP_LIFE, OP_JOB, OP_EXECUTOR, OP_GEAR,
-    OP_JOURNAL, OP_LOOP_SELF, OP_LOOP_DISPATCH2, N_OPS
+    OP_JOURNAL, OP_LOOP_SELF, OP_LOOP_DISPATCH2, OP_FEEDBACK, N_OPS
 };
 
 static void exec_op(cb *self) {
@@ -1746,6 +1756,7 @@ static void exec_op(cb *self) {
     case OP_GEAR: op_gear(); break;
     case OP_JOURNAL: op_journal(); break;
     case OP_LOOP_SELF: op_loop_self(self); break;
+    case OP_FEEDBACK: op_feedback(); break;
     case N_OPS: break;
     }
 }

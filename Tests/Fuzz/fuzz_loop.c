@@ -6,17 +6,27 @@
  * first model and start effects, an update (may fail, give a model, give it twice,
  * give effects, misuse a stale dfs_next, run its own program), up to three handlers
  * (inline, or on a manual or C-written executor), coalescing keys, an inspector, a
- * journal, manual_start, the caller's or another executor; misuse (NULL config, update,
- * handlers, start effects; a journal of other types).
+ * journal, manual_start, the caller's or another executor, up to three dfs_feedback
+ * handles (config.feedbacks); misuse (NULL config, update, handlers, start effects; a
+ * journal of other types; a NULL, released or wrong-kind feedback entry, a NULL
+ * feedbacks array with a non-zero count, a feedback count out of range).
  * OP_LOOP_DISPATCH, OP_LOOP_READ (model, is_running, dfs_next outside its update),
  * OP_LOOP_OBSERVE, OP_LOOP_ATTACH (render a diffuser, connect a fuser), OP_LOOP_FEEDBACK
  * (add_feedback, add_request_feedback: each overlap, inline or on an executor),
  * OP_LOOP_LIFE (start, stop, dispose, retain, release, record), OP_JOB (send, finish,
  * cancel, on_cancel, is_cancelled, retain, release: on the job a callback borrows or on
  * one held since), OP_EXECUTOR (manual and C-written executors; run_next, run_all,
- * dfs_work_run in order, and again: DFS_ERR_HANDLE), OP_GEAR, OP_JOURNAL, and
+ * dfs_work_run in order, and again: DFS_ERR_HANDLE), OP_GEAR, OP_JOURNAL,
  * OP_LOOP_SELF: from inside a loop callback, dispatch into, start, stop, dispose or
- * release its own loop. Only the caller's, manual and C-written executors: no thread.
+ * release its own loop, and OP_FEEDBACK: dfs_feedback handles (dfs_feedback_work,
+ * dfs_feedback_request, dfs_feedback_pushing, dfs_feedback_attached, with the arguments
+ * of OP_LOOP_FEEDBACK and OP_GEAR and their misuse; dfs_loop_add on running, stopped and
+ * disposed loops, one handle with several loops, a NULL, released or wrong-kind
+ * feedback; retain; release, also while loops use the handle, and once too often:
+ * DFS_ERR_HANDLE). A feedback handle serves the loops of the model and event types it
+ * was made for (its callbacks expect their values); a live one is also the wrong-kind
+ * handle forged for the other loop handles. Only the caller's, manual and C-written
+ * executors: no thread.
  *
  * Oracles: statuses as check_status, by the harness's model of each loop (running,
  * stopped, disposed, closing) and job; every destroy once by the end (the harness
@@ -34,11 +44,22 @@
  * gears queue events the harness cannot count); an on-cancel action runs at most once,
  * never after its job finished, at once on a cancelled job, during dfs_job_cancel, and
  * by the end unless its job finished; replay calls its update only inside the call.
+ * Feedback handles: a failing dfs_loop_new leaves them alone (callbacks alive, handle
+ * usable); dfs_loop_add (and a dfs_loop_new that starts) on an idle running loop of the
+ * caller's executor calls at once what hears the model (inline work, request, push);
+ * a handler of a loop runs only once its config's feedbacks heard a first model; the
+ * destroys of a handle's callbacks run once, only when neither the handle nor a loop
+ * (not disposed, its registration not disposed) uses them; none of them is called once
+ * every loop it was registered with was disposed. The callbacks of a handle serving
+ * one live loop are that loop's (the oracles above hold for them as for the others);
+ * with several, the harness cannot tell which loop calls, so it checks them only as the
+ * callbacks of one of them (no nested-step check, their jobs are not kept or sent on).
  *
- * One file because loops, jobs, executors, gears and journals are one family of handles
- * that refer to each other (a job belongs to a loop, a handler runs on an executor, a
- * gear or a journal attaches to loops), and the harness's model of their states, which
- * every oracle above reads, is one set of records at the top.
+ * One file because loops, jobs, executors, gears, journals and feedback handles are one
+ * family of handles that refer to each other (a job belongs to a loop, a handler runs on
+ * an executor, a gear, a journal or a feedback handle attaches to loops), and the
+ * harness's model of their states, which every oracle above reads, is one set of
+ * records at the top.
  */
 
 #define MAX_LOOPS 8
@@ -48,6 +69,8 @@
 #define MAX_GEARS 4
 #define MAX_JOURNALS 4
 #define MAX_LEVELS 8
+#define MAX_FEEDBACKS 8
+#define MAX_USES 64 /* registrations of feedback handles */
 #define AUTO_EVENTS 200 /* events callbacks send on their own, per input (no endless loop) */
 
 enum loop_state { L_RUNNING, L_STOPPED, L_DISPOSED };
@@ -62,9 +85,10 @@ typedef struct lrec {
     dfs_loop *h;
     int refs;
     enum loop_state state;
-    int closing;  /* a stop, dispose or last release of it is in progress */
-    int disposed; /* dfs_loop_dispose (or the last release) returned */
-    int run;      /* changes at every start and close: jobs of another run have ended */
+    int closing;   /* a stop, dispose or last release of it is in progress */
+    int disposing; /* a dispose or last release of it is in progress */
+    int disposed;  /* dfs_loop_dispose (or the last release) returned */
+    int run;       /* changes at every start and close: jobs of another run have ended */
     trec *model, *event, *effect;
     erec *exec; /* NULL: the caller's executor */
     cb *inspect;
@@ -73,6 +97,8 @@ typedef struct lrec {
     int uncertain;        /* sources or gears may queue events the harness does not count */
     int disposed_traces;
     int late_step; /* disposed from inside a callback: its outcome's trace may follow */
+    cb *config_hears[3]; /* what hears the first model for its config's feedbacks */
+    int n_config_hears;
     int id;
 } lrec;
 
@@ -101,6 +127,27 @@ typedef struct nrec {
     trec *model, *event;
 } nrec;
 
+enum feedback_kind { FB_WORK, FB_REQUEST, FB_PUSHING, FB_ATTACHED };
+
+/* A dfs_feedback handle. The harness registers it only with loops of its model and
+ * event types: its callbacks check and make values of those. */
+typedef struct brec {
+    dfs_feedback *h;
+    int refs;
+    enum feedback_kind kind;
+    trec *model, *event;
+    cb *fn, *request; /* fn: the feedback's or the propagate */
+    int id;
+} brec;
+
+/* A registration of a feedback handle with a loop: by its config (x NULL) or dfs_loop_add. */
+typedef struct urec {
+    brec *feedback;
+    lrec *loop;
+    xrec *x;
+    int removed; /* the call failed, or the registration was disposed untracked */
+} urec;
+
 static lrec loops[MAX_LOOPS];
 static int n_loops, making_loop;
 static jrec jobs[MAX_JOBS];
@@ -113,6 +160,10 @@ static grec gears[MAX_GEARS];
 static int n_gears;
 static nrec journals[MAX_JOURNALS];
 static int n_journals;
+static brec feedbacks[MAX_FEEDBACKS];
+static int n_feedbacks;
+static urec uses[MAX_USES];
+static int n_uses;
 static unsigned char loop_typed[MAX_TYPES]; /* a loop, gear, journal or request used the type */
 static int exec_level;                      /* executor runs the harness is inside */
 static int auto_events, updates_active, replays_active, actions_active;
@@ -125,14 +176,101 @@ static enum validity jrec_validity(const jrec *j) { return j->refs > 0 || j->bor
 static enum validity erec_validity(const erec *e) { return e->refs > 0 ? V_OK : V_BAD; }
 static enum validity grec_validity(const grec *g) { return g->refs > 0 ? V_OK : V_BAD; }
 static enum validity nrec_validity(const nrec *n) { return n->refs > 0 ? V_OK : V_BAD; }
+static enum validity brec_validity(const brec *b) { return b->refs > 0 ? V_OK : V_BAD; }
 
-/* Forged handles of the loop family: never issued, or a live handle of an older kind. */
+/* Forged handles of the loop family: never issued, a live handle of an older kind, or
+ * a live dfs_feedback (forged_feedback). */
 #define K_LOOPS ((enum kind)5)
 static pick pick_loop(void) { PICK(K_LOOPS, loops, n_loops, lrec_validity); }
 static pick pick_job(void) { PICK(K_LOOPS, jobs, n_jobs, jrec_validity); }
 static pick pick_executor(void) { PICK(K_LOOPS, executors, n_executors, erec_validity); }
 static pick pick_gear(void) { PICK(K_LOOPS, gears, n_gears, grec_validity); }
 static pick pick_journal(void) { PICK(K_LOOPS, journals, n_journals, nrec_validity); }
+
+/* A live handle of the loop family other than a dfs_feedback, or NULL. */
+static void *live_in_family(uint8_t b) {
+    for (int k = 0; k < 4; k++) switch (((b >> 3) + k) % 4) {
+        case 0: for (int i = 0; i < n_loops; i++) if (loops[i].refs > 0) return loops[i].h; break;
+        case 1: for (int i = 0; i < n_gears; i++) if (gears[i].refs > 0) return gears[i].h; break;
+        case 2: for (int i = 0; i < n_executors; i++) if (executors[i].refs > 0) return executors[i].h; break;
+        default: for (int i = 0; i < n_journals; i++) if (journals[i].refs > 0) return journals[i].h; break;
+        }
+    return NULL;
+}
+
+/* For fuzz_api.c's forge: a live dfs_feedback where another loop handle is expected. */
+static void *forged_feedback(enum kind kind, uint8_t b) {
+    if (kind != K_LOOPS || !(b & 0x80)) return NULL;
+    for (int i = 0; i < n_feedbacks; i++)
+        if (feedbacks[(i + b) % n_feedbacks].refs > 0) return feedbacks[(i + b) % n_feedbacks].h;
+    return NULL;
+}
+
+/* Whether the harness may register b with l (NULL: any loop). */
+static int serves(const brec *b, const lrec *l) { return l == NULL || (b->model == l->model && b->event == l->event); }
+
+/* A feedback handle as PICK picks one, among those that serve `l`; forged: also a live
+ * handle of another kind of the loop family. */
+static pick pick_feedback_for(const lrec *l) {
+    uint8_t b = u8();
+    unsigned mode = b >> 5;
+    int n = 0, valid = 0;
+    for (int i = 0; i < n_feedbacks; i++)
+        if (serves(&feedbacks[i], l)) n++, valid += feedbacks[i].refs > 0;
+    if (mode <= 5 && n > 0) {
+        int among_valid = mode <= 4 && valid > 0, want = (b & 31) % (among_valid ? valid : n);
+        for (int i = 0; i < n_feedbacks; i++) {
+            brec *r = &feedbacks[i];
+            if (!serves(r, l) || (among_valid && r->refs <= 0) || want-- != 0) continue;
+            return (pick){r->h, brec_validity(r), r};
+        }
+    }
+    if (mode == 7) {
+        uint8_t f = u8();
+        void *h = (f & 0x84) == 0x84 ? live_in_family(f) : NULL;
+        return (pick){h ? h : forge(K_LOOPS, f & 0x7F), V_BAD, NULL};
+    }
+    return (pick){NULL, V_NULL, NULL};
+}
+
+/* The loops that may call the callbacks of b: those it was registered with, until
+ * disposed (bits by loop id). */
+static unsigned feedback_users(const brec *b) {
+    unsigned m = 0;
+    for (int i = 0; i < n_uses; i++)
+        if (uses[i].feedback == b && !uses[i].removed && !uses[i].loop->disposed) m |= 1u << uses[i].loop->id;
+    return m;
+}
+
+/* The loop of a callback of a feedback handle, if only one loop may call it. */
+static lrec *feedback_loop(const cb *c) {
+    unsigned m = feedback_users(c->shared);
+    return m != 0 && (m & (m - 1)) == 0 ? &loops[__builtin_ctz(m)] : NULL;
+}
+
+/* What hears every model published to b: called at once when an idle running loop of
+ * the caller's executor registers it. */
+static cb *feedback_hears(const brec *b) {
+    switch (b->kind) {
+    case FB_WORK: return b->fn->off_step ? NULL : b->fn;
+    case FB_REQUEST: return b->request;
+    case FB_PUSHING: return b->fn;
+    default: return NULL;
+    }
+}
+
+/* From cb_destroy: a callback of a feedback handle goes once nothing uses it. */
+static void feedback_destroyed(cb *c) {
+    brec *b = c->shared;
+    if (b->refs > 0) fail("%s #%d destroyed while its feedback handle #%d is held", cb_kind_names[c->kind], c->id, b->id);
+    for (int i = 0; i < n_uses; i++) {
+        urec *u = &uses[i];
+        if (u->feedback != b || u->removed || u->loop->disposed || u->loop->disposing) continue;
+        if (u->x && (u->x->disposed || u->x->disposing)) continue;
+        fail("%s #%d of feedback handle #%d destroyed while loop #%d still uses it", cb_kind_names[c->kind], c->id, b->id,
+             u->loop->id);
+    }
+}
 
 static int level(void) { return exec_level < MAX_LEVELS ? exec_level : MAX_LEVELS - 1; }
 
@@ -192,7 +330,9 @@ static void loops_check_handled(const char *after) {
  * ------------------------------------------------------------------------------------ */
 
 static lrec *loop_of(cb *c) {
-    if (c == NULL || c->extra == NULL) return NULL;
+    if (c == NULL) return NULL;
+    if (c->shared) return feedback_loop(c);
+    if (c->extra == NULL) return NULL;
     switch (c->kind) {
     case CB_UPDATE: case CB_OBSERVER: case CB_FEEDBACK: case CB_HANDLER: case CB_INSPECT: case CB_KEY: case CB_REQUEST:
     case CB_PROPAGATE: return c->extra;
@@ -201,31 +341,37 @@ static lrec *loop_of(cb *c) {
     }
 }
 
-/* Enters a callback of a loop; `in_step`: a callback of a step (not on an executor). */
+/* Enters a callback of a loop; `in_step`: a callback of a step (not on an executor).
+ * Returns its loop; NULL for a feedback handle's that several loops may call. */
 static lrec *loop_enter(void *ctx, enum cb_kind kind, int in_step, const char *who) {
     cb *c = cb_enter(ctx, who);
     if (c->kind != kind) fail("%s called with the ctx of a %s", who, cb_kind_names[c->kind]);
-    lrec *l = c->extra;
-    if (l->disposed && !(kind == CB_INSPECT && l->late_step)) fail("%s #%d of loop #%d called after dfs_loop_dispose returned", who, c->id, l->id);
-    if (in_step && l->step[level()]++ > 0)
+    if (c->shared && feedback_users(c->shared) == 0)
+        fail("%s #%d of feedback handle #%d called after every loop it was registered with was disposed", who, c->id,
+             ((brec *)c->shared)->id);
+    lrec *l = c->shared ? feedback_loop(c) : c->extra;
+    if (l && l->disposed && !(kind == CB_INSPECT && l->late_step)) fail("%s #%d of loop #%d called after dfs_loop_dispose returned", who, c->id, l->id);
+    if (l && in_step && l->step[level()]++ > 0)
         fail("%s #%d of loop #%d called while another callback of its step runs (a nested step)", who, c->id, l->id);
     c->calls++;
     return l;
 }
 
-static void loop_leave(cb *c, int in_step) {
-    if (in_step) ((lrec *)c->extra)->step[level()]--;
+static void loop_leave(lrec *l, int in_step) {
+    if (l && in_step) l->step[level()]--;
 }
 
 static void act(cb *c) {
+    /* The loops it may belong to (a feedback handle serves several), live before. */
     lrec *l = loop_of(c);
-    int was_disposed = l && l->disposed;
+    unsigned mine = c->shared ? feedback_users(c->shared) : l && !l->disposed ? 1u << l->id : 0;
     c->active++;
     run_action(c);
     c->active--;
     /* Disposed from inside: the inspector may still see what this callback gave (the
      * step, a failure), after DISPOSED. */
-    if (l && l->disposed && !was_disposed) l->late_step = 1;
+    for (int i = 0; i < MAX_LOOPS; i++)
+        if ((mine >> i & 1) && loops[i].disposed) loops[i].late_step = 1;
 }
 
 static int on_update(const void *model, const void *event, dfs_next *next, void *ctx) {
@@ -251,7 +397,7 @@ static int on_update(const void *model, const void *event, dfs_next *next, void 
     }
     last_next = next;
     updates_active--;
-    loop_leave(c, 1);
+    loop_leave(l, 1);
     check_value(l->event, event, "update(event) after its action");
     if (should_fail(c, event)) {
         if (c->set_error) dfs_set_error("fuzz: the update failed");
@@ -267,17 +413,19 @@ static int on_observer(const void *model, void *ctx) {
     if (c->self_x && c->self_x->disposed) fail("observer #%d called after the dispose of its registration returned", c->id);
     say("observer #%d of loop #%d (model key %d)", c->id, l->id, value_key(l->model, model));
     act(c);
-    loop_leave(c, 1);
+    loop_leave(l, 1);
     return should_fail(c, model) ? 2 : 0;
 }
 
 static void job_send_on(pick p, uint8_t b);
 
 /* The job of a handler or feedback call: a record for the borrowed handle, then what
- * the context does with it (send now, hold it, finish it) and its program. */
+ * the context does with it (send now, hold it, finish it) and its program. No record
+ * (nothing sent or held) for a job of one of several loops (`l` NULL): the harness
+ * could not tell what its sends must return, nor count them. */
 static void job_callback(cb *c, lrec *l, dfs_job *job) {
     if (job == NULL) fail("%s #%d: job is NULL", cb_kind_names[c->kind], c->id);
-    jrec *j = n_jobs < MAX_JOBS ? &jobs[n_jobs++] : NULL; /* never reused: actions point to them */
+    jrec *j = l && n_jobs < MAX_JOBS ? &jobs[n_jobs++] : NULL; /* never reused: actions point to them */
     if (j) *j = (jrec){.h = job, .borrowed = 1, .loop = l, .run = l->run};
     pick p = {job, V_OK, j};
     depth++; /* inside the callback (for the trace and the top-level checks) */
@@ -304,9 +452,13 @@ static int on_handler(const void *effect, dfs_job *job, void *ctx) {
     int in_step = !(cb_enter(ctx, "handler")->off_step);
     lrec *l = loop_enter(ctx, CB_HANDLER, in_step, "handler");
     check_value(l->effect, effect, "handler");
+    for (int i = 0; i < l->n_config_hears; i++) /* they hear every first model before the start effects */
+        if (l->config_hears[i]->calls == 0)
+            fail("handler #%d of loop #%d called before %s #%d of its config's feedbacks heard a first model", c->id, l->id,
+                 cb_kind_names[l->config_hears[i]->kind], l->config_hears[i]->id);
     say("handler #%d of loop #%d (effect key %d%s)", c->id, l->id, value_key(l->effect, effect), in_step ? "" : ", on an executor");
     job_callback(c, l, job);
-    loop_leave(c, in_step);
+    loop_leave(l, in_step);
     return should_fail(c, effect) ? 6 : 0;
 }
 
@@ -315,17 +467,17 @@ static void on_feedback(const void *value, dfs_job *job, void *ctx) {
     int in_step = !(cb_enter(ctx, "feedback")->off_step);
     lrec *l = loop_enter(ctx, CB_FEEDBACK, in_step, "feedback");
     check_value(c->in, value, "feedback");
-    say("feedback #%d of loop #%d (key %d%s)", c->id, l->id, value_key(c->in, value), in_step ? "" : ", on an executor");
+    say("feedback #%d of loop #%d (key %d%s)", c->id, l ? l->id : -1, value_key(c->in, value), in_step ? "" : ", on an executor");
     job_callback(c, l, job);
-    loop_leave(c, in_step);
+    loop_leave(l, in_step);
 }
 
 static int on_request(const void *model, const void **out, void *ctx) {
     lrec *l = loop_enter(ctx, CB_REQUEST, 1, "request");
     cb *c = ctx;
-    check_value(l->model, model, "request");
+    check_value(c->in, model, "request");
     if (out == NULL) fail("request #%d: out is NULL", c->id);
-    loop_leave(c, 1);
+    loop_leave(l, 1);
     if (should_fail(c, model)) {
         if (c->variant & 1) *out = transform_output(c, model); /* the core releases it */
         return 5;
@@ -342,8 +494,8 @@ static int on_propagate(const void *value, const void **out, void *ctx) {
     lrec *l = loop_enter(ctx, CB_PROPAGATE, in_step, "propagate");
     check_value(c->in, value, "propagate");
     if (out == NULL) fail("propagate #%d: out is NULL", c->id);
-    say("propagate #%d of loop #%d (key %d)", c->id, l->id, value_key(c->in, value));
-    loop_leave(c, in_step);
+    say("propagate #%d of loop #%d (key %d)", c->id, l ? l->id : -1, value_key(c->in, value));
+    loop_leave(l, in_step);
     if (should_fail(c, value) || auto_events-- <= 0) return c->variant == 3 ? 2 : 0;
     *out = transform_output(c, value);
     return 1;
@@ -553,6 +705,15 @@ static int cbs_ready(cb **list, int n) {
     return ok;
 }
 
+/* After a dfs_loop_new that failed: a feedback handle of its config is as it was. */
+static void feedback_left_alone(brec *b) {
+    if (b->refs <= 0) return;
+    if (b->fn->destroys || (b->request && b->request->destroys))
+        fail("dfs_loop_new failed and destroyed a callback of its config's feedback handle #%d", b->id);
+    check_status(dfs_feedback_retain(b->h), 0, 0, 0, "dfs_feedback_retain (after a failing dfs_loop_new)");
+    check_status(dfs_feedback_release(b->h), 0, 0, 0, "dfs_feedback_release (after a failing dfs_loop_new)");
+}
+
 static void op_loop_new(void) {
     uint8_t f = u8(), g = u8();
     pick mp = pick_type(), ep = pick_type(), xp = pick_type();
@@ -582,6 +743,12 @@ static void op_loop_new(void) {
     int ne = (g >> 2) & 3;
     make_value(mt, &model);
     for (int i = 0; i < ne; i++) make_value(xt, &effects[i]);
+    /* Feedback handles: (g >> 4) & 3 entries, and g >> 6 the misuse of the array (1 NULL
+     * with a non-zero count, 2 a count out of range; 3 with three entries: out NULL). */
+    int nf = (g >> 4) & 3, fmisuse = g >> 6, entries_ok = 1;
+    pick fp[3];
+    dfs_feedback *feedback_list[3];
+    for (int i = 0; i < nf; i++) fp[i] = pick_feedback_for(l), feedback_list[i] = fp[i].h;
     if (!cbs_ready(made, n)) {
         for (int i = 0; i < ne; i++) drop_value(&effects[i]);
         drop_value(&model);
@@ -591,7 +758,7 @@ static void op_loop_new(void) {
     const void *effect_list[3] = {effects[0].p, effects[1].p, effects[2].p};
     dfs_loop_config config = {mt->h, et->h, xt->h, model.p, effect_list, (size_t)ne, on_update, made[0], destroy_of(made[0]),
                               handlers, (size_t)nh, xe.h, key ? on_key : NULL, key, destroy_of(key),
-                              inspect ? on_inspect : NULL, inspect, destroy_of(inspect), (f & 4) != 0, jp.h};
+                              inspect ? on_inspect : NULL, inspect, destroy_of(inspect), (f & 4) != 0, jp.h, feedback_list, 0};
     config.model_type = mp.h, config.event_type = ep.h, config.effect_type = xp.h;
     switch (misuse) { /* callbacks the library never sees are never destroyed */
     case 7: errors |= B(DFS_ERR_NULL); for (int i = 0; i < n; i++) discard_cb(made[i]); break;
@@ -605,11 +772,32 @@ static void op_loop_new(void) {
         break;
     default: break;
     }
+    if (fmisuse == 1) {
+        config.feedbacks = NULL, config.feedback_count = nf ? (size_t)nf : 1;
+        errors |= B(DFS_ERR_NULL);
+    } else if (fmisuse == 2) {
+        config.feedback_count = (size_t)1 << 30;
+        errors |= B(DFS_ERR_ARGUMENT);
+    } else {
+        if (n_uses + nf > MAX_USES) nf = 0; /* no room to track their registrations: none */
+        config.feedback_count = (size_t)nf;
+        for (int i = 0; i < nf; i++) errors |= handle_errors(fp[i].v), entries_ok &= fp[i].v == V_OK;
+    }
+    /* Registered before the call: the start inside it publishes to them (and its
+     * callbacks may register more). */
+    int first_use = n_uses, registered = 0, heard[3] = {0};
+    if (fmisuse != 1 && fmisuse != 2 && entries_ok && misuse != 7)
+        for (; registered < nf; registered++) {
+            brec *b = fp[registered].rec;
+            cb *hears = feedback_hears(b);
+            uses[n_uses++] = (urec){b, l, NULL, 0};
+            if (hears) heard[registered] = hears->calls, l->config_hears[l->n_config_hears++] = hears;
+        }
     dfs_loop *h = (dfs_loop *)(uintptr_t)1;
     int null_out = (g & 0xF0) == 0xF0;
     if (null_out) errors |= B(DFS_ERR_NULL);
-    say("dfs_loop_new(loop #%d: types #%d #%d #%d, update #%d, %d handlers, %d start effects, flags %#x, misuse %d)", l->id,
-        mt->id, et->id, xt->id, made[0]->id, nh, ne, f & 0x1F, misuse);
+    say("dfs_loop_new(loop #%d: types #%d #%d #%d, update #%d, %d handlers, %d start effects, %d feedbacks, flags %#x, "
+        "misuse %d, feedbacks misuse %d)", l->id, mt->id, et->id, xt->id, made[0]->id, nh, ne, nf, f & 0x1F, misuse, fmisuse);
     making_loop = 1;
     dfs_status s = dfs_loop_new(misuse == 7 ? NULL : &config, null_out ? NULL : &h);
     making_loop = 0;
@@ -620,9 +808,20 @@ static void op_loop_new(void) {
     if (s != DFS_OK) {
         if (!null_out && h != NULL) fail("dfs_loop_new failed but *out is not NULL");
         for (int i = 0; i < n; i++) check_destroyed(made[i], "dfs_loop_new");
+        for (int i = 0; i < registered; i++) uses[first_use + i].removed = 1;
+        for (int i = 0; i < nf; i++) if (fp[i].rec) feedback_left_alone(fp[i].rec);
         return;
     }
     for (int i = 0; i < n; i++) check_alive(made[i], "dfs_loop_new");
+    for (int i = 0; i < registered; i++) {
+        brec *b = uses[first_use + i].feedback;
+        cb *hears = feedback_hears(b);
+        if (b->kind == FB_ATTACHED) l->uncertain = 1; /* gear events: not counted */
+        /* Started now: it heard the first model. */
+        if (hears && !(f & 4) && xe.v == V_NULL && depth == 0 && exec_level == 0 && hears->calls == heard[i])
+            fail("dfs_loop_new: %s #%d of the config's feedback handle #%d did not hear the first model", cb_kind_names[hears->kind],
+                 hears->id, b->id);
+    }
     l->h = h;
     l->refs = 1;
     l->exec = xe.rec;
@@ -698,18 +897,19 @@ static void op_loop_read(void) {
 }
 
 /* A registration's disposable, tracked like a connection (fuzz_api.c disposes and
- * releases it). */
-static void add_registration(dfs_disposable *x, cb *c) {
+ * releases it). NULL if there is no room to track it: disposed and released at once. */
+static xrec *add_registration(dfs_disposable *x, cb *c) {
     if (n_disposables >= MAX_DISPOSABLES) {
         check_status(dfs_disposable_dispose(x), 0, 0, 0, "dfs_disposable_dispose (untracked)");
         check_status(dfs_disposable_release(x), 0, 0, 0, "dfs_disposable_release (untracked)");
-        return;
+        return NULL;
     }
     xrec *r = &disposables[n_disposables];
     *r = (xrec){.h = x, .refs = 1, .effect = c, .id = n_disposables};
     n_disposables++;
     if (c) c->self_x = r;
     say("  = registration #%d", r->id);
+    return r;
 }
 
 static void op_loop_observe(void) {
@@ -758,42 +958,65 @@ static void op_loop_attach(void) {
     loops_check_handled("dfs_loop_render/connect");
 }
 
-static void op_loop_feedback(void) {
-    uint8_t f = u8();
-    pick p = pick_loop(), e = pick_executor();
+static void feedback_made(brec *b, dfs_feedback *h, enum feedback_kind kind, cb *fn, cb *request);
+
+/* A work or request feedback: added to the loop of `p` (dfs_loop_add_feedback,
+ * dfs_loop_add_request_feedback), or, with `b`, a handle for the loops of b's types
+ * (dfs_feedback_work, dfs_feedback_request). */
+static void work_feedback(uint8_t f, pick p, brec *b) {
+    pick e = pick_executor();
     lrec *l = p.rec;
     int request = f & 1, null_fn = (f & 0x60) == 0x60, null_out = (f & 0x80) && (f & 0x18) == 0x18;
     dfs_overlap overlap = (dfs_overlap)((f >> 1) & 3);
     if (overlap == 3) overlap = (dfs_overlap)7;
-    unsigned errors = handle_errors(p.v) | (e.v == V_BAD ? B(DFS_ERR_HANDLE) : 0) | (overlap == 7 ? B(DFS_ERR_ARGUMENT) : 0);
+    unsigned errors = (b ? 0 : handle_errors(p.v)) | (e.v == V_BAD ? B(DFS_ERR_HANDLE) : 0) | (overlap == 7 ? B(DFS_ERR_ARGUMENT) : 0);
     if (null_fn || null_out) errors |= B(DFS_ERR_NULL);
-    trec *mt = l ? l->model : &types[0];
+    trec *mt = b ? b->model : l ? l->model : &types[0];
     pick tp = request ? pick_type() : (pick){NULL, V_NULL, NULL};
     trec *rt = type_of_type_pick(tp);
     if (request) errors |= handle_errors(tp.v);
     cb *made[2] = {make_cb(CB_FEEDBACK, request ? rt : mt, NULL), request ? make_cb(CB_REQUEST, mt, rt) : NULL};
     if (!cbs_ready(made, 1 + request)) return;
     cb *c = made[0], *r = made[1];
-    c->extra = l ? l : &loops[0];
+    c->extra = b ? NULL : l ? l : &loops[0];
     c->off_step = e.v != V_NULL; /* on an executor: not in the step */
     if (r) r->extra = c->extra, r->unless_null = 1;
     dfs_disposable *x = (dfs_disposable *)(uintptr_t)1;
-    say("dfs_loop_add_%sfeedback(loop #%d, overlap %d, executor #%d, feedback #%d)", request ? "request_" : "", l ? l->id : -1,
-        (int)overlap, e.rec ? ((erec *)e.rec)->id : -1, c->id);
+    dfs_feedback *h = (dfs_feedback *)(uintptr_t)1;
+    const char *call = b ? (request ? "dfs_feedback_request" : "dfs_feedback_work")
+                         : (request ? "dfs_loop_add_request_feedback" : "dfs_loop_add_feedback");
+    say("%s(loop #%d, overlap %d, executor #%d, feedback #%d)", call, b ? -1 : l ? l->id : -1, (int)overlap,
+        e.rec ? ((erec *)e.rec)->id : -1, c->id);
     dfs_feedback_fn fn = null_fn ? NULL : on_feedback;
-    dfs_status s = request ? dfs_loop_add_request_feedback(p.h, tp.h, on_request, r, destroy_of(r), overlap,
-                                                           e.v == V_NULL ? NULL : e.h, fn, c, destroy_of(c), null_out ? NULL : &x)
-                           : dfs_loop_add_feedback(p.h, overlap, e.v == V_NULL ? NULL : e.h, fn, c, destroy_of(c), null_out ? NULL : &x);
-    check_status(s, errors, tp.v == V_MAYBE, 0, "dfs_loop_add_feedback");
+    dfs_executor *on = e.v == V_NULL ? NULL : e.h;
+    dfs_status s;
+    if (b)
+        s = request ? dfs_feedback_request(tp.h, on_request, r, destroy_of(r), overlap, on, fn, c, destroy_of(c), null_out ? NULL : &h)
+                    : dfs_feedback_work(overlap, on, fn, c, destroy_of(c), null_out ? NULL : &h);
+    else
+        s = request ? dfs_loop_add_request_feedback(p.h, tp.h, on_request, r, destroy_of(r), overlap, on, fn, c, destroy_of(c),
+                                                    null_out ? NULL : &x)
+                    : dfs_loop_add_feedback(p.h, overlap, on, fn, c, destroy_of(c), null_out ? NULL : &x);
+    check_status(s, errors, tp.v == V_MAYBE, 0, call);
     if (s != DFS_OK) {
-        if (!null_out && x != NULL) fail("dfs_loop_add_feedback failed but *out is not NULL");
-        check_destroyed(c, "dfs_loop_add_feedback");
-        check_destroyed(r, "dfs_loop_add_feedback");
+        if (!null_out && (b ? (void *)h : (void *)x) != NULL) fail("%s failed but *out is not NULL", call);
+        check_destroyed(c, call);
+        check_destroyed(r, call);
         return;
     }
     if (request) loop_typed[rt->id] = 1;
+    if (b) {
+        feedback_made(b, h, request ? FB_REQUEST : FB_WORK, c, r);
+        return;
+    }
     add_registration(x, NULL);
     loops_check_handled("dfs_loop_add_feedback");
+}
+
+static void op_loop_feedback(void) {
+    uint8_t f = u8();
+    pick p = pick_loop();
+    work_feedback(f, p, NULL);
 }
 
 /* Lifecycle calls. A close (stop, dispose, last release) changes the run first: the
@@ -804,10 +1027,10 @@ static void loop_close(pick p, int how /* 0 stop, 1 dispose, 2 release */) {
     int last = how != 2 || (l && p.v == V_OK && l->refs == 1);
     say("%s(loop #%d)", names[how], l ? l->id : -1);
     int run = 0;
-    if (p.v == V_OK && last) l->closing++, run = ++l->run;
+    if (p.v == V_OK && last) l->closing++, l->disposing += how != 0, run = ++l->run;
     if (p.v == V_OK && how == 2) l->refs--; /* the handle is stale while the last release disposes */
     dfs_status s = how == 0 ? dfs_loop_stop(p.h) : how == 1 ? dfs_loop_dispose(p.h) : dfs_loop_release(p.h);
-    if (p.v == V_OK && last) l->closing--;
+    if (p.v == V_OK && last) l->closing--, l->disposing -= how != 0;
     check_status(s, how == 2 && p.v == V_NULL ? 0 : handle_errors(p.v), 0, 0, names[how]);
     if (s != DFS_OK || l == NULL || !last) return;
     if (how == 0) {
@@ -987,6 +1210,42 @@ static void op_job(void) {
  * Gears and journals
  * ------------------------------------------------------------------------------------ */
 
+/* A gear feedback over a propagate: added to the loop of `p` (dfs_loop_push_to_gear,
+ * dfs_loop_attach_to_gear), or, with `b`, a handle for the loops of b's types
+ * (dfs_feedback_pushing, dfs_feedback_attached). */
+static void gear_feedback(int attach, uint8_t f, pick p, brec *b) {
+    int null_fn = (f & 0x70) == 0x70, null_out = b && (f & 0x0F) == 0x0F;
+    pick g = pick_gear();
+    lrec *l = p.rec;
+    trec *mt = b ? b->model : l ? l->model : &types[0], *et = b ? b->event : l ? l->event : &types[0];
+    trec *lt = attach ? et : mt, *gt = g.rec ? ((grec *)g.rec)->type : &types[0];
+    cb *c = make_cb(CB_PROPAGATE, attach ? gt : lt, attach ? lt : gt);
+    if (c == NULL) return;
+    c->extra = b ? NULL : l ? l : &loops[0];
+    c->off_step = attach; /* from wherever the gear is sent: not in the step */
+    dfs_disposable *x = (dfs_disposable *)(uintptr_t)1;
+    dfs_feedback *h = (dfs_feedback *)(uintptr_t)1;
+    const char *call = b ? (attach ? "dfs_feedback_attached" : "dfs_feedback_pushing")
+                         : (attach ? "dfs_loop_attach_to_gear" : "dfs_loop_push_to_gear");
+    say("%s(loop #%d, gear %p, propagate #%d)", call, b ? -1 : l ? l->id : -1, (void *)g.h, c->id);
+    dfs_propagate_fn fn = null_fn ? NULL : on_propagate;
+    dfs_status s = b ? (attach ? dfs_feedback_attached : dfs_feedback_pushing)(g.h, fn, c, destroy_of(c), null_out ? NULL : &h)
+                     : (attach ? dfs_loop_attach_to_gear : dfs_loop_push_to_gear)(p.h, g.h, fn, c, destroy_of(c), &x);
+    check_status(s, (b ? 0 : handle_errors(p.v)) | handle_errors(g.v) | (null_fn || null_out ? B(DFS_ERR_NULL) : 0), 0, 0, call);
+    if (s != DFS_OK) {
+        if (b && !null_out && h != NULL) fail("%s failed but *out is not NULL", call);
+        check_destroyed(c, call);
+        return;
+    }
+    if (b) {
+        feedback_made(b, h, attach ? FB_ATTACHED : FB_PUSHING, c, NULL);
+        return;
+    }
+    if (attach) l->uncertain = 1;
+    add_registration(x, c);
+    loops_check_handled("dfs_loop_push/attach_to_gear");
+}
+
 static void op_gear(void) {
     uint8_t f = u8();
     switch (f % 5) {
@@ -1017,26 +1276,8 @@ static void op_gear(void) {
     }
     case 2:
     case 3: {
-        int attach = f % 5 == 3, null_fn = (f & 0x70) == 0x70;
-        pick p = pick_loop(), g = pick_gear();
-        lrec *l = p.rec;
-        trec *lt = l ? (attach ? l->event : l->model) : &types[0], *gt = g.rec ? ((grec *)g.rec)->type : &types[0];
-        cb *c = make_cb(CB_PROPAGATE, attach ? gt : lt, attach ? lt : gt);
-        if (c == NULL) return;
-        c->extra = l ? l : &loops[0];
-        c->off_step = attach; /* from wherever the gear is sent: not in the step */
-        dfs_disposable *x = (dfs_disposable *)(uintptr_t)1;
-        say("dfs_loop_%s_gear(loop #%d, gear %p, propagate #%d)", attach ? "attach_to" : "push_to", l ? l->id : -1, (void *)g.h, c->id);
-        dfs_status s = (attach ? dfs_loop_attach_to_gear : dfs_loop_push_to_gear)(p.h, g.h, null_fn ? NULL : on_propagate, c,
-                                                                                 destroy_of(c), &x);
-        check_status(s, handle_errors(p.v) | handle_errors(g.v) | (null_fn ? B(DFS_ERR_NULL) : 0), 0, 0, "dfs_loop_push/attach_to_gear");
-        if (s != DFS_OK) {
-            check_destroyed(c, "dfs_loop_push/attach_to_gear");
-            return;
-        }
-        if (attach) l->uncertain = 1;
-        add_registration(x, c);
-        loops_check_handled("dfs_loop_push/attach_to_gear");
+        pick p = pick_loop();
+        gear_feedback(f % 5 == 3, f, p, NULL);
         return;
     }
     default: {
@@ -1138,11 +1379,114 @@ static void op_journal(void) {
 }
 
 /* ------------------------------------------------------------------------------------
+ * Feedback handles
+ * ------------------------------------------------------------------------------------ */
+
+/* After work_feedback or gear_feedback made the handle: its callbacks are b's. */
+static void feedback_made(brec *b, dfs_feedback *h, enum feedback_kind kind, cb *fn, cb *request) {
+    b->h = h, b->refs = 1, b->kind = kind, b->fn = fn, b->request = request;
+    fn->shared = b;
+    if (request) request->shared = b;
+    n_feedbacks++;
+    say("  = feedback handle #%d (types #%d #%d)", b->id, b->model->id, b->event->id);
+}
+
+/* The loop types a new handle serves: those of a loop record (a byte below 0x80), or
+ * two type picks. */
+static void feedback_types(trec **mt, trec **et) {
+    uint8_t b = u8();
+    if (b & 0x80) {
+        *mt = type_of_type_pick(pick_type());
+        *et = type_of_type_pick(pick_type());
+    } else if (n_loops > 0) {
+        *mt = loops[b % n_loops].model;
+        *et = loops[b % n_loops].event;
+    } else {
+        *mt = *et = &types[0];
+    }
+}
+
+/* dfs_loop_add: `l` hears the models from the loop's turn on, at once on an idle
+ * running loop of the caller's executor. */
+static void loop_add(uint8_t f) {
+    pick p = pick_loop();
+    lrec *l = p.rec;
+    pick fp = pick_feedback_for(l);
+    brec *b = fp.rec;
+    int null_out = (f & 0xF8) == 0xF8;
+    unsigned errors = handle_errors(p.v) | handle_errors(fp.v) | (null_out ? B(DFS_ERR_NULL) : 0);
+    if (!errors && n_uses >= MAX_USES) return; /* no room to track it */
+    urec *u = errors ? NULL : &uses[n_uses++];
+    if (u) *u = (urec){b, l, NULL, 0}; /* before the call: it may hear the model at once */
+    cb *hears = b ? feedback_hears(b) : NULL;
+    int heard = hears ? hears->calls : 0;
+    dfs_disposable *x = (dfs_disposable *)(uintptr_t)1;
+    say("dfs_loop_add(loop #%d, feedback handle #%d)", l ? l->id : -1, b ? b->id : -1);
+    dfs_status s = dfs_loop_add(p.h, fp.h, null_out ? NULL : &x);
+    check_status(s, errors, 0, 0, "dfs_loop_add");
+    if (s != DFS_OK) {
+        if (!null_out && x != NULL) fail("dfs_loop_add failed but *out is not NULL");
+        return;
+    }
+    if (b->kind == FB_ATTACHED) l->uncertain = 1; /* gear events: not counted */
+    if (hears && depth == 0 && exec_level == 0 && l->exec == NULL && l->state == L_RUNNING && !l->closing && hears->calls == heard)
+        fail("dfs_loop_add: %s #%d of feedback handle #%d did not hear the model of the idle running loop #%d at once",
+             cb_kind_names[hears->kind], hears->id, b->id, l->id);
+    if (n_disposables >= MAX_DISPOSABLES) u->removed = 1; /* disposed at once, untracked */
+    u->x = add_registration(x, NULL);
+    loops_check_handled("dfs_loop_add");
+}
+
+static void op_feedback(void) {
+    uint8_t f = u8();
+    switch (f % 8) {
+    case 0: /* dfs_feedback_work, dfs_feedback_request */
+    case 1: /* dfs_feedback_pushing */
+    case 2: /* dfs_feedback_attached */ {
+        uint8_t g = u8();
+        trec *mt, *et;
+        feedback_types(&mt, &et);
+        if (n_feedbacks >= MAX_FEEDBACKS) return;
+        brec *b = &feedbacks[n_feedbacks];
+        *b = (brec){.model = mt, .event = et, .id = n_feedbacks};
+        pick none = {NULL, V_NULL, NULL};
+        if (f % 8 == 0) work_feedback(g, none, b);
+        else gear_feedback(f % 8 == 2, g, none, b);
+        return;
+    }
+    case 3:
+    case 4:
+    case 5: loop_add(f); return;
+    case 6: {
+        pick fp = pick_feedback_for(NULL);
+        brec *b = fp.rec;
+        say("dfs_feedback_retain(feedback handle #%d)", b ? b->id : -1);
+        dfs_status s = dfs_feedback_retain(fp.h);
+        check_status(s, handle_errors(fp.v), 0, 0, "dfs_feedback_retain");
+        if (s == DFS_OK && b) b->refs++;
+        return;
+    }
+    default: {
+        /* Also while loops use it, and once too often (a stale handle: DFS_ERR_HANDLE). */
+        pick fp = pick_feedback_for(NULL);
+        brec *b = fp.rec;
+        int held = b && fp.v == V_OK;
+        say("dfs_feedback_release(feedback handle #%d)", b ? b->id : -1);
+        if (held) b->refs--; /* before: the last release destroys the callbacks no loop uses */
+        dfs_status s = dfs_feedback_release(fp.h);
+        check_status(s, fp.v == V_NULL ? 0 : handle_errors(fp.v), 0, 0, "dfs_feedback_release");
+        if (s != DFS_OK && held) b->refs++;
+        return;
+    }
+    }
+}
+
+/* ------------------------------------------------------------------------------------
  * One input: reset, and the end (every loop disposed, every executor drained)
  * ------------------------------------------------------------------------------------ */
 
 static void loop_reset(void) {
-    n_loops = n_jobs = n_executors = n_works = n_gears = n_journals = 0;
+    n_loops = n_jobs = n_executors = n_works = n_gears = n_journals = n_feedbacks = n_uses = 0;
     making_loop = exec_level = updates_active = replays_active = actions_active = 0;
     auto_events = AUTO_EVENTS;
     last_next = NULL;
@@ -1180,6 +1524,11 @@ static void loop_cleanup(void) {
                  l->accepted, l->uncertain ? " (and more from sources or gears)" : "");
         if (dfs_loop_retain(l->h) != DFS_ERR_HANDLE) fail("loop #%d is still valid after its release", l->id);
     }
+    for (int i = 0; i < n_feedbacks; i++)
+        while (feedbacks[i].refs > 0) {
+            feedbacks[i].refs--; /* before: the release destroys the callbacks */
+            check_status(dfs_feedback_release(feedbacks[i].h), 0, 0, 0, "dfs_feedback_release (cleanup)");
+        }
     for (int i = 0; i < n_executors; i++)
         for (; executors[i].refs > 0; executors[i].refs--) check_status(dfs_executor_release(executors[i].h), 0, 0, 0, "dfs_executor_release (cleanup)");
     for (int i = 0; i < n_gears; i++)
@@ -1194,6 +1543,8 @@ static void loop_cleanup(void) {
         if (dfs_gear_retain(gears[i].h) != DFS_ERR_HANDLE) fail("gear %d is still valid after its release", i);
     for (int i = 0; i < n_journals; i++)
         if (dfs_journal_retain(journals[i].h) != DFS_ERR_HANDLE) fail("journal %d is still valid after its release", i);
+    for (int i = 0; i < n_feedbacks; i++)
+        if (dfs_feedback_retain(feedbacks[i].h) != DFS_ERR_HANDLE) fail("feedback handle #%d is still valid after its release", i);
     /* An on-cancel action runs by the end unless its job finished first. */
     for (int i = 0; i < n_cbs; i++)
         if (cbs[i]->kind == CB_ACTION && cbs[i]->fate == 0 && cbs[i]->calls != 1)

@@ -29,7 +29,7 @@ OPS = ["TYPE_NEW", "TYPE_RETAIN", "TYPE_RELEASE", "INTO", "INTO_WHEN", "INTO_WHE
        "FUSER_HANDLE", "CLOSURE_NEW", "CLOSURE_CALL", "MISC", "SELF", "RUN2", "EMIT2",
        "LIST_DIFF", "LIST_SECTIONS", "INTO_LIST", "LOOP_NEW", "LOOP_DISPATCH", "LOOP_READ",
        "LOOP_OBSERVE", "LOOP_ATTACH", "LOOP_FEEDBACK", "LOOP_LIFE", "JOB", "EXECUTOR", "GEAR",
-       "JOURNAL", "LOOP_SELF", "LOOP_DISPATCH2"]
+       "JOURNAL", "LOOP_SELF", "LOOP_DISPATCH2", "FEEDBACK"]
 OP = {name: i for i, name in enumerate(OPS)}
 
 # Builtin types are type records 0 (pointer), 1 (cstring), 2 (ffi_event); user types
@@ -223,18 +223,26 @@ SEND, HOLD, FINISH = 0x40, 0x80, 0xC0
 
 
 def loop_new(types, update=None, handlers=(), key=None, inspect=None, manual_start=False, journal=None,
-             executor=None, model=0, start_effects=(), misuse=0):
+             executor=None, model=0, start_effects=(), misuse=0, feedbacks=(), feedbacks_misuse=0):
     """types: (model, event, effect) type picks; handlers: (callback, executor pick)
     pairs; key, inspect: callbacks; misuse 7 NULL config, 6 NULL update, 5 NULL
-    handlers, 4 NULL start effects, 3 a handler count out of range."""
+    handlers, 4 NULL start effects, 3 a handler count out of range; feedbacks: up to
+    three feedback handle picks (among the handles of the loop's model and event types;
+    a forged one is a list, see feedback_pick); feedbacks_misuse 1 a NULL array with a
+    non-zero count, 2 a count out of range."""
+    assert len(feedbacks) <= 3 and feedbacks_misuse in (0, 1, 2)
     f = ((1 if key else 0) | (2 if inspect else 0) | (4 if manual_start else 0) | (8 if journal is not None else 0)
          | (0x10 if executor is not None else 0) | (misuse << 5))
-    out = [OP["LOOP_NEW"], f, len(handlers) | (len(start_effects) << 2)] + list(types) + (update or cb(UPDATE_BOTH))
+    g = len(handlers) | (len(start_effects) << 2) | (len(feedbacks) << 4) | (feedbacks_misuse << 6)
+    out = [OP["LOOP_NEW"], f, g] + list(types) + (update or cb(UPDATE_BOTH))
     for handler, on in handlers:
         out += handler + [on]
     out += (key or []) + (inspect or [])
     out += ([executor] if executor is not None else []) + ([journal] if journal is not None else [])
-    return out + [model] + list(start_effects)
+    out += [model] + list(start_effects)
+    for pick in feedbacks:
+        out += pick if isinstance(pick, list) else [pick]
+    return out
 
 
 def loop_dispatch(loop, value):
@@ -397,6 +405,50 @@ def loop_self(what, value=0):
     4 start its own loop."""
     return [OP["LOOP_SELF"], what] + ([value] if what == 0 else [])
 
+
+# Feedback handles (OP_FEEDBACK). The types a handle serves: those of loop record i
+# (types=i), or two type picks (types=(model, event)). A feedback pick counts only the
+# handles serving the loop it goes with (all for retain and release).
+def feedback_types(types):
+    return [types] if isinstance(types, int) else [0x80] + list(types)
+
+
+def feedback_work(types, executor=INLINE, fn=None, overlap=0, request=None, null_fn=False, null_out=False):
+    """dfs_feedback_work, or with request=(request type pick, callback) dfs_feedback_request;
+    overlap 3: invalid."""
+    g = (1 if request else 0) | (overlap << 1) | (0x60 if null_fn else 0) | (0x98 if null_out else 0)
+    out = [OP["FEEDBACK"], 0, g] + feedback_types(types) + (executor if isinstance(executor, list) else [executor])
+    out += ([request[0]] if request else []) + (fn or cb())
+    return out + (request[1] if request else [])
+
+
+def feedback_gear(types, gear, propagate=None, attach=False, null_fn=False, null_out=False):
+    """dfs_feedback_pushing, or dfs_feedback_attached."""
+    g = (0x70 if null_fn else 0) | (0x0F if null_out else 0)
+    return [OP["FEEDBACK"], 2 if attach else 1, g] + feedback_types(types) + [gear] + (propagate or cb())
+
+
+def loop_add(loop, feedback, null_out=False):
+    """loop, feedback: picks (a list for a forged one)."""
+    return ([OP["FEEDBACK"], 0xFB if null_out else 3] + (loop if isinstance(loop, list) else [loop])
+            + (feedback if isinstance(feedback, list) else [feedback]))
+
+
+def feedback_retain(feedback):
+    return [OP["FEEDBACK"], 6] + (feedback if isinstance(feedback, list) else [feedback])
+
+
+def feedback_release(feedback):
+    return [OP["FEEDBACK"], 7] + (feedback if isinstance(feedback, list) else [feedback])
+
+
+def wrong_kind(kind=0):
+    """A forged feedback pick: a live handle of another kind of the loop family (0 loop,
+    1 gear, 2 executor, 3 journal; the next kind that has one)."""
+    return forged(0x84 | (kind << 3))
+
+
+LIVE_FEEDBACK = forged(0x84)  # a forged loop, gear, executor, journal or job pick: a live feedback handle
 
 FRESH = 8  # value bit: a fresh box (released by the harness right after the call)
 NULLV = 0xF0
@@ -640,6 +692,71 @@ SEEDS = {
         + stale_next(0) + job_send(NULL, 1) + [OP["JOB"], 1] + forged(2) + run_next(NULL)
         + [OP["EXECUTOR"], 2] + forged(4) + work_run(0xE0) + gear_send(NULL, 1)
         + loop_record(0, 0) + loop_release(0) + loop_release(any_record(0)) + loop_is_running(any_record(0))
+    ),
+    # The next model cancels a feedback's work in progress, whose on-cancel action
+    # releases the loop (the last reference): no new work may start (the bug of
+    # Tests/Fuzz/repro/cancel_previous_dispose.c).
+    "loop_cancel_previous_dispose": (
+        loop_new((POINTER, POINTER, POINTER), update=cb(UPDATE_MODEL))  # loop 0
+        + feedback(0, INLINE, cb(HOLD), overlap=0)                       # keeps its first job
+        + job_on_cancel(0, cb(0, loop_self(3)))
+        + job_send(0, 1)
+    ),
+    # A stop whose on-cancel action stops the loop again, then starts it and dispatches
+    # into it: refused until the first stop returns (the bug of
+    # Tests/Fuzz/repro/stop_in_stop.c).
+    "loop_stop_in_stop": (
+        loop_new((POINTER, POINTER, POINTER), update=cb(UPDATE_MODEL), inspect=cb())  # loop 0
+        + feedback(0, INLINE, cb(HOLD), overlap=0)                       # keeps its first job
+        + job_on_cancel(0, cb(0, loop_self(1) + loop_self(4) + loop_self(0, 1)))
+        + loop_stop(0) + loop_is_running(0) + loop_start(0) + loop_dispatch(0, 2)
+    ),
+    # Feedback handles of each kind, registered by configs and by dfs_loop_add: one
+    # handle in two loops, on a stopped and on a disposed loop, released while loops use
+    # it, released once too often; jobs sent on and held; a gear between the loops.
+    "loop_feedback_handles": (
+        type_new(0) + manual_executor() + gear_new(3)                    # t3, executor 0, gear 0
+        + feedback_work((3, 3), INLINE, cb(SEND))                        # fb0: sends an event at once
+        + feedback_work((3, 3), 0, cb(HOLD), overlap=1)                  # fb1: on the executor, holds its job
+        + feedback_work((3, 3), INLINE, cb(0), request=(3, cb(0)))      # fb2: a request feedback
+        + feedback_gear((3, 3), 0, cb(0))                                # fb3: pushes into gear 0
+        + feedback_gear((3, 3), 0, cb(0), attach=True)                   # fb4: gear 0 into its loops
+        + loop_new((3, 3, 3), update=cb(UPDATE_MODEL | 5), handlers=[(cb(0), INLINE)], inspect=cb(),
+                   start_effects=[FRESH | 1], feedbacks=[0, 2, 3])       # loop 0
+        + loop_new((3, 3, 3), update=cb(UPDATE_MODEL), inspect=cb(), manual_start=True,
+                   feedbacks=[0, 4])                                     # loop 1: fb0 serves two loops
+        + loop_add(0, 1) + loop_add(1, 2) + loop_add(1, 1)               # loop 1 is stopped
+        + loop_dispatch(0, FRESH | 1) + loop_start(1) + loop_dispatch(1, FRESH | 2) + run_all(0)
+        + feedback_release(0)                                            # fb0: its loops keep it
+        + loop_dispatch(0, FRESH | 3) + loop_dispatch(1, FRESH | 1) + gear_send(0, FRESH | 2)
+        + feedback_release(any_record(0)) + feedback_retain(any_record(0))  # stale: DFS_ERR_HANDLE
+        + job_send(0, FRESH | 2) + loop_stop(1) + loop_add(1, 0) + loop_start(1)
+        + loop_dispose(0) + loop_add(0, 1)                               # a disposed loop: never called
+        + loop_dispatch(1, FRESH | 4) + run_all(0) + disposable_release(0) + feedback_retain(1)
+        + feedback_release(1) + feedback_release(1) + loop_dispatch(1, FRESH | 5) + loop_release(1)
+    ),
+    # Feedback handles misused: a NULL function, a bad overlap, no request type, no gear,
+    # wrong-kind and stale handles; config entries NULL, stale or of another kind, a NULL
+    # array with a count, a count out of range (the handles stay usable); a feedback
+    # handle where a loop, job, executor or gear is expected; a callback of a handle
+    # that disposes its own loop.
+    "loop_feedback_misuse": (
+        type_new(0) + gear_new(3)                                        # t3, gear 0
+        + feedback_work((3, 3), INLINE, cb(0), null_fn=True) + feedback_work((3, 3), INLINE, cb(0), overlap=3)
+        + feedback_work((3, 3), INLINE, cb(0), request=(NULL, cb(0))) + feedback_work((3, 3), LIVE_FEEDBACK, cb(0))
+        + feedback_gear((3, 3), NULL) + feedback_gear((3, 3), 0, cb(0), null_out=True)
+        + feedback_work((3, 3), INLINE, cb(0), null_out=True)
+        + feedback_work((3, 3), INLINE, cb(0, loop_self(0, FRESH | 2) + loop_self(2)))  # fb0: disposes its loop
+        + feedback_gear((3, 3), 0, cb(0), attach=True)                   # fb1
+        + loop_new((3, 3, 3), feedbacks=[NULL]) + loop_new((3, 3, 3), feedbacks=[0], feedbacks_misuse=1)
+        + loop_new((3, 3, 3), feedbacks=[0, 1], feedbacks_misuse=2) + loop_new((3, 3, 3), feedbacks=[1, wrong_kind(1)])
+        + loop_new((3, 3, 3), update=cb(UPDATE_BOTH), inspect=cb(), feedbacks=[1, 1])  # loop 0: fb1 twice
+        + loop_add(LIVE_FEEDBACK, 0) + loop_add(0, NULL) + loop_add(0, wrong_kind(0)) + loop_add(0, 0, null_out=True)
+        + [OP["LOOP_DISPATCH"]] + LIVE_FEEDBACK + [1] + [OP["JOB"], 0] + LIVE_FEEDBACK + [1]
+        + [OP["EXECUTOR"], 2] + LIVE_FEEDBACK + [OP["GEAR"], 1] + LIVE_FEEDBACK + [1]
+        + loop_add(0, 0) + loop_dispatch(0, FRESH | 1) + gear_send(0, FRESH | 1)
+        + feedback_release(1) + loop_new((3, 3, 3), feedbacks=[any_record(1)])  # a stale entry: DFS_ERR_HANDLE
+        + feedback_release(0) + feedback_release(0) + feedback_retain(NULL) + feedback_release(NULL)
     ),
 }
 

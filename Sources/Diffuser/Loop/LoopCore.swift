@@ -230,7 +230,9 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         let me = currentThreadID()
         lock.lock()
         while true {
-            if status == .disposed || (status == .stopped && target == .stopped && closer == 0) {
+            // A stop from a callback of this thread's own close (closer == me) returns at
+            // once too: that close does the work, and must stay the closer until it ends.
+            if status == .disposed || (status == .stopped && target == .stopped && (closer == 0 || closer == me)) {
                 lock.unlock()
                 return
             }

@@ -52,7 +52,9 @@ final class WorkSlot<Event> {
 ///
 /// On an executor the body runs as a callback of the session: not at all if the loop
 /// stopped or the job was cancelled before its turn came, and a `stop` or `dispose`
-/// waits for it once it started.
+/// waits for it once it started. At once, not at all if the session ended meanwhile:
+/// cancelling the work in progress (`WorkSlot.begin`) runs on-cancel actions, which may
+/// stop or dispose the loop, and the rest of that step is skipped.
 @usableFromInline
 func launch<Event>(
     _ job: Job<Event>,
@@ -60,7 +62,7 @@ func launch<Event>(
     _ body: @escaping () -> Void
 ) {
     guard let executor else {
-        body()
+        if !job.isCancelled { body() }
         return
     }
     let session = job.session

@@ -45,19 +45,30 @@ public func dfs_gear_send(_ gear: OpaquePointer?, _ event: UnsafeRawPointer?) ->
     }
 }
 
-/// Adds to `loop` the feedback `make` builds from the gear and a propagation whose
-/// output has the type `outputType` names (the gear's events or the loop's).
+/// `Feedback.pushing(to:)` (`pushing`) or `Feedback.attached(to:)` over a
+/// `dfs_propagate_fn`, whose output has the gear's event type when it pushes and the
+/// loop's when it is attached.
+private func gearFeedback(
+    _ gear: OpaquePointer?, _ callback: CCallback<dfs_propagate_fn>, pushing: Bool
+) throws -> CFeedback {
+    let bus = try lookupGear(gear)
+    let function = try CFunction(callback, "propagate")
+    return CFeedback { eventType in
+        pushing
+            ? .pushing(to: bus.gear, propagation(function, output: bus.eventType.type))
+            : .attached(to: bus.gear, propagation(function, output: eventType))
+    }
+}
+
+/// Adds to `loop` the gear feedback over `gear` and `callback`.
 private func addGearFeedback(
-    _ loop: OpaquePointer?, _ gear: OpaquePointer?, _ callback: CCallback<dfs_propagate_fn>,
-    _ out: UnsafeMutablePointer<OpaquePointer?>?,
-    output outputType: @escaping (CLoop, CGear) -> ValueType,
-    _ make: @escaping (Gear<CValue>, @escaping (CValue) -> CValue?) -> Feedback<CValue, CValue>
+    _ loop: OpaquePointer?, _ gear: OpaquePointer?, _ callback: CCallback<dfs_propagate_fn>, pushing: Bool,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> dfs_status {
     produce(out) {
         let target = try lookupLoop(loop)
-        let bus = try lookupGear(gear)
-        let propagate = propagation(try CFunction(callback, "propagate"), output: outputType(target, bus))
-        return handles.insert(CDisposable(target.loop.add(make(bus.gear, propagate))), kind: .disposable)
+        let feedback = try gearFeedback(gear, callback, pushing: pushing).make(target.eventType.type)
+        return handles.insert(CDisposable(target.loop.add(feedback)), kind: .disposable)
     }
 }
 
@@ -66,9 +77,7 @@ public func dfs_loop_push_to_gear(
     _ loop: OpaquePointer?, _ gear: OpaquePointer?, _ propagate: dfs_propagate_fn?, _ ctx: UnsafeMutableRawPointer?,
     _ destroy: dfs_destroy_fn?, _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> dfs_status {
-    addGearFeedback(loop, gear, CCallback(propagate, ctx, destroy), out, output: { _, bus in bus.eventType.type }) {
-        Feedback.pushing(to: $0, $1)
-    }
+    addGearFeedback(loop, gear, CCallback(propagate, ctx, destroy), pushing: true, out)
 }
 
 @_cdecl("dfs_loop_attach_to_gear")
@@ -76,9 +85,25 @@ public func dfs_loop_attach_to_gear(
     _ loop: OpaquePointer?, _ gear: OpaquePointer?, _ propagate: dfs_propagate_fn?, _ ctx: UnsafeMutableRawPointer?,
     _ destroy: dfs_destroy_fn?, _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> dfs_status {
-    addGearFeedback(loop, gear, CCallback(propagate, ctx, destroy), out, output: { target, _ in target.eventType.type }) {
-        Feedback.attached(to: $0, $1)
-    }
+    addGearFeedback(loop, gear, CCallback(propagate, ctx, destroy), pushing: false, out)
+}
+
+@_cdecl("dfs_feedback_pushing")
+public func dfs_feedback_pushing(
+    _ gear: OpaquePointer?, _ propagate: dfs_propagate_fn?, _ ctx: UnsafeMutableRawPointer?,
+    _ destroy: dfs_destroy_fn?, _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    let callback = CCallback(propagate, ctx, destroy)
+    return produce(out) { handles.insert(try gearFeedback(gear, callback, pushing: true), kind: .feedback) }
+}
+
+@_cdecl("dfs_feedback_attached")
+public func dfs_feedback_attached(
+    _ gear: OpaquePointer?, _ propagate: dfs_propagate_fn?, _ ctx: UnsafeMutableRawPointer?,
+    _ destroy: dfs_destroy_fn?, _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> dfs_status {
+    let callback = CCallback(propagate, ctx, destroy)
+    return produce(out) { handles.insert(try gearFeedback(gear, callback, pushing: false), kind: .feedback) }
 }
 
 @_cdecl("dfs_gear_retain")

@@ -33,6 +33,7 @@ public func dfs_loop_new(_ config: UnsafePointer<dfs_loop_config>?, _ out: Unsaf
         }
         let updateFunction = try CFunction(update!, "update")
         let executor = try lookupExecutor(c.executor)
+        let feedbacks = try configFeedbacks(c.feedbacks, c.feedback_count, eventType: eventType)
 
         let handlers: [EffectHandler<CValue, CValue>] = try handlerCallbacks.enumerated().map { index, entry in
             let function = try CFunction(entry.0, "handlers[\(index)].fn")
@@ -72,6 +73,7 @@ public func dfs_loop_new(_ config: UnsafePointer<dfs_loop_config>?, _ out: Unsaf
             startEffects: startEffects,
             update: loopUpdate,
             handlers: handlers,
+            feedbacks: feedbacks,
             executor: executor?.executor ?? CallerExecutor(),
             coalescing: coalescing,
             journal: journal?.journal,
@@ -156,76 +158,6 @@ public func dfs_loop_connect(
         // Sources lend their events for the emission; the loop queues them.
         let kept = Fuser<CValue>.extract(throwing: { try eventType.kept($0) }, fuser.fuser)
         return handles.insert(CDisposable(target.loop.connect(kept)), kind: .disposable)
-    }
-}
-
-func overlapOf(_ overlap: dfs_overlap) throws -> Overlap {
-    switch overlap {
-    case DFS_OVERLAP_CANCEL_PREVIOUS: return .cancelPrevious
-    case DFS_OVERLAP_KEEP_PREVIOUS: return .keepPrevious
-    case DFS_OVERLAP_CONCURRENT: return .concurrent
-    default: throw CError.argument("overlap \(overlap.rawValue) is not a dfs_overlap")
-    }
-}
-
-@_cdecl("dfs_loop_add_feedback")
-public func dfs_loop_add_feedback(
-    _ loop: OpaquePointer?, _ overlap: dfs_overlap, _ executor: OpaquePointer?, _ fn: dfs_feedback_fn?,
-    _ ctx: UnsafeMutableRawPointer?, _ destroy: dfs_destroy_fn?, _ out: UnsafeMutablePointer<OpaquePointer?>?
-) -> dfs_status {
-    let callback = CCallback(fn, ctx, destroy)
-    return produce(out) {
-        let target = try lookupLoop(loop)
-        let function = try CFunction(callback, "fn")
-        let strategy = try overlapOf(overlap)
-        let runOn = try lookupExecutor(executor)
-        let eventType = target.eventType.type
-        let feedback = Feedback<CValue, CValue>.work(on: runOn?.executor, overlap: strategy) { model, job in
-            withJobHandle(job, eventType) { function.fn(model.pointer, $0, function.ctx) }
-        }
-        return handles.insert(CDisposable(target.loop.add(feedback)), kind: .disposable)
-    }
-}
-
-@_cdecl("dfs_loop_add_request_feedback")
-public func dfs_loop_add_request_feedback(
-    _ loop: OpaquePointer?, _ requestType: OpaquePointer?, _ request: dfs_transform_fn?,
-    _ requestCtx: UnsafeMutableRawPointer?, _ requestDestroy: dfs_destroy_fn?, _ overlap: dfs_overlap,
-    _ executor: OpaquePointer?, _ fn: dfs_feedback_fn?, _ ctx: UnsafeMutableRawPointer?, _ destroy: dfs_destroy_fn?,
-    _ out: UnsafeMutablePointer<OpaquePointer?>?
-) -> dfs_status {
-    let selectCallback = CCallback(request, requestCtx, requestDestroy)
-    let callback = CCallback(fn, ctx, destroy)
-    return produce(out) {
-        let target = try lookupLoop(loop)
-        let type = try lookupType(requestType, "request_type")
-        let select = try CTransform(selectCallback, output: type, borrowed: false)
-        let function = try CFunction(callback, "fn")
-        let strategy = try overlapOf(overlap)
-        let runOn = try lookupExecutor(executor)
-        let eventType = target.eventType.type
-        let typeReference = try TypeReferenceBox(type)
-        let feedback = Feedback<CValue, CValue>.request(
-            { model in
-                let value = try select.select(model)
-                return value.pointer == nil ? nil : value
-            },
-            isSame: { a, b in withExtendedLifetime(typeReference) { (try? type.equal(a.pointer, b.pointer)) ?? false } },
-            on: runOn?.executor,
-            overlap: strategy
-        ) { request, job in
-            withJobHandle(job, eventType) { function.fn(request.pointer, $0, function.ctx) }
-        }
-        return handles.insert(CDisposable(target.loop.add(feedback)), kind: .disposable)
-    }
-}
-
-/// Keeps a type's handle alive while a feedback compares requests of that type.
-final class TypeReferenceBox {
-    let reference: TypeReference
-
-    init(_ type: ValueType) throws {
-        reference = try TypeReference(type)
     }
 }
 

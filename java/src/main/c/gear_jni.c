@@ -60,30 +60,26 @@ JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_gearRelease(JNIEnv *env,
     if (status != DFS_OK) dfsj_throw_status(env, status);
 }
 
-typedef dfs_status (*gear_feedback_fn)(dfs_loop *, dfs_gear *, dfs_propagate_fn, void *, dfs_destroy_fn,
-                                       dfs_disposable **);
+typedef dfs_status (*gear_feedback_fn)(dfs_gear *, dfs_propagate_fn, void *, dfs_destroy_fn, dfs_feedback **);
 
-/* Adds a gear feedback; it hears the current model at once when it pushes. */
-static jlong add_gear_feedback(JNIEnv *env, gear_feedback_fn add, jlong loop, jlong gear, jobject bridge) {
+/* A gear feedback's description (a dfs_feedback, which Java releases). */
+static jlong gear_feedback(JNIEnv *env, gear_feedback_fn make, jlong gear, jobject bridge) {
     jobject ref = dfsj_hold(env, bridge);
     if (ref == NULL) return 0;
-    dfs_disposable *out = NULL;
-    dfsj_entry e;
-    dfsj_enter(&e, env);
-    dfs_status status = add(DFSJ_HANDLE(dfs_loop, loop), DFSJ_HANDLE(dfs_gear, gear), propagate_cb, ref,
-                            dfsj_destroy_ref, &out);
-    dfsj_finish(env, status, dfsj_leave(&e), 0);
+    dfs_feedback *out = NULL;
+    dfs_status status = make(DFSJ_HANDLE(dfs_gear, gear), propagate_cb, ref, dfsj_destroy_ref, &out);
+    if (status != DFS_OK) dfsj_throw_status(env, status);
     return DFSJ_LONG(out);
 }
 
-JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_pushToGear(JNIEnv *env, jclass cls, jlong loop, jlong gear,
-                                                                    jobject bridge) {
+JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_feedbackPushing(JNIEnv *env, jclass cls, jlong gear,
+                                                                         jobject bridge) {
     (void)cls;
-    return add_gear_feedback(env, dfs_loop_push_to_gear, loop, gear, bridge);
+    return gear_feedback(env, dfs_feedback_pushing, gear, bridge);
 }
 
-JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_attachToGear(JNIEnv *env, jclass cls, jlong loop,
-                                                                      jlong gear, jobject bridge) {
+JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_feedbackAttached(JNIEnv *env, jclass cls, jlong gear,
+                                                                          jobject bridge) {
     (void)cls;
-    return add_gear_feedback(env, dfs_loop_attach_to_gear, loop, gear, bridge);
+    return gear_feedback(env, dfs_feedback_attached, gear, bridge);
 }

@@ -178,19 +178,24 @@ JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_load(JNIEnv *env, jclass
 JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_loopNew(
     JNIEnv *env, jclass cls, jobject model, jobjectArray start_effects, jobject update, jobjectArray handlers,
     jlongArray handler_executors, jlong executor, jobject coalesce, jobject inspector, jlong journal,
-    jboolean manual_start) {
+    jlongArray feedbacks, jboolean manual_start) {
     (void)cls;
     jsize effect_count = start_effects ? (*env)->GetArrayLength(env, start_effects) : 0;
     jsize handler_count = handlers ? (*env)->GetArrayLength(env, handlers) : 0;
+    jsize feedback_count = feedbacks ? (*env)->GetArrayLength(env, feedbacks) : 0;
     const void **effects = calloc((size_t)effect_count + 1, sizeof *effects);
     dfs_handler *list = calloc((size_t)handler_count + 1, sizeof *list);
     jlong *executors = calloc((size_t)handler_count + 1, sizeof *executors);
+    jlong *feedback_handles = calloc((size_t)feedback_count + 1, sizeof *feedback_handles);
+    dfs_feedback **feedback_list = calloc((size_t)feedback_count + 1, sizeof *feedback_list);
     dfs_loop *out = NULL;
-    if (effects == NULL || list == NULL || executors == NULL) {
+    if (effects == NULL || list == NULL || executors == NULL || feedback_handles == NULL || feedback_list == NULL) {
         (*env)->ThrowNew(env, dfsj_c_oome, "out of memory");
         goto done;
     }
     if (handler_count > 0) (*env)->GetLongArrayRegion(env, handler_executors, 0, handler_count, executors);
+    if (feedback_count > 0) (*env)->GetLongArrayRegion(env, feedbacks, 0, feedback_count, feedback_handles);
+    for (jsize i = 0; i < feedback_count; i++) feedback_list[i] = H(dfs_feedback, feedback_handles[i]);
 
     dfs_loop_config c = {0};
     c.model_type = dfsj_type;
@@ -218,6 +223,9 @@ JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_loopNew(
     c.start_effects = effects;
     c.start_effect_count = (size_t)effect_count;
     c.executor = H(dfs_executor, executor);
+    /* Registered as the loop is made, before its start: the feedbacks stay Java's. */
+    c.feedbacks = feedback_list;
+    c.feedback_count = (size_t)feedback_count;
     if (coalesce != NULL) {
         c.coalesce = key_cb;
         c.coalesce_ctx = dfsj_hold(env, coalesce);
@@ -246,6 +254,8 @@ done:
     free(effects);
     free(list);
     free(executors);
+    free(feedback_handles);
+    free(feedback_list);
     return J(out);
 }
 
@@ -298,23 +308,20 @@ JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_connect(JNIEnv *env, jc
     return J(out);
 }
 
-JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_addFeedback(JNIEnv *env, jclass cls, jlong loop, jint overlap,
-                                                                     jlong executor, jobject work) {
+JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_feedbackWork(JNIEnv *env, jclass cls, jint overlap,
+                                                                      jlong executor, jobject work) {
     (void)cls;
     jobject ref = dfsj_hold(env, work);
     if (ref == NULL) return 0;
-    dfs_disposable *out = NULL;
-    dfsj_entry e;
-    dfsj_enter(&e, env);
-    dfs_status status = dfs_loop_add_feedback(H(dfs_loop, loop), (dfs_overlap)overlap, H(dfs_executor, executor),
-                                              feedback_cb, ref, dfsj_destroy_ref, &out);
-    dfsj_finish(env, status, dfsj_leave(&e), 0);
+    dfs_feedback *out = NULL;
+    dfs_status status =
+        dfs_feedback_work((dfs_overlap)overlap, H(dfs_executor, executor), feedback_cb, ref, dfsj_destroy_ref, &out);
+    if (status != DFS_OK) dfsj_throw_status(env, status);
     return J(out);
 }
 
-JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_addRequestFeedback(JNIEnv *env, jclass cls, jlong loop,
-                                                                            jobject request, jint overlap,
-                                                                            jlong executor, jobject work) {
+JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_feedbackRequest(JNIEnv *env, jclass cls, jobject request,
+                                                                         jint overlap, jlong executor, jobject work) {
     (void)cls;
     jobject select = dfsj_hold(env, request);
     if (select == NULL) return 0;
@@ -323,15 +330,29 @@ JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_addRequestFeedback(JNIE
         (*env)->DeleteGlobalRef(env, select);
         return 0;
     }
+    dfs_feedback *out = NULL;
+    dfs_status status = dfs_feedback_request(dfsj_type, dfsj_transform_cb, select, dfsj_destroy_ref,
+                                             (dfs_overlap)overlap, H(dfs_executor, executor), feedback_cb, ref,
+                                             dfsj_destroy_ref, &out);
+    if (status != DFS_OK) dfsj_throw_status(env, status);
+    return J(out);
+}
+
+/* Registering runs the feedback on this thread when the loop is idle and running. */
+JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_add(JNIEnv *env, jclass cls, jlong loop, jlong feedback) {
+    (void)cls;
     dfs_disposable *out = NULL;
     dfsj_entry e;
     dfsj_enter(&e, env);
-    dfs_status status = dfs_loop_add_request_feedback(H(dfs_loop, loop), dfsj_type, dfsj_transform_cb, select,
-                                                      dfsj_destroy_ref, (dfs_overlap)overlap,
-                                                      H(dfs_executor, executor), feedback_cb, ref, dfsj_destroy_ref,
-                                                      &out);
+    dfs_status status = dfs_loop_add(H(dfs_loop, loop), H(dfs_feedback, feedback), &out);
     dfsj_finish(env, status, dfsj_leave(&e), 0);
     return J(out);
+}
+
+JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_feedbackRelease(JNIEnv *env, jclass cls, jlong feedback) {
+    (void)cls;
+    dfs_status status = dfs_feedback_release(H(dfs_feedback, feedback));
+    if (status != DFS_OK) dfsj_throw_status(env, status);
 }
 
 JNIEXPORT jboolean JNICALL Java_io_diffuser_loop_LoopNative_start(JNIEnv *env, jclass cls, jlong loop) {

@@ -7,7 +7,8 @@ import java.util.concurrent.Executor;
 
 /**
  * A side effect driven by a loop's models, which may send events back: Spin's
- * {@code state -> events}. Add one with {@link Loop#add(Feedback)}.
+ * {@code state -> events}. Register one when building a loop ({@link Loop.Builder#feedback})
+ * or add it later ({@link Loop#add(Feedback)}).
  *
  * <pre>{@code
  * loop.add(Feedback.react(levels -> levels.left < levels.right ? List.of(INCREASE_LEFT) : List.of()));
@@ -17,6 +18,9 @@ import java.util.concurrent.Executor;
  * <p>Every form but an inline {@code react} takes an {@link Overlap} and an optional
  * {@link Executor} to run the work on (Spin's per-feedback scheduler); without one the
  * work runs inside the loop's step.
+ *
+ * <p>A feedback is a description: each loop it is registered with, at each start, makes
+ * its own instance of it, so one feedback may serve several loops.
  *
  * @param <M> the type of models
  * @param <E> the type of events
@@ -29,8 +33,8 @@ public final class Feedback<M, E> {
   /** For a feedback gated by a request: the request, and the work on it. */
   final Function<? super M, ?> request;
   final FeedbackWork<Object, E> requestWork;
-  /** For a gear feedback: adds it to the loop of this handle, returns its disposable. */
-  final java.util.function.LongUnaryOperator gearLink;
+  /** For a gear feedback: makes its native description. */
+  final java.util.function.LongSupplier gearFeedback;
 
   private Feedback(Overlap overlap, Executor executor, FeedbackWork<? super M, E> work,
                    Function<? super M, ?> request, FeedbackWork<Object, E> requestWork) {
@@ -39,13 +43,34 @@ public final class Feedback<M, E> {
 
   private Feedback(Overlap overlap, Executor executor, FeedbackWork<? super M, E> work,
                    Function<? super M, ?> request, FeedbackWork<Object, E> requestWork,
-                   java.util.function.LongUnaryOperator gearLink) {
+                   java.util.function.LongSupplier gearFeedback) {
     this.overlap = Objects.requireNonNull(overlap, "overlap");
     this.executor = executor;
     this.work = work;
     this.request = request;
     this.requestWork = requestWork;
-    this.gearLink = gearLink;
+    this.gearFeedback = gearFeedback;
+  }
+
+  /**
+   * Makes the native core's description of this feedback (a {@code dfs_feedback}), which
+   * a loop registers at its creation or later; the caller releases it with
+   * {@link LoopNative#feedbackRelease}.
+   */
+  long newNative() {
+    if (gearFeedback != null) {
+      return gearFeedback.getAsLong();
+    }
+    long executorHandle = Bridges.executorHandle(executor, Integer.MAX_VALUE);
+    try {
+      return work != null
+          ? LoopNative.feedbackWork(overlap.ordinal(), executorHandle, new Bridges.FeedbackBridge(work))
+          : LoopNative.feedbackRequest(request, overlap.ordinal(), executorHandle, new Bridges.FeedbackBridge(requestWork));
+    } finally {
+      if (executorHandle != 0) {
+        LoopNative.executorRelease(executorHandle);
+      }
+    }
   }
 
   /**
@@ -167,14 +192,14 @@ public final class Feedback<M, E> {
     Objects.requireNonNull(gear, "gear");
     Objects.requireNonNull(propagate, "propagate");
     Bridges.PropagateBridge bridge = new Bridges.PropagateBridge(propagate);
-    java.util.function.LongUnaryOperator link = loop -> {
+    java.util.function.LongSupplier make = () -> {
       try {
-        return pushing ? LoopNative.pushToGear(loop, gear.handle, bridge)
-            : LoopNative.attachToGear(loop, gear.handle, bridge);
+        return pushing ? LoopNative.feedbackPushing(gear.handle, bridge)
+            : LoopNative.feedbackAttached(gear.handle, bridge);
       } finally {
         java.lang.ref.Reference.reachabilityFence(gear);
       }
     };
-    return new Feedback<>(Overlap.CANCEL_PREVIOUS, null, null, null, null, link);
+    return new Feedback<>(Overlap.CANCEL_PREVIOUS, null, null, null, null, make);
   }
 }

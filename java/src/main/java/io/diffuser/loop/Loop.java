@@ -220,29 +220,22 @@ public final class Loop<M, E, F> implements AutoCloseable {
   }
 
   /**
-   * Adds {@code feedback} after the observers and feedbacks added so far; if the loop
-   * runs, it hears of the current model first.
+   * Adds {@code feedback} on the loop's turn (at once without an executor, if the loop
+   * is idle), after the observers and feedbacks added so far. If the loop runs then, the
+   * feedback hears of the current model first; otherwise it hears the first model of the
+   * next start. A start made before that turn has handed its start effects to the
+   * handlers by then: to hear every first model before the start effects, register the
+   * feedback with {@link Builder#feedback}.
    *
    * @param feedback the feedback
    * @return what removes it (its work in progress is then cancelled)
    */
   public Disposable add(Feedback<M, E> feedback) {
-    Objects.requireNonNull(feedback, "feedback");
-    if (feedback.gearLink != null) {
-      return new NativeDisposable(feedback.gearLink.applyAsLong(handle));
-    }
-    long executor = Bridges.executorHandle(feedback.executor, Integer.MAX_VALUE);
+    long description = Objects.requireNonNull(feedback, "feedback").newNative();
     try {
-      long made = feedback.work != null
-          ? LoopNative.addFeedback(handle, feedback.overlap.ordinal(), executor,
-              new Bridges.FeedbackBridge(feedback.work))
-          : LoopNative.addRequestFeedback(handle, feedback.request, feedback.overlap.ordinal(), executor,
-              new Bridges.FeedbackBridge(feedback.requestWork));
-      return new NativeDisposable(made);
+      return new NativeDisposable(LoopNative.add(handle, description));
     } finally {
-      if (executor != 0) {
-        LoopNative.executorRelease(executor);
-      }
+      LoopNative.feedbackRelease(description);
     }
   }
 
@@ -365,10 +358,11 @@ public final class Loop<M, E, F> implements AutoCloseable {
     }
 
     /**
-     * Adds a feedback, registered before any observer. With the caller's executor (the
-     * default) it hears the first model as the start publishes it; with another executor
-     * it is registered on the loop's turn, and hears the current model then, which may
-     * come after the start effects went to the handlers.
+     * Adds a feedback, registered as the loop is made, after the feedbacks added before
+     * and before any observer (the Swift core's {@code Loop(feedbacks:)}). Whatever the
+     * executor, and with or without {@link #manualStart()}, every start publishes its
+     * first model to it before the start effects go to the handlers, so the events it
+     * sends on that model are queued before theirs.
      *
      * @param feedback the feedback
      * @return this builder
@@ -459,30 +453,33 @@ public final class Loop<M, E, F> implements AutoCloseable {
     public Loop<M, E, F> build() {
       Object[] handlerBridges = new Object[handlers.size()];
       long[] executors = new long[handlers.size()];
+      long[] descriptions = new long[feedbacks.size()];
       long loopExecutor = 0;
       try {
         for (int i = 0; i < handlers.size(); i++) {
           handlerBridges[i] = new Bridges.HandlerBridge(handlers.get(i));
           executors[i] = Bridges.executorHandle(handlerExecutors.get(i), Integer.MAX_VALUE);
         }
+        for (int i = 0; i < descriptions.length; i++) {
+          descriptions[i] = feedbacks.get(i).newNative();
+        }
         loopExecutor = Bridges.executorHandle(executor, stepsPerRun);
         long made = LoopNative.loopNew(model, startEffects.toArray(), new Bridges.UpdateBridge(update),
             handlerBridges, executors, loopExecutor,
             coalescing == null ? null : new Bridges.KeyBridge(coalescing),
-            inspector == null ? null : new Bridges.InspectorBridge(inspector), Journal.handleOf(journal), true);
+            inspector == null ? null : new Bridges.InspectorBridge(inspector), Journal.handleOf(journal),
+            descriptions, manualStart);
         Reference.reachabilityFence(journal);
-        Loop<M, E, F> loop = new Loop<>(made);
-        for (Feedback<M, E> feedback : feedbacks) {
-          loop.add(feedback);
-        }
-        if (!manualStart) {
-          loop.start();
-        }
-        return loop;
+        return new Loop<>(made);
       } finally {
         for (long handle : executors) {
           if (handle != 0) {
             LoopNative.executorRelease(handle);
+          }
+        }
+        for (long description : descriptions) {
+          if (description != 0) {
+            LoopNative.feedbackRelease(description);
           }
         }
         if (loopExecutor != 0) {

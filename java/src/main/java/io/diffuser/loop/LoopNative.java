@@ -79,7 +79,7 @@ final class LoopNative {
 
   static native long loopNew(Object model, Object[] startEffects, Object update, Object[] handlers,
                              long[] handlerExecutors, long executor, Object coalesce, Object inspector,
-                             long journal, boolean manualStart);
+                             long journal, long[] feedbacks, boolean manualStart);
 
   static native int dispatch(long loop, Object event);
 
@@ -89,9 +89,13 @@ final class LoopNative {
 
   static native long connect(long loop, long fuser);
 
-  static native long addFeedback(long loop, int overlap, long executor, Object work);
+  static native long feedbackWork(int overlap, long executor, Object work);
 
-  static native long addRequestFeedback(long loop, Object request, int overlap, long executor, Object work);
+  static native long feedbackRequest(Object request, int overlap, long executor, Object work);
+
+  static native long add(long loop, long feedback);
+
+  static native void feedbackRelease(long feedback);
 
   static native boolean start(long loop);
 
@@ -137,7 +141,7 @@ final class LoopNative {
 
   static native void gearRelease(long gear);
 
-  static native long pushToGear(long loop, long gear, Object bridge);
+  static native long feedbackPushing(long gear, Object bridge);
 
-  static native long attachToGear(long loop, long gear, Object bridge);
+  static native long feedbackAttached(long gear, Object bridge);
 }

@@ -211,6 +211,77 @@ public class LoopTest {
     }
   }
 
+  /**
+   * A counter loop built with a start effect and one feedback of each kind, run to its
+   * rest on {@code executor}; the log of its traces and callbacks.
+   */
+  private List<String> startWithFeedbacks(java.util.concurrent.Executor executor, boolean manualStart)
+      throws Exception {
+    ManualExecutor manual = executor instanceof ManualExecutor ? (ManualExecutor) executor : null;
+    Gear<String> gear = new Gear<>();
+    Loop.Builder<Integer, String, String> builder = counter()
+        .executor(executor)
+        .startEffects("s")
+        .handler((effect, job) -> {
+          log.add("h " + effect);
+          job.send("10");
+        })
+        .feedback(Feedback.react(model -> {
+          log.add("react " + model);
+          return model == 0 ? List.of("2") : List.of();
+        }))
+        .feedback(Feedback.work((model, job) -> log.add("work " + model)))
+        .feedback(Feedback.request((Integer model) -> model, (Integer model, Job<String> job) -> log.add("request " + model)))
+        .feedback(Feedback.pushing(gear, model -> {
+          log.add("gear " + model);
+          return null;
+        }))
+        .inspector(trace -> log.add(trace.kind() + (trace.event() == null ? "" : " " + trace.event())));
+    if (manualStart) {
+      builder.manualStart();
+    }
+    Loop<Integer, String, String> loop = builder.build();
+    if (manualStart) {
+      assertTrue(loop.start());
+    }
+    if (manual != null) {
+      log.add("runs " + manual.runAll());
+    } else {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      while (loop.model() != 12 && System.nanoTime() < deadline) {
+        Thread.sleep(1);
+      }
+    }
+    loop.dispose();
+    List<String> seen = new ArrayList<>(log);
+    log.clear();
+    return seen;
+  }
+
+  @Test
+  public void builderFeedbacksHearTheFirstModelBeforeTheStartEffects() throws Exception {
+    // The order of Swift's Loop(feedbacks:): the start publishes the first model to the
+    // feedbacks, then hands the start effects to the handlers, whatever the executor;
+    // so the feedback's event (2) is queued before the handler's (10).
+    List<String> expected = Arrays.asList("STARTED", "react 0", "work 0", "request 0", "gear 0", "h s",
+        "STEPPED 2", "react 2", "work 2", "request 2", "gear 2",
+        "STEPPED 10", "react 12", "work 12", "request 12", "gear 12", "DISPOSED");
+    assertEquals(expected, startWithFeedbacks(null, false));
+    assertEquals(expected, startWithFeedbacks(null, true));
+    List<String> manual = new ArrayList<>(expected);
+    manual.add(manual.size() - 1, "runs 3"); // the start and two events: one piece each
+    assertEquals(manual, startWithFeedbacks(new ManualExecutor(), false));
+    assertEquals(manual, startWithFeedbacks(new ManualExecutor(), true));
+    ExecutorService single = Executors.newSingleThreadExecutor();
+    try {
+      for (int round = 0; round < 20; round++) {
+        assertEquals("round " + round, expected, startWithFeedbacks(single, round % 2 == 1));
+      }
+    } finally {
+      single.shutdown();
+    }
+  }
+
   @Test
   public void spinLevelsConverge() {
     // Spin's README example, with two synchronous feedbacks and a reducer.
