@@ -68,15 +68,11 @@ public struct Diffuser<A> {
     @inlinable
     public func tryRun(_ newValue: A) throws {
         let node = self.node
-        // The pass uses the graph's serializer and the nodes below unretained: the node
-        // must live until the pass is over (see `Serializer.perform`).
-        try withExtendedLifetime(node) {
-            try Serializer.perform(
-                on: node,
-                { try node.run(newValue) },
-                queued: { { try node.run(newValue) } }
-            )
-        }
+        try Serializer.perform(
+            on: node,
+            { try node.run(newValue) },
+            queued: { { try node.run(newValue) } }
+        )
     }
 }
 
@@ -85,23 +81,21 @@ extension Diffuser {
     /// run queued for later (one called from inside this graph's own effects) works on
     /// `keep(newValue)`, taken when it is queued, instead of `newValue`. If `keep`
     /// throws, the queued run fails with that error when its turn comes.
-    @_spi(Bindings)
+    @_spi(Bindings) @inlinable
     public func tryRun(_ newValue: A, keepingQueued keep: (A) throws -> A) throws {
         let node = self.node
-        try withExtendedLifetime(node) {
-            try Serializer.perform(
-                on: node,
-                { try node.run(newValue) },
-                queued: {
-                    do {
-                        let kept = try keep(newValue)
-                        return { try node.run(kept) }
-                    } catch {
-                        return { throw error }
-                    }
+        try Serializer.perform(
+            on: node,
+            { try node.run(newValue) },
+            queued: {
+                do {
+                    let kept = try keep(newValue)
+                    return { try node.run(kept) }
+                } catch {
+                    return { throw error }
                 }
-            )
-        }
+            }
+        )
     }
 }
 

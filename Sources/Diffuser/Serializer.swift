@@ -170,12 +170,19 @@ final class Serializer: @unchecked Sendable {
     /// it failed; when the outermost caller's own pass succeeded, the first error of a
     /// queued pass is thrown to it, since nobody else can receive it.
     ///
-    /// The caller must hold `node` until this returns (`Diffuser.tryRun` does, with
-    /// `withExtendedLifetime`): the serializers are used without taking references, and
-    /// so are the nodes of the pass (a fan-out calls its children unretained), all of
-    /// which `node` keeps alive.
+    /// `node` lives until this returns (the caller lends it; `withExtendedLifetime`
+    /// below says so): the serializers are used without taking references, and so are
+    /// the nodes of the pass (a fan-out calls its children unretained), all of which
+    /// `node` keeps alive.
     @usableFromInline
     static func perform(on node: AnyNode, _ pass: () throws -> Void, queued: () -> () throws -> Void) throws {
+        try withExtendedLifetime(node) { try performHolding(node, pass, queued: queued) }
+    }
+
+    /// `perform`, with `node` alive for the whole call.
+    private static func performHolding(
+        _ node: AnyNode, _ pass: () throws -> Void, queued: () -> () throws -> Void
+    ) throws {
         let me = currentThreadID()
         // Serializers are used unretained here: `node` (held by the caller) holds its
         // serializer, and every serializer holds the one it was merged into, so the
