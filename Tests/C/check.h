@@ -150,7 +150,8 @@ static inline void log_add(test_log *log, const char *fmt, ...) {
 /* ------------------------------------------------------------------------------------
  * Boxes: a user value type with reference counts, to prove every value the core
  * retains is released. A box is freed when its count reaches 0; box_live counts the
- * boxes not yet freed (so valgrind also sees any use after the core released one).
+ * boxes not yet freed (so valgrind also sees any use after the core released one). The
+ * counts are atomic: a loop makes and drops boxes on its executors' threads.
  * ------------------------------------------------------------------------------------ */
 
 typedef struct box {
@@ -166,14 +167,14 @@ static inline box *box_new(long value) {
     box *b = malloc(sizeof *b);
     b->refs = 1;
     b->value = value;
-    box_live++;
+    __atomic_add_fetch(&box_live, 1, __ATOMIC_RELAXED);
     return b;
 }
 
 static inline void box_unref(box *b) {
-    if (--b->refs == 0) {
+    if (__atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) == 0) {
         free(b);
-        box_live--;
+        __atomic_sub_fetch(&box_live, 1, __ATOMIC_RELAXED);
     }
 }
 
@@ -203,14 +204,14 @@ static inline int box_equal(const void *a, const void *b, void *ctx) {
 
 static inline const void *box_retain(const void *value, void *ctx) {
     (void)ctx;
-    ((box *)value)->refs++;
-    box_retains++;
+    __atomic_add_fetch(&((box *)value)->refs, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&box_retains, 1, __ATOMIC_RELAXED);
     return value;
 }
 
 static inline void box_release(const void *value, void *ctx) {
     (void)ctx;
-    box_releases++;
+    __atomic_add_fetch(&box_releases, 1, __ATOMIC_RELAXED);
     box_unref((box *)value);
 }
 
