@@ -38,9 +38,9 @@ cmake -S . -B build -G Ninja > /dev/null
 ninja -C build diffuser_bench_c > /dev/null
 
 echo "Running Swift..." >&2
-"$(swift build -c release --show-bin-path)/DiffuserBench" --tsv --rounds "$rounds" | grep -P '^(swift(-keypaths|-floor)?\t|# swift memory)' >> "$out"
+"$(swift build -c release --show-bin-path)/DiffuserBench" --tsv --rounds "$rounds" | grep -P '^(swift(-keypaths|-floor|-node-floor)?\t|# swift memory)' >> "$out"
 echo "Running C..." >&2
-build/bench/c/diffuser_bench_c --tsv --rounds "$rounds" | grep -P '^(c\t|c-fields\t|c-floor\t|# memory)' >> "$out"
+build/bench/c/diffuser_bench_c --tsv --rounds "$rounds" | grep -P '^(c\t|c-fields\t|c-floor\t|c-node-floor\t|# memory)' >> "$out"
 (cd java && gradle --offline --no-daemon -q benchClasses)
 for k in $(seq "$java_processes"); do
     echo "Running Java ($k of $java_processes)..." >&2
@@ -85,7 +85,11 @@ langs = ["swift", "swift-keypaths", "c", "c-fields", "java"]
 # form; for `c-fields` the floor is hand-tree itself. Java's is pure Java (no JNI), so
 # for the binding it is a loose lower bound.
 floor_of = {"swift": "swift-floor", "swift-keypaths": "swift-floor", "c": "c-floor", "java": "java-floor"}
-floor_rows = set(floor_of.values())
+# Node floors: the same work with one node per combinator, each reached from its parent
+# through an indirect call, as in any library of composable nodes (NodeFloorRenderer,
+# node_floor_render). What lies between a floor and its node floor is the price of the
+# tree's shape; what lies above the node floor is the library's own.
+node_floor_of = {"swift": "swift-node-floor", "swift-keypaths": "swift-node-floor", "c": "c-node-floor"}
 # Several processes may report one (language, scenario): keep the one with the median
 # library/hand-tree ratio, and remember the range of ratios.
 grouped = {}
@@ -104,9 +108,9 @@ for key, group in grouped.items():
     if key[0] == "java" and len(median_row) > 5:
         heap[key[1]] = max(float(r[5]) for r in group)
 
-def floor_ratio(lang, s):
+def floor_ratio(lang, s, floors=floor_of):
     """The floor's median ratio to hand-tree for (lang, s), or None."""
-    key = (floor_of.get(lang), s)
+    key = (floors.get(lang), s)
     if key not in table:
         return None
     f, _, t = table[key]
@@ -152,7 +156,10 @@ for lang in ("swift", "swift-keypaths", "c"):
         limit = 2.0 if s == "build" else 1.3
         ratio = (lib / tree) / f
         verdict = "met" if ratio <= limit else "NOT met"
-        print(f"  {lang:<15}{s:<16} <= {limit:>4.1f}x floor        measured {ratio:>7.2f}x   {verdict}")
+        nf = floor_ratio(lang, s, node_floor_of) if s != "build" else None
+        shape = (f"   (node floor {nf / f:.2f}x floor; library {(lib / tree) / nf:.2f}x node floor)"
+                 if nf is not None else "")
+        print(f"  {lang:<15}{s:<16} <= {limit:>4.1f}x floor        measured {ratio:>7.2f}x   {verdict}{shape}")
 # Java's hand-tree moves by 2-4x between processes (JIT), which flatters the library in
 # a process where the baseline settled badly: the verdict takes the median library time
 # over the fastest hand-tree of all processes.

@@ -90,6 +90,7 @@ struct CChange: ChangeFunction {
 struct CEquality: EqualityFunction {
     let type: ValueType
 
+    @inline(__always)
     func equals(_ old: CValue, _ new: CValue) throws -> Bool {
         let answer = try type.compare(old.pointer, new.pointer)
         // Only a type that retains owns what its gates keep; a borrowed old value may be
@@ -169,6 +170,16 @@ struct CTransform: TransformFunction {
         }
         guard let owned else { return CValue(result) }
         return owned.adopt(result)
+    }
+
+    /// `select`, lent to `body`: a part with nothing to release (borrowed, or of a type
+    /// without `release`) is lent as it came, with no owner to drop after the call.
+    func withSelected(_ value: CValue, _ body: (CValue) throws -> Void) throws {
+        guard owned == nil else { return try body(select(value)) }
+        var result: UnsafeRawPointer?
+        let code = function.fn(value.pointer, &result, function.ctx)
+        if code != 0 { throw CError.callback("transform", code: code) }
+        try body(CValue(result))
     }
 }
 

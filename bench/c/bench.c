@@ -480,13 +480,129 @@ static void floor_render(void *self, const screen *sc) {
     t->screen = sc;
 }
 
-enum { RENDERERS = 5 };
+/* node floor: the least a library does that keeps one node per combinator, as this
+ * one must (a diffuser handle is a node, and a node used twice shares its cache): each
+ * node a separate block holding what its combinator was given and its cache, reached
+ * from its parent through a function pointer (a parent cannot know its child's kind),
+ * with a status checked after every call. It does what floor_render does, through the
+ * same callbacks, in the same order; the gap between the two is the price of the tree's
+ * shape, which no library of composable nodes avoids. Fewer nodes than the library:
+ * intoAll is one node here (gate and fan-out), and into keeps its effect in place. */
+typedef struct nf_node nf_node;
+typedef int (*nf_step_fn)(nf_node *self, const void *value);
+struct nf_node {
+    nf_step_fn step;
+};
+
+typedef struct nf_gate { /* into(effect) and intoAll(children): equality-gated */
+    nf_node base;
+    dfs_equal_fn equal; /* NULL: identity (dfs_type_pointer) */
+    const void *cache;
+    int has;
+    dfs_effect_fn effect; /* into */
+    nf_node **children;   /* intoAll */
+    int count;
+} nf_gate;
+
+typedef struct nf_map {
+    nf_node base;
+    dfs_transform_fn select;
+    void *ctx;
+    nf_node *child;
+} nf_map;
+
+static int nf_gate_step(nf_node *self, const void *value) {
+    nf_gate *g = (nf_gate *)self;
+    if (g->has && (g->cache == value || (g->equal != NULL && g->equal(g->cache, value, NULL)))) {
+        g->cache = value;
+        return 0;
+    }
+    if (g->effect != NULL) {
+        int code = g->effect(value, NULL);
+        if (code != 0) return code;
+    }
+    for (int i = 0; i < g->count; i++) {
+        int code = g->children[i]->step(g->children[i], value);
+        if (code != 0) return code;
+    }
+    g->cache = value;
+    g->has = 1;
+    return 0;
+}
+
+static int nf_map_step(nf_node *self, const void *value) {
+    nf_map *m = (nf_map *)self;
+    const void *part = NULL;
+    int code = m->select(value, &part, m->ctx);
+    if (code != 0) return code;
+    return m->child->step(m->child, part);
+}
+
+static nf_node *nf_gate_new(dfs_equal_fn equal, dfs_effect_fn effect, nf_node **children, int count) {
+    nf_gate *g = calloc(1, sizeof *g);
+    g->base.step = nf_gate_step;
+    g->equal = equal;
+    g->effect = effect;
+    g->children = children;
+    g->count = count;
+    return &g->base;
+}
+
+static nf_node *nf_map_new(dfs_transform_fn select, intptr_t ctx, nf_node *child) {
+    nf_map *m = malloc(sizeof *m);
+    m->base.step = nf_map_step;
+    m->select = select;
+    m->ctx = (void *)ctx;
+    m->child = child;
+    return &m->base;
+}
+
+static void *node_floor_make(void) {
+    nf_node **sections = malloc(sizeof(nf_node *) * SECTIONS);
+    for (int i = 0; i < SECTIONS; i++) {
+        nf_node **fields = malloc(sizeof(nf_node *) * FIELDS);
+        for (int j = 0; j < FIELDS; j++)
+            fields[j] = j < STRINGS ? nf_map_new(select_string, j, nf_gate_new(string_equal, sink_string, NULL, 0))
+                                    : nf_map_new(select_int, j - STRINGS, nf_gate_new(NULL, sink_int, NULL, 0));
+        sections[i] = nf_map_new(select_section, i, nf_gate_new(section_equal, NULL, fields, FIELDS));
+    }
+    return nf_gate_new(screen_equal, NULL, sections, SECTIONS);
+}
+
+static void node_floor_render(void *self, const screen *sc) {
+    nf_node *root = self;
+    if (root->step(root, sc) != 0) {
+        fprintf(stderr, "node floor failed\n");
+        exit(1);
+    }
+}
+
+static void node_floor_destroy(void *self) {
+    nf_gate *root = self;
+    for (int i = 0; i < root->count; i++) {
+        nf_map *section = (nf_map *)root->children[i];
+        nf_gate *fan = (nf_gate *)section->child;
+        for (int j = 0; j < fan->count; j++) {
+            nf_map *field = (nf_map *)fan->children[j];
+            free(field->child);
+            free(field);
+        }
+        free(fan->children);
+        free(fan);
+        free(section);
+    }
+    free(root->children);
+    free(root);
+}
+
+enum { RENDERERS = 6 };
 static const renderer renderers[RENDERERS] = {
     {"library", library_make, library_render, library_destroy},
     {"fields", fields_make, library_render, library_destroy},
     {"hand", hand_make, hand_render, free},
     {"hand-tree", hand_tree_make, hand_tree_render, free},
     {"floor", floor_make, floor_render, floor_destroy},
+    {"node-floor", node_floor_make, node_floor_render, node_floor_destroy},
 };
 
 /* ------------------------------------------------------------------------------------
@@ -644,9 +760,9 @@ int main(int argc, char **argv) {
         memory_per_leaf(&renderers[4], base, &floor_built, &floor_after_run);
     }
 
-    /* results[s]: library, fields, hand, hand-tree, floor */
+    /* results[s]: library, fields, hand, hand-tree, floor, node floor */
     if (tsv) {
-        static const char *const rows[RENDERERS] = {"c", "c-fields", NULL, NULL, "c-floor"};
+        static const char *const rows[RENDERERS] = {"c", "c-fields", NULL, NULL, "c-floor", "c-node-floor"};
         for (int s = 0; s <= SCENARIOS; s++) {
             if (!shown[s]) continue;
             for (int r = 0; r < RENDERERS; r++)
@@ -663,14 +779,17 @@ int main(int argc, char **argv) {
     } else {
         printf("Diffuser C benchmark: 100 sections x 10 fields, median of %d interleaved rounds\n", rounds);
         printf("scenario          library ns    hand ns  hand-tree ns   x hand  x hand-tree"
-               "   fields ns  x hand-tree    floor ns  x hand-tree\n");
+               "   fields ns  x hand-tree    floor ns  x hand-tree  node floor ns  x hand-tree\n");
         for (int s = 0; s <= SCENARIOS; s++) {
             if (!shown[s]) continue;
-            double l = results[s][0], f = results[s][1], h = results[s][2], t = results[s][3], fl = results[s][4];
-            printf("%-16s%12.0f%11.0f%14.0f%9.2f%13.2f%12.0f%13.2f%12.0f%13.2f\n", names[s], l, h, t,
-                   l / h, l / t, f, f / t, fl, fl / t);
+            double l = results[s][0], f = results[s][1], h = results[s][2], t = results[s][3], fl = results[s][4],
+                   nf = results[s][5];
+            printf("%-16s%12.0f%11.0f%14.0f%9.2f%13.2f%12.0f%13.2f%12.0f%13.2f%15.0f%13.2f\n", names[s], l, h, t,
+                   l / h, l / t, f, f / t, fl, fl / t, nf, nf / t);
         }
-        printf("(floor: the least any library driven through the callbacks of the first form does; see floor_render)\n");
+        printf("(floor: the least any library driven through the callbacks of the first form does; see floor_render;\n"
+               " node floor: the same with one node per combinator, as a library of composable handles has; see\n"
+               " node_floor_render)\n");
         if (only == NULL) {
             printf("\nnative memory per leaf node (mallinfo2, %d leaves per tree):\n", LEAVES);
             printf("  library   %7.1f bytes built, %7.1f bytes after the first run\n", built, after_run);

@@ -267,57 +267,171 @@ struct ClosureFloorRenderer: Renderer {
     }
 }
 
-/// `floor` of `build`: the benchmark's own description of the tree (the same closures and
-/// arrays as `LibraryRenderer.build()`) with one small object per combinator that keeps
-/// what it was given and does nothing else: the least a library with one node per
-/// combinator allocates. Its runs are not measured.
+/// `node floor`: the least a library does that keeps one node per combinator, as this
+/// one must (a `Diffuser` is a node, and a node used twice shares its cache). Each node is
+/// one object holding what its combinator was given and, for a gate, its cache; a parent
+/// reaches its child through a method the child overrides (a parent cannot know its
+/// child's kind). It does the work of `ClosureFloorRenderer` in the same order, with the
+/// same closures: a map hands its part to its child as owned, a gate compares in place and
+/// moves an owned value into its cache. The gap between it and `ClosureFloorRenderer` is
+/// the price of the tree's shape, which no library of composable nodes avoids.
+///
+/// Its classes are written for the benchmark's types (a method of a generic class runs
+/// unspecialized, which would make this no floor); the gate's work is one generic struct
+/// (`Cache`), inlined into each.
+///
+/// Its `build` is the floor of the library's `build`, and its size after a first run the
+/// floor of the library's memory: one small object per combinator, nothing else.
 struct NodeFloorRenderer: Renderer {
-    class Node {}
-    final class Effect<A>: Node {
-        let effect: (A) -> Void
-        init(_ effect: @escaping (A) -> Void) { self.effect = effect }
-    }
-    final class Map<A, B>: Node {
-        let transform: (A) -> B
-        let child: Node
-        init(_ transform: @escaping (A) -> B, _ child: Node) { self.transform = transform; self.child = child }
-    }
-    final class All: Node {
-        let children: [Node]
-        init(_ children: [Node]) { self.children = children }
+    /// A gate's cache and what a gate does with it, for any `Equatable` value.
+    struct Cache<A: Equatable> {
+        var value: A?
+        var has = false
+
+        /// Whether the cache holds a value equal to `new`, compared where it lies; if so,
+        /// keeps `new` unless the cache holds its very bits.
+        @inline(__always)
+        mutating func keepsEqual(_ new: A) -> Bool {
+            guard has else { return false }
+            return withUnsafeMutablePointer(to: &value) { raw in
+                let kept = UnsafeMutableRawPointer(raw).assumingMemoryBound(to: A.self)
+                guard kept.pointee == new else { return false }
+                if !sameBits(kept, new) { kept.pointee = new }
+                return true
+            }
+        }
+
+        /// Keeps `new`, which was not equal to the cache.
+        @inline(__always)
+        mutating func store(_ new: __owned A) {
+            value = new
+            has = true
+        }
     }
 
-    let root: Node
+    class StringNode {
+        func take(_ value: __owned String) {}
+    }
+    final class StringGate: StringNode {
+        let effect: (String) -> Void
+        @exclusivity(unchecked) var cache = Cache<String>()
+        init(_ effect: @escaping (String) -> Void) { self.effect = effect }
+        override func take(_ value: __owned String) {
+            if cache.keepsEqual(value) { return }
+            effect(value)
+            cache.store(value)
+        }
+    }
+
+    class IntNode {
+        func take(_ value: __owned Int) {}
+    }
+    final class IntGate: IntNode {
+        let effect: (Int) -> Void
+        @exclusivity(unchecked) var cache = Cache<Int>()
+        init(_ effect: @escaping (Int) -> Void) { self.effect = effect }
+        override func take(_ value: __owned Int) {
+            if cache.keepsEqual(value) { return }
+            effect(value)
+            cache.store(value)
+        }
+    }
+
+    class SectionNode {
+        func run(_ value: Section) {}
+        func take(_ value: __owned Section) { run(value) }
+    }
+    final class StringMap: SectionNode {
+        let transform: (Section) -> String
+        let child: StringNode
+        init(_ transform: @escaping (Section) -> String, _ child: StringNode) {
+            self.transform = transform
+            self.child = child
+        }
+        override func run(_ value: Section) { child.take(transform(value)) }
+    }
+    final class IntMap: SectionNode {
+        let transform: (Section) -> Int
+        let child: IntNode
+        init(_ transform: @escaping (Section) -> Int, _ child: IntNode) {
+            self.transform = transform
+            self.child = child
+        }
+        override func run(_ value: Section) { child.take(transform(value)) }
+    }
+    final class SectionGate: SectionNode {
+        let children: [Unmanaged<SectionNode>]
+        @exclusivity(unchecked) var cache = Cache<Section>()
+        init(_ children: [SectionNode]) { self.children = children.map { Unmanaged.passRetained($0) } }
+        deinit { children.forEach { $0.release() } }
+        override func take(_ value: __owned Section) {
+            if cache.keepsEqual(value) { return }
+            children.withUnsafeBufferPointer { children in
+                for child in children { child._withUnsafeGuaranteedRef { $0.run(value) } }
+            }
+            cache.store(value)
+        }
+    }
+
+    class ScreenNode {
+        func run(_ value: Screen) {}
+    }
+    final class SectionMap: ScreenNode {
+        let transform: (Screen) -> Section
+        let child: SectionNode
+        init(_ transform: @escaping (Screen) -> Section, _ child: SectionNode) {
+            self.transform = transform
+            self.child = child
+        }
+        override func run(_ value: Screen) { child.take(transform(value)) }
+    }
+    final class ScreenGate: ScreenNode {
+        let children: [Unmanaged<ScreenNode>]
+        @exclusivity(unchecked) var cache = Cache<Screen>()
+        init(_ children: [ScreenNode]) { self.children = children.map { Unmanaged.passRetained($0) } }
+        deinit { children.forEach { $0.release() } }
+        override func run(_ value: Screen) {
+            if cache.keepsEqual(value) { return }
+            children.withUnsafeBufferPointer { children in
+                for child in children { child._withUnsafeGuaranteedRef { $0.run(value) } }
+            }
+            cache.store(value)
+        }
+    }
+
+    let root: ScreenNode
 
     init() {
         root = Self.build()
     }
 
     @inline(never)
-    static func build() -> Node {
-        let sections: [Node] = (0..<Shape.sections).map { i in
-            Map({ (screen: Screen) in screen.sections[i] }, section())
+    static func build() -> ScreenNode {
+        let sections: [ScreenNode] = (0..<Shape.sections).map { i in
+            SectionMap({ (screen: Screen) in screen.sections[i] }, section())
         }
-        return All(sections)
+        return ScreenGate(sections)
     }
 
-    static func section() -> Node {
+    static func section() -> SectionNode {
         let text: (String) -> Void = { sink(stringHash($0)) }
         let number: (Int) -> Void = { sink(UInt64(bitPattern: Int64($0))) }
-        let leaves: [Node] = [
-            Map({ (x: Section) in x.s0 }, Effect(text)),
-            Map({ (x: Section) in x.s1 }, Effect(text)),
-            Map({ (x: Section) in x.s2 }, Effect(text)),
-            Map({ (x: Section) in x.s3 }, Effect(text)),
-            Map({ (x: Section) in x.s4 }, Effect(text)),
-            Map({ (x: Section) in x.i0 }, Effect(number)),
-            Map({ (x: Section) in x.i1 }, Effect(number)),
-            Map({ (x: Section) in x.i2 }, Effect(number)),
-            Map({ (x: Section) in x.i3 }, Effect(number)),
-            Map({ (x: Section) in x.i4 }, Effect(number)),
+        let leaves: [SectionNode] = [
+            StringMap({ $0.s0 }, StringGate(text)),
+            StringMap({ $0.s1 }, StringGate(text)),
+            StringMap({ $0.s2 }, StringGate(text)),
+            StringMap({ $0.s3 }, StringGate(text)),
+            StringMap({ $0.s4 }, StringGate(text)),
+            IntMap({ $0.i0 }, IntGate(number)),
+            IntMap({ $0.i1 }, IntGate(number)),
+            IntMap({ $0.i2 }, IntGate(number)),
+            IntMap({ $0.i3 }, IntGate(number)),
+            IntMap({ $0.i4 }, IntGate(number)),
         ]
-        return All(leaves)
+        return SectionGate(leaves)
     }
 
-    mutating func render(_ screen: Screen) {}
+    mutating func render(_ screen: Screen) {
+        root.run(screen)
+    }
 }

@@ -109,25 +109,29 @@ do {
     for (name, sum) in [("key paths", effects(KeyPathLibraryRenderer.init, sequence)),
                         ("hand", effects(HandRenderer.init, sequence)),
                         ("hand-tree", effects(HandTreeRenderer.init, sequence)),
-                        ("floor", effects(ClosureFloorRenderer.init, sequence))] where sum != expected {
+                        ("floor", effects(ClosureFloorRenderer.init, sequence)),
+                        ("node floor", effects(NodeFloorRenderer.init, sequence))] where sum != expected {
         print("renderer \(name) ran different effects than the library")
         exit(1)
     }
 }
 
-/// Per scenario: ns of the library (closures), the library (key paths), hand, hand-tree
-/// and the floor, one element a round.
-var results: [(String, [Double], [Double], [Double], [Double], [Double])] = []
+/// Per scenario: ns of the library (closures), the library (key paths), hand, hand-tree,
+/// the floor and the node floor, one element a round (for build, the node floor is the
+/// floor).
+var results: [(String, [Double], [Double], [Double], [Double], [Double], [Double])] = []
 for scenario in scenarios {
     var lib: [Double] = [], keyPaths: [Double] = [], hand: [Double] = [], tree: [Double] = [], floor: [Double] = []
+    var nodeFloor: [Double] = []
     for _ in 0..<rounds {
         lib.append(measureRuns(LibraryRenderer.init, scenario, iterations: 400))
         keyPaths.append(measureRuns(KeyPathLibraryRenderer.init, scenario, iterations: 400))
         hand.append(measureRuns(HandRenderer.init, scenario, iterations: 400))
         tree.append(measureRuns(HandTreeRenderer.init, scenario, iterations: 400))
         floor.append(measureRuns(ClosureFloorRenderer.init, scenario, iterations: 400))
+        nodeFloor.append(measureRuns(NodeFloorRenderer.init, scenario, iterations: 400))
     }
-    results.append((scenario.name, lib, keyPaths, hand, tree, floor))
+    results.append((scenario.name, lib, keyPaths, hand, tree, floor, nodeFloor))
 }
 if only == nil || only == "build" {
     var lib: [Double] = [], keyPaths: [Double] = [], hand: [Double] = [], tree: [Double] = [], floor: [Double] = []
@@ -138,7 +142,7 @@ if only == nil || only == "build" {
         tree.append(measureBuild(HandTreeRenderer.init, iterations: 40))
         floor.append(measureBuild(NodeFloorRenderer.init, iterations: 40))
     }
-    results.append(("build", lib, keyPaths, hand, tree, floor))
+    results.append(("build", lib, keyPaths, hand, tree, floor, floor))
 }
 
 /// Native bytes per leaf of what `make` builds, after a first run on `screen` (which
@@ -175,27 +179,31 @@ func fmt(_ x: Double, _ width: Int = 10, _ digits: Int = 0) -> String {
 
 if tsv {
     // The key-path and floor rows have the same baselines, measured in the same rounds.
-    for (name, lib, keyPaths, hand, tree, floor) in results {
+    for (name, lib, keyPaths, hand, tree, floor, nodeFloor) in results {
         let l = median(lib), k = median(keyPaths), h = median(hand), t = median(tree), f = median(floor)
         print("swift\t\(name)\t\(l)\t\(h)\t\(t)")
         print("swift-keypaths\t\(name)\t\(k)\t\(h)\t\(t)")
         print("swift-floor\t\(name)\t\(f)\t\(h)\t\(t)")
+        print("swift-node-floor\t\(name)\t\(median(nodeFloor))\t\(h)\t\(t)")
     }
     if let (l, k, f) = memory {
         print("# swift memory per leaf (bytes): library \(l); keypaths \(k); floor \(f)")
     }
 } else {
     print("Diffuser Swift benchmark: 100 sections x 10 fields, median of \(rounds) interleaved rounds")
-    print("scenario        closures ns  keypaths ns  kp/cl   hand ns  hand-tree ns  cl x tree  kp x tree   floor ns  x tree")
-    for (name, lib, keyPaths, hand, tree, floor) in results {
+    print("scenario        closures ns  keypaths ns  kp/cl   hand ns  hand-tree ns  cl x tree  kp x tree   floor ns  x tree"
+          + "  node floor ns  x tree")
+    for (name, lib, keyPaths, hand, tree, floor, nodeFloor) in results {
         let l = median(lib), k = median(keyPaths), h = median(hand), t = median(tree), f = median(floor)
+        let n = median(nodeFloor)
         var padded = name
         while padded.count < 16 { padded += " " }
         print("\(padded)\(fmt(l, 11))\(fmt(k, 13))\(fmt(k / l, 7, 2))\(fmt(h, 10))\(fmt(t, 14))"
-              + "\(fmt(l / t, 11, 2))\(fmt(k / t, 11, 2))\(fmt(f, 11))\(fmt(f / t, 8, 2))")
+              + "\(fmt(l / t, 11, 2))\(fmt(k / t, 11, 2))\(fmt(f, 11))\(fmt(f / t, 8, 2))\(fmt(n, 15))\(fmt(n / t, 8, 2))")
     }
     print("(kp/cl: key paths over closures, same rounds; x tree: over hand-tree; floor: the least any library")
-    print(" taking this API's closures does, see ClosureFloorRenderer and NodeFloorRenderer)")
+    print(" taking this API's closures does, see ClosureFloorRenderer; node floor: the same with one node per")
+    print(" combinator, see NodeFloorRenderer, which is also the floor of build)")
     if let (l, k, f) = memory {
         print("\nnative memory per leaf after the first run (mallinfo2, \(Shape.leaves) leaves per tree):")
         print("  closures \(fmt(l, 7, 2)) bytes   key paths \(fmt(k, 7, 2)) bytes   node floor \(fmt(f, 7, 2)) bytes")

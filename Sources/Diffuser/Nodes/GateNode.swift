@@ -59,7 +59,7 @@ where Change.Value == A, Child.Value == A {
     /// in place) and copied only to be kept; the child gets it at the same address. With
     /// `take`, the value is owned and `keep` is the value itself: it is moved into the
     /// cache instead of copied, and `pass` returns whether it was.
-    @inlinable
+    @inlinable @inline(__always)
     final func pass(_ value: UnsafePointer<A>, taking take: Bool) throws -> Bool {
         if let old = cachedValue {
             let changed = try withBorrowed(old) { old in
@@ -118,7 +118,7 @@ struct Inequality<Equality: EqualityFunction>: ChangeFunction {
         self.equality = equality
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     func didChange(_ old: Equality.Value, _ new: Equality.Value) throws -> Bool {
         try !equality.equals(old, new)
     }
