@@ -101,6 +101,7 @@ struct CEquality: EqualityFunction {
         return answer != 0
     }
 
+    @inline(__always)
     func keep(_ value: CValue) throws -> CValue {
         if type.answersSame.load(ordering: .relaxed), let cache = Self.take(for: value.pointer) {
             return cache
@@ -206,6 +207,16 @@ struct CFieldTransform: TransformFunction {
     }
 
     func select(_ value: CValue) throws -> CValue {
+        CValue(try member(of: value))
+    }
+
+    /// `select`, lent to `body`: the part has no owner to drop after the call.
+    func withSelected(_ value: CValue, _ body: (CValue) throws -> Void) throws {
+        try body(CValue(try member(of: value)))
+    }
+
+    /// The member's bits, as a pointer.
+    private func member(of value: CValue) throws -> UnsafeRawPointer? {
         guard let base = value.pointer else {
             throw CError(status: DFS_ERR_NULL, message: "a field map (offset \(offset), size \(size)) was run on a NULL value")
         }
@@ -217,6 +228,6 @@ struct CFieldTransform: TransformFunction {
         case 4: bits = UInt(bytes.loadUnaligned(as: UInt32.self))
         default: bits = bytes.loadUnaligned(as: UInt.self)
         }
-        return CValue(UnsafeRawPointer(bitPattern: bits))
+        return UnsafeRawPointer(bitPattern: bits)
     }
 }

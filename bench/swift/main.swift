@@ -4,7 +4,12 @@
 // side in the same rounds. Also measures a floor: the least any library taking this
 // API's closures must do.
 //
-//   swift run -c release DiffuserBench [--rounds N] [--tsv]
+//   swift run -c release DiffuserBench [--rounds N] [--tsv] [--only SCENARIO]
+//   swift run -c release DiffuserBench --profile SCENARIO [--renderer NAME]
+//
+// `--profile` runs one renderer (`library` by default; `keypaths`, `floor`, `node-floor`)
+// on one scenario for about three seconds and measures nothing: a process to hand to
+// `perf record`.
 import BenchHeap
 import Diffuser
 
@@ -75,16 +80,50 @@ func median(_ xs: [Double]) -> Double {
 var rounds = 15
 var tsv = false
 var only: String?
+var profile: String?
+var profiled = "library"
 var args = CommandLine.arguments.dropFirst().makeIterator()
 while let arg = args.next() {
     switch arg {
     case "--rounds": rounds = Int(args.next() ?? "") ?? rounds
     case "--tsv": tsv = true
     case "--only": only = args.next()
+    case "--profile": profile = args.next()
+    case "--renderer": profiled = args.next() ?? profiled
     default:
-        print("usage: DiffuserBench [--rounds N] [--tsv] [--only SCENARIO]")
+        print("usage: DiffuserBench [--rounds N] [--tsv] [--only SCENARIO] | --profile SCENARIO [--renderer NAME]")
         exit(2)
     }
+}
+
+/// Runs `make()`'s renderer on the scenario's inputs, alternately, for about `seconds`.
+func spin<R: Renderer>(_ make: () -> R, _ scenario: Scenario, seconds: UInt64 = 3) {
+    var renderer = make()
+    let end = now() + seconds * 1_000_000_000
+    var i = 0
+    while now() < end {
+        for _ in 0..<100 {
+            renderer.render(i & 1 == 0 ? scenario.inputs.0 : scenario.inputs.1)
+            i += 1
+        }
+    }
+}
+
+if let profile {
+    guard let scenario = makeScenarios().first(where: { $0.name == profile }) else {
+        print("no scenario \(profile)")
+        exit(2)
+    }
+    switch profiled {
+    case "library": spin(LibraryRenderer.init, scenario)
+    case "keypaths": spin(KeyPathLibraryRenderer.init, scenario)
+    case "floor": spin(ClosureFloorRenderer.init, scenario)
+    case "node-floor": spin(NodeFloorRenderer.init, scenario)
+    default:
+        print("no renderer \(profiled): library, keypaths, floor or node-floor")
+        exit(2)
+    }
+    exit(0)
 }
 
 let scenarios = makeScenarios().filter { only == nil || $0.name == only }
