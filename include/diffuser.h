@@ -806,7 +806,9 @@ typedef struct dfs_handler {
 
 /** Gives a coalescing key to an event (borrowed): store it in *key and return 1, or
  *  return 0 for none. A queued event with the same key is replaced in place by the new
- *  one (the older is dropped), for high-frequency input. */
+ *  one (the older is dropped), for high-frequency input. Called on the dispatching thread
+ *  for every event sent, before the loop decides to accept it: also for an event that a
+ *  stopped loop then refuses. */
 typedef int (*dfs_key_fn)(const void *event, uint64_t *key, void *ctx);
 
 /** What the inspector sees. */

@@ -129,6 +129,26 @@ final class LoopToolsTests: XCTestCase {
         XCTAssertEqual(loop.model, 4)
     }
 
+    /// The key is asked for on the dispatching thread before the loop decides to accept
+    /// the event, so a stopped loop asks for it too, then refuses the event unhandled.
+    func testCoalescingKeyIsAskedBeforeARefusal() {
+        let keys = Recorder<Int>()
+        let handled = Recorder<Int>()
+        let loop = Loop<Int, Int, Never>(
+            model: 0,
+            reducer: { model, event in handled.append(event); return model + event },
+            coalescing: { event in keys.append(event); return nil },
+            autostart: false
+        )
+        XCTAssertFalse(loop.dispatch(1), "a loop not started refuses events")
+        XCTAssertThrowsError(try loop.tryDispatch(2)) { XCTAssertEqual($0 as? LoopError, .stopped) }
+        loop.start()
+        XCTAssertTrue(loop.dispatch(3))
+        XCTAssertEqual(keys.values, [1, 2, 3])
+        XCTAssertEqual(handled.values, [3])
+        XCTAssertEqual(loop.model, 3)
+    }
+
     // MARK: Journal
 
     func testJournalReplaysEveryModelWithoutEffects() {

@@ -86,7 +86,8 @@ public final class Loop<Model, Event, Effect>: Subscribable, @unchecked Sendable
     ///   - coalescing: a key for events that may replace one another while queued:
     ///     an event whose key equals that of a queued event takes its place in the
     ///     queue (the older one is dropped), for high-frequency input. Nil keys never
-    ///     coalesce.
+    ///     coalesce. Called on the dispatching thread for every event sent, before the
+    ///     loop takes its lock, so also for an event a stopped loop then refuses.
     ///   - journal: records every start and every event that reaches the update.
     ///   - restart: the start of every run after the first, from the kept model
     ///     (Mobius's `Init`); by default the kept model and no effect.

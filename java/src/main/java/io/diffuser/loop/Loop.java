@@ -402,7 +402,8 @@ public final class Loop<M, E, F> implements AutoCloseable {
     /**
      * Gives events a coalescing key: a queued event whose key equals a new event's is
      * replaced by it, in its place (the older is dropped). {@code null} keys never
-     * coalesce.
+     * coalesce. Called on the dispatching thread for every event sent, before the loop
+     * decides to accept it: also for an event that a stopped loop then refuses.
      *
      * @param key the key of an event
      * @return this builder
