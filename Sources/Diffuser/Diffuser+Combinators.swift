@@ -18,7 +18,7 @@ extension Diffuser {
     /// The children keep their own gating; only this node does not gate.
     @inlinable
     public static func intoAlways(_ children: [Diffuser<A>]) -> Diffuser<A> {
-        Diffuser(node: FanOutNode(children.map(\.node)))
+        Diffuser(node: FanOutNode(children))
     }
 
     /// A diffuser that runs every child, in order, on every value.
@@ -181,7 +181,7 @@ extension Diffuser where A: Equatable {
     /// value is not equal to the previous one.
     @inlinable
     public static func intoAll(_ children: [Diffuser<A>]) -> Diffuser<A> {
-        Diffuser(node: GateNode(taking: Inequality(StandardEquality()), ChildNode(FanOutNode(children.map(\.node)))))
+        Diffuser(node: GateNode(taking: Inequality(StandardEquality()), ChildNode(FanOutNode(children))))
     }
 
     /// A diffuser that runs every child, in order, on the first value and whenever the
@@ -266,6 +266,6 @@ extension Diffuser {
     public static func intoAll<Equality: EqualityFunction>(
         comparing equality: Equality, _ children: [Diffuser<A>]
     ) -> Diffuser<A> where Equality.Value == A {
-        Diffuser(node: GateNode(Inequality(equality), ChildNode(FanOutNode(children.map(\.node)))))
+        Diffuser(node: GateNode(Inequality(equality), ChildNode(FanOutNode(children))))
     }
 }

@@ -8,8 +8,8 @@
 //   swift run -c release DiffuserBench --profile SCENARIO [--renderer NAME]
 //
 // `--profile` runs one renderer (`library` by default; `keypaths`, `floor`, `node-floor`)
-// on one scenario for about three seconds and measures nothing: a process to hand to
-// `perf record`.
+// on one scenario (or `build`: builds it) for about three seconds and measures nothing: a
+// process to hand to `perf record`.
 import BenchHeap
 import Diffuser
 
@@ -109,6 +109,28 @@ func spin<R: Renderer>(_ make: () -> R, _ scenario: Scenario, seconds: UInt64 = 
     }
 }
 
+/// Builds `make()`'s renderer over and over for about `seconds`, 40 kept at a time.
+func spinBuild<R: Renderer>(_ make: () -> R, seconds: UInt64 = 3) {
+    let end = now() + seconds * 1_000_000_000
+    while now() < end {
+        var built: [R] = []
+        built.reserveCapacity(40)
+        for _ in 0..<40 { built.append(make()) }
+        keepAlive = [built.count]
+    }
+}
+
+if profile == "build" {
+    switch profiled {
+    case "library": spinBuild(LibraryRenderer.init)
+    case "keypaths": spinBuild(KeyPathLibraryRenderer.init)
+    case "node-floor": spinBuild(NodeFloorRenderer.init)
+    default:
+        print("no build of \(profiled): library, keypaths or node-floor")
+        exit(2)
+    }
+    exit(0)
+}
 if let profile {
     guard let scenario = makeScenarios().first(where: { $0.name == profile }) else {
         print("no scenario \(profile)")

@@ -10,9 +10,11 @@ final class FanOutNode<A>: Node<A> {
     @usableFromInline
     let children: [Unmanaged<Node<A>>]
 
+    /// A fan-out over the nodes of `children`, taken from the diffusers directly (an
+    /// intermediate array of nodes would retain and release every child once more).
     @inlinable
-    init(_ children: [Node<A>]) {
-        self.children = children.map { Unmanaged.passRetained($0) }
+    init(_ children: [Diffuser<A>]) {
+        self.children = children.map { Unmanaged.passRetained($0.node) }
         super.init(step: { node, value, _ in
             try unsafeDowncast(node, to: FanOutNode<A>.self).children.withUnsafeBufferPointer { children in
                 for child in children {
