@@ -31,8 +31,13 @@ let package = Package(
         ),
         .testTarget(
             name: "DiffuserTests",
-            dependencies: ["Diffuser"],
+            dependencies: ["Diffuser", "PackedFixtures"],
             swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // C types the tests need and Swift cannot declare (a packed struct).
+        .target(
+            name: "PackedFixtures",
+            path: "Tests/PackedFixtures"
         ),
         // The login demo (README): run with `swift run LoginDemo`.
         .executableTarget(

@@ -1,8 +1,9 @@
 import XCTest
 @testable import Diffuser
+import PackedFixtures
 
 /// `sameBits`, which lets a gate skip rewriting a cache that holds the very bits of the
-/// new value: compared a word at a time for values of whole, aligned words, with `memcmp`
+/// new value: compared a word at a time for values of whole words, with `memcmp`
 /// otherwise. A wrong "same" would leave an older value in a cache; these cover both
 /// paths and a difference in every word.
 final class SameBitsTests: XCTestCase {
@@ -43,6 +44,20 @@ final class SameBitsTests: XCTestCase {
         XCTAssertFalse(same(true, false))
     }
 
+    /// A part read in place may lie at any address (a field of a packed C struct): the
+    /// word path must not assume its type's alignment.
+    func testValuesAtUnalignedAddresses() {
+        let bytes = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 16)
+        defer { bytes.deallocate() }
+        bytes.initializeMemory(as: UInt8.self, repeating: 0, count: 64)
+        let a = bytes + 1, b = bytes + 33
+        a.storeBytes(of: 0x0102_0304_0506_0708 as UInt64, as: UInt64.self)
+        b.storeBytes(of: 0x0102_0304_0506_0708 as UInt64, as: UInt64.self)
+        XCTAssertTrue(sameBits(a.assumingMemoryBound(to: UInt64.self), b.assumingMemoryBound(to: UInt64.self)))
+        b.storeBytes(of: 0x0102_0304_0506_0709 as UInt64, as: UInt64.self)
+        XCTAssertFalse(sameBits(a.assumingMemoryBound(to: UInt64.self), b.assumingMemoryBound(to: UInt64.self)))
+    }
+
     func testReferencesAreTheSameOnlyWhenIdentical() {
         let text = String(repeating: "a heap string ", count: 4)
         let copy = String(decoding: Array(text.utf8), as: UTF8.self)
@@ -72,5 +87,25 @@ final class SameBitsTests: XCTestCase {
         diffuser.run(first)
         XCTAssertEqual(olds.count, 2)
         XCTAssertTrue(same(olds[1], second), "the second comparison's old value is the second run's value")
+    }
+}
+
+/// Key paths into a packed C struct: their parts lie at odd addresses, and are read in
+/// place, compared and kept like any other.
+final class UnalignedPartTests: XCTestCase {
+    func testKeyPathsIntoAPackedStruct() {
+        XCTAssertEqual(MemoryLayout<PackedRecord>.offset(of: \.wide), 1)
+        XCTAssertEqual(MemoryLayout<PackedRecord>.offset(of: \.last), 10)
+        var wides: [UInt64] = [], lasts: [UInt64] = []
+        let diffuser = Diffuser<PackedRecord>.intoAlways(
+            .map(\.wide, .into { wides.append($0) }),
+            .map(\.last, .into { lasts.append($0) })
+        )
+        diffuser.run(PackedRecord(tag: 1, wide: 7, tail: 1, last: 1 << 40))
+        diffuser.run(PackedRecord(tag: 2, wide: 7, tail: 2, last: 1 << 40))
+        diffuser.run(PackedRecord(tag: 3, wide: 8, tail: 3, last: 1 << 41))
+        diffuser.run(PackedRecord(tag: 4, wide: 8, tail: 4, last: 1 << 41))
+        XCTAssertEqual(wides, [7, 8])
+        XCTAssertEqual(lasts, [1 << 40, 1 << 41])
     }
 }

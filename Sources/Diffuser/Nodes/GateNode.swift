@@ -142,13 +142,14 @@ struct Inequality<Equality: EqualityFunction>: ChangeFunction {
 func sameBits<A>(_ kept: UnsafePointer<A>, _ value: UnsafePointer<A>) -> Bool {
     let size = MemoryLayout<A>.size
     let word = MemoryLayout<UInt>.size
-    guard size % word == 0, MemoryLayout<A>.alignment >= MemoryLayout<UInt>.alignment else {
-        return memcmp(kept, value, size) == 0
-    }
+    guard size % word == 0 else { return memcmp(kept, value, size) == 0 }
+    // Unaligned loads: a part read in place may lie at any offset of its parent (a field
+    // of a packed C struct); where it is aligned they are the ordinary loads.
     let a = UnsafeRawPointer(kept), b = UnsafeRawPointer(value)
     var offset = 0
     while offset < size {
-        if a.load(fromByteOffset: offset, as: UInt.self) != b.load(fromByteOffset: offset, as: UInt.self) {
+        if a.loadUnaligned(fromByteOffset: offset, as: UInt.self)
+            != b.loadUnaligned(fromByteOffset: offset, as: UInt.self) {
             return false
         }
         offset += word
