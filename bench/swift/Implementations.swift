@@ -307,6 +307,14 @@ struct NodeFloorRenderer: Renderer {
             value = new
             has = true
         }
+
+        /// What `into(effect)` does with a value handed over.
+        @inline(__always)
+        mutating func into(_ new: __owned A, _ effect: (A) -> Void) {
+            if keepsEqual(new) { return }
+            effect(new)
+            store(new)
+        }
     }
 
     class StringNode {
@@ -316,11 +324,7 @@ struct NodeFloorRenderer: Renderer {
         let effect: (String) -> Void
         @exclusivity(unchecked) var cache = Cache<String>()
         init(_ effect: @escaping (String) -> Void) { self.effect = effect }
-        override func take(_ value: __owned String) {
-            if cache.keepsEqual(value) { return }
-            effect(value)
-            cache.store(value)
-        }
+        override func take(_ value: __owned String) { cache.into(value, effect) }
     }
 
     class IntNode {
@@ -330,11 +334,7 @@ struct NodeFloorRenderer: Renderer {
         let effect: (Int) -> Void
         @exclusivity(unchecked) var cache = Cache<Int>()
         init(_ effect: @escaping (Int) -> Void) { self.effect = effect }
-        override func take(_ value: __owned Int) {
-            if cache.keepsEqual(value) { return }
-            effect(value)
-            cache.store(value)
-        }
+        override func take(_ value: __owned Int) { cache.into(value, effect) }
     }
 
     class SectionNode {
