@@ -195,6 +195,7 @@ def gen_loop(rng, name, index):
         "coalesce": gen.coalesce,
         "journal": scenario in ("journal", "mix", "lifecycle") or gen.chance(0.2),
         "handlers": gen.handlers,
+        "feedbacks": creation_feedbacks(gen, index, executors),
         "steps": [],
     }
     loop = expectations(vector)
@@ -232,6 +233,22 @@ def gen_loop(rng, name, index):
     if expectations(vector) is None:
         raise SystemExit("internal error in %s: no finite script" % name)
     return vector
+
+
+def creation_feedbacks(gen, index, executors):
+    """Feedbacks given at creation (README 11.1) for about a third of the vectors, drawn
+    from a stream of their own so that the rest of each vector's script is drawn as
+    without them. Labels `C1`, `C2`."""
+    main, gen.rng = gen.rng, random.Random(index * 7919 + 17)
+    feedbacks = []
+    if gen.chance(0.35):
+        for i in range(gen.rng.randint(1, 2)):
+            side = [e for e in executors if e != "L"]
+            executor = gen.rng.choice(side) if side and gen.chance(0.4) else None
+            feedbacks.append({"label": "C%d" % (i + 1), "overlap": gen.rng.choice(loop_model.OVERLAPS),
+                              "executor": executor, "rules": gen.rules("feedback")})
+    gen.rng = main
+    return feedbacks
 
 
 def candidate_registration(gen, vector):

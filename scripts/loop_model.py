@@ -146,7 +146,7 @@ def step_kind(step, where):
 
 def validate_loop_vector(vector):
     _keys(vector, ("format", "name", "kind", "description", "model", "startEffects", "executor", "executors",
-                   "coalesce", "journal", "handlers", "steps"), (), "vector")
+                   "coalesce", "journal", "handlers", "feedbacks", "steps"), (), "vector")
     _int(vector["model"], "vector.model")
     if not isinstance(vector["startEffects"], list):
         raise LoopVectorError("vector.startEffects: expected an array")
@@ -175,6 +175,21 @@ def validate_loop_vector(vector):
         if handler["label"] in labels:
             raise LoopVectorError("%s.label: used twice" % where)
         labels.add(handler["label"])
+    feedbacks = vector["feedbacks"]
+    if not isinstance(feedbacks, list):
+        raise LoopVectorError("vector.feedbacks: expected an array")
+    for i, feedback in enumerate(feedbacks):
+        where = "vector.feedbacks[%d]" % i
+        _keys(feedback, ("label", "overlap", "executor", "rules"), (), where)
+        _label(feedback["label"], where + ".label")
+        if feedback["label"] in labels:
+            raise LoopVectorError("%s.label: used twice" % where)
+        labels.add(feedback["label"])
+        if feedback["overlap"] not in OVERLAPS:
+            raise LoopVectorError("%s.overlap: one of %s" % (where, ", ".join(OVERLAPS)))
+        if feedback["executor"] is not None and feedback["executor"] not in executors:
+            raise LoopVectorError("%s.executor: null or one of vector.executors" % where)
+        validate_rules(feedback["rules"], where + ".rules", "feedback")
     steps = vector["steps"]
     if not isinstance(steps, list) or not steps:
         raise LoopVectorError("vector.steps: a non-empty array")
@@ -356,6 +371,11 @@ class LoopModel(object):
         self.log = []
         self.updates = 0
         self.registrations = {}
+        # Feedbacks given at creation: registered when the loop is made, before anything
+        # else (not through the queue), and not removable by a step.
+        for feedback in vector["feedbacks"]:
+            entry = FeedbackEntry(feedback["label"], feedback["overlap"], feedback["executor"], feedback["rules"])
+            self.subscribers.append(("feedback", entry))
 
     # -- user calls ----------------------------------------------------------------
 

@@ -6,7 +6,8 @@
  * release json_decref). The loop is made with dfs_loop_new (manual_start, the vector's
  * handlers and executor, coalescing keys numbered by first use, an inspector), recorded
  * by a journal (dfs_journal_new, given in the loop config) when the vector asks; observers are
- * dfs_loop_observe, feedbacks dfs_loop_add_feedback, executors dfs_executor_new_manual.
+ * dfs_loop_observe, feedbacks dfs_loop_add_feedback (those given at creation
+ * dfs_feedback_work, in the loop config), executors dfs_executor_new_manual.
  * Every callback only interprets the vector's vocabulary and logs what it is called
  * with; what happens when is the library's. Each step's log, result, model and running
  * state (and, for a replay, the journal and the replayed models) are compared with its
@@ -349,6 +350,19 @@ static callback_ctx *callback_for(loop_run *run, const char *label, const json_t
     return c;
 }
 
+/* The overlap named by the "overlap" member of a feedback step or entry. */
+static dfs_overlap overlap_named(loop_run *run, const json_t *feedback) {
+    static const char *const overlaps[] = {"cancelPrevious", "keepPrevious", "concurrent"};
+    const char *overlap = json_string_value(json_object_get(feedback, "overlap"));
+    int o = 0;
+    while (o < 3 && (overlap == NULL || strcmp(overlaps[o], overlap) != 0)) o++;
+    if (o == 3) {
+        problem(run, "unknown overlap");
+        o = 0;
+    }
+    return (dfs_overlap)o;
+}
+
 static const char *const step_kinds[] = {"dispatch", "observe", "unobserve", "feedback", "remove", "send", "cancel",
                                          "finish", "run", "runAll", "start", "stop", "dispose", "replay", NULL};
 
@@ -377,13 +391,9 @@ static json_t *run_step(loop_run *run, const json_t *step) {
                          destroy_free, &made);
         add_registration(run, label, made);
     } else if (strcmp(kind, "feedback") == 0) {
-        static const char *const overlaps[] = {"cancelPrevious", "keepPrevious", "concurrent"};
-        const char *overlap = json_string_value(json_object_get(step, "overlap"));
-        int o = 0;
-        while (o < 3 && (overlap == NULL || strcmp(overlaps[o], overlap) != 0)) o++;
-        if (o == 3) problem(run, "unknown overlap");
         dfs_disposable *made = NULL;
-        dfs_loop_add_feedback(run->loop, (dfs_overlap)o, executor_named(run, json_object_get(step, "executor")),
+        dfs_overlap overlap = overlap_named(run, step);
+        dfs_loop_add_feedback(run->loop, overlap, executor_named(run, json_object_get(step, "executor")),
                               feedback_cb, callback_for(run, label, json_object_get(step, "rules")), destroy_free,
                               &made);
         add_registration(run, label, made);
@@ -467,6 +477,30 @@ static int make_loop(loop_run *run, const json_t *vector, callback_ctx **handler
         if (i == MAX_NAMED) abort();
         start[i] = effect;
     }
+    /* The feedbacks given at creation: the same work feedbacks as a feedback step adds,
+     * registered by dfs_loop_new; each handle is released once the loop is made (the loop
+     * keeps what it needs, and the callback context goes with the last of them). */
+    const json_t *feedbacks = json_object_get(vector, "feedbacks");
+    dfs_feedback *made[MAX_NAMED];
+    size_t made_count = 0;
+    int made_all = 1;
+    const json_t *feedback;
+    json_array_foreach(feedbacks, i, feedback) {
+        if (i == MAX_NAMED) abort();
+        const char *label = json_string_value(json_object_get(feedback, "label"));
+        if (dfs_feedback_work(overlap_named(run, feedback), executor_named(run, json_object_get(feedback, "executor")),
+                              feedback_cb, callback_for(run, label, json_object_get(feedback, "rules")), destroy_free,
+                              &made[made_count]) != DFS_OK) {
+            problem(run, "dfs_feedback_work: %s", dfs_last_error());
+            made_all = 0;
+            break;
+        }
+        made_count++;
+    }
+    if (!made_all) {
+        for (size_t k = 0; k < made_count; k++) dfs_feedback_release(made[k]);
+        return 0;
+    }
     run->coalesce = json_is_true(json_object_get(vector, "coalesce"));
     json_t *model = json_incref(json_object_get(vector, "model"));
     dfs_loop_config config = {0};
@@ -487,13 +521,17 @@ static int make_loop(loop_run *run, const json_t *vector, callback_ctx **handler
     if (json_is_true(json_object_get(vector, "journal"))) {
         if (dfs_journal_new(run->type, run->type, &run->journal) != DFS_OK) {
             json_decref(model);
+            for (size_t k = 0; k < made_count; k++) dfs_feedback_release(made[k]);
             problem(run, "dfs_journal_new: %s", dfs_last_error());
             return 0;
         }
         config.journal = run->journal;
     }
+    config.feedbacks = made;
+    config.feedback_count = made_count;
     dfs_status status = dfs_loop_new(&config, &run->loop);
     json_decref(model);
+    for (size_t k = 0; k < made_count; k++) dfs_feedback_release(made[k]);
     if (status != DFS_OK) {
         problem(run, "dfs_loop_new: %s", dfs_last_error());
         return 0;
@@ -503,7 +541,7 @@ static int make_loop(loop_run *run, const json_t *vector, callback_ctx **handler
 
 int run_loop_vector(const json_t *vector, const char *base) {
     static const char *const keys[] = {"format", "name", "kind", "description", "model", "startEffects", "executor",
-                                       "executors", "coalesce", "journal", "handlers", "steps", NULL};
+                                       "executors", "coalesce", "journal", "handlers", "feedbacks", "steps", NULL};
     loop_run *run = calloc(1, sizeof *run);
     run->log = json_array();
     const char *key;

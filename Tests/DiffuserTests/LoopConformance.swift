@@ -105,8 +105,25 @@ extension ConformanceTests {
 
     static let loopVectorKeys: Set<String> = [
         "format", "name", "kind", "description", "model", "startEffects", "executor", "executors", "coalesce",
-        "journal", "handlers", "steps",
+        "journal", "handlers", "feedbacks", "steps",
     ]
+
+    /// The work feedback of a `feedback` step or of a `feedbacks` entry (README 11.3):
+    /// logs its work's model, then takes the first matching rule's action with its job.
+    static func scriptedFeedback(_ label: String, _ spec: JSON, _ run: LoopRun) throws -> Feedback<JSON, JSON> {
+        let rules = spec["rules"]
+        let overlap: Overlap
+        switch spec["overlap"]?.string {
+        case "cancelPrevious"?: overlap = .cancelPrevious
+        case "keepPrevious"?: overlap = .keepPrevious
+        case "concurrent"?: overlap = .concurrent
+        default: throw Unsupported(description: "overlap \(spec["overlap"] ?? .null)")
+        }
+        return Feedback<JSON, JSON>.work(on: try run.executor(spec["executor"]), overlap: overlap) { [unowned run] model, job in
+            run.record("feedback", .string(label), model)
+            try? run.act(label, LoopRun.choose(rules, model), job: job)
+        }
+    }
 
     /// Runs one loop vector; the first mismatch, or nil.
     static func runLoop(_ vector: JSON) throws -> String? {
@@ -124,6 +141,12 @@ extension ConformanceTests {
                 try run.act(label, effect["do"]?[label], job: job)
             }
         }
+        // Feedbacks given at creation: in the loop's initializer, not added after it.
+        let feedbacks: [Feedback<JSON, JSON>] = try (vector["feedbacks"]?.array ?? []).map { spec in
+            try expectKeys(spec, ["label", "overlap", "executor", "rules"], "feedback")
+            guard let label = spec["label"]?.string else { throw Unsupported(description: "feedback label") }
+            return try scriptedFeedback(label, spec, run)
+        }
         let update = Update<JSON, JSON, JSON> { [unowned run] model, event in try run.update(model, event) }
         let journal = vector["journal"] == .bool(true) ? Journal<JSON, JSON>() : nil
         let coalesce = vector["coalesce"] == .bool(true)
@@ -132,6 +155,7 @@ extension ConformanceTests {
             startEffects: vector["startEffects"]?.array ?? [],
             update: update,
             handlers: handlers,
+            feedbacks: feedbacks,
             executor: try run.executor(vector["executor"]) ?? CallerExecutor(),
             coalescing: coalesce ? { event in event["key"]?.string.map { AnyHashable($0) } } : nil,
             journal: journal,
@@ -182,19 +206,7 @@ extension ConformanceTests {
             guard let observer = run.observers[label] else { throw Unsupported(description: "no observer \(label)") }
             observer.dispose()
         case "feedback":
-            let rules = step["rules"]
-            let overlap: Overlap
-            switch step["overlap"]?.string {
-            case "cancelPrevious"?: overlap = .cancelPrevious
-            case "keepPrevious"?: overlap = .keepPrevious
-            case "concurrent"?: overlap = .concurrent
-            default: throw Unsupported(description: "overlap \(step["overlap"] ?? .null)")
-            }
-            let feedback = Feedback<JSON, JSON>.work(on: try run.executor(step["executor"]), overlap: overlap) { [unowned run] model, job in
-                run.record("feedback", .string(label), model)
-                try? run.act(label, LoopRun.choose(rules, model), job: job)
-            }
-            run.feedbacks[label] = loop.add(feedback)
+            run.feedbacks[label] = loop.add(try scriptedFeedback(label, step, run))
         case "remove":
             guard let feedback = run.feedbacks[label] else { throw Unsupported(description: "no feedback \(label)") }
             feedback.dispose()

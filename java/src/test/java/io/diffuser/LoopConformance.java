@@ -30,7 +30,8 @@ import java.util.Set;
  * <p>Values are gson {@link JsonElement}s (their {@code equals} is the JSON equality of
  * README section 2 for this corpus). The loop is a {@link Loop} built with the vector's
  * handlers, executor ({@link ManualExecutor}), coalescing keys, an inspector and, if the
- * vector asks, a {@link Journal}; observers are {@link Loop#observe(Effect)}, feedbacks
+ * vector asks, a {@link Journal}, and the vector's {@code feedbacks}
+ * ({@link Loop.Builder#feedback(Feedback)}); observers are {@link Loop#observe(Effect)}, feedbacks
  * {@link Feedback#work(Overlap, java.util.concurrent.Executor, io.diffuser.loop.FeedbackWork)}.
  * The callbacks only interpret the vocabulary and log; every behaviour is the library's.
  */
@@ -45,7 +46,7 @@ final class LoopConformance {
   }
 
   static final Set<String> VECTOR_KEYS = new HashSet<>(Arrays.asList("format", "name", "kind", "description", "model",
-      "startEffects", "executor", "executors", "coalesce", "journal", "handlers", "steps"));
+      "startEffects", "executor", "executors", "coalesce", "journal", "handlers", "feedbacks", "steps"));
   static final List<String> STEP_KINDS = Arrays.asList("dispatch", "observe", "unobserve", "feedback", "remove", "send",
       "cancel", "finish", "run", "runAll", "start", "stop", "dispose", "replay");
   static final Set<String> STEP_KEYS = new HashSet<>(Arrays.asList("expect", "comment", "event", "rules", "overlap",
@@ -190,6 +191,26 @@ final class LoopConformance {
     return executor;
   }
 
+  /**
+   * The work feedback {@code label} of a {@code feedback} step or a {@code feedbacks}
+   * entry (README 11.3): its {@code overlap}, {@code executor} and {@code rules}.
+   */
+  private Feedback<JsonElement, JsonElement> feedback(String label, JsonObject spec)
+      throws ConformanceTest.Unsupported {
+    JsonElement rules = spec.get("rules");
+    Overlap overlap;
+    switch (spec.get("overlap").getAsString()) {
+      case "cancelPrevious": overlap = Overlap.CANCEL_PREVIOUS; break;
+      case "keepPrevious": overlap = Overlap.KEEP_PREVIOUS; break;
+      case "concurrent": overlap = Overlap.CONCURRENT; break;
+      default: throw new ConformanceTest.Unsupported("unknown overlap " + spec.get("overlap"));
+    }
+    return Feedback.<JsonElement, JsonElement>work(overlap, executor(spec.get("executor")), (model, job) -> {
+      record("feedback", label, model);
+      act(label, choose(rules, model), job);
+    });
+  }
+
   private String run() throws ConformanceTest.Unsupported {
     for (String key : vector.keySet()) {
       if (!VECTOR_KEYS.contains(key)) {
@@ -222,6 +243,11 @@ final class LoopConformance {
         JsonElement key = event.getAsJsonObject().get("key");
         return key == null ? null : key.getAsString();
       });
+    }
+    // The feedbacks given at creation (README 11.1, 11.6), in order; no step removes them.
+    for (JsonElement f : vector.getAsJsonArray("feedbacks")) {
+      JsonObject spec = f.getAsJsonObject();
+      builder.feedback(feedback(spec.get("label").getAsString(), spec));
     }
     if (vector.get("journal").getAsBoolean()) {
       journal = new Journal<>();
@@ -289,22 +315,9 @@ final class LoopConformance {
         }));
         break;
       }
-      case "feedback": {
-        JsonElement rules = step.get("rules");
-        Overlap overlap;
-        switch (step.get("overlap").getAsString()) {
-          case "cancelPrevious": overlap = Overlap.CANCEL_PREVIOUS; break;
-          case "keepPrevious": overlap = Overlap.KEEP_PREVIOUS; break;
-          case "concurrent": overlap = Overlap.CONCURRENT; break;
-          default: throw new ConformanceTest.Unsupported("unknown overlap " + step.get("overlap"));
-        }
-        registrations.put(label, loop.add(Feedback.<JsonElement, JsonElement>work(overlap, executor(step.get("executor")),
-            (model, job) -> {
-              record("feedback", label, model);
-              act(label, choose(rules, model), job);
-            })));
+      case "feedback":
+        registrations.put(label, loop.add(feedback(label, step)));
         break;
-      }
       case "unobserve":
       case "remove":
         registration(label).dispose();
