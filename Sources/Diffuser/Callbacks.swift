@@ -109,9 +109,30 @@ struct ClosureChange<Value>: ChangeFunction {
     }
 }
 
-/// A Swift closure as a transform.
+/// A Swift closure as a transform: `map(transform, ...)`.
+///
+/// Separate from `ThrowingClosureTransform` because a call that cannot throw lets the
+/// optimizer have the closure write its part straight where the map's child reads it
+/// (`Node.run(taking:)`): after a call that may throw, the part is copied there instead.
 @usableFromInline
 struct ClosureTransform<Input, Output>: TransformFunction {
+    @usableFromInline
+    let body: (Input) -> Output
+
+    @inlinable
+    init(_ body: @escaping (Input) -> Output) {
+        self.body = body
+    }
+
+    @inlinable
+    func select(_ value: Input) -> Output {
+        body(value)
+    }
+}
+
+/// A Swift closure that may throw as a transform: `map(throwing: transform, ...)`.
+@usableFromInline
+struct ThrowingClosureTransform<Input, Output>: TransformFunction {
     @usableFromInline
     let body: (Input) throws -> Output
 

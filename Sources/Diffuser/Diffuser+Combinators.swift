@@ -105,7 +105,7 @@ extension Diffuser {
     /// Like `map(_:_:)` with a transform that may throw to abort the run.
     @inlinable
     public static func map<B>(throwing transform: @escaping (A) throws -> B, _ diffuser: Diffuser<B>) -> Diffuser<A> {
-        Diffuser<A>(node: MapNode(owning: ClosureTransform(transform), diffuser.node))
+        Diffuser<A>(node: MapNode(owning: ThrowingClosureTransform(transform), diffuser.node))
     }
 
     /// A diffuser that feeds `diffuser` the property of each value at `keyPath`.

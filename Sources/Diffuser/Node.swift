@@ -63,13 +63,14 @@ class AnyNode {
 /// A value is copied only where it is kept (a gate's cache) and otherwise lent to user
 /// code without a copy (`withBorrowed`).
 ///
-/// A map hands its child the part it selected, a new value it would destroy after the
-/// call, as *owned*: a gate that keeps values as they are may then move the part into its
+/// A map hands its child the part it selected, a new value it destroys after the call, as
+/// *owned*: a gate that keeps values as they are may then exchange the part with its
 /// cache instead of copying it (a copy retains every reference inside the value, and the
-/// map's destroy releases them all again). A closure or key path returns a new part, and
-/// the `==` of `into` or an `intoWhen` closure keeps values as they are: the combinators
-/// build such maps and gates with `MapNode(owning:_:)` and `GateNode(taking:_:)`, whose
-/// constraints (`Taking.swift`) check it.
+/// map's destroy releases them all again); the map then destroys the old cached value. A
+/// closure or key path returns a new part, and the `==` of `into` or an `intoWhen`
+/// closure keeps values as they are: the combinators build such maps and gates with
+/// `MapNode(owning:_:)` and `GateNode(taking:_:)`, whose constraints (`Taking.swift`)
+/// check it.
 /// Other forms (the C ABI's transforms, whose parts are released through their type, its
 /// equalities, whose `keep` retains, any `calling:` value) take the ordinary path.
 ///
@@ -79,11 +80,12 @@ class AnyNode {
 @usableFromInline
 class Node<A>: AnyNode {
     /// A step: the node itself (so that the function captures nothing), the address of
-    /// the value, valid and unchanged for the call, and whether the value is owned: a
-    /// temporary the caller destroys after the call unless the step took it. A step that
-    /// took the value (moved it out) returns `true`; one that throws has not taken it.
+    /// the value, valid for the call, and whether the value is owned: a temporary the
+    /// caller destroys after the call. A step may exchange an owned value for another
+    /// value of its type as its last act (a gate swaps it with its cache); the caller
+    /// then destroys that one instead. Otherwise the value is unchanged for the call.
     @usableFromInline
-    typealias Step = (Node<A>, UnsafePointer<A>, _ owned: Bool) throws -> Bool
+    typealias Step = (Node<A>, UnsafePointer<A>, _ owned: Bool) throws -> Void
 
     /// What the node does on a value.
     @usableFromInline
@@ -97,31 +99,25 @@ class Node<A>: AnyNode {
     /// Runs this node on `value`.
     @inlinable
     final func run(_ value: A) throws {
-        _ = try withUnsafePointer(to: value) { try step(self, $0, false) }
+        try withUnsafePointer(to: value) { try step(self, $0, false) }
     }
 
     /// Runs this node on the value at `value`, which must stay valid and unchanged until
     /// the call returns.
     @inlinable
     final func run(at value: UnsafePointer<A>) throws {
-        _ = try step(self, value, false)
+        try step(self, value, false)
     }
 
-    /// Runs this node on the new value `make` returns, which the node may keep without
-    /// copying it (nobody else holds it).
+    /// Runs this node on the new value `make` returns, which the node may exchange for
+    /// another (nobody else holds it; see `Step`).
+    ///
+    /// The part is a local variable, so that `make` writes it where the step reads it: a
+    /// copy to another place would load what `make` has just stored, a wider load than
+    /// its stores, which cannot be forwarded from them and waits until they complete.
     @inlinable
     final func run(taking make: () throws -> A) throws {
-        try withUnsafeTemporaryAllocation(of: A.self, capacity: 1) { buffer in
-            let owned = buffer.baseAddress.unsafelyUnwrapped
-            owned.initialize(to: try make())
-            let taken: Bool
-            do {
-                taken = try step(self, owned, true)
-            } catch {
-                owned.deinitialize(count: 1)
-                throw error
-            }
-            if !taken { owned.deinitialize(count: 1) }
-        }
+        var part = try make()
+        try withUnsafeMutablePointer(to: &part) { try step(self, $0, true) }
     }
 }

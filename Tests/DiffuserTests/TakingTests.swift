@@ -2,9 +2,10 @@ import XCTest
 @testable import Diffuser
 
 /// A closure's map hands its gate the part it made as owned, and a gate whose `keep` is
-/// the value itself moves it into its cache (`MapNode.ownsParts`, `GateNode.takesOwned`).
-/// Every part must still be freed exactly once, whatever the gate does with it, and a
-/// gate with its own `keep` must still be called.
+/// the value itself exchanges it with its cache (`MapNode.ownsParts`,
+/// `GateNode.takesOwned`): the map then frees the old cached part. Every part must still
+/// be freed exactly once, whatever the gate does with it, and a gate with its own `keep`
+/// must still be called.
 final class TakingTests: XCTestCase {
     /// Parts that hold a counted token (`Token.live`): a leak leaves one alive, an extra
     /// release crashes or goes below zero.
@@ -37,6 +38,46 @@ final class TakingTests: XCTestCase {
             XCTAssertNotNil(first)
             d.run(11)
             XCTAssertNil(first, "the equal part of 11 was taken into the cache; the first one freed")
+            XCTAssertEqual(Token.live, 1)
+        }
+        XCTAssertEqual(Token.live, 0)
+    }
+
+    func testAThrowingTransformsPartReplacesTheCacheToo() {
+        Token.live = 0
+        weak var first: Token?
+        do {
+            let d = Diffuser<Int>.map(throwing: { (n: Int) throws -> Part in Part(n: n / 10) },
+                                      .into { (part: Part) in if first == nil { first = part.token } })
+            d.run(10)
+            XCTAssertNotNil(first)
+            d.run(11)
+            XCTAssertNil(first, "the equal part of 11 replaced the first one, which was freed")
+            XCTAssertEqual(Token.live, 1)
+            d.run(20)
+            XCTAssertEqual(Token.live, 1)
+        }
+        XCTAssertEqual(Token.live, 0)
+    }
+
+    func testTheReplacedPartLivesThroughTheEffectAndIsFreedBeforeTheNextSibling() {
+        Token.live = 0
+        weak var current: Token?
+        weak var previous: Token?
+        let log = Recorder<String>()
+        do {
+            let d = Diffuser<Int>.intoAll(
+                .map({ Part(n: $0) }, .into { (part: Part) in
+                    previous = current
+                    current = part.token
+                    log.append("effect \(part.n), previous alive: \(previous != nil)")
+                }),
+                .intoAlways { (n: Int) in log.append("sibling \(n), previous alive: \(previous != nil)") }
+            )
+            d.run(1)
+            d.run(2)
+            XCTAssertEqual(log.values, ["effect 1, previous alive: false", "sibling 1, previous alive: false",
+                                        "effect 2, previous alive: true", "sibling 2, previous alive: false"])
             XCTAssertEqual(Token.live, 1)
         }
         XCTAssertEqual(Token.live, 0)

@@ -11,7 +11,6 @@ final class EffectNode<A, Effect: EffectFunction>: Node<A> where Effect.Value ==
         super.init(step: { node, value, _ in
             let me = unsafeDowncast(node, to: EffectNode<A, Effect>.self)
             try withBorrowed(value) { try me.effect.run($0) }
-            return false
         })
     }
 }

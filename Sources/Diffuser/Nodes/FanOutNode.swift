@@ -21,7 +21,6 @@ final class FanOutNode<A>: Node<A> {
                     try child._withUnsafeGuaranteedRef { try $0.run(at: value) }
                 }
             }
-            return false
         })
     }
 

@@ -24,7 +24,6 @@ final class FieldNode<A, B>: Node<A> {
             let me = unsafeDowncast(node, to: FieldNode<A, B>.self)
             let part = UnsafeRawPointer(value).advanced(by: me.offset).assumingMemoryBound(to: B.self)
             try me.child.run(at: part)
-            return false
         })
     }
 

@@ -36,7 +36,7 @@ where Change.Value == A, Child.Value == A {
     }
 
     /// `takesOwned` promises that `change.keep` is the value itself, so that the gate may
-    /// move a value it is handed as owned (see `Node.Step`) into its cache instead of
+    /// exchange a value it is handed as owned (see `Node.Step`) with its cache instead of
     /// copying it. Called only by `init(_:_:)` and by `init(taking:_:)`, whose
     /// constraint (`KeepsItself`) makes the promise checked.
     @inlinable
@@ -57,10 +57,10 @@ where Change.Value == A, Child.Value == A {
     ///
     /// The new value is compared where it lies (in its parent's value, for a part read
     /// in place) and copied only to be kept; the child gets it at the same address. With
-    /// `take`, the value is owned and `keep` is the value itself: it is moved into the
-    /// cache instead of copied, and `pass` returns whether it was.
+    /// `take`, the value is owned and `keep` is the value itself: it is exchanged with
+    /// the cache instead of copied (`keep(owned:)`).
     @inlinable @inline(__always)
-    final func pass(_ value: UnsafePointer<A>, taking take: Bool) throws -> Bool {
+    final func pass(_ value: UnsafePointer<A>, taking take: Bool) throws {
         if let old = cachedValue {
             let changed = try withBorrowed(old) { old in
                 try withBorrowed(value) { try change.didChange(old, $0) }
@@ -70,24 +70,31 @@ where Change.Value == A, Child.Value == A {
                 // (the same bits), which storing would not change. An owned value with
                 // the same bits is left to its owner, which destroys it: it holds its own
                 // references, the cache holds others.
-                if sameBits(old, value) { return false }
-                if take {
-                    cache = UnsafeMutablePointer(mutating: value).move()
-                    return true
-                }
+                if sameBits(old, value) { return }
+                if take { return keep(owned: value) }
                 cache = try withBorrowed(value) { try change.keep($0) }
-                return false
+                return
             }
         }
         if take {
             try child.run(at: value)
-            cache = UnsafeMutablePointer(mutating: value).move()
-            return true
+            return keep(owned: value)
         }
         let kept = try withBorrowed(value) { try change.keep($0) }
         try child.run(at: value)
         cache = kept
-        return false
+    }
+
+    /// Keeps a value handed over as owned: exchanges it with the cached value, which its
+    /// owner then destroys in its place, or copies it into an empty cache (the first run).
+    @inlinable @inline(__always)
+    final func keep(owned value: UnsafePointer<A>) {
+        let new = UnsafeMutablePointer(mutating: value)
+        if let old = cachedValue {
+            swap(&UnsafeMutablePointer(mutating: old).pointee, &new.pointee)
+        } else {
+            cache = new.pointee
+        }
     }
 
     /// The cached value where it lies, or `nil` if there is none: read in place, so that
@@ -158,8 +165,8 @@ func sameBits<A>(_ kept: UnsafePointer<A>, _ value: UnsafePointer<A>) -> Bool {
 }
 
 extension GateNode where Change: KeepsItself {
-    /// A gate whose predicate keeps values as they are: it moves a value handed to it as
-    /// owned into its cache instead of copying it.
+    /// A gate whose predicate keeps values as they are: it exchanges a value handed to it
+    /// as owned with its cache instead of copying it.
     @inlinable
     convenience init(taking change: Change, _ child: Child) {
         self.init(change, child, takesOwned: true)

@@ -31,13 +31,11 @@ final class MapNode<A, Transform: TransformFunction>: Node<A> where Transform.In
                 let me = unsafeDowncast(node, to: MapNode<A, Transform>.self)
                 let child = me.child
                 try withBorrowed(value) { input in try child.run(taking: { try me.transform.select(input) }) }
-                return false
             }
             : { node, value, _ in
                 let me = unsafeDowncast(node, to: MapNode<A, Transform>.self)
                 let child = me.child
                 try withBorrowed(value) { try me.transform.withSelected($0) { try child.run($0) } }
-                return false
             })
     }
 

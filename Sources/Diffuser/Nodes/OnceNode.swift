@@ -13,10 +13,9 @@ final class OnceNode<A, Child: Downstream>: Node<A> where Child.Value == A {
         self.child = child
         super.init(step: { node, value, _ in
             let me = unsafeDowncast(node, to: OnceNode<A, Child>.self)
-            if me.done { return false }
+            if me.done { return }
             try me.child.run(at: value)
             me.done = true
-            return false
         })
     }
 

@@ -1,12 +1,14 @@
 /// Which maps hand their parts over as owned, and which gates may keep such a part by
-/// moving it (see `Node.Step`).
+/// exchanging it with their cache (see `Node.Step`).
 ///
 /// A map's part is usually a new value: the closure `{ $0.sections[i] }` returns a copy,
 /// which the map destroys after its child ran. A gate that keeps the part would copy it
 /// once more, retaining every reference inside it, and the map's destroy would release
 /// them all again. A map built with `MapNode(owning:_:)` hands the part over as owned,
-/// and a gate built with `GateNode(taking:_:)` moves it into its cache instead. The
-/// semantics are the same: such a gate's `keep` is the identity and calls no user code.
+/// and a gate built with `GateNode(taking:_:)` exchanges it with its cache instead: the
+/// map then destroys the previous cached value where it would have destroyed the part.
+/// The semantics are the same: such a gate's `keep` is the identity and calls no user
+/// code.
 ///
 /// The two initializers are constrained to these markers, so that only the forms for
 /// which the promise holds can make them; the check is done by the compiler, nothing is
@@ -28,4 +30,5 @@ extension Inequality: KeepsItself where Equality: KeepsItself {}
 protocol SelectsOwned {}
 
 extension ClosureTransform: SelectsOwned {}
+extension ThrowingClosureTransform: SelectsOwned {}
 extension KeyPathTransform: SelectsOwned {}
