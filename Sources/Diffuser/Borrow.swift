@@ -10,7 +10,8 @@
 ///
 /// Sound because the value at `pointer` outlives the call and nothing writes it during
 /// the call: the pointers nodes pass point into a run's input (borrowed for the whole
-/// run) or into a gate's cache (written only after its comparison returned). A type
+/// run), into a gate's cache (written only after its comparison returned) or at a map's
+/// part (exchanged by its gate only after everything below the gate returned). A type
 /// whose values may not move in memory (not bitwise takable, e.g. one holding an
 /// Objective-C weak reference) is copied the ordinary way.
 @inlinable @inline(__always)

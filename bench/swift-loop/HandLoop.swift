@@ -76,22 +76,39 @@ final class HandRender {
 /// maps get) and comparing the value with the one rendered last, with nothing of a
 /// library around them.
 final class FloorRender {
-    private let selectors: [(Leaves) -> Int]
+    /// A selector in an object of its own, held unretained: a closure read from an array
+    /// is retained and released around each call, which a library holding it in a node
+    /// (a `let` of an object it runs) does not pay.
+    private final class Selector {
+        let select: (Leaves) -> Int
+        init(_ select: @escaping (Leaves) -> Int) { self.select = select }
+    }
+
+    private let selectors: [Unmanaged<Selector>]
     private var cache = [Int](repeating: 0, count: Leaves.count)
     private var rendered = false
 
     init(_ selectors: [(Leaves) -> Int]) {
-        self.selectors = selectors
+        self.selectors = selectors.map { Unmanaged.passRetained(Selector($0)) }
+    }
+
+    deinit {
+        for selector in selectors { selector.release() }
     }
 
     func render(_ model: Leaves) {
         let first = !rendered
         rendered = true
-        for i in selectors.indices {
-            let value = selectors[i](model)
-            if first || cache[i] != value {
-                cache[i] = value
-                sink(value)
+        // Through buffers: no uniqueness check of the cache on each write.
+        selectors.withUnsafeBufferPointer { selectors in
+            cache.withUnsafeMutableBufferPointer { cache in
+                for i in selectors.indices {
+                    let value = selectors[i]._withUnsafeGuaranteedRef { $0.select(model) }
+                    if first || cache[i] != value {
+                        cache[i] = value
+                        sink(value)
+                    }
+                }
             }
         }
     }

@@ -58,7 +58,7 @@ where Change.Value == A, Child.Value == A {
     /// The new value is compared where it lies (in its parent's value, for a part read
     /// in place) and copied only to be kept; the child gets it at the same address. With
     /// `take`, the value is owned and `keep` is the value itself: it is exchanged with
-    /// the cache instead of copied (`keep(owned:)`).
+    /// the cache instead of copied, except into an empty cache (`keep(owned:)`).
     @inlinable @inline(__always)
     final func pass(_ value: UnsafePointer<A>, taking take: Bool) throws {
         if let old = cachedValue {

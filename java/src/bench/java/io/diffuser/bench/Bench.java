@@ -481,16 +481,19 @@ public final class Bench {
 
   /**
    * The C heap in use once the trees of earlier measurements are gone: their handles are
-   * released by a Cleaner after a collection, so collect and wait until two readings
+   * released by a Cleaner after a collection, so collect and wait until three readings
    * agree.
    */
   static long settledHeapInUse() throws InterruptedException {
     long last = -1;
-    for (int i = 0; i < 100; i++) {
+    int unchanged = 0;
+    for (int i = 0; i < 200; i++) {
       System.gc();
       Thread.sleep(50);
       long now = Native.heapInUse();
-      if (now == last) return now;
+      // Three readings alike: the Cleaner thread frees dropped trees in bursts.
+      unchanged = now == last ? unchanged + 1 : 0;
+      if (unchanged == 2) return now;
       last = now;
     }
     return last;
@@ -504,6 +507,7 @@ public final class Bench {
   static double nativeBytesPerLeaf(Supplier<Renderer> make, Screen screen) throws InterruptedException {
     int trees = 20;
     List<Renderer> built = new ArrayList<>(trees);
+    keepAlive = null; // the trees of the build rounds, freed before the heap is read
     long before = settledHeapInUse();
     for (int i = 0; i < trees; i++) built.add(make.get());
     for (Renderer renderer : built) renderer.render(screen);
