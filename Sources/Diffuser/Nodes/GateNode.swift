@@ -130,7 +130,7 @@ struct Inequality<Equality: EqualityFunction>: ChangeFunction {
         try !equality.equals(old, new)
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     func keep(_ value: Equality.Value) throws -> Equality.Value {
         try equality.keep(value)
     }
