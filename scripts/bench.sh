@@ -173,16 +173,19 @@ for s, limit, unit in java_targets:
     lib, _, tree = table[("java", s)]
     tree = min(float(r[4]) for r in grouped[("java", s)])
     ratio = lib / tree
-    note = ""
+    parts = []
     if ("java", s) in spread:
         low, high, lib_low, lib_high, tree_low, tree_high = spread[("java", s)]
         processes = len(grouped[("java", s)])
-        note = (f"  ({processes} processes: {low:.2f}x to {high:.2f}x;"
-                f" library {lib_low:.0f}-{lib_high:.0f} ns, hand-tree {tree_low:.0f}-{tree_high:.0f} ns")
-        # The floor of the same process: its row repeats that process's hand and hand-tree.
-        floors = {(r[3], r[4]): float(r[2]) for r in grouped.get(("java-floor", s), [])}
-        over = sorted(float(r[2]) / floors[(r[3], r[4])] for r in grouped[("java", s)] if (r[3], r[4]) in floors)
-        note += f"; library {over[0]:.1f}x to {over[-1]:.1f}x the floor)" if over else ")"
+        parts.append(f"{processes} processes: {low:.2f}x to {high:.2f}x;"
+                     f" library {lib_low:.0f}-{lib_high:.0f} ns, hand-tree {tree_low:.0f}-{tree_high:.0f} ns")
+    # The floor of the same process: its row repeats that process's hand and hand-tree.
+    floors = {(r[3], r[4]): float(r[2]) for r in grouped.get(("java-floor", s), [])}
+    over = sorted(float(r[2]) / floors[(r[3], r[4])] for r in grouped[("java", s)] if (r[3], r[4]) in floors)
+    if over:
+        parts.append(f"library {over[0]:.1f}x to {over[-1]:.1f}x the floor" if len(over) > 1
+                     else f"library {over[0]:.1f}x the floor")
+    note = f"  ({'; '.join(parts)})" if parts else ""
     print(f"  java           {s:<16} <= {limit:>4.0f}{unit:<12} measured {ratio:>7.2f}x   {'met' if ratio <= limit else 'NOT met'}{note}")
 f = floor_ratio("java", "build")
 if f is not None and ("java", "build") in table:

@@ -735,6 +735,16 @@ int main(int argc, char **argv) {
     double results[SCENARIOS + 1][RENDERERS];
     double *samples = malloc(sizeof(double) * (size_t)rounds * RENDERERS);
 
+    if (only != NULL && strcmp(only, "build") != 0) {
+        int known = 0;
+        for (int s = 0; s < SCENARIOS; s++) known |= strcmp(only, scenarios[s].name) == 0;
+        if (!known) {
+            fprintf(stderr, "no scenario %s:", only);
+            for (int s = 0; s < SCENARIOS; s++) fprintf(stderr, " %s,", scenarios[s].name);
+            fprintf(stderr, " build\n");
+            return 2;
+        }
+    }
     int shown[SCENARIOS + 1];
     for (int s = 0; s < SCENARIOS; s++) {
         names[s] = scenarios[s].name;

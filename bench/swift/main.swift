@@ -149,6 +149,10 @@ if let profile {
 }
 
 let scenarios = makeScenarios().filter { only == nil || $0.name == only }
+if let only, only != "build", scenarios.isEmpty {
+    print("no scenario \(only): \((makeScenarios().map(\.name) + ["build"]).joined(separator: ", "))")
+    exit(2)
+}
 /// The sink's sum over `sequence` for a new renderer: renderers that run the same effects
 /// on the same models give the same sum.
 func effects<R: Renderer>(_ make: () -> R, _ sequence: [Screen]) -> UInt64 {

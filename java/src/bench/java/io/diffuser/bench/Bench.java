@@ -516,8 +516,17 @@ public final class Bench {
     return before == 0 ? 0 : (double) (after - before) / (trees * LEAVES);
   }
 
-  /** ns to construct a renderer. */
-  static double measureBuild(Supplier<Renderer> make, int iterations) {
+  /**
+   * ns to construct a renderer. The trees of the previous measurement are dropped and
+   * collected first, and the Cleaner given 100 ms to release their handles (about 10 ms of
+   * work), so that neither a collection of everyone's garbage nor the Cleaner's releases
+   * land in the timed window of whichever builder comes next (a collection made the
+   * pure-Java floor's build 11 us in one process and 450 us in another).
+   */
+  static double measureBuild(Supplier<Renderer> make, int iterations) throws InterruptedException {
+    keepAlive = null;
+    System.gc();
+    Thread.sleep(100);
     List<Renderer> built = new ArrayList<>(iterations);
     long bytes = allocatedBytes();
     long start = clock();
@@ -584,6 +593,15 @@ public final class Bench {
         default:
           System.err.println("usage: Bench [--rounds N] [--warmup N] [--only scenario] [--cpu] [--tsv]");
           System.exit(2);
+      }
+    }
+    if (only != null && !only.equals("build")) {
+      final String wanted = only;
+      if (scenarios().stream().noneMatch(scenario -> scenario.name.equals(wanted))) {
+        StringBuilder known = new StringBuilder();
+        for (Scenario scenario : scenarios()) known.append(scenario.name).append(", ");
+        System.err.println("no scenario " + only + ": " + known + "build");
+        System.exit(2);
       }
     }
     Supplier<Renderer> lib = LibraryRenderer::new;
