@@ -40,7 +40,7 @@ ninja -C build diffuser_bench_c > /dev/null
 echo "Running Swift..." >&2
 "$(swift build -c release --show-bin-path)/DiffuserBench" --tsv --rounds "$rounds" | grep -P '^(swift(-keypaths|-floor|-node-floor)?\t|# swift memory)' >> "$out"
 echo "Running C..." >&2
-build/bench/c/diffuser_bench_c --tsv --rounds "$rounds" | grep -P '^(c\t|c-fields\t|c-floor\t|c-node-floor\t|# memory)' >> "$out"
+build/bench/c/diffuser_bench_c --tsv --rounds "$rounds" | grep -P '^(c\t|c-fields\t|c-floor\t|c-node-floor\t|c-handle-floor\t|# memory)' >> "$out"
 (cd java && gradle --offline --no-daemon -q benchClasses)
 for k in $(seq "$java_processes"); do
     echo "Running Java ($k of $java_processes)..." >&2
@@ -90,6 +90,11 @@ floor_of = {"swift": "swift-floor", "swift-keypaths": "swift-floor", "c": "c-flo
 # node_floor_render). What lies between a floor and its node floor is the price of the
 # tree's shape; what lies above the node floor is the library's own.
 node_floor_of = {"swift": "swift-node-floor", "swift-keypaths": "swift-node-floor", "c": "c-node-floor"}
+# The handle floor (C only, handle_floor_render): the node floor built and run through
+# checked handles, as any C API that turns a released or forged handle into an error
+# must. For build, where the node floor costs no more than the floor, it is the floor
+# that shows what the handles alone take of the target.
+handle_floor_of = {"c": "c-handle-floor"}
 # Several processes may report one (language, scenario): keep the one with the median
 # library/hand-tree ratio, and remember the range of ratios.
 grouped = {}
@@ -157,8 +162,13 @@ for lang in ("swift", "swift-keypaths", "c"):
         ratio = (lib / tree) / f
         verdict = "met" if ratio <= limit else "NOT met"
         nf = floor_ratio(lang, s, node_floor_of) if s != "build" else None
-        shape = (f"   (node floor {nf / f:.2f}x floor; library {(lib / tree) / nf:.2f}x node floor)"
-                 if nf is not None else "")
+        hf = floor_ratio(lang, s, handle_floor_of)
+        parts = []
+        if nf is not None:
+            parts.append(f"node floor {nf / f:.2f}x floor; library {(lib / tree) / nf:.2f}x node floor")
+        if hf is not None:
+            parts.append(f"handle floor {hf / f:.2f}x floor; library {(lib / tree) / hf:.2f}x handle floor")
+        shape = f"   ({'; '.join(parts)})" if parts else ""
         print(f"  {lang:<15}{s:<16} <= {limit:>4.1f}x floor        measured {ratio:>7.2f}x   {verdict}{shape}")
 # Java's hand-tree moves by 2-4x between processes (JIT), which flatters the library in
 # a process where the baseline settled badly: the verdict takes the median library time

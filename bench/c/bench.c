@@ -22,7 +22,9 @@
  * every leaf on every run; `hand-tree` prunes like the diffuser: screen, then section,
  * then leaf. A `floor` (printed as c-floor) is hand-tree reaching every value through
  * the first form's callbacks, and for build one block per combinator: the least any
- * library with this API does.
+ * library with this API does. The `node floor` does the same with one node per
+ * combinator, and the `handle floor` builds and runs that node tree through checked
+ * handles, as any C API that turns a bad handle into an error must.
  *
  * Prints ns per run (median of interleaved rounds in one process) and the native memory
  * per leaf node of a built tree (mallinfo2 before and after building many trees).
@@ -36,6 +38,7 @@
 #include <malloc.h>
 #include <stddef.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -595,7 +598,191 @@ static void node_floor_destroy(void *self) {
     free(root);
 }
 
-enum { RENDERERS = 6 };
+/* handle floor: the node floor built and run through the least a C API with checked
+ * handles must do, as this one is (a released or forged handle is an error, never a
+ * crash). A handle is a slot index and a generation, checked under a lock on every
+ * call; a node carries an atomic reference count, since a node may be shared by trees
+ * run on other threads. Building a combinator is one call that, under the lock, checks
+ * the type's handle and each child's, takes a reference to each child and registers the
+ * new node; the caller then releases each child's handle, another call under the lock.
+ * A run checks its handle and takes a reference for the run. Each node is one block
+ * with its count; types are checked but not counted. The gap between this and the node
+ * floor is the price of checked handles; what lies above it is the library's own. */
+typedef struct hf_record {
+    atomic_long references;
+    int is_gate;
+    union {
+        nf_map map;
+        nf_gate gate;
+    } node;
+} hf_record;
+
+typedef struct hf_slot {
+    uint32_t generation;
+    uint32_t references; /* the caller's; 0: free */
+    int kind;            /* 0: type, 1: diffuser */
+    hf_record *record;
+} hf_slot;
+
+static struct {
+    atomic_uint lock;
+    hf_slot *slots;
+    int count, capacity;
+    int *free;
+    int free_count, free_capacity;
+} hf_table;
+
+static void hf_lock(void) {
+    unsigned expected = 0;
+    while (!atomic_compare_exchange_weak_explicit(&hf_table.lock, &expected, 1, memory_order_acquire,
+                                                  memory_order_relaxed))
+        expected = 0;
+}
+
+static void hf_unlock(void) { atomic_exchange_explicit(&hf_table.lock, 0, memory_order_release); }
+
+/* A new slot holding `record` (NULL for a type), with the lock held. */
+static uintptr_t hf_insert(hf_record *record, int kind) {
+    int i;
+    if (hf_table.free_count > 0) {
+        i = hf_table.free[--hf_table.free_count];
+    } else {
+        if (hf_table.count == hf_table.capacity) {
+            hf_table.capacity = hf_table.capacity ? hf_table.capacity * 2 : 64;
+            hf_table.slots = realloc(hf_table.slots, sizeof *hf_table.slots * (size_t)hf_table.capacity);
+        }
+        i = hf_table.count++;
+        hf_table.slots[i].generation = 1;
+    }
+    hf_table.slots[i].references = 1;
+    hf_table.slots[i].kind = kind;
+    hf_table.slots[i].record = record;
+    return (uintptr_t)hf_table.slots[i].generation << 32 | (uintptr_t)(i + 1);
+}
+
+/* The slot of a live handle of `kind`, with the lock held; exits on a bad handle. */
+static hf_slot *hf_live(uintptr_t handle, int kind) {
+    long i = (long)(handle & 0xffffffffu) - 1;
+    if (i < 0 || i >= hf_table.count || hf_table.slots[i].generation != (uint32_t)(handle >> 32) ||
+        hf_table.slots[i].references == 0 || hf_table.slots[i].kind != kind) {
+        fprintf(stderr, "handle floor: bad handle\n");
+        exit(1);
+    }
+    return &hf_table.slots[i];
+}
+
+static hf_record *hf_of(nf_node *node) {
+    return (hf_record *)((char *)node - offsetof(hf_record, node));
+}
+
+static void hf_drop(hf_record *r) {
+    if (atomic_fetch_sub_explicit(&r->references, 1, memory_order_acq_rel) != 1) return;
+    if (r->is_gate) {
+        for (int k = 0; k < r->node.gate.count; k++) hf_drop(hf_of(r->node.gate.children[k]));
+        free(r->node.gate.children);
+    } else {
+        hf_drop(hf_of(r->node.map.child));
+    }
+    free(r);
+}
+
+static uintptr_t hf_type;
+
+static uintptr_t hf_map(dfs_transform_fn select, intptr_t ctx, uintptr_t child) {
+    hf_lock();
+    hf_live(hf_type, 0);
+    hf_record *c = hf_live(child, 1)->record;
+    atomic_fetch_add_explicit(&c->references, 1, memory_order_relaxed);
+    hf_record *r = malloc(sizeof *r);
+    atomic_init(&r->references, 1);
+    r->is_gate = 0;
+    r->node.map = (nf_map){{nf_map_step}, select, (void *)ctx, (nf_node *)&c->node};
+    uintptr_t handle = hf_insert(r, 1);
+    hf_unlock();
+    return handle;
+}
+
+/* into (effect, no children) or into_all (children, no effect). */
+static uintptr_t hf_gate(dfs_equal_fn equal, dfs_effect_fn effect, const uintptr_t *children, int count) {
+    hf_lock();
+    hf_live(hf_type, 0);
+    nf_node **nodes = NULL;
+    if (count > 0) {
+        nodes = malloc(sizeof *nodes * (size_t)count);
+        for (int k = 0; k < count; k++) {
+            hf_record *c = hf_live(children[k], 1)->record;
+            atomic_fetch_add_explicit(&c->references, 1, memory_order_relaxed);
+            nodes[k] = (nf_node *)&c->node;
+        }
+    }
+    hf_record *r = malloc(sizeof *r);
+    atomic_init(&r->references, 1);
+    r->is_gate = 1;
+    r->node.gate = (nf_gate){{nf_gate_step}, equal, NULL, 0, effect, nodes, count};
+    uintptr_t handle = hf_insert(r, 1);
+    hf_unlock();
+    return handle;
+}
+
+static void hf_release(uintptr_t handle) {
+    hf_lock();
+    hf_slot *slot = hf_live(handle, 1);
+    hf_record *dropped = NULL;
+    if (--slot->references == 0) {
+        dropped = slot->record;
+        slot->record = NULL;
+        slot->generation++;
+        if (hf_table.free_count == hf_table.free_capacity) {
+            hf_table.free_capacity = hf_table.free_capacity ? hf_table.free_capacity * 2 : 64;
+            hf_table.free = realloc(hf_table.free, sizeof *hf_table.free * (size_t)hf_table.free_capacity);
+        }
+        hf_table.free[hf_table.free_count++] = (int)(slot - hf_table.slots);
+    }
+    hf_unlock();
+    if (dropped != NULL) hf_drop(dropped);
+}
+
+static void *handle_floor_make(void) {
+    if (hf_type == 0) {
+        hf_lock();
+        hf_type = hf_insert(NULL, 0);
+        hf_unlock();
+    }
+    uintptr_t sections[SECTIONS];
+    for (int i = 0; i < SECTIONS; i++) {
+        uintptr_t fields[FIELDS];
+        for (int j = 0; j < FIELDS; j++) {
+            uintptr_t leaf = hf_gate(j < STRINGS ? string_equal : NULL, j < STRINGS ? sink_string : sink_int, NULL, 0);
+            fields[j] = j < STRINGS ? hf_map(select_string, j, leaf) : hf_map(select_int, j - STRINGS, leaf);
+            hf_release(leaf);
+        }
+        uintptr_t all = hf_gate(section_equal, NULL, fields, FIELDS);
+        for (int j = 0; j < FIELDS; j++) hf_release(fields[j]);
+        sections[i] = hf_map(select_section, i, all);
+        hf_release(all);
+    }
+    uintptr_t root = hf_gate(screen_equal, NULL, sections, SECTIONS);
+    for (int i = 0; i < SECTIONS; i++) hf_release(sections[i]);
+    return (void *)root;
+}
+
+static void handle_floor_render(void *self, const screen *sc) {
+    hf_lock();
+    hf_record *root = hf_live((uintptr_t)self, 1)->record;
+    atomic_fetch_add_explicit(&root->references, 1, memory_order_relaxed);
+    hf_unlock();
+    nf_node *node = (nf_node *)&root->node;
+    int code = node->step(node, sc);
+    hf_drop(root);
+    if (code != 0) {
+        fprintf(stderr, "handle floor failed\n");
+        exit(1);
+    }
+}
+
+static void handle_floor_destroy(void *self) { hf_release((uintptr_t)self); }
+
+enum { RENDERERS = 7 };
 static const renderer renderers[RENDERERS] = {
     {"library", library_make, library_render, library_destroy},
     {"fields", fields_make, library_render, library_destroy},
@@ -603,6 +790,7 @@ static const renderer renderers[RENDERERS] = {
     {"hand-tree", hand_tree_make, hand_tree_render, free},
     {"floor", floor_make, floor_render, floor_destroy},
     {"node-floor", node_floor_make, node_floor_render, node_floor_destroy},
+    {"handle-floor", handle_floor_make, handle_floor_render, handle_floor_destroy},
 };
 
 /* ------------------------------------------------------------------------------------
@@ -770,9 +958,10 @@ int main(int argc, char **argv) {
         memory_per_leaf(&renderers[4], base, &floor_built, &floor_after_run);
     }
 
-    /* results[s]: library, fields, hand, hand-tree, floor, node floor */
+    /* results[s]: library, fields, hand, hand-tree, floor, node floor, handle floor */
     if (tsv) {
-        static const char *const rows[RENDERERS] = {"c", "c-fields", NULL, NULL, "c-floor", "c-node-floor"};
+        static const char *const rows[RENDERERS] = {"c", "c-fields", NULL, NULL, "c-floor", "c-node-floor",
+                                                           "c-handle-floor"};
         for (int s = 0; s <= SCENARIOS; s++) {
             if (!shown[s]) continue;
             for (int r = 0; r < RENDERERS; r++)
@@ -789,17 +978,18 @@ int main(int argc, char **argv) {
     } else {
         printf("Diffuser C benchmark: 100 sections x 10 fields, median of %d interleaved rounds\n", rounds);
         printf("scenario          library ns    hand ns  hand-tree ns   x hand  x hand-tree"
-               "   fields ns  x hand-tree    floor ns  x hand-tree  node floor ns  x hand-tree\n");
+               "   fields ns  x hand-tree    floor ns  x hand-tree  node floor ns  x hand-tree"
+               "  handle floor ns  x hand-tree\n");
         for (int s = 0; s <= SCENARIOS; s++) {
             if (!shown[s]) continue;
             double l = results[s][0], f = results[s][1], h = results[s][2], t = results[s][3], fl = results[s][4],
-                   nf = results[s][5];
-            printf("%-16s%12.0f%11.0f%14.0f%9.2f%13.2f%12.0f%13.2f%12.0f%13.2f%15.0f%13.2f\n", names[s], l, h, t,
-                   l / h, l / t, f, f / t, fl, fl / t, nf, nf / t);
+                   nf = results[s][5], hf = results[s][6];
+            printf("%-16s%12.0f%11.0f%14.0f%9.2f%13.2f%12.0f%13.2f%12.0f%13.2f%15.0f%13.2f%17.0f%13.2f\n", names[s], l,
+                   h, t, l / h, l / t, f, f / t, fl, fl / t, nf, nf / t, hf, hf / t);
         }
         printf("(floor: the least any library driven through the callbacks of the first form does; see floor_render;\n"
                " node floor: the same with one node per combinator, as a library of composable handles has; see\n"
-               " node_floor_render)\n");
+               " node_floor_render; handle floor: the node floor through checked handles; see handle_floor_render)\n");
         if (only == NULL) {
             printf("\nnative memory per leaf node (mallinfo2, %d leaves per tree):\n", LEAVES);
             printf("  library   %7.1f bytes built, %7.1f bytes after the first run\n", built, after_run);
