@@ -191,15 +191,21 @@ struct CFieldTransform: TransformFunction {
     let offset: Int
     let size: Int
 
-    /// Sizes a part can have: those of the unsigned integers that fit in a pointer.
-    static var sizes: [Int] { [1, 2, 4, 8].filter { $0 <= MemoryLayout<UInt>.size } }
+    /// Sizes a part can have: those of the unsigned integers that fit in a pointer
+    /// (powers of two up to a pointer's size).
+    static func isSize(_ size: Int) -> Bool {
+        size > 0 && size <= MemoryLayout<UInt>.size && size & (size - 1) == 0
+    }
+
+    /// The sizes `isSize` accepts, for an error message.
+    static var sizes: [Int] { [1, 2, 4, 8].filter(isSize) }
 
     init(offset: Int, size: Int) throws {
         guard offset >= 0 else {
             // A size_t above PTRDIFF_MAX, read as an Int.
             throw CError.argument("offset \(UInt(bitPattern: offset)) is larger than PTRDIFF_MAX")
         }
-        guard Self.sizes.contains(size) else {
+        guard Self.isSize(size) else {
             throw CError.argument("size \(size) is not one of \(Self.sizes.map(String.init).joined(separator: ", "))")
         }
         self.offset = offset

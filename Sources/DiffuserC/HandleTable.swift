@@ -41,6 +41,8 @@ final class HandleTable: @unchecked Sendable {
         var references = 0
         var libraryReferences = 0
         var permanent = false
+        /// For an empty slot: the next empty slot, or -1.
+        var nextFree = -1
     }
 
     private let lock = Lock()
@@ -50,7 +52,9 @@ final class HandleTable: @unchecked Sendable {
     private var slots = UnsafeMutablePointer<Slot>.allocate(capacity: 64)
     private var slotCapacity = 64
     private var slotCount = 0
-    @exclusivity(unchecked) private var free: [Int] = []
+    /// The most recently emptied slot, or -1; the empty slots form a list through
+    /// `nextFree`, so freeing and reusing a slot allocates nothing.
+    private var firstFree = -1
 
     static let shared = HandleTable()
 
@@ -83,8 +87,9 @@ final class HandleTable: @unchecked Sendable {
     func insert(_ object: AnyObject, kind: HandleKind, permanent: Bool = false) -> OpaquePointer {
         lock.withLock {
             let index: Int
-            if let reused = free.popLast() {
-                index = reused
+            if firstFree >= 0 {
+                index = firstFree
+                firstFree = slots[index].nextFree
             } else {
                 if slotCount == slotCapacity { grow() }
                 (slots + slotCount).initialize(to: Slot())
@@ -116,7 +121,8 @@ final class HandleTable: @unchecked Sendable {
         slots[index].object = nil
         slots[index].generation &+= 1
         if slots[index].generation == 0 { slots[index].generation = 1 }
-        free.append(index)
+        slots[index].nextFree = firstFree
+        firstFree = index
         return object
     }
 

@@ -862,6 +862,9 @@ static void test_field_maps(void) {
     CHECK_INT(out == NULL, 1, "out is NULL on failure");
     CHECK_STATUS(dfs_diffuser_map_field(dfs_type_pointer(), 0, 16, leaf, &out), DFS_ERR_ARGUMENT, "size 16");
     CHECK_STATUS(dfs_diffuser_map_field(dfs_type_pointer(), 0, 0, leaf, &out), DFS_ERR_ARGUMENT, "size 0");
+    CHECK_STATUS(dfs_diffuser_map_field(dfs_type_pointer(), 0, 6, leaf, &out), DFS_ERR_ARGUMENT, "size 6");
+    CHECK_STATUS(dfs_diffuser_map_field(dfs_type_pointer(), 0, (size_t)-8, leaf, &out), DFS_ERR_ARGUMENT,
+                 "a size past any object");
     CHECK_STATUS(dfs_diffuser_map_field(dfs_type_pointer(), (size_t)-1, 8, leaf, &out), DFS_ERR_ARGUMENT,
                  "an offset past any object");
     CHECK_STATUS(dfs_diffuser_map_field(dfs_type_pointer(), 0, 8, NULL, &out), DFS_ERR_NULL, "no child");
