@@ -206,7 +206,7 @@ struct CFieldTransform: TransformFunction {
             throw CError.argument("offset \(UInt(bitPattern: offset)) is larger than PTRDIFF_MAX")
         }
         guard Self.isSize(size) else {
-            throw CError.argument("size \(size) is not one of \(Self.sizes.map(String.init).joined(separator: ", "))")
+            throw CError.argument("size \(UInt(bitPattern: size)) is not one of \(Self.sizes.map(String.init).joined(separator: ", "))")
         }
         self.offset = offset
         self.size = size

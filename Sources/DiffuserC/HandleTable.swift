@@ -46,9 +46,8 @@ final class HandleTable: @unchecked Sendable {
     }
 
     private let lock = Lock()
-    // Guarded by `lock`, so the runtime's exclusivity checks would only add cost.
-    // Not an Array: `peek` reads a slot without retaining a buffer, and slots are only
-    // ever appended.
+    // Everything below is guarded by `lock`. The slots are not an Array: a lookup reads
+    // one slot without retaining a buffer, and slots are only ever appended.
     private var slots = UnsafeMutablePointer<Slot>.allocate(capacity: 64)
     private var slotCapacity = 64
     private var slotCount = 0

@@ -865,6 +865,11 @@ static void test_field_maps(void) {
     CHECK_STATUS(dfs_diffuser_map_field(dfs_type_pointer(), 0, 6, leaf, &out), DFS_ERR_ARGUMENT, "size 6");
     CHECK_STATUS(dfs_diffuser_map_field(dfs_type_pointer(), 0, (size_t)-8, leaf, &out), DFS_ERR_ARGUMENT,
                  "a size past any object");
+    char as_given[40];
+    snprintf(as_given, sizeof as_given, "size %zu", (size_t)-8);
+    CHECK_ERROR_HAS(as_given, "names the size as given (\"%s\")", dfs_last_error());
+    CHECK_STATUS(dfs_diffuser_map_field(dfs_type_pointer(), 0, (size_t)PTRDIFF_MAX + 1, leaf, &out),
+                 DFS_ERR_ARGUMENT, "a size above PTRDIFF_MAX");
     CHECK_STATUS(dfs_diffuser_map_field(dfs_type_pointer(), (size_t)-1, 8, leaf, &out), DFS_ERR_ARGUMENT,
                  "an offset past any object");
     CHECK_STATUS(dfs_diffuser_map_field(dfs_type_pointer(), 0, 8, NULL, &out), DFS_ERR_NULL, "no child");
