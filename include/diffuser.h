@@ -21,7 +21,8 @@
  * - Handles are validated: a NULL, released or wrong-kind handle makes a call return
  *   DFS_ERR_HANDLE (or DFS_ERR_NULL); it never crashes the process.
  * - Every function that can fail returns a dfs_status. On failure, dfs_last_error()
- *   gives a message for the calling thread, and `out` parameters are set to NULL.
+ *   gives a message for the calling thread, and `out` parameters are set to NULL. A call
+ *   that succeeds leaves dfs_last_error() as it was: read it only after a failure.
  * - Callbacks come as a (fn, ctx, destroy) triple: the core calls fn(..., ctx), and
  *   calls destroy(ctx) once it drops its last reference to the callback. destroy may be
  *   NULL. A constructor that fails still calls destroy(ctx) before it returns, so
@@ -271,7 +272,10 @@ DFS_API dfs_status dfs_diffuser_invert(dfs_diffuser *child, dfs_diffuser **out);
 
 /** Runs the diffuser on `value` (borrowed for the call; retained by the core if cached
  *  or queued). Returns DFS_ERR_CALLBACK if a callback aborted the run. A run called from
- *  inside the graph's own effect is queued and returns DFS_OK at once. */
+ *  inside the graph's own effect is queued and returns DFS_OK at once; the queued run
+ *  happens before the outermost run returns, and if it fails while the outermost run's
+ *  own pass succeeded, the outermost run returns its error (the first such error), since
+ *  no other caller can receive it. */
 DFS_API dfs_status dfs_diffuser_run(dfs_diffuser *diffuser, const void *value);
 
 /** The value type a diffuser accepts (borrowed: do not release). NULL if invalid. */

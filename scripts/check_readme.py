@@ -70,8 +70,10 @@ def main():
     prefix = os.path.abspath(args.prefix)
     libdir = os.path.join(prefix, "lib")
     env = dict(os.environ)
+    # As the README says: PKG_CONFIG_PATH set, and the programs find the library through
+    # their run path, not LD_LIBRARY_PATH.
     env["PKG_CONFIG_PATH"] = os.path.join(libdir, "pkgconfig")
-    env["LD_LIBRARY_PATH"] = libdir
+    env.pop("LD_LIBRARY_PATH", None)
     work = tempfile.mkdtemp(prefix="diffuser-readme-")
     try:
         # C with pkg-config.
@@ -79,6 +81,8 @@ def main():
         os.makedirs(cdir)
         open(os.path.join(cdir, "hello.c"), "w").write(found["c"])
         flags = run(["pkg-config", "--cflags", "--libs", "diffuser"], cdir, env, "c").split()
+        pc_libdir = run(["pkg-config", "--variable=libdir", "diffuser"], cdir, env, "c").strip()
+        flags.append(f"-Wl,-rpath,{pc_libdir}")
         run(["cc", "-Wall", "-Werror", "hello.c", *flags, "-o", "hello"], cdir, env, "c")
         expect("c", run(["./hello"], cdir, env, "c"))
         open(os.path.join(cdir, "counter.c"), "w").write(found["c-loop"])

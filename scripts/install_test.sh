@@ -31,6 +31,8 @@ pc=$(find "$prefix" -name 'diffuser.pc' | head -n 1)
 [ -n "$pc" ] || fail "diffuser.pc is not installed"
 [ -f "$prefix/include/diffuser.h" ] || fail "include/diffuser.h is not installed"
 [ -n "$(find "$prefix" -name DiffuserConfig.cmake)" ] || fail "DiffuserConfig.cmake is not installed"
+supp="$prefix/share/diffuser/valgrind.supp"
+[ -f "$supp" ] || fail "share/diffuser/valgrind.supp is not installed"
 libdir=$(dirname "$lib")
 
 step "readelf -d $lib: no libswift* NEEDED"
@@ -86,12 +88,24 @@ case "$real_incdir" in
     "$(cd "$prefix" && pwd -P)"/*) echo "   includedir resolves to $real_incdir" ;;
     *) fail "pkg-config's includedir ($real_incdir) is not inside the install prefix" ;;
 esac
+# As the README builds it: the library found at run time through the rpath that
+# pkg-config's libdir gives, with no LD_LIBRARY_PATH.
+pclibdir=$(pkg-config --variable=libdir diffuser)
 # shellcheck disable=SC2086
-"$cc" -Wall -Wextra -o "$work/consumer" "$work/consumer.c" $flags || fail "compiling with pkg-config flags"
-LD_LIBRARY_PATH="$libdir" "$work/consumer" || fail "the pkg-config consumer failed"
+"$cc" -Wall -Wextra -o "$work/consumer" "$work/consumer.c" $flags -Wl,-rpath,"$pclibdir" ||
+    fail "compiling with pkg-config flags"
+"$work/consumer" || fail "the pkg-config consumer failed"
 if ldd "$work/consumer" >/dev/null 2>&1; then
-    LD_LIBRARY_PATH="$libdir" ldd "$work/consumer" | grep libdiffuser | grep -q "$libdir" ||
-        fail "the consumer did not load the installed library"
+    loaded=$(ldd "$work/consumer" | awk '/libdiffuser/ {print $3}')
+    [ -n "$loaded" ] && [ "$(realpath "$loaded")" = "$(realpath "$lib")" ] ||
+        fail "the consumer did not load the installed library (it loads '$loaded')"
+fi
+if command -v valgrind >/dev/null 2>&1; then
+    step "the consumer under valgrind, with the installed suppressions"
+    valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=9 \
+        --suppressions="$supp" "$work/consumer" >/dev/null ||
+        fail "valgrind reports errors or leaks in the consumer with $supp"
+    echo "   no errors, no leaks"
 fi
 
 step "CMake consumer: find_package(Diffuser REQUIRED), Diffuser::diffuser"
