@@ -39,7 +39,8 @@
  * diffuser and everything composed with it) is serialized. A run called from inside one
  * of the graph's own effects, on the same thread, is queued and performed right after
  * the current pass, before the outermost run returns: no deadlock, no half-updated
- * caches. Each fuser connection delivers one event at a time, and once
+ * caches. An effect must not wait for another thread's run of the same graph: that run
+ * waits for the effect's own run to finish. Each fuser connection delivers one event at a time, and once
  * dfs_disposable_dispose has returned its effect receives nothing more. None of the
  * functions may be called from a signal handler.
  *
@@ -199,6 +200,16 @@ typedef int (*dfs_did_change_fn)(const void *old_value, const void *new_value, v
  *  type's release when done: return a new reference (or a copy) if that type has a
  *  release function, or a pointer that stays valid (e.g. into `value`) if it has none. */
 typedef int (*dfs_transform_fn)(const void *value, const void **out, void *ctx);
+
+/** The most combinators a path from a diffuser down to an effect, or from a fuser down to
+ *  a source, may pass through, the first and the last included (a diffuser made by
+ *  dfs_diffuser_into is 1 deep, a map, a gate or a fan-out over it 2; dfs_fuser_from is
+ *  1 deep). A run steps from each combinator into its children on the calling thread's
+ *  stack, an event climbs through each fuser the same way, and releasing a tree releases
+ *  its parts the same way; this bound keeps each to about 100 KB of stack. Composing a
+ *  deeper one (dfs_diffuser_map*, _into_when, _into_all, _into_always_all, _invert;
+ *  dfs_fuser_from_all, _extract*) returns DFS_ERR_ARGUMENT. Width is not limited. */
+#define DFS_MAX_DEPTH 200
 
 /** intoAlways(effect): runs the effect on every value of `type`. */
 DFS_API dfs_status dfs_diffuser_into_always(dfs_type *type, dfs_effect_fn effect, void *ctx,

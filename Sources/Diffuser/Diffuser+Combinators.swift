@@ -18,7 +18,7 @@ extension Diffuser {
     /// The children keep their own gating; only this node does not gate.
     @inlinable
     public static func intoAlways(_ children: [Diffuser<A>]) -> Diffuser<A> {
-        Diffuser(node: FanOutNode(children))
+        Diffuser(node: FanOutNode(children), above: deepest(of: children))
     }
 
     /// A diffuser that runs every child, in order, on every value.
@@ -36,7 +36,7 @@ extension Diffuser {
     /// every run, whether or not `diffuser` ran.
     @inlinable
     public static func intoWhen(_ didChange: @escaping DidChange<A>, _ diffuser: Diffuser<A>) -> Diffuser<A> {
-        Diffuser<A>(node: GateNode(taking: ClosureChange(didChange), ChildNode(diffuser.node)))
+        Diffuser<A>(node: GateNode(taking: ClosureChange(didChange), ChildNode(diffuser.node)), above: diffuser.depth)
     }
 
     /// Like `intoWhen(_:_:)` with a diffuser, for a single effect.
@@ -67,7 +67,7 @@ extension Diffuser {
         throwing didChange: @escaping (A, A) throws -> Bool,
         _ diffuser: Diffuser<A>
     ) -> Diffuser<A> {
-        Diffuser<A>(node: GateNode(taking: ClosureChange(didChange), ChildNode(diffuser.node)))
+        Diffuser<A>(node: GateNode(taking: ClosureChange(didChange), ChildNode(diffuser.node)), above: diffuser.depth)
     }
 
     /// A diffuser that runs `effect` on the first value only.
@@ -88,7 +88,7 @@ extension Diffuser {
     /// A diffuser that runs `diffuser` on the first value only.
     @inlinable
     public static func intoOnce(_ diffuser: Diffuser<A>) -> Diffuser<A> {
-        Diffuser<A>(node: OnceNode(ChildNode(diffuser.node)))
+        Diffuser<A>(node: OnceNode(ChildNode(diffuser.node)), above: diffuser.depth)
     }
 
     // MARK: Focus
@@ -99,13 +99,13 @@ extension Diffuser {
     /// gating happens in `diffuser`.
     @inlinable
     public static func map<B>(_ transform: @escaping (A) -> B, _ diffuser: Diffuser<B>) -> Diffuser<A> {
-        Diffuser<A>(node: MapNode(owning: ClosureTransform(transform), diffuser.node))
+        Diffuser<A>(node: MapNode(owning: ClosureTransform(transform), diffuser.node), above: diffuser.depth)
     }
 
     /// Like `map(_:_:)` with a transform that may throw to abort the run.
     @inlinable
     public static func map<B>(throwing transform: @escaping (A) throws -> B, _ diffuser: Diffuser<B>) -> Diffuser<A> {
-        Diffuser<A>(node: MapNode(owning: ThrowingClosureTransform(transform), diffuser.node))
+        Diffuser<A>(node: MapNode(owning: ThrowingClosureTransform(transform), diffuser.node), above: diffuser.depth)
     }
 
     /// A diffuser that feeds `diffuser` the property of each value at `keyPath`.
@@ -115,9 +115,9 @@ extension Diffuser {
     @inlinable
     public static func map<B>(_ keyPath: KeyPath<A, B>, _ diffuser: Diffuser<B>) -> Diffuser<A> {
         if let offset = MemoryLayout<A>.offset(of: keyPath) {
-            return Diffuser<A>(node: FieldNode(offset: offset, diffuser.node))
+            return Diffuser<A>(node: FieldNode(offset: offset, diffuser.node), above: diffuser.depth)
         }
-        return Diffuser<A>(node: MapNode(owning: KeyPathTransform(keyPath), diffuser.node))
+        return Diffuser<A>(node: MapNode(owning: KeyPathTransform(keyPath), diffuser.node), above: diffuser.depth)
     }
 
     // MARK: Key paths
@@ -181,7 +181,7 @@ extension Diffuser where A: Equatable {
     /// value is not equal to the previous one.
     @inlinable
     public static func intoAll(_ children: [Diffuser<A>]) -> Diffuser<A> {
-        Diffuser(node: GateNode(taking: Inequality(StandardEquality()), ChildNode(FanOutNode(children))))
+        Diffuser(node: GateNode(taking: Inequality(StandardEquality()), ChildNode(FanOutNode(children))), above: deepest(of: children))
     }
 
     /// A diffuser that runs every child, in order, on the first value and whenever the
@@ -226,7 +226,7 @@ extension Diffuser {
     @inlinable
     public static func intoWhen<Change: ChangeFunction>(calling change: Change, _ diffuser: Diffuser<A>) -> Diffuser<A>
     where Change.Value == A {
-        Diffuser(node: GateNode(change, ChildNode(diffuser.node)))
+        Diffuser(node: GateNode(change, ChildNode(diffuser.node)), above: diffuser.depth)
     }
 
     /// `intoOnce(throwing:)` for an effect in any form.
@@ -241,7 +241,7 @@ extension Diffuser {
     public static func map<Transform: TransformFunction>(
         calling transform: Transform, _ diffuser: Diffuser<Transform.Output>
     ) -> Diffuser<A> where Transform.Input == A {
-        Diffuser(node: MapNode(transform, diffuser.node))
+        Diffuser(node: MapNode(transform, diffuser.node), above: diffuser.depth)
     }
 
     /// `into(throwing:)` for an effect in any form.
@@ -266,6 +266,6 @@ extension Diffuser {
     public static func intoAll<Equality: EqualityFunction>(
         comparing equality: Equality, _ children: [Diffuser<A>]
     ) -> Diffuser<A> where Equality.Value == A {
-        Diffuser(node: GateNode(Inequality(equality), ChildNode(FanOutNode(children))))
+        Diffuser(node: GateNode(Inequality(equality), ChildNode(FanOutNode(children))), above: deepest(of: children))
     }
 }

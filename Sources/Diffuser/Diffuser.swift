@@ -29,13 +29,21 @@ public typealias DidChange<A> = (A, A) -> Bool
 /// diffuser it was composed with) are serialized and none is lost. A `run` called from
 /// inside one of the graph's own effects on the same thread is queued and performed
 /// right after the current pass, before the outermost `run` returns, so an effect never
-/// sees caches half-updated and nothing deadlocks. Effects run on the calling thread.
+/// sees caches half-updated and nothing deadlocks. Effects run on the calling thread. An
+/// effect must not wait for another thread's run of the same graph: that run waits for
+/// the effect's own run to finish.
 ///
 /// ## Gates
 /// A gate (`into`, `intoAll`, `intoWhen`) compares each new value with the value of the
 /// previous run, and keeps the new value after every successful run, equal or not. `==`
 /// decides every comparison of `into` and `intoAll`; two values with the same bits are
 /// compared too (`Double.nan` run twice runs the effect twice).
+///
+/// ## Depth
+/// A run steps from each combinator into its children on the calling thread's stack, and
+/// releasing a tree releases its nodes the same way, so a tree may nest at most
+/// `maximumDepth` combinators from its root to an effect; composing a deeper one stops
+/// the program with a message. Width is not limited.
 ///
 /// ## Failures
 /// Effects, predicates and transforms built with the `throwing:` combinators may throw.
@@ -44,9 +52,26 @@ public typealias DidChange<A> = (A, A) -> Bool
 public struct Diffuser<A> {
     @usableFromInline
     let node: Node<A>
-    @usableFromInline
+    /// How many combinators the longest path from this diffuser down to an effect passes
+    /// through, this one included: 1 for a diffuser of effects only. At most
+    /// `maximumDepth`.
+    public let depth: Int
+
+    /// A diffuser that nests no other: its node calls user code only.
+    @inlinable
     init(node: Node<A>) {
         self.node = node
+        self.depth = 1
+    }
+
+    /// A combinator over children whose deepest is `childDepth` deep.
+    @inlinable
+    init(node: Node<A>, above childDepth: Int) {
+        precondition(
+            childDepth < Self.maximumDepth,
+            "a diffuser nests at most \(Self.maximumDepth) combinators; this one would nest \(childDepth + 1)")
+        self.node = node
+        self.depth = childDepth + 1
     }
 
     /// Renders `newValue`: runs every effect whose input changed since the last run.

@@ -19,6 +19,10 @@
 /// once its `dispose()` has returned no event reaches its effect. `connect` and
 /// `dispose` may be called from any thread.
 ///
+/// ## Depth
+/// A fuser nests at most `maximumDepth` combinators from itself down to a source (see
+/// `Depth.swift`); composing a deeper one stops the program with a message.
+///
 /// ## Failures
 /// Effects and transforms built with the `throwing:` variants may throw; the error
 /// goes back to the source that emitted the event (see `tryConnect(_:)`), and the
@@ -33,22 +37,36 @@ public class Fuser<A> {
     @usableFromInline
     let connector: (@escaping (A) throws -> Void) throws -> Disposable
 
+    /// How many combinators the longest path from this fuser down to a source passes
+    /// through, this one and the source included: 1 for a source. At most `maximumDepth`.
+    public let depth: Int
+
     /// A fuser whose connections are made by `connector`.
     ///
     /// The lowest-level initializer, for bindings: `connector` receives a sink that
     /// throws the error of a failing downstream effect back to the emitter, and may
-    /// itself throw to refuse the connection (after disposing what it connected).
+    /// itself throw to refuse the connection (after disposing what it connected). It
+    /// counts as a source (1 deep).
     public init(tryConnector connector: @escaping (@escaping (A) throws -> Void) throws -> Disposable) {
+        self.connector = connector
+        self.depth = 1
+    }
+
+    /// A fuser over fusers whose deepest is `childDepth` deep, connected by `connector`.
+    init(above childDepth: Int, tryConnector connector: @escaping (@escaping (A) throws -> Void) throws -> Disposable) {
+        self.depth = Self.depth(above: childDepth)
         self.connector = connector
     }
 
     /// A fuser with a single source.
     public init(source: AnySource<A>) {
         connector = { sink in source.connect { event in try? sink(event) } }
+        depth = 1
     }
 
     /// A fuser that merges the events of `children`.
     public init(_ children: [Fuser<A>]) {
+        depth = Self.depth(above: children.lazy.map(\.depth).max() ?? 0)
         let connectors = children.map(\.connector)
         connector = { sink in
             var made: [Disposable] = []
@@ -135,7 +153,7 @@ extension Fuser {
     /// to the emitter and the event is dropped.
     public static func extract<B>(throwing transformation: @escaping (B) throws -> A, _ fuser: Fuser<B>) -> Fuser<A> {
         let inner = fuser.connector
-        return Fuser(tryConnector: { sink in
+        return Fuser(above: fuser.depth, tryConnector: { sink in
             try inner { event in try sink(transformation(event)) }
         })
     }
@@ -143,7 +161,7 @@ extension Fuser {
     /// A fuser that emits `constant` for each event of `fuser`: taps, for instance.
     public static func extractConstant<B>(_ constant: A, _ fuser: Fuser<B>) -> Fuser<A> {
         let inner = fuser.connector
-        return Fuser(tryConnector: { sink in
+        return Fuser(above: fuser.depth, tryConnector: { sink in
             try inner { _ in try sink(constant) }
         })
     }
@@ -159,7 +177,7 @@ extension Fuser {
         _ fuser: Fuser<B>
     ) -> Fuser<A> {
         let inner = fuser.connector
-        return Fuser(tryConnector: { sink in
+        return Fuser(above: fuser.depth, tryConnector: { sink in
             try inner { event in
                 if let value = try transformation(event) { try sink(value) }
             }

@@ -52,12 +52,32 @@ func members<Member>(
     }
 }
 
-/// The children of a diffuser composite, checked against the composite's type.
+/// The children of a diffuser composite, checked against the composite's type, and their
+/// depth: a combinator over them must not nest deeper than the core allows.
 func children(_ list: UnsafePointer<OpaquePointer?>?, _ count: Int, of type: ValueType) throws -> [Diffuser<CValue>] {
-    try members(list, count, of: type) { handle, name in
+    let all = try members(list, count, of: type) { handle, name in
         let child = try lookupDiffuser(handle, name())
         return (child.type.type, child.diffuser)
     }
+    var deepest = 0
+    for child in all where child.depth > deepest { deepest = child.depth }
+    try checkDepth(above: deepest)
+    return all
+}
+
+/// Refuses a combinator over children whose deepest is `childDepth` deep if it would
+/// nest more combinators than `DFS_MAX_DEPTH` (the core's `maximumDepth`; see
+/// `Depth.swift`), where the Swift combinators would stop the program. `what` names the
+/// kind of tree ("diffuser", "fuser") in the message.
+@inline(__always)
+func checkDepth(above childDepth: Int, of what: StaticString = "diffuser") throws {
+    guard childDepth < Diffuser<CValue>.maximumDepth else { throw depthError(childDepth, what) }
+}
+
+private func depthError(_ childDepth: Int, _ what: StaticString) -> CError {
+    CError.argument(
+        "the \(what) would nest \(childDepth + 1) combinators; at most \(Diffuser<CValue>.maximumDepth) "
+            + "(DFS_MAX_DEPTH) fit a thread's stack")
 }
 
 // MARK: Exports
@@ -110,6 +130,7 @@ public func dfs_diffuser_into_when(
     return produce(out) {
         let inner = try lookupDiffuser(child, "child")
         let predicate = try CChange(callback, type: inner.type.type)
+        try checkDepth(above: inner.diffuser.depth)
         return try publish(.intoWhen(calling: predicate, inner.diffuser), inner.type.type)
     }
 }
@@ -163,6 +184,7 @@ private func mapDiffuser(
     produce(out) {
         let valueType = try lookupType(type)
         let inner = try lookupDiffuser(child, "child")
+        try checkDepth(above: inner.diffuser.depth)
         return try publish(try map(inner.type.type, inner.diffuser), valueType)
     }
 }
@@ -216,6 +238,7 @@ public func dfs_diffuser_invert(_ child: OpaquePointer?, _ out: UnsafeMutablePoi
         guard inner.type.type === ValueType.pointer else {
             throw CError.type("invert needs a child of type 'pointer' (truth values), not '\(inner.type.type.name)'")
         }
+        try checkDepth(above: inner.diffuser.depth)
         let negate: (CValue) -> CValue = { CValue($0.pointer == nil ? truePointer : nil) }
         return try publish(.map(negate, inner.diffuser), ValueType.pointer)
     }

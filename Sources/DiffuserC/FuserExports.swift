@@ -107,6 +107,7 @@ public func dfs_fuser_from_all(
             let child = try lookupFuser(handle, name())
             return (child.type.type, child.fuser)
         }
+        try checkDepth(above: fusers.lazy.map(\.depth).max() ?? 0, of: "fuser")
         return try publish(.fromAll(fusers), valueType)
     }
 }
@@ -122,6 +123,7 @@ private func extracting(
         let valueType = try lookupType(type)
         let inner = try lookupFuser(child, "child")
         let convert = try transformClosure(callback, output: valueType)
+        try checkDepth(above: inner.fuser.depth, of: "fuser")
         return try publish(make(convert, inner.fuser), valueType)
     }
 }
@@ -144,6 +146,7 @@ public func dfs_fuser_extract_constant(
     produce(out) {
         let valueType = try lookupType(type)
         let inner = try lookupFuser(child, "child")
+        try checkDepth(above: inner.fuser.depth, of: "fuser")
         return try publish(.extractConstant(try valueType.keep(constant), inner.fuser), valueType)
     }
 }

@@ -197,6 +197,7 @@ typedef struct drec {
     int owned;
     trec *type;
     int id;
+    int nest; /* combinators deep: 1 for a leaf (DFS_MAX_DEPTH at most) */
 } drec;
 
 typedef struct frec {
@@ -205,6 +206,7 @@ typedef struct frec {
     int owned;
     trec *type;
     int id;
+    int nest; /* combinators deep: 1 for a source (DFS_MAX_DEPTH at most) */
 } frec;
 
 typedef struct xrec {
@@ -759,7 +761,7 @@ static drec *add_diffuser(dfs_diffuser *h, trec *type) {
         return NULL;
     }
     drec *d = &diffusers[n_diffusers];
-    *d = (drec){.h = h, .refs = 1, .type = type, .id = n_diffusers};
+    *d = (drec){.h = h, .refs = 1, .type = type, .id = n_diffusers, .nest = 1};
     n_diffusers++;
     say("  = diffuser #%d of %s #%d", d->id, repr_names[type->repr], type->id);
     return d;
@@ -771,10 +773,26 @@ static frec *add_fuser(dfs_fuser *h, trec *type) {
         return NULL;
     }
     frec *f = &fusers[n_fusers];
-    *f = (frec){.h = h, .refs = 1, .type = type, .id = n_fusers};
+    *f = (frec){.h = h, .refs = 1, .type = type, .id = n_fusers, .nest = 1};
     n_fusers++;
     say("  = fuser #%d of %s #%d", f->id, repr_names[type->repr], type->id);
     return f;
+}
+
+/* How many combinators deep the picked diffuser (or fuser) is; 0 for a handle that is
+ * not one the harness made (NULL, forged). */
+static int nest_of(pick p, int fuser) {
+    if (p.rec == NULL) return 0;
+    return fuser ? ((frec *)p.rec)->nest : ((drec *)p.rec)->nest;
+}
+
+/* A combinator over children whose deepest is `nest` deep must fail past the bound. */
+static unsigned depth_errors(int nest) { return nest >= DFS_MAX_DEPTH ? B(DFS_ERR_ARGUMENT) : 0; }
+
+/* Records that the new diffuser or fuser (if tracked) is one above `nest`. */
+static void set_nest(drec *d, frec *f, int nest) {
+    if (d) d->nest = nest + 1;
+    if (f) f->nest = nest + 1;
 }
 
 /* ------------------------------------------------------------------------------------
@@ -1136,7 +1154,7 @@ static void op_into_when(void) {
     dfs_diffuser *d = (dfs_diffuser *)(uintptr_t)1;
     say("dfs_diffuser_into_when(did_change #%d, child #%d)", c->id, cp.rec ? ((drec *)cp.rec)->id : -1);
     dfs_status s = dfs_diffuser_into_when(null_fn ? NULL : on_change, c, destroy_of(c), cp.h, null_out ? NULL : &d);
-    unsigned errors = handle_errors(cp.v) | (null_fn || null_out ? B(DFS_ERR_NULL) : 0);
+    unsigned errors = handle_errors(cp.v) | (null_fn || null_out ? B(DFS_ERR_NULL) : 0) | depth_errors(nest_of(cp, 0));
     check_status(s, errors, 0, 0, "dfs_diffuser_into_when");
     if (s != DFS_OK) {
         if (!null_out && d != NULL) fail("dfs_diffuser_into_when failed but *out is not NULL");
@@ -1145,6 +1163,7 @@ static void op_into_when(void) {
     }
     check_alive(c, "dfs_diffuser_into_when");
     c->self_d = add_diffuser(d, t);
+    set_nest(c->self_d, NULL, nest_of(cp, 0));
 }
 
 static void op_into_when_effect(void) {
@@ -1179,14 +1198,17 @@ static void op_into_when_effect(void) {
 
 /* into_all, into_always_all, fuser_from_all: a list of children with a count that may
  * lie. Returns the errors the list causes. */
-static unsigned pick_children(void **list, size_t *count, int *list_null, int *uncertain, trec *t, int fuser) {
+static unsigned pick_children(void **list, size_t *count, int *list_null, int *uncertain, int *nest, trec *t,
+                              int fuser) {
     uint8_t f = u8();
     size_t n = f % 5;
     unsigned errors = 0;
+    *nest = 0;
     for (size_t i = 0; i < n; i++) {
         pick p = fuser ? pick_fuser() : pick_diffuser();
         list[i] = p.h;
         errors |= handle_errors(p.v);
+        if (nest_of(p, fuser) > *nest) *nest = nest_of(p, fuser);
         if (p.v == V_MAYBE) *uncertain = 1;
         if (p.v == V_OK) {
             trec *ct = fuser ? ((frec *)p.rec)->type : ((drec *)p.rec)->type;
@@ -1205,7 +1227,7 @@ static unsigned pick_children(void **list, size_t *count, int *list_null, int *u
         return B(DFS_ERR_ARGUMENT);
     default: break;
     }
-    return errors;
+    return errors | depth_errors(*nest);
 }
 
 static void op_into_all(void) {
@@ -1214,8 +1236,8 @@ static void op_into_all(void) {
     trec *t = type_of_type_pick(tp);
     void *list[4];
     size_t count;
-    int list_null, uncertain = tp.v == V_MAYBE;
-    unsigned errors = pick_children(list, &count, &list_null, &uncertain, t, 0);
+    int list_null, uncertain = tp.v == V_MAYBE, nest;
+    unsigned errors = pick_children(list, &count, &list_null, &uncertain, &nest, t, 0);
     int always = f & 1, null_out = (f & 0xE0) == 0xE0;
     if (null_out) errors |= B(DFS_ERR_NULL);
     errors |= handle_errors(tp.v);
@@ -1230,7 +1252,7 @@ static void op_into_all(void) {
         if (!null_out && d != NULL) fail("%s failed but *out is not NULL", name);
         return;
     }
-    add_diffuser(d, t);
+    set_nest(add_diffuser(d, t), NULL, nest);
 }
 
 static void op_map(void) {
@@ -1248,7 +1270,8 @@ static void op_map(void) {
     dfs_transform_fn fn = null_fn ? NULL : on_transform;
     dfs_status s = c->borrowed ? dfs_diffuser_map_borrowed(tp.h, fn, c, destroy_of(c), cp.h, null_out ? NULL : &d)
                                : dfs_diffuser_map(tp.h, fn, c, destroy_of(c), cp.h, null_out ? NULL : &d);
-    unsigned errors = handle_errors(tp.v) | handle_errors(cp.v) | (null_fn || null_out ? B(DFS_ERR_NULL) : 0);
+    unsigned errors = handle_errors(tp.v) | handle_errors(cp.v) | (null_fn || null_out ? B(DFS_ERR_NULL) : 0) |
+                      depth_errors(nest_of(cp, 0));
     check_status(s, errors, tp.v == V_MAYBE, 0, name);
     if (s != DFS_OK) {
         if (!null_out && d != NULL) fail("%s failed but *out is not NULL", name);
@@ -1257,6 +1280,7 @@ static void op_map(void) {
     }
     check_alive(c, name);
     c->self_d = add_diffuser(d, t);
+    set_nest(c->self_d, NULL, nest_of(cp, 0));
 }
 
 static void op_map_field(void) {
@@ -1280,13 +1304,14 @@ static void op_map_field(void) {
         cp.rec ? ((drec *)cp.rec)->id : -1, ct->id);
     dfs_diffuser *d = (dfs_diffuser *)(uintptr_t)1;
     dfs_status s = dfs_diffuser_map_field(tp.h, offset, size, cp.h, &d);
-    unsigned errors = handle_errors(tp.v) | handle_errors(cp.v) | (bad ? B(DFS_ERR_ARGUMENT) : 0);
+    unsigned errors = handle_errors(tp.v) | handle_errors(cp.v) | (bad ? B(DFS_ERR_ARGUMENT) : 0) |
+                      depth_errors(nest_of(cp, 0));
     check_status(s, errors, tp.v == V_MAYBE, 0, "dfs_diffuser_map_field");
     if (s != DFS_OK) {
         if (d != NULL) fail("dfs_diffuser_map_field failed but *out is not NULL");
         return;
     }
-    add_diffuser(d, t);
+    set_nest(add_diffuser(d, t), NULL, nest_of(cp, 0));
 }
 
 static void op_invert(void) {
@@ -1297,14 +1322,14 @@ static void op_invert(void) {
     say("dfs_diffuser_invert(child #%d of type #%d)", cp.rec ? ((drec *)cp.rec)->id : -1, ct->id);
     dfs_diffuser *d = (dfs_diffuser *)(uintptr_t)1;
     dfs_status s = dfs_diffuser_invert(cp.h, null_out ? NULL : &d);
-    unsigned errors = handle_errors(cp.v) | (null_out ? B(DFS_ERR_NULL) : 0);
+    unsigned errors = handle_errors(cp.v) | (null_out ? B(DFS_ERR_NULL) : 0) | depth_errors(nest_of(cp, 0));
     if (cp.v == V_OK && ct != &types[0]) errors |= B(DFS_ERR_TYPE);
     check_status(s, errors, 0, 0, "dfs_diffuser_invert");
     if (s != DFS_OK) {
         if (!null_out && d != NULL) fail("dfs_diffuser_invert failed but *out is not NULL");
         return;
     }
-    add_diffuser(d, &types[0]);
+    set_nest(add_diffuser(d, &types[0]), NULL, nest_of(cp, 0));
 }
 
 static void run_diffuser(pick p) {
@@ -1384,8 +1409,8 @@ static void op_fuser_from_all(void) {
     trec *t = type_of_type_pick(tp);
     void *list[4];
     size_t count;
-    int list_null, uncertain = tp.v == V_MAYBE;
-    unsigned errors = pick_children(list, &count, &list_null, &uncertain, t, 1) | handle_errors(tp.v);
+    int list_null, uncertain = tp.v == V_MAYBE, nest;
+    unsigned errors = pick_children(list, &count, &list_null, &uncertain, &nest, t, 1) | handle_errors(tp.v);
     int null_out = (f & 0xE0) == 0xE0;
     if (null_out) errors |= B(DFS_ERR_NULL);
     say("dfs_fuser_from_all(type #%d, %zu children%s)", t->id, count, list_null ? ", NULL list" : "");
@@ -1396,7 +1421,7 @@ static void op_fuser_from_all(void) {
         if (!null_out && h != NULL) fail("dfs_fuser_from_all failed but *out is not NULL");
         return;
     }
-    add_fuser(h, t);
+    set_nest(NULL, add_fuser(h, t), nest);
 }
 
 static void op_fuser_extract(void) {
@@ -1407,7 +1432,8 @@ static void op_fuser_extract(void) {
     int variant = f % 3, null_out = (f & 0xE0) == 0xE0;
     dfs_fuser *h = (dfs_fuser *)(uintptr_t)1;
     dfs_status s;
-    unsigned errors = handle_errors(tp.v) | handle_errors(cp.v) | (null_out ? B(DFS_ERR_NULL) : 0);
+    unsigned errors = handle_errors(tp.v) | handle_errors(cp.v) | (null_out ? B(DFS_ERR_NULL) : 0) |
+                      depth_errors(nest_of(cp, 1));
     const char *name;
     cb *c = NULL;
     if (variant == 2) {
@@ -1439,7 +1465,7 @@ static void op_fuser_extract(void) {
         return;
     }
     check_alive(c, name);
-    add_fuser(h, t);
+    set_nest(NULL, add_fuser(h, t), nest_of(cp, 1));
 }
 
 static void op_connect(void) {

@@ -42,7 +42,12 @@ import java.util.function.ToLongFunction;
  * one graph (a diffuser and every diffuser composed with it) are serialized and none is
  * lost; effects run on the calling thread. A {@code run} called from inside one of the
  * graph's own effects is queued and performed right after the current pass, before the
- * outermost {@code run} returns.
+ * outermost {@code run} returns. An effect must not wait for another thread's run of the
+ * same graph: that run waits for the effect's own run to finish.
+ *
+ * <p><b>Depth.</b> A tree nests at most {@link #MAX_DEPTH} combinators from its root down
+ * to an effect; composing a deeper one throws {@link IllegalArgumentException}. Width is
+ * not limited.
  *
  * <p><b>Failures.</b> An exception (or error) thrown by an {@link Effect}, a
  * {@link Function}, a {@link DidChange} or a value's {@code equals} aborts the run and
@@ -62,6 +67,15 @@ import java.util.function.ToLongFunction;
  * @param <A> the type of model the diffuser accepts
  */
 public final class Diffuser<A> {
+  /**
+   * The most combinators a path from a diffuser down to an effect may pass through, the
+   * first and the last included ({@link #into(Effect) into} is 1 deep, a {@link
+   * #map(Function, Diffuser) map} over it 2). The native core runs and releases a tree by
+   * calls on the thread's stack, one level at a time; this bound keeps that to about 100 KB
+   * of the thread's stack. The C API's {@code DFS_MAX_DEPTH}.
+   */
+  public static final int MAX_DEPTH = 200;
+
   /** The native node. */
   private final long handle;
 

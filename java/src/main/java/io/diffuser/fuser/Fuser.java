@@ -33,6 +33,10 @@ import java.util.Objects;
  * itself called it. Events a source emits before it is connected or after its connection
  * was disposed are dropped.
  *
+ * <p><b>Depth.</b> A fuser nests at most {@link #MAX_DEPTH} combinators from itself down
+ * to a source; composing a deeper one throws {@link IllegalArgumentException}. Width is
+ * not limited.
+ *
  * <p><b>Failures.</b> An exception thrown by the connected {@link Effect} or by a
  * {@link Function} of {@link #extract} or {@link #extractUnlessNull} reaches the source
  * that emitted the event (it is thrown by the source's {@code effect.run(event)}) as the
@@ -46,6 +50,17 @@ import java.util.Objects;
  * @param <A> the type of events
  */
 public final class Fuser<A> {
+  /**
+   * The most combinators a path from a fuser down to a source may pass through, the fuser
+   * and the source included ({@link #from(Source) from} is 1 deep, an {@link
+   * #extract(Function, Fuser) extract} over it 2). An event climbs from its source through
+   * each fuser around it by calls on the emitting thread's stack, and the native core
+   * releases a fuser the same way; this bound keeps that within about 100 KB of the
+   * thread's stack. The C API's {@code DFS_MAX_DEPTH}, the same as {@code
+   * Diffuser.MAX_DEPTH}.
+   */
+  public static final int MAX_DEPTH = 200;
+
   static {
     Handles.registerFuser(fuser -> ((Fuser<?>) fuser).handle);
   }

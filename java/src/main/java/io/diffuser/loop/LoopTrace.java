@@ -167,13 +167,13 @@ public final class LoopTrace<M, E, F> {
         return "stepped " + event + " on " + model + " -> " + (hasNextModel ? String.valueOf(nextModel) : "no model")
             + " " + effects;
       case FAILED:
-        return "failed " + event + " on " + model;
+        return "failed " + event + " on " + model + ": " + error;
       case DROPPED:
         return "dropped " + event + " " + reason;
       case EFFECT_FAILED:
-        return "effectFailed " + effect;
+        return "effectFailed " + effect + ": " + error;
       case OBSERVER_FAILED:
-        return "observerFailed";
+        return "observerFailed: " + error;
       case STOPPED:
         return "stopped " + model;
       default:

@@ -122,6 +122,8 @@ public class LoopTest {
       assertEquals(Integer.valueOf(0), failed.model());
       assertTrue(failed.failure() instanceof IllegalStateException);
       assertTrue(failed.error().contains("refused"));
+      assertTrue("the printed trace carries the error: " + failed,
+          failed.toString().startsWith("failed fail on 0: ") && failed.toString().endsWith(failed.error()));
       LoopTrace<Integer, String, String> stepped = traces.get(2);
       assertEquals(LoopTrace.Kind.STEPPED, stepped.kind());
       assertEquals(Integer.valueOf(1), stepped.nextModel());
@@ -130,6 +132,8 @@ public class LoopTest {
       assertEquals(LoopTrace.Kind.EFFECT_FAILED, effectFailed.kind());
       assertEquals("inc->1", effectFailed.effect());
       assertSame(handlerFailure, effectFailed.failure());
+      assertTrue("the printed trace carries the error: " + effectFailed,
+          effectFailed.toString().startsWith("effectFailed inc->1: ") && effectFailed.toString().contains("handler"));
     }
     assertEquals(LoopTrace.Kind.DISPOSED, traces.get(traces.size() - 1).kind());
   }

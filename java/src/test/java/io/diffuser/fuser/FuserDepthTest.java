@@ -1,0 +1,86 @@
+package io.diffuser.fuser;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertNull;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
+
+import io.diffuser.diffuser.Diffuser;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.Test;
+
+/**
+ * A fuser nests at most {@link Fuser#MAX_DEPTH} combinators: each composing method refuses
+ * to go deeper with an {@link IllegalArgumentException}, and a fuser at the bound
+ * delivers an event and is released on a thread with a small stack (the bound exists so
+ * that the native core's recursion never overflows a thread's stack, which would kill
+ * the JVM).
+ */
+public class FuserDepthTest {
+  /** One way to put a combinator over a child. */
+  private interface Form {
+    Fuser<Integer> over(Fuser<Integer> child);
+  }
+
+  private static final Form FROM_ALL = child -> Fuser.fromAll(Collections.singletonList(child));
+  private static final Form EXTRACT = child -> Fuser.extract((Integer x) -> x + 1, child);
+  private static final Form EXTRACT_CONSTANT = child -> Fuser.extractConstant(7, child);
+  private static final Form EXTRACT_UNLESS_NULL = child -> Fuser.extractUnlessNull((Integer x) -> x, child);
+
+  private static Fuser<Integer> chain(Form form, int depth, TestSource<Integer> source) {
+    Fuser<Integer> top = Fuser.from(source);
+    for (int level = 2; level <= depth; level++) top = form.over(top);
+    return top;
+  }
+
+  @Test
+  public void theBoundIsTheDiffusersBound() {
+    assertEquals(Diffuser.MAX_DEPTH, Fuser.MAX_DEPTH);
+  }
+
+  @Test
+  public void everyComposingMethodRefusesToNestDeeperThanTheBound() {
+    List<Form> forms = Arrays.asList(FROM_ALL, EXTRACT, EXTRACT_CONSTANT, EXTRACT_UNLESS_NULL);
+    for (int f = 0; f < forms.size(); f++) {
+      Fuser<Integer> deepest = chain(forms.get(f), Fuser.MAX_DEPTH, new TestSource<>());
+      try {
+        forms.get(f).over(deepest);
+        fail("form " + f + ": a fuser " + (Fuser.MAX_DEPTH + 1) + " deep was composed");
+      } catch (IllegalArgumentException expected) {
+        assertTrue(expected.getMessage(), expected.getMessage().contains("DFS_MAX_DEPTH"));
+        assertTrue(expected.getMessage(), expected.getMessage().contains("fuser would nest"));
+      }
+    }
+  }
+
+  /** A fan-in at the bound, on a thread of 256 KB. */
+  @Test
+  public void aFuserAtTheBoundDeliversAndIsReleasedOnASmallStack() throws InterruptedException {
+    List<Integer> seen = Collections.synchronizedList(new ArrayList<>());
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    Thread thread =
+        new Thread(
+            null,
+            () -> {
+              try {
+                TestSource<Integer> source = new TestSource<>();
+                Fuser<Integer> deepest = chain(FROM_ALL, Fuser.MAX_DEPTH, source);
+                Disposable connection = deepest.connect(seen::add);
+                source.emit(5);
+                connection.dispose();
+              } catch (Throwable t) {
+                failure.set(t);
+              }
+            },
+            "small stack",
+            256 * 1024);
+    thread.start();
+    thread.join();
+    assertNull(failure.get());
+    assertEquals(Collections.singletonList(5), seen);
+  }
+}
