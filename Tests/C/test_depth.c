@@ -206,6 +206,43 @@ static void *deliver_deepest(void *unused) {
     return effects == 1 ? NULL : "the effect did not get the event once";
 }
 
+/* A loop whose model is the last event. */
+static int take_event(const void *model, const void *event, dfs_next *next, void *ctx) {
+    (void)model;
+    (void)ctx;
+    return dfs_next_model(next, event) == DFS_OK ? 0 : 1;
+}
+
+static int read_model(const void *model, void *ctx) {
+    *(const void **)ctx = model;
+    return 0;
+}
+
+static void test_a_loop_takes_a_fuser_at_the_bound(void) {
+    check_section("a loop connects a fuser at the bound (without a level of its own)");
+    dfs_loop_config config = {
+        .model_type = dfs_type_pointer(),
+        .event_type = dfs_type_pointer(),
+        .effect_type = dfs_type_pointer(),
+        .update = take_event,
+    };
+    dfs_loop *loop = NULL;
+    CHECK_OK(dfs_loop_new(&config, &loop), "a loop");
+    dfs_fuser *deepest = fuser_chain(FROM_ALL, DFS_MAX_DEPTH);
+    CHECK(deepest != NULL, "a fuser %d deep", DFS_MAX_DEPTH);
+    if (loop == NULL || deepest == NULL) return;
+    dfs_disposable *connection = NULL;
+    CHECK_OK(dfs_loop_connect(loop, deepest, &connection), "the loop connects it");
+    CHECK_OK(dfs_dispatch_emit(source_dispatch, (const void *)(uintptr_t)42), "its source emits");
+    const void *model = NULL;
+    dfs_loop_model(loop, read_model, &model);
+    CHECK_INT((int)(uintptr_t)model, 42, "the event reached the loop");
+    dfs_disposable_dispose(connection);
+    dfs_disposable_release(connection);
+    dfs_fuser_release(deepest);
+    dfs_loop_release(loop);
+}
+
 /* Runs `body` on a new thread of 256 KB; NULL if it succeeded, else what failed. */
 static const char *on_small_stack(void *(*body)(void *)) {
     pthread_attr_t attributes;
@@ -233,6 +270,7 @@ int main(int argc, char **argv) {
     test_every_form_stops_at_the_bound();
     test_depth_is_the_deepest_child();
     test_every_fuser_form_stops_at_the_bound();
+    test_a_loop_takes_a_fuser_at_the_bound();
     test_the_bound_fits_a_small_stack();
     return check_finish();
 }

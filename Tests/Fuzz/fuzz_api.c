@@ -1329,7 +1329,22 @@ static void op_invert(void) {
         if (!null_out && d != NULL) fail("dfs_diffuser_invert failed but *out is not NULL");
         return;
     }
-    set_nest(add_diffuser(d, &types[0]), NULL, nest_of(cp, 0));
+    int nest = nest_of(cp, 0) + 1;
+    if ((f & 0x1F) == 0x1F) {
+        /* Up to the bound, keeping only the top: a tree the pool could not grow to (it
+         * tracks a few dozen diffusers), over which every composing call must fail. */
+        say("  inverts up to DFS_MAX_DEPTH (%d deep now)", nest);
+        for (; nest < DFS_MAX_DEPTH; nest++) {
+            dfs_diffuser *next = NULL;
+            check_status(dfs_diffuser_invert(d, &next), 0, 0, 0, "dfs_diffuser_invert (to the bound)");
+            check_status(dfs_diffuser_release(d), 0, 0, 0, "dfs_diffuser_release (to the bound)");
+            d = next;
+        }
+        dfs_diffuser *over = (dfs_diffuser *)(uintptr_t)1;
+        check_status(dfs_diffuser_invert(d, &over), B(DFS_ERR_ARGUMENT), 0, 0, "dfs_diffuser_invert (past the bound)");
+        if (over != NULL) fail("dfs_diffuser_invert past the bound failed but *out is not NULL");
+    }
+    set_nest(add_diffuser(d, &types[0]), NULL, nest - 1);
 }
 
 static void run_diffuser(pick p) {
@@ -1421,7 +1436,22 @@ static void op_fuser_from_all(void) {
         if (!null_out && h != NULL) fail("dfs_fuser_from_all failed but *out is not NULL");
         return;
     }
-    set_nest(NULL, add_fuser(h, t), nest);
+    nest += 1;
+    if (count == 1 && (f & 0x1F) == 0x1F) {
+        /* Up to the bound, keeping only the top (see op_invert). */
+        say("  single fan-ins up to DFS_MAX_DEPTH (%d deep now)", nest);
+        for (; nest < DFS_MAX_DEPTH; nest++) {
+            dfs_fuser *next = NULL;
+            check_status(dfs_fuser_from_all(tp.h, &h, 1, &next), 0, 0, 0, "dfs_fuser_from_all (to the bound)");
+            check_status(dfs_fuser_release(h), 0, 0, 0, "dfs_fuser_release (to the bound)");
+            h = next;
+        }
+        dfs_fuser *over = (dfs_fuser *)(uintptr_t)1;
+        check_status(dfs_fuser_from_all(tp.h, &h, 1, &over), B(DFS_ERR_ARGUMENT), 0, 0,
+                     "dfs_fuser_from_all (past the bound)");
+        if (over != NULL) fail("dfs_fuser_from_all past the bound failed but *out is not NULL");
+    }
+    set_nest(NULL, add_fuser(h, t), nest - 1);
 }
 
 static void op_fuser_extract(void) {

@@ -195,7 +195,19 @@ public final class Loop<Model, Event, Effect>: Subscribable, @unchecked Sendable
     /// (reconnected at each start). Dispose the result to disconnect them for good.
     @discardableResult
     public func connect(_ sources: Fuser<Event>) -> Disposable {
-        let slot = SourceSlot(sources)
+        connect(SourceSlot(sources, keeping: nil))
+    }
+
+    /// `connect(_:)` for a binding whose sources only lend their events for the
+    /// emission: each event is queued as `keep(event)`; if `keep` throws, the error goes
+    /// back to the source that emitted it and the event is dropped. (An `extract` over
+    /// the sources would do the same, one level deeper: see `Fuser.maximumDepth`.)
+    @_spi(Bindings)
+    public func connect(_ sources: Fuser<Event>, keeping keep: @escaping (Event) throws -> Event) -> Disposable {
+        connect(SourceSlot(sources, keeping: keep))
+    }
+
+    private func connect(_ slot: SourceSlot<Event>) -> Disposable {
         core.enqueueControl { core, session in
             guard !slot.isRemoved else { return }
             core.sources.append(slot)

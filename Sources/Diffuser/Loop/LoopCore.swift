@@ -147,7 +147,7 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         self.restart = restart
         self.inspector = inspector
         self.subscribers = feedbacks.map { .feedback(FeedbackEntry($0)) }
-        self.sources = sources.map { SourceSlot($0) }
+        self.sources = sources.map { SourceSlot($0, keeping: nil) }
     }
 
     // MARK: Reading

@@ -30,12 +30,16 @@ final class FeedbackEntry<Model, Event>: _Disposable, @unchecked Sendable {
 /// disconnected when it stops, until the registration is disposed.
 final class SourceSlot<Event>: _Disposable, @unchecked Sendable {
     let fuser: Fuser<Event>
+    /// What each event becomes before it is queued, if anything (a binding's copy of an
+    /// event its source only lends); its error goes back to the emitter.
+    let keep: ((Event) throws -> Event)?
     private let lock = Lock()
     private var connection: _Disposable?
     private var removed = false
 
-    init(_ fuser: Fuser<Event>) {
+    init(_ fuser: Fuser<Event>, keeping keep: ((Event) throws -> Event)?) {
         self.fuser = fuser
+        self.keep = keep
     }
 
     var isRemoved: Bool { lock.withLock { removed } }
@@ -43,7 +47,16 @@ final class SourceSlot<Event>: _Disposable, @unchecked Sendable {
     /// Connects the fuser for `session`'s run; the session's end disconnects it.
     func connect<Model, Effect>(in session: LoopSession<Event>, to core: LoopCore<Model, Event, Effect>) {
         if isRemoved { return }
-        let made = fuser.connect { [weak core] event in _ = core?.enqueue(event, job: nil) }
+        let made: _Disposable
+        if let keep {
+            // As `connect` does: a source that refuses leaves nothing connected.
+            made = (try? fuser.tryConnect { [weak core] event in
+                let kept = try keep(event)
+                _ = core?.enqueue(kept, job: nil)
+            }) ?? AnonymousDisposable(disposeFn: {})
+        } else {
+            made = fuser.connect { [weak core] event in _ = core?.enqueue(event, job: nil) }
+        }
         let late: Bool = lock.withLock {
             if removed { return true }
             connection = made

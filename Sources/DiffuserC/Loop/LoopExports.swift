@@ -155,9 +155,9 @@ public func dfs_loop_connect(
         guard fuser.type.type === eventType else {
             throw CError.type("sources have type '\(fuser.type.type.name)', the loop's events '\(eventType.name)'")
         }
-        // Sources lend their events for the emission; the loop queues them.
-        let kept = Fuser<CValue>.extract(throwing: { try eventType.kept($0) }, fuser.fuser)
-        return handles.insert(CDisposable(target.loop.connect(kept)), kind: .disposable)
+        // Sources lend their events for the emission; the loop queues a kept copy.
+        let connection = target.loop.connect(fuser.fuser, keeping: { try eventType.kept($0) })
+        return handles.insert(CDisposable(connection), kind: .disposable)
     }
 }
 

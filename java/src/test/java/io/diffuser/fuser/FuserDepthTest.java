@@ -6,6 +6,8 @@ import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
 
 import io.diffuser.diffuser.Diffuser;
+import io.diffuser.loop.Loop;
+import io.diffuser.loop.Next;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -82,5 +84,19 @@ public class FuserDepthTest {
     thread.join();
     assertNull(failure.get());
     assertEquals(Collections.singletonList(5), seen);
+  }
+
+  /** A loop connects a fuser at the bound: it adds no level of its own. */
+  @Test
+  public void aLoopConnectsAFuserAtTheBound() {
+    TestSource<Integer> source = new TestSource<>();
+    Fuser<Integer> deepest = chain(FROM_ALL, Fuser.MAX_DEPTH, source);
+    try (Loop<Integer, Integer, Integer> loop =
+        Loop.<Integer, Integer, Integer>builder(0, (model, event) -> Next.next(event)).build()) {
+      Disposable connection = loop.connect(deepest);
+      source.emit(42);
+      assertEquals(Integer.valueOf(42), loop.model());
+      connection.dispose();
+    }
   }
 }
