@@ -93,12 +93,13 @@ public class DiffuserBorrowedPartsTest {
   public void aChainOfSingleMapsLendsEachPartToTheNext() {
     List<Integer> seen = new ArrayList<>();
     Diffuser<Box> d = Diffuser.into((Box b) -> seen.add(b.n));
-    for (int i = 0; i < 200; i++) d = Diffuser.map((Box b) -> new Box(b.n + 1), d);
+    int maps = Diffuser.MAX_DEPTH - 1; // as deep as a tree may be
+    for (int i = 0; i < maps; i++) d = Diffuser.map((Box b) -> new Box(b.n + 1), d);
     d.run(new Box(0));
     collectGarbage();
     d.run(new Box(0));
     d.run(new Box(1));
-    assertEquals(java.util.Arrays.asList(200, 201), seen);
+    assertEquals(java.util.Arrays.asList(maps, maps + 1), seen);
   }
 
   @Test
