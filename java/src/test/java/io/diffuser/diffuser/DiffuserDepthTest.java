@@ -1,15 +1,14 @@
 package io.diffuser.diffuser;
 
+import static io.diffuser.DepthChecks.assertTooDeep;
+import static io.diffuser.DepthChecks.onSmallStack;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNull;
-import static org.junit.Assert.assertTrue;
-import static org.junit.Assert.fail;
 
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.Test;
 
 /**
@@ -38,16 +37,9 @@ public class DiffuserDepthTest {
 
   @Test
   public void everyComposingMethodRefusesToNestDeeperThanTheBound() {
-    List<Form> forms = Arrays.asList(MAP, INTO_ALL, INTO_ALWAYS, INTO_WHEN);
-    for (int f = 0; f < forms.size(); f++) {
-      Diffuser<Integer> deepest = chain(forms.get(f), Diffuser.MAX_DEPTH, new ArrayList<>());
-      try {
-        forms.get(f).over(deepest);
-        fail("form " + f + ": a tree " + (Diffuser.MAX_DEPTH + 1) + " deep was composed");
-      } catch (IllegalArgumentException expected) {
-        assertTrue(expected.getMessage(), expected.getMessage().contains("DFS_MAX_DEPTH"));
-        assertTrue(expected.getMessage(), expected.getMessage().contains(String.valueOf(Diffuser.MAX_DEPTH)));
-      }
+    for (Form form : Arrays.asList(MAP, INTO_ALL, INTO_ALWAYS, INTO_WHEN)) {
+      Diffuser<Integer> deepest = chain(form, Diffuser.MAX_DEPTH, new ArrayList<>());
+      assertTooDeep("diffuser", () -> form.over(deepest));
     }
   }
 
@@ -57,12 +49,8 @@ public class DiffuserDepthTest {
     Diffuser<Integer> deep = chain(MAP, Diffuser.MAX_DEPTH - 1, seen);
     Diffuser<Integer> leaf = Diffuser.into(seen::add);
     Diffuser<Integer> atTheBound = Diffuser.intoAll(leaf, deep);
-    try {
-      Diffuser.intoAll(atTheBound);
-      fail("a fan-out over a tree at the bound was composed");
-    } catch (IllegalArgumentException expected) {
-      // The shallow first child does not hide the deep second one.
-    }
+    // The shallow first child does not hide the deep second one.
+    assertTooDeep("diffuser", () -> Diffuser.intoAll(atTheBound));
     atTheBound.run(7);
     assertEquals(Arrays.asList(7, 7), seen);
 
@@ -76,25 +64,12 @@ public class DiffuserDepthTest {
   @Test
   public void aTreeAtTheBoundRunsAndIsReleasedOnASmallStack() throws InterruptedException {
     List<Integer> seen = Collections.synchronizedList(new ArrayList<>());
-    AtomicReference<Throwable> failure = new AtomicReference<>();
-    Thread thread =
-        new Thread(
-            null,
-            () -> {
-              try {
-                Diffuser<Integer> deepest = chain(INTO_ALL, Diffuser.MAX_DEPTH, seen);
-                deepest.run(1);
-                deepest.run(1);
-                deepest.run(2);
-              } catch (Throwable t) {
-                failure.set(t);
-              }
-            },
-            "small stack",
-            256 * 1024);
-    thread.start();
-    thread.join();
-    assertNull(failure.get());
+    assertNull(onSmallStack(256, () -> {
+      Diffuser<Integer> deepest = chain(INTO_ALL, Diffuser.MAX_DEPTH, seen);
+      deepest.run(1);
+      deepest.run(1);
+      deepest.run(2);
+    }));
     assertEquals(Arrays.asList(1, 2), seen);
     // The tree is unreachable now; the Cleaner releases it on its own thread.
     System.gc();

@@ -1,9 +1,9 @@
 package io.diffuser.fuser;
 
+import static io.diffuser.DepthChecks.assertTooDeep;
+import static io.diffuser.DepthChecks.onSmallStack;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNull;
-import static org.junit.Assert.assertTrue;
-import static org.junit.Assert.fail;
 
 import io.diffuser.diffuser.Diffuser;
 import io.diffuser.loop.Loop;
@@ -12,7 +12,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.Test;
 
 /**
@@ -46,16 +45,9 @@ public class FuserDepthTest {
 
   @Test
   public void everyComposingMethodRefusesToNestDeeperThanTheBound() {
-    List<Form> forms = Arrays.asList(FROM_ALL, EXTRACT, EXTRACT_CONSTANT, EXTRACT_UNLESS_NULL);
-    for (int f = 0; f < forms.size(); f++) {
-      Fuser<Integer> deepest = chain(forms.get(f), Fuser.MAX_DEPTH, new TestSource<>());
-      try {
-        forms.get(f).over(deepest);
-        fail("form " + f + ": a fuser " + (Fuser.MAX_DEPTH + 1) + " deep was composed");
-      } catch (IllegalArgumentException expected) {
-        assertTrue(expected.getMessage(), expected.getMessage().contains("DFS_MAX_DEPTH"));
-        assertTrue(expected.getMessage(), expected.getMessage().contains("fuser would nest"));
-      }
+    for (Form form : Arrays.asList(FROM_ALL, EXTRACT, EXTRACT_CONSTANT, EXTRACT_UNLESS_NULL)) {
+      Fuser<Integer> deepest = chain(form, Fuser.MAX_DEPTH, new TestSource<>());
+      assertTooDeep("fuser", () -> form.over(deepest));
     }
   }
 
@@ -63,26 +55,12 @@ public class FuserDepthTest {
   @Test
   public void aFuserAtTheBoundDeliversAndIsReleasedOnASmallStack() throws InterruptedException {
     List<Integer> seen = Collections.synchronizedList(new ArrayList<>());
-    AtomicReference<Throwable> failure = new AtomicReference<>();
-    Thread thread =
-        new Thread(
-            null,
-            () -> {
-              try {
-                TestSource<Integer> source = new TestSource<>();
-                Fuser<Integer> deepest = chain(FROM_ALL, Fuser.MAX_DEPTH, source);
-                Disposable connection = deepest.connect(seen::add);
-                source.emit(5);
-                connection.dispose();
-              } catch (Throwable t) {
-                failure.set(t);
-              }
-            },
-            "small stack",
-            256 * 1024);
-    thread.start();
-    thread.join();
-    assertNull(failure.get());
+    assertNull(onSmallStack(256, () -> {
+      TestSource<Integer> source = new TestSource<>();
+      Disposable connection = chain(FROM_ALL, Fuser.MAX_DEPTH, source).connect(seen::add);
+      source.emit(5);
+      connection.dispose();
+    }));
     assertEquals(Collections.singletonList(5), seen);
   }
 
