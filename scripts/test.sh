@@ -28,7 +28,7 @@ python3 scripts/gen_vectors.py --check > "$logs/regen.log" 2>&1 || { cat "$logs/
 section "Swift: swift test"
 swift test > "$logs/swift.log" 2>&1
 status=$?
-grep -E "^Conformance|error:|failed \(|Executed [0-9]+ tests" "$logs/swift.log" | tail -n 12
+grep -E "^Conformance|error:|failed \(|Executed [0-9]+ tests|Test run with" "$logs/swift.log" | tail -n 12
 [ $status -eq 0 ] || { echo "swift test failed; log: $logs/swift.log"; failed+=("swift"); }
 
 section "C: cmake, ninja, ctest (C tests, example, valgrind, install, ABI drift)"
@@ -93,6 +93,10 @@ fi
 # One closing line over the three test runners.
 swift_total=$(grep -oE "Executed [0-9]+ tests, with [0-9]+ failures" "$logs/swift.log" | tail -n 1 | grep -oE "[0-9]+" | head -n 2 | tr '\n' ' ')
 read -r s_run s_fail <<< "${swift_total:-0 1}"
+# Swift Testing's tests (the exit tests) report apart from XCTest's; a failure of theirs
+# already fails `swift test`.
+st_run=$(grep -oE "Test run with [0-9]+ tests? in [0-9]+ suites? passed" "$logs/swift.log" | tail -n 1 | grep -oE "[0-9]+" | head -n 1)
+s_run=$(( s_run + ${st_run:-0} ))
 c_total=$(grep -oE "[0-9]+ tests failed out of [0-9]+" "$logs/ctest.log" | tail -n 1 | grep -oE "[0-9]+" | tr '\n' ' ')
 read -r c_fail c_run <<< "${c_total:-1 0}"
 j_total=$(grep -oE "^[0-9]+ passed, [0-9]+ failed" "$logs/gradle.log" | tail -n 1 | grep -oE "[0-9]+" | tr '\n' ' ')
