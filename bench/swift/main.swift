@@ -62,6 +62,11 @@ func measureRuns<R: Renderer>(_ make: () -> R, _ scenario: Scenario, iterations:
 nonisolated(unsafe) var keepAlive: [Any] = []
 
 /// ns to construct a renderer (the diffuser tree, or the baseline's caches).
+///
+/// The built renderers are destroyed and the heap trimmed afterwards (as the C
+/// benchmark's `settle_heap` does), so that every build starts from the same heap, which
+/// it must grow into: without that, a build's time depends on the free memory the
+/// measurements before it left (the floor alone took 97 us, after the run scenarios 42).
 func measureBuild<R: Renderer>(_ make: () -> R, iterations: Int) -> Double {
     var built: [R] = []
     built.reserveCapacity(iterations)
@@ -69,6 +74,8 @@ func measureBuild<R: Renderer>(_ make: () -> R, iterations: Int) -> Double {
     for _ in 0..<iterations { built.append(make()) }
     let elapsed = now() - start
     keepAlive = [built.count]
+    built.removeAll()
+    _ = bench_heap_in_use()
     return Double(elapsed) / Double(iterations)
 }
 
