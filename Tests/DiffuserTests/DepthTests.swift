@@ -99,31 +99,32 @@ final class DepthTests: XCTestCase {
 import Testing
 
 /// Composing past the bound stops the program (the Swift combinators do not throw), with
-/// its message; each case runs in a child process.
+/// its message; each case runs in a child process, which first says how deep its tree is.
 @Suite struct DepthBoundTests {
+    /// Checks what the child process wrote before it stopped.
+    private func expectStopped(_ result: ExitTest.Result?, naming kind: String) {
+        let text = result.map { String(decoding: $0.standardErrorContent, as: UTF8.self) } ?? ""
+        #expect(text.contains("at the bound: 200"))
+        #expect(text.contains("a \(kind) nests at most 200 combinators; this one would nest 201"))
+    }
+
     @Test func aDiffuserPastTheBoundStopsTheProgram() async {
-        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             var top = Diffuser<Int>.into { _ in }
             for _ in 1..<Diffuser<Int>.maximumDepth { top = .map({ $0 }, top) }
             FileHandle.standardError.write(Data("at the bound: \(top.depth)\n".utf8))
             _ = Diffuser<Int>.intoAll([top])
-        }.map { result in
-            let text = String(decoding: result.standardErrorContent, as: UTF8.self)
-            #expect(text.contains("at the bound: 200"))
-            #expect(text.contains("a diffuser nests at most 200 combinators; this one would nest 201"))
         }
+        expectStopped(result, naming: "diffuser")
     }
 
     @Test func aFuserPastTheBoundStopsTheProgram() async {
-        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             var top = Fuser<Int>.from { _ in AnonymousDisposable(disposeFn: {}) }
             for _ in 1..<Fuser<Int>.maximumDepth { top = .extract({ $0 }, top) }
             FileHandle.standardError.write(Data("at the bound: \(top.depth)\n".utf8))
             _ = Fuser<Int>.fromAll([top])
-        }.map { result in
-            let text = String(decoding: result.standardErrorContent, as: UTF8.self)
-            #expect(text.contains("at the bound: 200"))
-            #expect(text.contains("a fuser nests at most 200 combinators; this one would nest 201"))
         }
+        expectStopped(result, naming: "fuser")
     }
 }
