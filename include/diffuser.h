@@ -35,14 +35,23 @@
  *
  * Threads
  * -------
- * Every function may be called from any thread. dfs_diffuser_run on one graph (a
- * diffuser and everything composed with it) is serialized. A run called from inside one
- * of the graph's own effects, on the same thread, is queued and performed right after
- * the current pass, before the outermost run returns: no deadlock, no half-updated
- * caches. An effect must not wait for another thread's run of the same graph: that run
- * waits for the effect's own run to finish. Each fuser connection delivers one event at a time, and once
- * dfs_disposable_dispose has returned its effect receives nothing more. None of the
- * functions may be called from a signal handler.
+ * Every function may be called from any thread. dfs_diffuser_run on one graph is
+ * serialized. Running forms the graph: a diffuser's first run joins it with every
+ * diffuser it was composed from (and with every graph that shares a node with it), and
+ * from then on runs of any of them are serialized; composing alone joins nothing. A run
+ * called from inside one of the graph's own effects, on the same thread, is queued and
+ * performed right after the current pass, before the outermost run returns: no
+ * deadlock, no half-updated caches. Each fuser connection delivers one event at a time,
+ * and once dfs_disposable_dispose has returned its effect receives nothing more.
+ *
+ * A run holds its graph's lock while its effects run, and dfs_disposable_dispose waits
+ * for an event being delivered on another thread. Like any two locks, they deadlock when
+ * threads wait for each other in a circle: an effect that waits for another thread's run
+ * of its own graph; graph A's effect running graph B on one thread while B's effect runs
+ * A on another; an effect that disposes a connection whose effect, delivering an event
+ * on another thread, runs the first effect's graph. Keep such calls one-way, or make the
+ * second call after the run has returned. None of the functions may be called from a
+ * signal handler.
  *
  * Order of calls
  * --------------
@@ -351,7 +360,8 @@ DFS_API dfs_status dfs_fuser_extract_unless_null(dfs_type *type, dfs_transform_f
 /** Connects every source to `effect` (events borrowed for the call). On success *out is
  *  the connection: dispose it to stop, release it to free the handle. If a source
  *  refuses, the sources already connected are disconnected and DFS_ERR_CALLBACK is
- *  returned. */
+ *  returned. Events are delivered as they are emitted, also while the sources connect:
+ *  those emitted before a source refused have reached `effect`. */
 DFS_API dfs_status dfs_fuser_connect(dfs_fuser *fuser, dfs_effect_fn effect, void *ctx,
                              dfs_destroy_fn destroy, dfs_disposable **out);
 
@@ -415,7 +425,9 @@ DFS_API dfs_type *dfs_type_ffi_event(void);
  *  freed when the connection of `dispatch` is disposed (after the source's disconnect
  *  returns, so unregister it there); calling it afterwards is undefined. A closure whose
  *  dispatch was disposed but is called before being freed drops the event.
- *  At most 32 arguments. */
+ *  At most 32 arguments, each of DFS_FFI_INT8 to DFS_FFI_STRING; `args` may be NULL
+ *  only when count is 0 (DFS_ERR_NULL otherwise). Any other signature: DFS_ERR_ARGUMENT,
+ *  with a message naming what is wrong. */
 DFS_API dfs_status dfs_closure_new(dfs_dispatch *dispatch, dfs_ffi_type ret,
                            const dfs_ffi_type *args, size_t count, void (**fn)(void));
 
@@ -480,7 +492,9 @@ typedef enum dfs_list_step {
 typedef struct dfs_list_diff {
     int32_t old_count;
     int32_t new_count;
-    /** 1 if a key occurred twice in one list outside the common prefix and suffix. */
+    /** 1 if a key occurred twice in one list outside the common prefix and suffix, where
+     *  items pair by occurrence. Looked for only when both lists have items there: from
+     *  or to an empty list (a first run) it is 0 whatever the keys. */
     int32_t has_duplicates;
     int32_t delete_count;
     int32_t insert_count;
@@ -669,7 +683,11 @@ DFS_API void dfs_list_sections_diff_free(dfs_list_sections_diff *diff);
  *  same along the common suffix, from the end; then the keys of the rest of the old
  *  list and of the new list, and for each new item matched, same_key and its content.
  *  Each key is asked at most twice. Then `type`'s retain of the new list, then the sink.
- *  The first run asks count(new) only. */
+ *  The first run asks count(new) only.
+ *  A key is asked only where the diff needs it: not on the first run, nor for items that
+ *  are only inserted or deleted past the common prefix and suffix. A `key` that fails
+ *  for an item therefore fails the first later run that needs that item's key, and every
+ *  run after it while the item is in the list the node kept (a run that fails keeps it). */
 typedef struct dfs_list_reader {
     int (*count)(const void *list, size_t *count, void *ctx);
     int (*key)(const void *list, int32_t index, uint64_t *key, void *ctx);

@@ -27,7 +27,7 @@ public func dfs_closure_new(
         guard target.type === ValueType.ffiEvent else {
             throw CError.type("the dispatch carries '\(target.type.name)' events, closures emit 'ffi_event'")
         }
-        guard count >= 0 && count <= 32 else { throw CError.argument("a closure takes at most 32 arguments, not \(count)") }
+        try checkSignature(ret, args, count)
         var made: (@convention(c) () -> Void)?
         var closure: UnsafeMutableRawPointer?
         let status = dfsi_ffi_closure_make(ret, args, count, UInt(bitPattern: dispatch), closureHandler, &made, &closure)
@@ -35,9 +35,27 @@ public func dfs_closure_new(
             throw CError(status: dfs_status(UInt32(bitPattern: status)),
                          message: status == DFS_ERR_MEMORY.rawValue.asInt32
                             ? "libffi could not allocate a closure"
-                            : "unsupported closure signature (return must be void or int; arguments integers, floats, pointers or strings)")
+                            : "libffi refused the closure's signature")
         }
         target.adopt(closure: closure)
         fn.pointee = made
+    }
+}
+
+/// The most arguments a closure takes.
+private let maxClosureArguments = 32
+
+/// Refuses a signature `dfs_closure_new` cannot make, naming what is wrong: a return
+/// type other than void or int, too many arguments, no argument list, or an argument
+/// type that is not a value (DFS_FFI_INT8 to DFS_FFI_STRING).
+private func checkSignature(_ ret: dfs_ffi_type, _ args: UnsafePointer<dfs_ffi_type>?, _ count: Int) throws {
+    guard ret == DFS_FFI_VOID || ret == DFS_FFI_INT else {
+        throw CError.argument("the return type (\(Int32(bitPattern: ret.rawValue))) must be DFS_FFI_VOID or DFS_FFI_INT")
+    }
+    let count = try checkedCount(count, "count", atMost: maxClosureArguments)
+    if count > 0 && args == nil { throw CError.null("args") }
+    let valid = DFS_FFI_INT8.rawValue...DFS_FFI_STRING.rawValue
+    for i in 0..<count where !valid.contains(args![i].rawValue) {
+        throw CError.argument("args[\(i)] (\(Int32(bitPattern: args![i].rawValue))) is not an argument type (DFS_FFI_INT8 to DFS_FFI_STRING)")
     }
 }

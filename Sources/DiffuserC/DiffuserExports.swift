@@ -42,11 +42,10 @@ func members<Member>(
     _ lookup: (OpaquePointer?, @autoclosure () -> String) throws -> (ValueType, Member)
 ) throws -> [Member] {
     if count > 0 && list == nil { throw CError.null("children") }
-    guard count >= 0 && count < 1 << 24 else { throw CError.argument("count \(count) is out of range") }
-    return try (0..<count).map { i in
+    return try (0..<checkedCount(count, "count", atMost: maxMembers)).map { i in
         let (childType, member) = try lookup(list![i], "children[\(i)]")
         guard childType === type else {
-            throw CError.type("children[\(i)] has type '\(childType.name)', expected '\(type.name)'")
+            throw CError.type("children[\(i)] has type '\(childType.name)', expected '\(type.name)'\(childType.sameNameNote(type))")
         }
         return member
     }

@@ -32,6 +32,19 @@ struct CError: Error {
     }
 }
 
+/// A count the caller passed as a `size_t` (which Swift reads as an `Int`), if it is at
+/// most `limit`; otherwise a `DFS_ERR_ARGUMENT` naming `name`, the count as given and the
+/// limit. A `size_t` above `Int.max` reads as negative and is refused too.
+func checkedCount(_ count: Int, _ name: @autoclosure () -> String, atMost limit: Int) throws -> Int {
+    guard count >= 0 && count <= limit else {
+        throw CError.argument("\(name()) \(UInt(bitPattern: count)) is out of range (at most \(limit))")
+    }
+    return count
+}
+
+/// The most children, feedbacks, handlers or start effects one call takes.
+let maxMembers = (1 << 24) - 1
+
 /// Per-thread error state: the last error's message, and the message a callback set
 /// with `dfs_set_error` before failing.
 enum ThreadError {

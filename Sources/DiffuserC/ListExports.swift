@@ -24,10 +24,7 @@ private struct CListSide {
     init(_ side: UnsafePointer<dfs_list_side>?, _ name: String) throws {
         guard let side else { throw CError.null(name) }
         let value = side.pointee
-        guard value.count <= maxListCount else {
-            throw CError.argument("\(name)->count \(value.count) is too large (at most \(maxListCount))")
-        }
-        count = Int(value.count)
+        count = try checkedCount(value.count, "\(name)->count", atMost: maxListCount)
         if count > 0 && value.keys == nil { throw CError.null("\(name)->keys") }
         keys = value.keys
         contents = value.contents

@@ -24,19 +24,13 @@ private struct CSectionsSide {
     init(_ side: UnsafePointer<dfs_list_sections_side>?, _ name: String) throws {
         guard let side else { throw CError.null(name) }
         let value = side.pointee
-        guard value.section_count <= maxListCount else {
-            throw CError.argument("\(name)->section_count \(value.section_count) is too large (at most \(maxListCount))")
-        }
-        count = Int(value.section_count)
+        count = try checkedCount(value.section_count, "\(name)->section_count", atMost: maxListCount)
         if count > 0 && value.section_keys == nil { throw CError.null("\(name)->section_keys") }
         if count > 0 && value.item_counts == nil { throw CError.null("\(name)->item_counts") }
         var starts = [Int](repeating: 0, count: count + 1)
         for s in 0..<count {
-            let items = value.item_counts![s]
-            guard items <= maxListCount else {
-                throw CError.argument("\(name)->item_counts[\(s)] \(items) is too large (at most \(maxListCount))")
-            }
-            starts[s + 1] = starts[s] + Int(items)
+            let items = try checkedCount(value.item_counts![s], "\(name)->item_counts[\(s)]", atMost: maxListCount)
+            starts[s + 1] = starts[s] + items
             guard starts[s + 1] <= maxListCount else {
                 throw CError.argument("\(name) holds more than \(maxListCount) items in all")
             }

@@ -66,6 +66,13 @@ final class ValueType: @unchecked Sendable {
         return result
     }
 
+    /// What an error message about this type and `other`, a different type, adds when
+    /// the two have the same name, so that it does not read as a type refused for
+    /// itself; nothing otherwise.
+    func sameNameNote(_ other: ValueType) -> String {
+        name == other.name ? " (two different types named '\(name)')" : ""
+    }
+
     /// The error of an equality callback that returned `code`; kept out of line, so that
     /// the comparison a gate inlines stays small.
     @inline(never)

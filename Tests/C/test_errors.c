@@ -266,6 +266,8 @@ static void test_children_arrays(void) {
     CHECK_ERROR_HAS("children[1]", "message names the entry (\"%s\")", dfs_last_error());
 
     CHECK_STATUS(dfs_diffuser_into_all(dfs_type_pointer(), &good, (size_t)-1, &out), DFS_ERR_ARGUMENT, "into_all with count SIZE_MAX");
+    CHECK_ERROR_HAS("count 18446744073709551615 is out of range (at most 16777215)",
+                    "names the count as given and the limit (\"%s\")", dfs_last_error());
     CHECK_STATUS(dfs_diffuser_into_always_all(dfs_type_pointer(), &good, (size_t)1 << 40, &out), DFS_ERR_ARGUMENT, "into_always_all with count 2^40");
 
     dfs_fuser *fgood = make_fuser(dfs_type_pointer()), *fout = GARBAGE;
@@ -429,6 +431,14 @@ static void test_type_mismatch(void) {
     CHECK_STATUS(dfs_diffuser_into_all(user, &ptr_child, 1, &out), DFS_ERR_TYPE,
                  "a user type is not the pointer type even with the same (NULL) callbacks");
     CHECK_ERROR_HAS("celsius", "message names the user type (\"%s\")", dfs_last_error());
+    dfs_type *twin = NULL;
+    dfs_diffuser *twin_child = NULL;
+    CHECK_OK(dfs_type_new("celsius", NULL, NULL, NULL, NULL, NULL, &twin), "another type named celsius");
+    CHECK_OK(dfs_diffuser_into(twin, noop_effect, NULL, NULL, &twin_child), "a child of it");
+    CHECK_STATUS(dfs_diffuser_into_all(user, &twin_child, 1, &out), DFS_ERR_TYPE, "two types of one name differ");
+    CHECK_ERROR_HAS("two different types named 'celsius'", "message says the names are alike (\"%s\")", dfs_last_error());
+    dfs_diffuser_release(twin_child);
+    dfs_type_release(twin);
 
     CHECK_STATUS(dfs_diffuser_invert(str_child, &out), DFS_ERR_TYPE, "invert of a cstring child");
     CHECK_ERROR_HAS("invert", "message mentions invert (\"%s\")", dfs_last_error());

@@ -423,6 +423,11 @@ static void test_misuse(void) {
     CHECK_STATUS(dfs_list_diff_compute(&ok, &ok, NULL, NULL, 64, &d), DFS_ERR_ARGUMENT, "unknown flags");
     CHECK_STATUS(dfs_list_diff_compute(&ok, &with_contents, NULL, NULL, 0, &d), DFS_ERR_NULL, "contents on one side only");
     CHECK_STATUS(dfs_list_diff_compute(&huge, &ok, NULL, NULL, 0, &d), DFS_ERR_ARGUMENT, "a list too long");
+    /* SIZE_MAX is no list length either (a size_t past the largest signed size). */
+    dfs_list_side all = {keys, NULL, SIZE_MAX};
+    CHECK_STATUS(dfs_list_diff_compute(&ok, &all, NULL, NULL, 0, &d), DFS_ERR_ARGUMENT, "a count of SIZE_MAX");
+    CHECK_ERROR_HAS("new_list->count 18446744073709551615 is out of range (at most 2147483646)",
+                    "names the count as given and the limit");
     dfs_list_diff_free(&d);
 }
 

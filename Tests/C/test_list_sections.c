@@ -263,6 +263,7 @@ static void test_misuse(void) {
     check_section("misuse");
     uint64_t keys[] = {1, 2}, contents[] = {0, 0};
     size_t counts[] = {1, 1}, huge[] = {1, (size_t)1 << 40}, big[] = {0x7FFFFFF0, 0x7FFFFFF0};
+    size_t all[] = {SIZE_MAX, 1};
     dfs_list_sections_side ok = {keys, NULL, counts, keys, NULL, 2};
     dfs_list_sections_side cases[] = {
         {NULL, NULL, counts, keys, NULL, 2},     /* no section keys */
@@ -273,11 +274,15 @@ static void test_misuse(void) {
         {keys, NULL, counts, keys, NULL, (size_t)1 << 40},
         {keys, NULL, huge, keys, NULL, 2},
         {keys, NULL, big, keys, NULL, 2},        /* too many items in all */
+        {keys, NULL, counts, keys, NULL, SIZE_MAX},
+        {keys, NULL, all, keys, NULL, 2},
     };
     static const struct { int status; const char *message; } expect[] = {
         {DFS_ERR_NULL, "section_keys"}, {DFS_ERR_NULL, "item_counts"}, {DFS_ERR_NULL, "item_keys"},
         {DFS_ERR_NULL, "section_contents"}, {DFS_ERR_NULL, "item_contents"}, {DFS_ERR_ARGUMENT, "section_count"},
         {DFS_ERR_ARGUMENT, "item_counts[1]"}, {DFS_ERR_ARGUMENT, "in all"},
+        {DFS_ERR_ARGUMENT, "section_count 18446744073709551615 is out of range"},
+        {DFS_ERR_ARGUMENT, "item_counts[0] 18446744073709551615 is out of range"},
     };
     dfs_list_sections_diff d;
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {

@@ -681,6 +681,17 @@ static void test_config_feedback_errors(void) {
     c.feedback_count = (size_t)1 << 30;
     CHECK_STATUS(dfs_loop_new(&c, &loop), DFS_ERR_ARGUMENT, "a feedback count out of range");
     box_unref((box *)c.model);
+    /* A size_t past the largest signed size, in each count of the config. */
+    for (int which = 0; which < 3; which++) {
+        static const char *const names[] = {"feedback_count", "handler_count", "start_effect_count"};
+        c = counter_config(0, &u);
+        c.feedbacks = with_null;
+        *(which == 0 ? &c.feedback_count : which == 1 ? &c.handler_count : &c.start_effect_count) = SIZE_MAX;
+        CHECK_STATUS(dfs_loop_new(&c, &loop), DFS_ERR_ARGUMENT, "%s SIZE_MAX", names[which]);
+        CHECK_ERROR_HAS("18446744073709551615 is out of range", "says so (\"%s\")", dfs_last_error());
+        CHECK_ERROR_HAS(names[which], "names the count");
+        box_unref((box *)c.model);
+    }
     CHECK_INT(f.destroyed, 0, "a failing dfs_loop_new leaves the feedback handles alone");
 
     c = counter_config(0, &u);

@@ -76,8 +76,7 @@ func requestFeedback(
 func configFeedbacks(
     _ list: UnsafePointer<OpaquePointer?>?, _ count: Int, eventType: ValueType
 ) throws -> [Feedback<CValue, CValue>] {
-    guard count < 1 << 24 else { throw CError.argument("feedback_count \(count) is out of range") }
-    guard count > 0 else { return [] }
+    guard try checkedCount(count, "feedback_count", atMost: maxMembers) > 0 else { return [] }
     guard let list else { throw CError.null("feedbacks") }
     return try (0..<count).map { try lookupFeedback(list[$0], "feedbacks[\($0)]").make(eventType) }
 }

@@ -13,7 +13,7 @@ public func dfs_loop_new(_ config: UnsafePointer<dfs_loop_config>?, _ out: Unsaf
     let inspect = config.map { CCallback($0.pointee.inspect, $0.pointee.inspect_ctx, $0.pointee.inspect_destroy) }
     var handlerCallbacks: [(CCallback<dfs_handler_fn>, OpaquePointer?)] = []
     if let config, let list = config.pointee.handlers, config.pointee.handler_count > 0,
-       config.pointee.handler_count < 1 << 24 {
+       config.pointee.handler_count <= maxMembers {
         for i in 0..<config.pointee.handler_count {
             let handler = list[i]
             handlerCallbacks.append((CCallback(handler.fn, handler.ctx, handler.destroy), handler.executor))
@@ -25,11 +25,11 @@ public func dfs_loop_new(_ config: UnsafePointer<dfs_loop_config>?, _ out: Unsaf
         let modelType = try lookupType(c.model_type, "model_type")
         let eventType = try lookupType(c.event_type, "event_type")
         let effectType = try lookupType(c.effect_type, "effect_type")
-        guard c.handler_count < 1 << 24 else { throw CError.argument("handler_count \(c.handler_count) is out of range") }
-        if c.handler_count > 0 && c.handlers == nil { throw CError.null("handlers") }
-        if c.start_effect_count > 0 && c.start_effects == nil { throw CError.null("start_effects") }
-        guard c.start_effect_count < 1 << 24 else {
-            throw CError.argument("start_effect_count \(c.start_effect_count) is out of range")
+        if try checkedCount(c.handler_count, "handler_count", atMost: maxMembers) > 0 && c.handlers == nil {
+            throw CError.null("handlers")
+        }
+        if try checkedCount(c.start_effect_count, "start_effect_count", atMost: maxMembers) > 0 && c.start_effects == nil {
+            throw CError.null("start_effects")
         }
         let updateFunction = try CFunction(update!, "update")
         let executor = try lookupExecutor(c.executor)
@@ -137,7 +137,8 @@ public func dfs_loop_render(
         let target = try lookupLoop(loop)
         let render = try lookupDiffuser(diffuser)
         guard render.type.type === target.modelType.type else {
-            throw CError.type("diffuser has type '\(render.type.type.name)', the loop's models '\(target.modelType.type.name)'")
+            throw CError.type("diffuser has type '\(render.type.type.name)', the loop's models '\(target.modelType.type.name)'"
+                              + render.type.type.sameNameNote(target.modelType.type))
         }
         let subscription = target.loop.render(render.diffuser)
         return handles.insert(CDisposable(subscription), kind: .disposable)
@@ -153,7 +154,8 @@ public func dfs_loop_connect(
         let fuser = try lookupFuser(sources, "sources")
         let eventType = target.eventType.type
         guard fuser.type.type === eventType else {
-            throw CError.type("sources have type '\(fuser.type.type.name)', the loop's events '\(eventType.name)'")
+            throw CError.type("sources have type '\(fuser.type.type.name)', the loop's events '\(eventType.name)'"
+                              + fuser.type.type.sameNameNote(eventType))
         }
         // Sources lend their events for the emission; the loop queues a kept copy.
         let connection = target.loop.connect(fuser.fuser, keeping: { try eventType.kept($0) })
