@@ -5,7 +5,9 @@
  * returns an error to the core. When a Java caller (a native method of
  * io.diffuser.internal.Native) is waiting on the same thread, the Throwable is kept in a
  * thread-local slot (the first one of the call wins, matching the core, which reports
- * the first failure and calls nothing after it); when the core call returns
+ * the first failure; where the core goes on after a failure, as a dispose does with the
+ * rest of its sources, later Throwables are added to it as suppressed); when the core
+ * call returns
  * DFS_ERR_CALLBACK, that same Throwable is thrown to the Java caller, unchanged. Other
  * statuses become IllegalStateException, NullPointerException, IllegalArgumentException
  * or OutOfMemoryError carrying dfs_last_error(). A callback reached from C code with no
@@ -18,7 +20,7 @@
 
 jclass dfsj_c_npe, dfsj_c_oome;
 static jclass c_ise, c_iae;
-static jmethodID m_object_to_string;
+static jmethodID m_object_to_string, m_add_suppressed;
 
 int dfsj_exceptions_load(JNIEnv *env) {
     if (!(dfsj_c_npe = dfsj_global_class(env, "java/lang/NullPointerException")) ||
@@ -30,7 +32,11 @@ int dfsj_exceptions_load(JNIEnv *env) {
     if (object == NULL) return -1;
     m_object_to_string = (*env)->GetMethodID(env, object, "toString", "()Ljava/lang/String;");
     (*env)->DeleteLocalRef(env, object);
-    return m_object_to_string ? 0 : -1;
+    jclass throwable = (*env)->FindClass(env, "java/lang/Throwable");
+    if (throwable == NULL) return -1;
+    m_add_suppressed = (*env)->GetMethodID(env, throwable, "addSuppressed", "(Ljava/lang/Throwable;)V");
+    (*env)->DeleteLocalRef(env, throwable);
+    return m_object_to_string && m_add_suppressed ? 0 : -1;
 }
 
 /* Sets dfs_set_error() to the Throwable's toString(), best effort. */
@@ -57,8 +63,9 @@ static void describe(JNIEnv *env, jthrowable ex) {
 }
 
 /* After an upcall: 0 if it returned normally. Otherwise clears the exception, keeps it
- * for the Java caller (if any, and if none is kept already) and returns 1. With no Java
- * caller to rethrow it, its text becomes dfs_last_error() instead. */
+ * for the Java caller (if any; as suppressed by the one kept already, if there is one)
+ * and returns 1. With no Java caller to rethrow it, its text becomes dfs_last_error()
+ * instead. */
 int dfsj_upcall_failed(JNIEnv *env) {
     if (!(*env)->ExceptionCheck(env)) return 0;
     jthrowable ex = (*env)->ExceptionOccurred(env);
@@ -72,6 +79,9 @@ int dfsj_upcall_failed(JNIEnv *env) {
             (*env)->ExceptionClear(env);
             dfs_set_error("diffuser JNI: cannot keep a callback's Throwable (no global reference)");
         }
+    } else if (!(*env)->IsSameObject(env, ts->pending, ex)) {
+        (*env)->CallVoidMethod(env, ts->pending, m_add_suppressed, ex);
+        (*env)->ExceptionClear(env);
     }
     (*env)->DeleteLocalRef(env, ex);
     return 1;

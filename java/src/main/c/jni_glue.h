@@ -15,6 +15,7 @@
 #define DFSJ_JNI_GLUE_H
 
 #include <jni.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "diffuser.h"
@@ -38,8 +39,15 @@ typedef struct {
     int depth;
     JNIEnv *env;
     /* lent:    how many parts the callbacks lent to the core as local references of the
-     *          innermost native method's frame (see borrowing_caller in upcalls.c). */
+     *          innermost native method's frame (see borrowing_caller in upcalls.c);
+     * room:    how many of them that frame was made room for (EnsureLocalCapacity), or
+     *          -1 once the JVM refused it more: later parts are spilled;
+     * spill:   the parts lent as global references instead (spilled of them, in an array
+     *          of spill_cap), deleted when the native method that lent them returns. */
     jint lent;
+    jint room;
+    jobject *spill;
+    size_t spilled, spill_cap;
 } dfsj_thread_state;
 
 /* initial-exec: the state is read on every callback, and the default model for a
@@ -52,15 +60,22 @@ extern __thread __attribute__((tls_model("initial-exec"))) dfsj_thread_state dfs
  * upcall) untouched. */
 typedef struct {
     jthrowable saved;
-    jint saved_lent;
+    jint saved_lent, saved_room;
+    size_t saved_spilled;
 } dfsj_entry;
+
+/* Deletes the parts spilled since `mark` (upcalls.c); the out-of-line half of dfsj_leave. */
+void dfsj_drop_spilled(dfsj_thread_state *ts, size_t mark);
 
 static inline void dfsj_enter(dfsj_entry *e, JNIEnv *env) {
     dfsj_thread_state *ts = &dfsj_thread;
     e->saved = ts->pending;
     ts->pending = NULL;
     e->saved_lent = ts->lent;
+    e->saved_room = ts->room;
+    e->saved_spilled = ts->spilled;
     ts->lent = 0;
+    ts->room = 0;
     ts->depth++;
     ts->env = env;
 }
@@ -69,7 +84,10 @@ static inline jthrowable dfsj_leave(dfsj_entry *e) {
     dfsj_thread_state *ts = &dfsj_thread;
     jthrowable mine = ts->pending;
     ts->pending = e->saved;
+    if (ts->spilled != e->saved_spilled || (ts->spill != NULL && ts->depth == 1))
+        dfsj_drop_spilled(ts, e->saved_spilled);
     ts->lent = e->saved_lent;
+    ts->room = e->saved_room;
     ts->depth--;
     return mine;
 }

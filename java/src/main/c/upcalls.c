@@ -8,6 +8,7 @@
  * becomes the callback's failure, and nothing else of the callback runs after it.
  */
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "jni_glue.h"
 
@@ -115,30 +116,82 @@ static int borrowing_caller(void) {
 enum { ROOM_CHUNK = 256 };
 
 /* Makes room in the frame for one more lent part and a few temporaries: the frame's
- * capacity is the total it must hold, counted in dfsj_thread.lent. The first part of
- * each chunk of ROOM_CHUNK asks for the whole chunk, so every part of it finds room for
- * itself and 16 temporaries. 0, or -1 with the failure pending (an OutOfMemoryError). */
+ * capacity is the total it must hold, counted in dfsj_thread.lent. The part that finds
+ * the room used up asks for ROOM_CHUNK more, so that each part of the chunk finds room
+ * for itself and 16 temporaries. The JVM caps a frame (HotSpot at 65,536 references
+ * unless -XX:MaxJNILocalCapacity says otherwise); once it refuses, the frame's later
+ * parts are spilled (see spill). 1 if the part fits in the frame, 0 if it must be
+ * spilled. */
 static int make_room(JNIEnv *env) {
     dfsj_thread_state *ts = &dfsj_thread;
-    if (ts->lent >= INT32_MAX / 2) {
-        dfsj_fail_with(env, dfsj_c_oome, "too many parts lent in one run");
-        return -1;
+    if (ts->room < 0) return 0;
+    if (ts->lent >= ts->room) {
+        jint wanted = ts->lent < INT32_MAX - ROOM_CHUNK - 16 ? ts->lent + ROOM_CHUNK : -1;
+        if (wanted < 0 || (*env)->EnsureLocalCapacity(env, wanted + 16) != 0) {
+            /* A JVM may also throw an OutOfMemoryError here; spilling answers it. */
+            (*env)->ExceptionClear(env);
+            ts->room = -1;
+            return 0;
+        }
+        ts->room = wanted;
     }
-    if (ts->lent++ % ROOM_CHUNK == 0 && (*env)->EnsureLocalCapacity(env, ts->lent - 1 + ROOM_CHUNK + 16) != 0) {
-        dfsj_upcall_failed(env);
-        return -1;
-    }
-    return 0;
+    ts->lent++;
+    return 1;
 }
 
-/* Function.apply for a map: the result is a borrowed part (see above). */
+/* The part `local` as a global reference the innermost native method deletes when it
+ * returns (dfsj_drop_spilled), for a frame that has no room left; `local` is deleted.
+ * NULL with the failure pending (an OutOfMemoryError) if it cannot be kept. */
+static jobject spill(JNIEnv *env, jobject local) {
+    dfsj_thread_state *ts = &dfsj_thread;
+    if (ts->spilled == ts->spill_cap) {
+        size_t cap = ts->spill_cap ? ts->spill_cap * 2 : ROOM_CHUNK;
+        jobject *grown = cap <= SIZE_MAX / sizeof *grown ? realloc(ts->spill, cap * sizeof *grown) : NULL;
+        if (grown == NULL) {
+            (*env)->DeleteLocalRef(env, local);
+            dfsj_fail_with(env, dfsj_c_oome, "too many parts lent in one run");
+            return NULL;
+        }
+        ts->spill = grown;
+        ts->spill_cap = cap;
+    }
+    jobject global = promote(env, local);
+    if (global != NULL) ts->spill[ts->spilled++] = global;
+    return global;
+}
+
+void dfsj_drop_spilled(dfsj_thread_state *ts, size_t mark) {
+    while (ts->spilled > mark) (*ts->env)->DeleteGlobalRef(ts->env, ts->spill[--ts->spilled]);
+    if (ts->depth == 1) {
+        /* The outermost native method returns: the thread may never run another. */
+        free(ts->spill);
+        ts->spill = NULL;
+        ts->spill_cap = 0;
+    }
+}
+
+/* Function.apply for a map: the result is a borrowed part (see above). A part spilled
+ * from a full frame is made in a frame of its own, so that the full one never holds more
+ * than the JVM granted. */
 int dfsj_part_cb(const void *value, const void **out, void *ctx) {
     *out = NULL;
     if (!borrowing_caller()) return -1;
     JNIEnv *env = dfsj_thread.env;
-    if (make_room(env)) return -1;
+    if (make_room(env)) {
+        jobject result = (*env)->CallObjectMethod(env, (jobject)ctx, m_function_apply, (jobject)value);
+        if (dfsj_upcall_failed(env)) return 1;
+        *out = result;
+        return 0;
+    }
+    if ((*env)->PushLocalFrame(env, 16) != 0) {
+        if (!dfsj_upcall_failed(env)) dfsj_fail_with(env, dfsj_c_oome, "cannot make a local frame for a part");
+        return -1;
+    }
     jobject result = (*env)->CallObjectMethod(env, (jobject)ctx, m_function_apply, (jobject)value);
-    if (dfsj_upcall_failed(env)) return 1;
+    int failed = dfsj_upcall_failed(env);
+    if (!failed && result != NULL && (result = spill(env, result)) == NULL) failed = 1;
+    (*env)->PopLocalFrame(env, NULL);
+    if (failed) return 1;
     *out = result;
     return 0;
 }

@@ -39,11 +39,20 @@ import java.util.function.ToLongFunction;
  * keeps its cache inside the node, so a child used in two places shares one cache.
  *
  * <p><b>Threads and reentrancy.</b> {@code run} may be called from any thread. Runs over
- * one graph (a diffuser and every diffuser composed with it) are serialized and none is
- * lost; effects run on the calling thread. A {@code run} called from inside one of the
- * graph's own effects is queued and performed right after the current pass, before the
- * outermost {@code run} returns. An effect must not wait for another thread's run of the
- * same graph: that run waits for the effect's own run to finish.
+ * one graph are serialized and none is lost; effects run on the calling thread. Running
+ * forms the graph: a diffuser's first run joins it with every diffuser it was composed
+ * from (and with every graph that shares a node with it), and from then on runs of any of
+ * them are serialized; composing alone joins nothing. A {@code run} called from inside one
+ * of the graph's own effects is queued and performed right after the current pass, before
+ * the outermost {@code run} returns.
+ *
+ * <p>A run holds its graph's lock while its effects run, and a connection's
+ * {@code dispose()} waits for an event being delivered on another thread. Like any two
+ * locks, they deadlock when threads wait for each other in a circle: an effect that waits
+ * for another thread's run of its own graph; graph A's effect running graph B on one
+ * thread while B's effect runs A on another; an effect that disposes a connection whose
+ * effect, delivering an event on another thread, runs the first effect's graph. Keep such
+ * calls one-way, or make the second call after the run has returned.
  *
  * <p><b>Depth.</b> A tree nests at most {@link #MAX_DEPTH} combinators from its root down
  * to an effect; composing a deeper one throws {@link IllegalArgumentException}. Width is
@@ -302,7 +311,10 @@ public final class Diffuser<A> {
    * calls these functions when it needs them, in the same order as in Swift and C, also on
    * the list it kept from the previous run: they must be pure, and a list must not change
    * once it was run ({@code list.get(i)} is called, so give lists with fast random
-   * access).
+   * access). A key is asked only where the diff needs it (not on the first run, nor for
+   * items only inserted or deleted past the common prefix and suffix): a {@code key} that
+   * throws for an item fails the first later run that needs that item's key, and every run
+   * after it while the item is in the list the node kept.
    *
    * @param key identifies an item
    * @param sameContent whether two matched items have the same content

@@ -42,7 +42,9 @@ import java.util.Objects;
  * that emitted the event (it is thrown by the source's {@code effect.run(event)}) as the
  * same object; the connection stays usable. An exception thrown by
  * {@link Source#connect} reaches the caller of {@link #connect(Effect)} unchanged, after
- * the sources already connected were disconnected.
+ * the sources already connected were disconnected. Events are delivered as they are
+ * emitted, also while the sources connect: those emitted before a source failed have
+ * reached the effect.
  *
  * <p><b>Memory.</b> The native node is released when this object becomes unreachable;
  * fusers composed from it and live connections keep what they need.

@@ -12,6 +12,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * The objects the native loop calls: each wraps a user callback, turns its exception
  * into a failure the core reports (keeping the exception for the inspector), and its
  * result into what the C ABI expects. The glue calls exactly these methods.
+ *
+ * <p>Some callbacks cannot fail the loop: a feedback's work, a gear's propagate, a
+ * coalescing key, an inspector, an on-cancel action. Their exceptions are handed to the
+ * thread's uncaught exception handler ({@link #uncaught}), as any exception nobody can
+ * catch is, and the loop goes on as documented for each.
  */
 final class Bridges {
   /** The first element of an update's result when the step makes no model. */
@@ -26,6 +31,20 @@ final class Bridges {
   static void fail(Throwable failure) {
     FAILURE.set(failure);
     LoopNative.setError(String.valueOf(failure));
+  }
+
+  /**
+   * Hands {@code failure}, thrown by a callback that cannot fail the loop, to the current
+   * thread's uncaught exception handler (which prints it, by default), so that it is not
+   * lost. The thread goes on.
+   */
+  static void uncaught(Throwable failure) {
+    Thread thread = Thread.currentThread();
+    try {
+      thread.getUncaughtExceptionHandler().uncaughtException(thread, failure);
+    } catch (Throwable ignored) {
+      // A handler that throws has nowhere to report to either.
+    }
   }
 
   static Throwable takeFailure() {
@@ -83,7 +102,12 @@ final class Bridges {
     }
   }
 
-  /** {@code dfs_feedback_fn}. An exception of the work is dropped: feedbacks cannot fail. */
+  /**
+   * {@code dfs_feedback_fn}. Feedbacks cannot fail: work that throws is finished, as if
+   * it had called {@link Job#finish()} (the events it sent stay queued, and an overlap
+   * strategy that waits for it goes on), and the exception is {@linkplain #uncaught
+   * reported}.
+   */
   static final class FeedbackBridge {
     private final FeedbackWork<Object, Object> work;
 
@@ -93,10 +117,16 @@ final class Bridges {
     }
 
     void start(Object value, long job) {
+      Job<Object> handle = new Job<>(job);
       try {
-        work.start(value, new Job<>(job));
+        work.start(value, handle);
       } catch (Throwable failure) {
-        FAILURE.remove();
+        try {
+          handle.finish();
+        } catch (Throwable alsoFailed) {
+          failure.addSuppressed(alsoFailed);
+        }
+        uncaught(failure);
       }
     }
   }
@@ -114,6 +144,7 @@ final class Bridges {
       try {
         return propagate.apply(value);
       } catch (Throwable failure) {
+        uncaught(failure);
         return null;
       }
     }
@@ -155,6 +186,7 @@ final class Bridges {
         Object k = key.apply(event);
         return k == null ? Long.MIN_VALUE : numbers.computeIfAbsent(k, unused -> next.getAndIncrement());
       } catch (Throwable failure) {
+        uncaught(failure);
         return Long.MIN_VALUE;
       }
     }
@@ -181,8 +213,8 @@ final class Bridges {
         inspector.inspect(new LoopTrace<>(k, event, model, hasNextModel, nextModel,
             effects == null ? List.of() : java.util.Collections.unmodifiableList(java.util.Arrays.asList(effects)),
             effect, reason == 0 ? null : REASONS[reason - 1], error, failure));
-      } catch (Throwable ignored) {
-        // An inspector cannot fail the loop.
+      } catch (Throwable thrown) {
+        uncaught(thrown);
       }
     }
   }
@@ -211,8 +243,8 @@ final class Bridges {
     return () -> {
       try {
         action.run();
-      } catch (Throwable ignored) {
-        // Cancellation goes on.
+      } catch (Throwable failure) {
+        uncaught(failure); // Cancellation goes on.
       }
     };
   }

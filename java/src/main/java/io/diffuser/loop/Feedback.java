@@ -22,6 +22,12 @@ import java.util.concurrent.Executor;
  * <p>A feedback is a description: each loop it is registered with, at each start, makes
  * its own instance of it, so one feedback may serve several loops.
  *
+ * <p>A feedback cannot fail its loop. What its work, request or propagate function
+ * throws goes to the thread's uncaught exception handler (which prints it, by default);
+ * work that throws is finished, as if it had called {@link Job#finish()}, so that the
+ * events it sent stay queued and an overlap strategy waiting for it goes on; a request
+ * that throws leaves the request as it was; a propagate that throws counts as no event.
+ *
  * @param <M> the type of models
  * @param <E> the type of events
  */
@@ -152,13 +158,22 @@ public final class Feedback<M, E> {
                                                  Executor executor, FeedbackWork<? super R, E> work) {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(work, "work");
-    return new Feedback<>(overlap, executor, null, request, (FeedbackWork<Object, E>) work);
+    Function<? super M, ? extends R> reported = model -> {
+      try {
+        return request.apply(model);
+      } catch (RuntimeException | Error failure) {
+        Bridges.uncaught(failure);
+        throw failure;
+      }
+    };
+    return new Feedback<>(overlap, executor, null, reported, (FeedbackWork<Object, E>) work);
   }
 
   /**
    * A feedback that pushes into {@code gear} the gear event {@code propagate} makes of
    * each model, if any (Spin's {@code Feedback(attachedTo:propagating:)} from states).
-   * It runs inside the loop's step; an exception it throws counts as no event.
+   * It runs inside the loop's step; an exception it throws counts as no event (and goes
+   * to the thread's uncaught exception handler).
    *
    * @param gear the gear
    * @param propagate the gear event of a model, or {@code null} for none
@@ -175,7 +190,8 @@ public final class Feedback<M, E> {
    * A feedback that turns the gear events of {@code gear} into events of the loop, while
    * it runs (Spin's {@code Feedback(attachedTo:propagating:)} from gear events). The
    * events arrive in the loop's queue like dispatched ones; an exception {@code
-   * propagate} throws counts as no event.
+   * propagate} throws counts as no event (and goes to the thread's uncaught exception
+   * handler).
    *
    * @param gear the gear
    * @param propagate the event of a gear event, or {@code null} for none

@@ -60,7 +60,9 @@ public final class Job<E> {
 
   /**
    * Runs {@code action} once when the job is cancelled (at once if it was already),
-   * never if it finishes first: to stop the work (cancel a request, a timer).
+   * never if it finishes first: to stop the work (cancel a request, a timer). What
+   * {@code action} throws goes to the thread's uncaught exception handler, and the other
+   * actions run all the same.
    *
    * @param action the action
    */

@@ -403,7 +403,9 @@ public final class Loop<M, E, F> implements AutoCloseable {
      * Gives events a coalescing key: a queued event whose key equals a new event's is
      * replaced by it, in its place (the older is dropped). {@code null} keys never
      * coalesce. Called on the dispatching thread for every event sent, before the loop
-     * decides to accept it: also for an event that a stopped loop then refuses.
+     * decides to accept it: also for an event that a stopped loop then refuses. A key
+     * function that throws gives the event no key; the exception goes to the thread's
+     * uncaught exception handler.
      *
      * @param key the key of an event
      * @return this builder

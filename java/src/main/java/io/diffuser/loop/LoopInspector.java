@@ -2,7 +2,8 @@ package io.diffuser.loop;
 
 /**
  * Sees every start, event (stepped, failed or dropped), error, stop and dispose of a
- * loop, one call at a time, in order.
+ * loop, one call at a time, in order. An inspector cannot fail its loop: what it throws
+ * goes to the thread's uncaught exception handler.
  *
  * @param <M> the type of models
  * @param <E> the type of events

@@ -11,7 +11,8 @@ import org.junit.Test;
  * instead of handed over as global references, and the value of a run is kept only by
  * the gates that cache it. What must hold: a cached part or value outlives its run and
  * any garbage collection, a part that is only compared costs nothing that outlives the
- * run, and runs with many parts (more than a JNI frame's default capacity) work.
+ * run, and runs with many parts (more than a JNI frame's default capacity, and more than
+ * the JVM lets a frame hold) work.
  */
 public class DiffuserBorrowedPartsTest {
   /** A value equal to another with the same number, but never the same object. */
@@ -87,6 +88,46 @@ public class DiffuserBorrowedPartsTest {
       log.clear();
       first[round * 7] = round * 7;
     }
+  }
+
+  /** More parts than the JVM lets one JNI frame hold (HotSpot's cap is 65,536 references). */
+  private static final int BEYOND_A_FRAME = 70_000;
+
+  @Test
+  public void aRunLendsMorePartsThanAFrameHolds() {
+    List<Integer> changed = new ArrayList<>();
+    List<Diffuser<Model>> maps = new ArrayList<>();
+    for (int i = 0; i < BEYOND_A_FRAME; i++) {
+      final int index = i;
+      maps.add(Diffuser.map((Model m) -> new Box(m.numbers[0] == index ? -1 : index),
+          Diffuser.into((Box b) -> changed.add(index))));
+    }
+    Diffuser<Model> d = Diffuser.intoAll(maps);
+    d.run(new Model(-1));
+    assertEquals(BEYOND_A_FRAME, changed.size());
+    changed.clear();
+    collectGarbage();
+    int last = BEYOND_A_FRAME - 1;
+    d.run(new Model(last)); // only the last part, lent past the cap, changes
+    d.run(new Model(-1));   // and changes back
+    assertEquals(java.util.Arrays.asList(last, last), changed);
+  }
+
+  @Test
+  public void runsQueuedFromEffectsLendMorePartsThanAFrameHolds() {
+    final Object[] self = new Object[1];
+    int[] effects = {0};
+    Diffuser<Integer> d = Diffuser.map((Integer n) -> new Box(n), Diffuser.intoAlways((Box b) -> {
+      effects[0]++;
+      if (b.n < BEYOND_A_FRAME) {
+        @SuppressWarnings("unchecked")
+        Diffuser<Integer> again = (Diffuser<Integer>) self[0];
+        again.run(b.n + 1); // queued: every run lends its part to the first run's frame
+      }
+    }));
+    self[0] = d;
+    d.run(0);
+    assertEquals(BEYOND_A_FRAME + 1, effects[0]);
   }
 
   @Test

@@ -131,6 +131,27 @@ public class FuserFailureTest {
   }
 
   @Test
+  public void laterSourceDisposeExceptionsAreSuppressedByTheFirst() {
+    RuntimeException first = new RuntimeException("first");
+    RuntimeException second = new RuntimeException("second");
+    TestSource<String> a = new TestSource<>();
+    TestSource<String> b = new TestSource<>();
+    TestSource<String> c = new TestSource<>();
+    a.disposeFailure = first;
+    b.disposeFailure = second;
+    Disposable d = new Fuser<>(Fuser.from(a), Fuser.from(b), Fuser.from(c)).connect(log::add);
+    try {
+      d.dispose();
+      fail();
+    } catch (RuntimeException e) {
+      assertSame(first, e);
+      assertEquals(1, e.getSuppressed().length);
+      assertSame(second, e.getSuppressed()[0]);
+    }
+    assertEquals(1, c.disposes.get());
+  }
+
+  @Test
   public void anEffectCatchingAnEmissionFailureLeavesNothingBehind() {
     RuntimeException failure = new RuntimeException("inner");
     TestSource<String> inner = new TestSource<>();

@@ -1,0 +1,146 @@
+package io.diffuser.loop;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertSame;
+import static org.junit.Assert.assertTrue;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import org.junit.After;
+import org.junit.Before;
+import org.junit.Test;
+
+/**
+ * The callbacks of a loop that cannot fail it (a feedback's work and request, a gear's
+ * propagate, a coalescing key, an inspector, an on-cancel action) hand what they throw to
+ * the thread's uncaught exception handler, and the loop goes on as documented for each.
+ * Every loop here runs on the calling thread, whose handler the tests replace.
+ */
+public class LoopUncaughtTest {
+  private final List<String> log = Collections.synchronizedList(new ArrayList<>());
+  private final List<Throwable> uncaught = Collections.synchronizedList(new ArrayList<>());
+  private Thread.UncaughtExceptionHandler saved;
+
+  @Before
+  public void catchUncaught() {
+    saved = Thread.currentThread().getUncaughtExceptionHandler();
+    Thread.currentThread().setUncaughtExceptionHandler((thread, failure) -> uncaught.add(failure));
+  }
+
+  @After
+  public void restore() {
+    Thread.currentThread().setUncaughtExceptionHandler(saved);
+  }
+
+  private static Loop.Builder<Integer, Integer, Void> adder() {
+    return Loop.<Integer, Integer>reducer(0, Integer::sum);
+  }
+
+  @Test
+  public void workThatThrowsIsFinishedAndReported() {
+    RuntimeException boom = new RuntimeException("work failed");
+    try (Loop<Integer, Integer, Void> loop = adder().build()) {
+      loop.add(Feedback.<Integer, Integer>work(Overlap.KEEP_PREVIOUS, null, (model, job) -> {
+        log.add("work " + model);
+        if (model == 1) {
+          job.send(10); // sent before the failure: stays queued
+          throw boom;
+        }
+        job.finish();
+      }));
+      loop.dispatch(1);
+      loop.dispatch(1);
+    }
+    // With KEEP_PREVIOUS an unfinished job would have kept every later model out.
+    assertEquals(Arrays.asList("work 0", "work 1", "work 11", "work 12"), log);
+    assertEquals(List.of(boom), uncaught);
+  }
+
+  @Test
+  public void aRequestThatThrowsKeepsTheRequestAndIsReported() {
+    RuntimeException boom = new RuntimeException("no request");
+    try (Loop<Integer, Integer, Void> loop = adder().build()) {
+      loop.add(Feedback.request((Integer model) -> {
+        if (model == 3) {
+          throw boom;
+        }
+        return model / 2;
+      }, (Integer request, Job<Integer> job) -> log.add("request " + request)));
+      loop.dispatch(3); // 3: throws, the request stays 0
+      loop.dispatch(1); // 4: request 2
+    }
+    assertEquals(Arrays.asList("request 0", "request 2"), log);
+    assertEquals(List.of(boom), uncaught);
+  }
+
+  @Test
+  public void aPropagateThatThrowsCountsAsNoEventAndIsReported() {
+    RuntimeException boom = new RuntimeException("no gear event");
+    Gear<String> gear = new Gear<>();
+    try (Loop<Integer, Integer, Void> loop = adder()
+        .feedback(Feedback.attached(gear, (String g) -> {
+          if (g.equals("bad")) {
+            throw boom;
+          }
+          return Integer.parseInt(g);
+        }))
+        .build()) {
+      gear.send("bad");
+      gear.send("5");
+      assertEquals(Integer.valueOf(5), loop.model());
+    }
+    assertEquals(List.of(boom), uncaught);
+  }
+
+  @Test
+  public void aKeyThatThrowsGivesNoKeyAndIsReported() {
+    RuntimeException boom = new RuntimeException("no key");
+    try (Loop<Integer, Integer, Void> loop = adder()
+        .coalescing((Integer event) -> {
+          throw boom;
+        })
+        .build()) {
+      assertTrue(loop.dispatch(2));
+      assertTrue(loop.dispatch(3));
+      assertEquals("no event was coalesced away", Integer.valueOf(5), loop.model());
+    }
+    assertEquals(List.of(boom, boom), uncaught);
+  }
+
+  @Test
+  public void anInspectorThatThrowsIsReportedAndTheLoopGoesOn() {
+    RuntimeException boom = new RuntimeException("inspector failed");
+    try (Loop<Integer, Integer, Void> loop = Loop.<Integer, Integer>reducer(0, Integer::sum)
+        .inspector(trace -> {
+          log.add(trace.kind().toString());
+          if (trace.kind() == LoopTrace.Kind.STARTED) {
+            throw boom;
+          }
+        })
+        .build()) {
+      loop.dispatch(4);
+      assertEquals(Integer.valueOf(4), loop.model());
+    }
+    assertEquals(Arrays.asList("STARTED", "STEPPED", "DISPOSED"), log);
+    assertEquals(List.of(boom), uncaught);
+  }
+
+  @Test
+  public void anOnCancelActionThatThrowsIsReportedAndTheOthersRun() {
+    RuntimeException boom = new RuntimeException("cancel failed");
+    try (Loop<Integer, Integer, Void> loop = adder().build()) {
+      loop.add(Feedback.<Integer, Integer>work((model, job) -> {
+        job.onCancel(() -> {
+          throw boom;
+        });
+        job.onCancel(() -> log.add("cancel " + model));
+      }));
+      loop.dispatch(1); // cancels the work on model 0
+    }
+    assertEquals(Arrays.asList("cancel 0", "cancel 1"), log);
+    assertEquals(2, uncaught.size());
+    assertSame(boom, uncaught.get(0));
+  }
+}
