@@ -25,13 +25,21 @@ public typealias DidChange<A> = (A, A) -> Bool
 /// shares that cache.
 ///
 /// ## Threads and reentrancy
-/// `run` may be called from any thread. Runs over one graph (a diffuser and every
-/// diffuser it was composed with) are serialized and none is lost. A `run` called from
+/// `run` may be called from any thread. Runs over one graph are serialized and none is
+/// lost. Running forms the graph: a diffuser's first run joins it with every diffuser it
+/// was composed from (and with every graph that shares a node with it), and from then on
+/// runs of any of them are serialized; composing alone joins nothing. A `run` called from
 /// inside one of the graph's own effects on the same thread is queued and performed
 /// right after the current pass, before the outermost `run` returns, so an effect never
-/// sees caches half-updated and nothing deadlocks. Effects run on the calling thread. An
-/// effect must not wait for another thread's run of the same graph: that run waits for
-/// the effect's own run to finish.
+/// sees caches half-updated and nothing deadlocks. Effects run on the calling thread.
+///
+/// A run holds its graph's lock while its effects run, and a connection's `dispose()`
+/// waits for an event being delivered on another thread. Like any two locks, they
+/// deadlock when threads wait for each other in a circle: an effect that waits for
+/// another thread's run of its own graph; graph A's effect running graph B on one thread
+/// while B's effect runs A on another; an effect that disposes a connection whose effect,
+/// delivering an event on another thread, runs the first effect's graph. Keep such calls
+/// one-way, or make the second call after the run has returned.
 ///
 /// ## Gates
 /// A gate (`into`, `intoAll`, `intoWhen`) compares each new value with the value of the

@@ -98,7 +98,8 @@ public class Fuser<A> {
 
     /// Starts delivering events to `effect`, which may throw: the error goes back to the
     /// source that emitted the event. Throws if a source refused to connect; nothing
-    /// stays connected then.
+    /// stays connected then. Events are delivered as they are emitted, also while the
+    /// sources connect: those emitted before a source refused have reached `effect`.
     public func tryConnect(_ effect: @escaping (A) throws -> Void) throws -> Disposable {
         let connection = Connection(effect)
         do {

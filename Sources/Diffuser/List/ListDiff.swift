@@ -62,10 +62,13 @@ public struct ListDiff: Equatable, Sendable {
     public var newToOld: [Int]
     /// Whether a key was seen more than once in one of the lists while pairing items
     /// outside the common prefix and suffix (the only part where duplicates can change the
-    /// pairing).
+    /// pairing). Looked for only when both lists have items there: a diff from or to an
+    /// empty list (an `intoList` node's first run) pairs nothing and says `false`, whatever
+    /// the keys.
     ///
     /// Duplicates never make the diff fail; the k-th occurrences pair up. A list view that
-    /// requires unique identifiers (a diffable data source) should still be told.
+    /// requires unique identifiers (a diffable data source) should still be told, and must
+    /// check a list it is given whole (the first) itself.
     public var hasDuplicates: Bool
 
     /// A diff from explicit parts, for tests and bindings. The parts are not checked;
