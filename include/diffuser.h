@@ -1128,7 +1128,8 @@ DFS_API dfs_status dfs_job_release(dfs_job *job);
 typedef void (*dfs_execute_fn)(dfs_work *work, void *ctx);
 
 /** An executor over `execute`. A loop on it handles at most `steps_per_run` queued
- *  entries per piece of work (0: no limit), handing the rest back as new work. */
+ *  entries per piece of work (0, or anything above PTRDIFF_MAX: no limit), handing the
+ *  rest back as new work. */
 DFS_API dfs_status dfs_executor_new(dfs_execute_fn execute, void *ctx, dfs_destroy_fn destroy,
                                     size_t steps_per_run, dfs_executor **out);
 

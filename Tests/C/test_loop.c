@@ -794,6 +794,18 @@ static void test_executors(void) {
     dfs_loop_release(loop);
     CHECK_INT(q.destroyed, 1, "the executor's context is destroyed with the last user");
 
+    queue_executor unlimited = {0};
+    CHECK_OK(dfs_executor_new(queue_execute, &unlimited, queue_destroy, SIZE_MAX, &custom),
+             "steps_per_run SIZE_MAX: no limit");
+    c = counter_config(0, &u);
+    c.executor = custom;
+    loop = counter_loop(&c);
+    for (int i = 0; i < 5; i++) dfs_loop_dispatch(loop, EVENT(1));
+    CHECK_INT(queue_run(&unlimited), 1, "7 entries in one piece of work");
+    CHECK_INT(model_of(loop), 5, "all of them handled");
+    dfs_loop_release(loop);
+    dfs_executor_release(custom);
+
     dfs_executor *background = NULL;
     CHECK_OK(dfs_executor_new_background(&background), "a background executor");
     c = counter_config(0, &u);

@@ -50,8 +50,8 @@ public func dfs_executor_new(
     let callback = CCallback(execute, ctx, destroy)
     return produce(out) {
         let function = try CFunction(callback, "execute")
-        guard stepsPerRun >= 0 else { throw CError.argument("steps_per_run \(stepsPerRun) is out of range") }
-        let executor = CCallbackExecutor(function: function, stepsPerRun: stepsPerRun == 0 ? .max : stepsPerRun)
+        // A size_t above Int.max (negative here) is as good as no limit.
+        let executor = CCallbackExecutor(function: function, stepsPerRun: stepsPerRun <= 0 ? .max : stepsPerRun)
         return handles.insert(CExecutor(executor), kind: .executor)
     }
 }
