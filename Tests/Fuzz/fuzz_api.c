@@ -1625,13 +1625,15 @@ static void op_closure_new(void) {
         if (g & 0x10) {
             count = 33;
             for (int i = 0; i < 40; i++) args[i] = DFS_FFI_INT32;
+            errors |= B(DFS_ERR_ARGUMENT);
         } else if (count > 0) {
             args[count - 1] = (dfs_ffi_type)99;
+            errors |= B(DFS_ERR_ARGUMENT);
         } else {
             count = 1;
             arg_list = NULL;
+            errors |= B(DFS_ERR_NULL);
         }
-        errors |= B(DFS_ERR_ARGUMENT);
         break;
     case 7:
         if (count > 0) {
