@@ -684,10 +684,11 @@ DFS_API void dfs_list_sections_diff_free(dfs_list_sections_diff *diff);
  *  list and of the new list, and for each new item matched, same_key and its content.
  *  Each key is asked at most twice. Then `type`'s retain of the new list, then the sink.
  *  The first run asks count(new) only.
- *  A key is asked only where the diff needs it: not on the first run, nor for items that
- *  are only inserted or deleted past the common prefix and suffix. A `key` that fails
- *  for an item therefore fails the first later run that needs that item's key, and every
- *  run after it while the item is in the list the node kept (a run that fails keeps it). */
+ *  A key is asked only where the diff needs it: never on the first run, and past the
+ *  common prefix and suffix only when both lists have items left there. A `key` that
+ *  fails for an item therefore fails the first later run that needs that item's key,
+ *  and every later run that needs it while the item is in the list the node kept (a run
+ *  that fails keeps that list). */
 typedef struct dfs_list_reader {
     int (*count)(const void *list, size_t *count, void *ctx);
     int (*key)(const void *list, int32_t index, uint64_t *key, void *ctx);

@@ -33,6 +33,11 @@ public typealias DidChange<A> = (A, A) -> Bool
 /// right after the current pass, before the outermost `run` returns, so an effect never
 /// sees caches half-updated and nothing deadlocks. Effects run on the calling thread.
 ///
+/// `Diffuser` is not `Sendable`, since the compiler cannot check that its effects may run
+/// on another thread (an effect isolated to the main actor may not). Keep a diffuser where
+/// its effects belong (a `@MainActor` view model runs its own), or, to run one from
+/// several threads, declare that its code is safe there: `nonisolated(unsafe) let`.
+///
 /// A run holds its graph's lock while its effects run, and a connection's `dispose()`
 /// waits for an event being delivered on another thread. Like any two locks, they
 /// deadlock when threads wait for each other in a circle: an effect that waits for
@@ -132,9 +137,9 @@ extension Diffuser {
     }
 }
 
-/// A diffuser may be shared between threads: every call into the code it holds (effects,
-/// predicates, equalities, transforms) happens under its graph's lock, one at a time, as a
-/// `Mutex` guards a value that is not `Sendable` itself. The code is called on the thread
-/// that runs the diffuser; what that code touches outside the diffuser is the caller's
-/// to make safe.
-extension Diffuser: @unchecked Sendable {}
+// Not `Sendable`: a diffuser calls its effects, predicates, equalities and transforms on
+// the thread that runs it, and they are closures the compiler cannot check for that: an
+// effect isolated to the main actor, or a gate's cache of a value that is not `Sendable`,
+// must not be reached from another thread. The diffuser itself is safe from any thread
+// (runs are serialized); sharing one across threads asserts that its code is too
+// (`nonisolated(unsafe) let`, see "Threads and reentrancy" above).

@@ -113,10 +113,11 @@ public class Fuser<A> {
     }
 }
 
-/// A fuser may be shared between threads: it is an immutable description, and each
-/// connection delivers one event at a time under its own lock. Effects run on the thread
-/// of the source that emitted the event.
-extension Fuser: @unchecked Sendable {}
+// Not `Sendable`: a fuser holds its sources and transforms, closures the compiler cannot
+// check for the thread they run on (a connection's effect and the fuser's transforms run
+// on the thread of the source that emitted the event). The fuser is an immutable
+// description, and each connection delivers one event at a time under its own lock;
+// sharing a fuser across threads asserts that its code is safe there.
 
 extension Fuser {
     /// A fuser with the single source `source`.

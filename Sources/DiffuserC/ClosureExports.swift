@@ -25,7 +25,8 @@ public func dfs_closure_new(
         guard let fn else { throw CError.null("fn") }
         let target = try handles.lookup(dispatch, .dispatch, as: Dispatch.self, name: "dispatch")
         guard target.type === ValueType.ffiEvent else {
-            throw CError.type("the dispatch carries '\(target.type.name)' events, closures emit 'ffi_event'")
+            throw CError.type("the dispatch carries '\(target.type.name)' events, closures emit 'ffi_event'"
+                              + target.type.sameNameNote(ValueType.ffiEvent))
         }
         try checkSignature(ret, args, count)
         var made: (@convention(c) () -> Void)?

@@ -235,7 +235,8 @@ public func dfs_diffuser_invert(_ child: OpaquePointer?, _ out: UnsafeMutablePoi
     produce(out) {
         let inner = try lookupDiffuser(child, "child")
         guard inner.type.type === ValueType.pointer else {
-            throw CError.type("invert needs a child of type 'pointer' (truth values), not '\(inner.type.type.name)'")
+            throw CError.type("invert needs a child of type 'pointer' (truth values), not '\(inner.type.type.name)'"
+                              + inner.type.type.sameNameNote(ValueType.pointer))
         }
         try checkDepth(above: inner.diffuser.depth)
         let negate: (CValue) -> CValue = { CValue($0.pointer == nil ? truePointer : nil) }

@@ -445,6 +445,14 @@ static void test_type_mismatch(void) {
     dfs_diffuser *user_child = NULL;
     CHECK_OK(dfs_diffuser_into(user, noop_effect, NULL, NULL, &user_child), "a user-typed child");
     CHECK_STATUS(dfs_diffuser_invert(user_child, &out), DFS_ERR_TYPE, "invert of a user-typed child");
+    dfs_type *fake = NULL;
+    dfs_diffuser *fake_child = NULL;
+    CHECK_OK(dfs_type_new("pointer", NULL, NULL, NULL, NULL, NULL, &fake), "a user type named pointer");
+    CHECK_OK(dfs_diffuser_into(fake, noop_effect, NULL, NULL, &fake_child), "a child of it");
+    CHECK_STATUS(dfs_diffuser_invert(fake_child, &out), DFS_ERR_TYPE, "invert of a child whose type is only named pointer");
+    CHECK_ERROR_HAS("two different types named 'pointer'", "message says so (\"%s\")", dfs_last_error());
+    dfs_diffuser_release(fake_child);
+    dfs_type_release(fake);
 
     /* map: the input type is map's own and the output type is the child's, so there is
      * nothing to mismatch; a handle of another kind in the type's place is refused. */

@@ -6,10 +6,14 @@ import Glibc
 #endif
 
 /// These tests fail (lost updates, broken cache chains) when runs are not serialized.
+///
+/// A `Diffuser` is not `Sendable` (its effects are closures the compiler cannot check),
+/// so each diffuser shared with other threads here is declared `nonisolated(unsafe)`: the
+/// test asserts that what its effects touch is safe from any thread.
 final class DiffuserConcurrencyTests: XCTestCase {
     func testRunsFromManyThreadsAreSerializedAndNoneIsLost() {
         let counter = RacyCounter()
-        let d = Diffuser<Int>.intoAlways { _ in counter.increment() }
+        nonisolated(unsafe) let d = Diffuser<Int>.intoAlways { _ in counter.increment() }
         let threads = 8, perThread = 2_000
         DispatchQueue.concurrentPerform(iterations: threads) { t in
             for i in 0..<perThread { d.run(t * perThread + i) }
@@ -21,7 +25,7 @@ final class DiffuserConcurrencyTests: XCTestCase {
         // Every (old, new) pair the predicate sees must continue the previous pair: the
         // old value is exactly the last new value. Unserialized caches break the chain.
         let pairs = Recorder<(Int, Int)>()
-        let d = Diffuser<Int>.intoWhen({ old, new in
+        nonisolated(unsafe) let d = Diffuser<Int>.intoWhen({ old, new in
             pairs.append((old, new))
             return true
         }, .intoAlways { _ in })
@@ -39,8 +43,8 @@ final class DiffuserConcurrencyTests: XCTestCase {
     func testSharedChildOfTwoTreesRunOnTwoThreads() {
         let counter = RacyCounter()
         let shared = Diffuser<Int>.intoAlways { _ in counter.increment() }
-        let first = Diffuser<Int>.intoAll(shared)
-        let second = Diffuser<Int>.map({ $0 + 1 }, shared)
+        nonisolated(unsafe) let first = Diffuser<Int>.intoAll(shared)
+        nonisolated(unsafe) let second = Diffuser<Int>.map({ $0 + 1 }, shared)
         DispatchQueue.concurrentPerform(iterations: 4) { t in
             for i in 0..<2_000 {
                 if t % 2 == 0 { first.run(t * 10_000 + i) } else { second.run(t * 10_000 + i) }
@@ -52,7 +56,7 @@ final class DiffuserConcurrencyTests: XCTestCase {
     func testTreesJoinedWhileRunningStaySerialized() {
         // One racy counter per leaf: a leaf is only ever run under its graph's lock.
         let counters = (0..<8).map { _ in RacyCounter() }
-        let leaves = counters.map { counter in Diffuser<Int>.intoAlways { _ in counter.increment() } }
+        nonisolated(unsafe) let leaves = counters.map { counter in Diffuser<Int>.intoAlways { _ in counter.increment() } }
         let group = DispatchGroup()
         let runners = 4
         for r in 0..<runners {
@@ -63,7 +67,7 @@ final class DiffuserConcurrencyTests: XCTestCase {
             }
         }
         // Join the leaves into bigger graphs while they are being run.
-        var joined: [Diffuser<Int>] = []
+        nonisolated(unsafe) var joined: [Diffuser<Int>] = []
         for i in 0..<leaves.count - 1 {
             joined.append(.intoAlways(leaves[i], leaves[i + 1]))
         }
@@ -80,9 +84,9 @@ final class DiffuserConcurrencyTests: XCTestCase {
         // take the joined graph's lock, or its racy counter loses increments.
         for _ in 0..<5 {
             let counters = (0..<6).map { _ in RacyCounter() }
-            let leaves = counters.map { counter in Diffuser<Int>.intoAlways { _ in counter.increment() } }
+            nonisolated(unsafe) let leaves = counters.map { counter in Diffuser<Int>.intoAlways { _ in counter.increment() } }
             leaves.forEach { $0.run(0) }
-            let joined = (0..<leaves.count - 1).map { Diffuser<Int>.intoAlways(leaves[$0], leaves[$0 + 1]) }
+            nonisolated(unsafe) let joined = (0..<leaves.count - 1).map { Diffuser<Int>.intoAlways(leaves[$0], leaves[$0 + 1]) }
             let perThread = 600
             DispatchQueue.concurrentPerform(iterations: 4) { t in
                 for i in 0..<perThread {
@@ -116,7 +120,7 @@ final class DiffuserConcurrencyTests: XCTestCase {
         // 2 must wait for that pass and then render 1.
         let rendered = Recorder<Int>()
         let inside = DispatchSemaphore(value: 0), resume = DispatchSemaphore(value: 0)
-        let d = Diffuser<Int>.intoAll(
+        nonisolated(unsafe) let d = Diffuser<Int>.intoAll(
             .intoAlways { rendered.append($0) },
             .intoAlways { value in
                 if value == 2 {
@@ -142,7 +146,7 @@ final class DiffuserConcurrencyTests: XCTestCase {
         // the merged one: the run of d must wait for that pass all the same.
         let rendered = Recorder<String>()
         let inside = DispatchSemaphore(value: 0), resume = DispatchSemaphore(value: 0)
-        let d = Diffuser<Int>.intoAll(
+        nonisolated(unsafe) let d = Diffuser<Int>.intoAll(
             .intoAlways { rendered.append("d\($0)") },
             .intoAlways { value in
                 if value == 2 {
@@ -154,7 +158,7 @@ final class DiffuserConcurrencyTests: XCTestCase {
         let e = Diffuser<Int>.into { rendered.append("e\($0)") }
         d.run(1)
         e.run(0)
-        let p = Diffuser<[Int]>.intoAll(.map({ $0[0] }, e), .map({ $0[1] }, d))
+        nonisolated(unsafe) let p = Diffuser<[Int]>.intoAll(.map({ $0[0] }, e), .map({ $0[1] }, d))
         p.run([0, 1])
         XCTAssertEqual(rendered.values, ["d1", "e0"])
         XCTAssertNotNil(d.node.loadSerializer()?.forward, "d's own serializer was merged into e's")
@@ -175,7 +179,7 @@ final class DiffuserConcurrencyTests: XCTestCase {
         // after a last run of each, the last rendered value is the last run.
         let comparisons = RacyCounter()
         let rendered = Recorder<Int>()
-        let d = Diffuser<DiffuserTests.Counted>.into { rendered.append($0.box.number) }
+        nonisolated(unsafe) let d = Diffuser<DiffuserTests.Counted>.into { rendered.append($0.box.number) }
         let one = DiffuserTests.Counted(1, comparisons), two = DiffuserTests.Counted(2, comparisons)
         let perThread = 2_000
         DispatchQueue.concurrentPerform(iterations: 4) { t in

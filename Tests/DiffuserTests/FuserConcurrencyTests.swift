@@ -9,7 +9,7 @@ final class FuserConcurrencyTests: XCTestCase {
     /// after that is a violation.
     func testNoEventAfterDisposeReturned() {
         let source = ManualSource<Int>()
-        let fuser = Fuser<Int>.fromAll(.from(source), .extract({ $0 + 1 }, .from(source)))
+        nonisolated(unsafe) let fuser = Fuser<Int>.fromAll(.from(source), .extract({ $0 + 1 }, .from(source)))
         let violations = Atomic<Int>(0)
         let delivered = Atomic<Int>(0)
         let stop = Atomic<Bool>(false)

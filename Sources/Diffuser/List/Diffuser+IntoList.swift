@@ -129,10 +129,10 @@ extension Diffuser {
     /// A throw from any of these functions aborts the run and leaves the kept list as it
     /// was (a failed first run leaves none, so the next run is a first run again).
     ///
-    /// A key is asked only where the diff needs it: not on the first run, nor for items
-    /// that are only inserted or deleted past the common prefix and suffix. A `key` that
+    /// A key is asked only where the diff needs it: never on the first run, and past the
+    /// common prefix and suffix only when both lists have items left there. A `key` that
     /// throws for an item therefore fails the first later run that needs that item's key,
-    /// and every run after it while the item is in the kept list.
+    /// and every later run that needs it while the item is in the kept list.
     ///
     /// - Parameters:
     ///   - count: the number of items of a list.

@@ -11,8 +11,15 @@
 /// `AnyLoopExecutor` made from a closure:
 ///
 /// ```swift
-/// let main = AnyLoopExecutor { work in DispatchQueue.main.async(execute: work) }
+/// let main = AnyLoopExecutor { work in
+///     nonisolated(unsafe) let work = work // the loop's own work is safe on any thread
+///     DispatchQueue.main.async { work() }
+/// }
 /// ```
+///
+/// The loop's update, observers and inline handlers and feedbacks run where the executor
+/// runs its work: a loop whose callbacks are isolated to the main actor needs an executor
+/// that runs on the main thread, and the compiler does not check it.
 public protocol LoopExecutor {
     /// Runs `work` once, now or later, on a thread of the executor's choosing. Work
     /// handed to a serial executor must run in the order it was handed.

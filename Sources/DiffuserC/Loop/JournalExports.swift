@@ -20,8 +20,9 @@ final class CJournal {
     /// Throws `DFS_ERR_TYPE` unless the journal records models and events of these types.
     func check(model: ValueType, event: ValueType) throws {
         guard modelType.type === model, eventType.type === event else {
+            let note = modelType.type === model ? eventType.type.sameNameNote(event) : modelType.type.sameNameNote(model)
             throw CError.type("the journal records '\(modelType.type.name)' models and '\(eventType.type.name)' events, "
-                              + "the loop has '\(model.name)' and '\(event.name)'")
+                              + "the loop has '\(model.name)' and '\(event.name)'" + note)
         }
     }
 }

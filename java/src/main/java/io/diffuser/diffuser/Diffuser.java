@@ -311,10 +311,10 @@ public final class Diffuser<A> {
    * calls these functions when it needs them, in the same order as in Swift and C, also on
    * the list it kept from the previous run: they must be pure, and a list must not change
    * once it was run ({@code list.get(i)} is called, so give lists with fast random
-   * access). A key is asked only where the diff needs it (not on the first run, nor for
-   * items only inserted or deleted past the common prefix and suffix): a {@code key} that
-   * throws for an item fails the first later run that needs that item's key, and every run
-   * after it while the item is in the list the node kept.
+   * access). A key is asked only where the diff needs it (never on the first run, and past
+   * the common prefix and suffix only when both lists have items left there): a
+   * {@code key} that throws for an item fails the first later run that needs that item's
+   * key, and every later run that needs it while the item is in the list the node kept.
    *
    * @param key identifies an item
    * @param sameContent whether two matched items have the same content

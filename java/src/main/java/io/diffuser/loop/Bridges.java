@@ -47,6 +47,16 @@ final class Bridges {
     }
   }
 
+  /**
+   * Throws {@code failure} as it is, checked or not, for a callback whose interface
+   * declares no checked exception but whose caller must see the very object; declared to
+   * return an exception so that callers can write {@code throw rethrow(failure)}.
+   */
+  @SuppressWarnings("unchecked")
+  static <T extends Throwable> T rethrow(Throwable failure) throws T {
+    throw (T) failure;
+  }
+
   static Throwable takeFailure() {
     Throwable failure = FAILURE.get();
     FAILURE.remove();
@@ -117,12 +127,11 @@ final class Bridges {
     }
 
     void start(Object value, long job) {
-      Job<Object> handle = new Job<>(job);
       try {
-        work.start(value, handle);
+        work.start(value, new Job<>(job));
       } catch (Throwable failure) {
         try {
-          handle.finish();
+          LoopNative.jobFinish(job);
         } catch (Throwable alsoFailed) {
           failure.addSuppressed(alsoFailed);
         }

@@ -161,9 +161,9 @@ public final class Feedback<M, E> {
     Function<? super M, ? extends R> reported = model -> {
       try {
         return request.apply(model);
-      } catch (RuntimeException | Error failure) {
+      } catch (Throwable failure) {
         Bridges.uncaught(failure);
-        throw failure;
+        throw Bridges.<RuntimeException>rethrow(failure);
       }
     };
     return new Feedback<>(overlap, executor, null, reported, (FeedbackWork<Object, E>) work);

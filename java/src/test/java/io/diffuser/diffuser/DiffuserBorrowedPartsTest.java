@@ -90,8 +90,19 @@ public class DiffuserBorrowedPartsTest {
     }
   }
 
-  /** More parts than the JVM lets one JNI frame hold (HotSpot's cap is 65,536 references). */
-  private static final int BEYOND_A_FRAME = 70_000;
+  /**
+   * More parts than the JVM lets one JNI frame hold: the test JVM caps a frame at 4,096
+   * references (build.gradle; HotSpot's default cap is 65,536), past which the glue lends
+   * parts as global references, deleted when the run returns.
+   */
+  private static final int BEYOND_A_FRAME = 5_000;
+
+  @Test
+  public void theTestJvmCapsAFrame() {
+    assertEquals("build.gradle caps a JNI frame, so that these tests spill", true,
+        java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()
+            .contains("-XX:MaxJNILocalCapacity=4096"));
+  }
 
   @Test
   public void aRunLendsMorePartsThanAFrameHolds() {
@@ -128,6 +139,49 @@ public class DiffuserBorrowedPartsTest {
     self[0] = d;
     d.run(0);
     assertEquals(BEYOND_A_FRAME + 1, effects[0]);
+  }
+
+  @Test
+  public void aPartLentPastTheCapIsFreedWhenTheRunReturns() {
+    List<java.lang.ref.WeakReference<Box>> lastParts = new ArrayList<>();
+    List<Diffuser<Integer>> maps = new ArrayList<>();
+    for (int i = 0; i < BEYOND_A_FRAME; i++) {
+      final boolean last = i == BEYOND_A_FRAME - 1;
+      maps.add(Diffuser.map((Integer n) -> {
+        Box part = new Box(n);
+        if (last) lastParts.add(new java.lang.ref.WeakReference<>(part));
+        return part;
+      }, Diffuser.intoAlways((Box b) -> { }))); // compared with nothing, kept by nothing
+    }
+    Diffuser<Integer> d = Diffuser.intoAlways(maps);
+    d.run(1);
+    assertEquals(1, lastParts.size());
+    for (int i = 0; i < 50 && lastParts.get(0).get() != null; i++) collectGarbage();
+    assertEquals("the spilled reference was deleted", null, lastParts.get(0).get());
+  }
+
+  @Test
+  public void aRunInsideASpillingRunLendsItsOwnParts() {
+    List<String> log = new ArrayList<>();
+    Diffuser<Integer> inner = Diffuser.map((Integer n) -> new Box(n), Diffuser.into((Box b) -> log.add("inner " + b.n)));
+    List<Diffuser<Integer>> maps = new ArrayList<>();
+    for (int i = 0; i < BEYOND_A_FRAME; i++) {
+      final int index = i;
+      maps.add(Diffuser.map((Integer n) -> {
+        if (index == BEYOND_A_FRAME - 2) inner.run(n + index); // another graph: runs at once
+        return new Box(n + index);
+      }, Diffuser.into((Box b) -> {
+        if (index >= BEYOND_A_FRAME - 2) log.add("outer " + b.n);
+      })));
+    }
+    Diffuser<Integer> d = Diffuser.intoAll(maps);
+    d.run(0);
+    collectGarbage();
+    d.run(0);
+    d.run(1);
+    int a = BEYOND_A_FRAME - 2, b = BEYOND_A_FRAME - 1;
+    assertEquals(java.util.Arrays.asList("inner " + a, "outer " + a, "outer " + b,
+        "inner " + (a + 1), "outer " + (a + 1), "outer " + (b + 1)), log);
   }
 
   @Test
