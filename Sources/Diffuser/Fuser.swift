@@ -17,7 +17,10 @@
 /// ## Threads
 /// Sources may emit on any thread. Each connection delivers one event at a time, and
 /// once its `dispose()` has returned no event reaches its effect. `connect` and
-/// `dispose` may be called from any thread.
+/// `dispose` may be called from any thread. `Fuser` and its connections are not
+/// `Sendable` (a connection is a `Disposable`, which need not be): a fuser or a
+/// connection shared with another task is declared safe there by the caller
+/// (`nonisolated(unsafe) let`).
 ///
 /// ## Depth
 /// A fuser nests at most `maximumDepth` combinators from itself down to a source (see

@@ -12,7 +12,8 @@ public protocol Fuseable {
 /// `fuser` at that moment.
 ///
 /// Connecting and sending may happen on any thread. Effects are called in the order
-/// they connected.
+/// they connected, on the thread that sends: an output is `Sendable`, and the compiler
+/// does not check that the connected effects may run there.
 public final class Output<Event>: @unchecked Sendable {
     private let lock = Lock()
     private var sinks: [(id: UInt64, sink: (Event) throws -> Void)] = []

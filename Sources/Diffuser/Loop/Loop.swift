@@ -39,6 +39,12 @@
 /// other. Observers, feedbacks and handlers without an executor of their own run on the
 /// thread running the step.
 ///
+/// A loop and its jobs are `Sendable`, so that events can be dispatched and
+/// sent from any task; the compiler does not check where that makes the callbacks run.
+/// A loop whose update or observers are isolated to an actor (a `@MainActor` render)
+/// must have its steps run there: dispatch from that actor only, or give it an executor
+/// that runs on it (see `LoopExecutor`).
+///
 /// ## Lifecycle
 /// The loop starts from `model` and `startEffects` (unless `autostart` is false: then
 /// at `start()`). `stop()` ends the run and keeps the model and the registrations;
