@@ -174,7 +174,7 @@ static void op_list_diff(void) {
     case 2: pn = NULL; errors |= B(DFS_ERR_NULL); break;
     case 3: out = NULL; errors |= B(DFS_ERR_NULL); break;
     case 4: if (old.count > 0) { o.keys = NULL; errors |= B(DFS_ERR_NULL); } break;
-    case 5: n.count = (size_t)1 << (31 + (m & 7)); errors |= B(DFS_ERR_ARGUMENT); break;
+    case 5: n.count = (m & 7) == 7 ? SIZE_MAX : (size_t)1 << (31 + (m & 7)); errors |= B(DFS_ERR_ARGUMENT); break;
     default: break;
     }
     say("dfs_list_diff_compute(%d -> %d items, alphabet %d, flags %#x, content %d, misuse %d)", old.count, new_.count,
@@ -317,7 +317,7 @@ static void op_list_sections(void) {
         if (items > 0) errors |= B(DFS_ERR_NULL);
     }
     int misuse = (f >> 6) == 3 ? m >> 5 : 0;
-    size_t huge[] = {(size_t)1 << 33};
+    size_t huge[] = {(m & 1) ? SIZE_MAX : (size_t)1 << 33};
     dfs_list_sections_side *po = &o, *pn = &n;
     dfs_list_sections_diff d, *out = &d;
     switch (misuse) {
@@ -326,6 +326,7 @@ static void op_list_sections(void) {
     case 3: if (old.count > 0) { o.section_keys = NULL; errors |= B(DFS_ERR_NULL); } break;
     case 4: if (new_.count > 0) { n.item_counts = NULL; errors |= B(DFS_ERR_NULL); } break;
     case 5: n.item_counts = huge, n.section_count = 1; errors |= B(DFS_ERR_ARGUMENT); break;
+    case 6: n.section_count = SIZE_MAX; errors |= B(DFS_ERR_ARGUMENT); break;
     default: break;
     }
     sections_same_ctx same = {&old, &new_, 0, content == 2 ? (m & 15) : 0, 0, 1};

@@ -9,7 +9,8 @@
  * journal, manual_start, the caller's or another executor, up to three dfs_feedback
  * handles (config.feedbacks); misuse (NULL config, update, handlers, start effects; a
  * journal of other types; a NULL, released or wrong-kind feedback entry, a NULL
- * feedbacks array with a non-zero count, a feedback count out of range).
+ * feedbacks array with a non-zero count; a feedback, handler or start-effect count out
+ * of range, SIZE_MAX among them).
  * OP_LOOP_DISPATCH, OP_LOOP_READ (model, is_running, dfs_next outside its update),
  * OP_LOOP_OBSERVE, OP_LOOP_ATTACH (render a diffuser, connect a fuser), OP_LOOP_FEEDBACK
  * (add_feedback, add_request_feedback: each overlap, inline or on an executor),
@@ -765,18 +766,25 @@ static void op_loop_new(void) {
     case 6: config.update = NULL; errors |= B(DFS_ERR_NULL); break;
     case 5: if (nh > 0) { config.handlers = NULL; errors |= B(DFS_ERR_NULL); } for (int i = 0; i < nh; i++) discard_cb(made[1 + i]); break;
     case 4: if (ne > 0) { config.start_effects = NULL; errors |= B(DFS_ERR_NULL); } break;
-    case 3:
-        config.handler_count = (size_t)1 << 30, config.handlers = NULL;
+    case 3: { /* a count out of range: past the limit, or past PTRDIFF_MAX (SIZE_MAX) */
+        uint8_t h = u8();
+        size_t huge = (h & 1) ? SIZE_MAX : (size_t)1 << 30;
+        if (h & 2) {
+            config.start_effect_count = huge;
+        } else {
+            config.handler_count = huge, config.handlers = NULL;
+            for (int i = 0; i < nh; i++) discard_cb(made[1 + i]);
+        }
         errors |= B(DFS_ERR_ARGUMENT);
-        for (int i = 0; i < nh; i++) discard_cb(made[1 + i]);
         break;
+    }
     default: break;
     }
     if (fmisuse == 1) {
         config.feedbacks = NULL, config.feedback_count = nf ? (size_t)nf : 1;
         errors |= B(DFS_ERR_NULL);
     } else if (fmisuse == 2) {
-        config.feedback_count = (size_t)1 << 30;
+        config.feedback_count = (f & 8) ? SIZE_MAX : (size_t)1 << 30;
         errors |= B(DFS_ERR_ARGUMENT);
     } else {
         if (n_uses + nf > MAX_USES) nf = 0; /* no room to track their registrations: none */
