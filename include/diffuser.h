@@ -426,8 +426,9 @@ DFS_API dfs_type *dfs_type_ffi_event(void);
  *  returns, so unregister it there); calling it afterwards is undefined. A closure whose
  *  dispatch was disposed but is called before being freed drops the event.
  *  At most 32 arguments, each of DFS_FFI_INT8 to DFS_FFI_STRING; `args` may be NULL
- *  only when count is 0 (DFS_ERR_NULL otherwise). Any other signature: DFS_ERR_ARGUMENT,
- *  with a message naming what is wrong. */
+ *  only when count is 0. A bad return type or count: DFS_ERR_ARGUMENT; then NULL args
+ *  with a count: DFS_ERR_NULL; then a bad argument type: DFS_ERR_ARGUMENT. Each message
+ *  names what is wrong. */
 DFS_API dfs_status dfs_closure_new(dfs_dispatch *dispatch, dfs_ffi_type ret,
                            const dfs_ffi_type *args, size_t count, void (**fn)(void));
 

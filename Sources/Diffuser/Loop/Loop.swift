@@ -39,11 +39,13 @@
 /// other. Observers, feedbacks and handlers without an executor of their own run on the
 /// thread running the step.
 ///
-/// A loop and its jobs are `Sendable`, so that events can be dispatched and
-/// sent from any task; the compiler does not check where that makes the callbacks run.
-/// A loop whose update or observers are isolated to an actor (a `@MainActor` render)
-/// must have its steps run there: dispatch from that actor only, or give it an executor
-/// that runs on it (see `LoopExecutor`).
+/// A loop and its jobs are `Sendable`, so that events can be dispatched and sent from any
+/// task; the compiler does not check where that makes the callbacks run. A loop whose
+/// update or observers are isolated to an actor (a `@MainActor` render) must have its
+/// steps run there: give it an executor that runs on that actor (see `LoopExecutor`),
+/// or, with the default executor, make every event and registration there: `dispatch`,
+/// the jobs' `send`, connected sources, `render`, `add` and `observe`, `start` and
+/// `stop`.
 ///
 /// ## Lifecycle
 /// The loop starts from `model` and `startEffects` (unless `autostart` is false: then

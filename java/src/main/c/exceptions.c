@@ -19,14 +19,15 @@
 #include "jni_glue.h"
 
 jclass dfsj_c_npe, dfsj_c_oome;
-static jclass c_ise, c_iae;
+static jclass c_ise, c_iae, c_reported;
 static jmethodID m_object_to_string, m_add_suppressed;
 
 int dfsj_exceptions_load(JNIEnv *env) {
     if (!(dfsj_c_npe = dfsj_global_class(env, "java/lang/NullPointerException")) ||
         !(c_ise = dfsj_global_class(env, "java/lang/IllegalStateException")) ||
         !(c_iae = dfsj_global_class(env, "java/lang/IllegalArgumentException")) ||
-        !(dfsj_c_oome = dfsj_global_class(env, "java/lang/OutOfMemoryError")))
+        !(dfsj_c_oome = dfsj_global_class(env, "java/lang/OutOfMemoryError")) ||
+        !(c_reported = dfsj_global_class(env, "io/diffuser/internal/ReportedFailure")))
         return -1;
     jclass object = (*env)->FindClass(env, "java/lang/Object");
     if (object == NULL) return -1;
@@ -65,13 +66,16 @@ static void describe(JNIEnv *env, jthrowable ex) {
 /* After an upcall: 0 if it returned normally. Otherwise clears the exception, keeps it
  * for the Java caller (if any; as suppressed by the one kept already, if there is one)
  * and returns 1. With no Java caller to rethrow it, its text becomes dfs_last_error()
- * instead. */
+ * instead. An io.diffuser.internal.ReportedFailure, whose cause the binding reported
+ * already, is not kept: it only fails the callback. */
 int dfsj_upcall_failed(JNIEnv *env) {
     if (!(*env)->ExceptionCheck(env)) return 0;
     jthrowable ex = (*env)->ExceptionOccurred(env);
     (*env)->ExceptionClear(env);
     dfsj_thread_state *ts = &dfsj_thread;
-    if (ts->depth == 0) {
+    if ((*env)->IsInstanceOf(env, ex, c_reported)) {
+        dfs_set_error("a callback failed (reported to the thread's uncaught exception handler)");
+    } else if (ts->depth == 0) {
         describe(env, ex);
     } else if (ts->pending == NULL) {
         ts->pending = (jthrowable)(*env)->NewGlobalRef(env, ex);

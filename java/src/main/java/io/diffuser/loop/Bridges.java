@@ -13,8 +13,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * into a failure the core reports (keeping the exception for the inspector), and its
  * result into what the C ABI expects. The glue calls exactly these methods.
  *
- * <p>Some callbacks cannot fail the loop: a feedback's work, a gear's propagate, a
- * coalescing key, an inspector, an on-cancel action. Their exceptions are handed to the
+ * <p>Some callbacks cannot fail the loop: a feedback's work or request, a gear's
+ * propagate, a coalescing key, an inspector, an on-cancel action. Their exceptions are handed to the
  * thread's uncaught exception handler ({@link #uncaught}), as any exception nobody can
  * catch is, and the loop goes on as documented for each.
  */
@@ -45,16 +45,6 @@ final class Bridges {
     } catch (Throwable ignored) {
       // A handler that throws has nowhere to report to either.
     }
-  }
-
-  /**
-   * Throws {@code failure} as it is, checked or not, for a callback whose interface
-   * declares no checked exception but whose caller must see the very object; declared to
-   * return an exception so that callers can write {@code throw rethrow(failure)}.
-   */
-  @SuppressWarnings("unchecked")
-  static <T extends Throwable> T rethrow(Throwable failure) throws T {
-    throw (T) failure;
   }
 
   static Throwable takeFailure() {

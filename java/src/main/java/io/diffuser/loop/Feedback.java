@@ -163,7 +163,7 @@ public final class Feedback<M, E> {
         return request.apply(model);
       } catch (Throwable failure) {
         Bridges.uncaught(failure);
-        throw Bridges.<RuntimeException>rethrow(failure);
+        throw new io.diffuser.internal.ReportedFailure(failure);
       }
     };
     return new Feedback<>(overlap, executor, null, reported, (FeedbackWork<Object, E>) work);

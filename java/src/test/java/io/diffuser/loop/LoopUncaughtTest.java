@@ -76,6 +76,30 @@ public class LoopUncaughtTest {
   }
 
   @Test
+  public void aRequestThatThrowsDuringASourcesEmissionIsNotThrownAtTheSource() {
+    RuntimeException boom = new RuntimeException("no request");
+    java.util.concurrent.atomic.AtomicReference<io.diffuser.Effect<Integer>> emit =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    io.diffuser.fuser.Fuser<Integer> source = io.diffuser.fuser.Fuser.from(effect -> {
+      emit.set(effect);
+      return () -> { };
+    });
+    try (Loop<Integer, Integer, Void> loop = adder().build()) {
+      loop.add(Feedback.request((Integer model) -> {
+        if (model == 3) {
+          throw boom;
+        }
+        return model;
+      }, (Integer request, Job<Integer> job) -> log.add("request " + request)));
+      loop.connect(source);
+      emit.get().run(3); // the step runs inside the emission: its request throws
+      emit.get().run(1);
+    }
+    assertEquals(Arrays.asList("request 0", "request 4"), log);
+    assertEquals(List.of(boom), uncaught);
+  }
+
+  @Test
   public void aPropagateThatThrowsCountsAsNoEventAndIsReported() {
     RuntimeException boom = new RuntimeException("no gear event");
     Gear<String> gear = new Gear<>();
