@@ -12,9 +12,9 @@ public protocol Fuseable {
 /// `fuser` at that moment.
 ///
 /// Connecting and sending may happen on any thread. Effects are called in the order
-/// they connected, on the thread that sends: an output is `Sendable`, and the compiler
-/// does not check that the connected effects may run there.
-public final class Output<Event>: @unchecked Sendable {
+/// they connected, on the thread that sends: an output of `Sendable` events is
+/// `Sendable`, and the compiler does not check that the connected effects may run there.
+public final class Output<Event> {
     private let lock = Lock()
     private var sinks: [(id: UInt64, sink: (Event) throws -> Void)] = []
     private var nextID: UInt64 = 0
@@ -60,3 +60,7 @@ public final class Output<Event>: @unchecked Sendable {
         })
     }
 }
+
+/// An output may be shared between tasks when its events may: each reaches the effects on
+/// the sending thread.
+extension Output: @unchecked Sendable where Event: Sendable {}

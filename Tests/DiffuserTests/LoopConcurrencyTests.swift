@@ -49,6 +49,26 @@ final class LoopConcurrencyTests: XCTestCase {
         loop.dispose()
     }
 
+    /// Types that carry models and events across threads are `Sendable` when those are
+    /// (a loop over non-`Sendable` values is not, which the compiler checks; see `Loop`).
+    func testTypesOfSendableValuesAreSendable() {
+        func shareable<T: Sendable>(_ value: T) -> T { value }
+        let loop = shareable(Loop(model: Tally(), update: Self.tallying(RacyCounter())))
+        _ = shareable(Output<Int>())
+        _ = shareable(Gear<Int>())
+        _ = shareable(Signal<Int>())
+        _ = shareable(Property(0))
+        _ = shareable(Journal<Int, Int>())
+        let sent = Mutex<Int>(0)
+        _ = loop.add(Feedback<Tally, Tick>.work { _, job in
+            _ = shareable(job)
+            sent.withLock { $0 += 1 }
+            job.finish()
+        })
+        XCTAssertEqual(sent.withLock { $0 }, 1)
+        loop.dispose()
+    }
+
     func testEightThreadsDispatchingOnTheCallersExecutor() {
         eightThreadsDispatch(executor: CallerExecutor(), perThread: 2_000)
     }

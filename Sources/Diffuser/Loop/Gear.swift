@@ -11,7 +11,7 @@
 ///
 /// A gear event pushed during a step reaches the other loops as dispatched events:
 /// queued there, handled on their turn. A loop hears a gear only while it runs.
-public final class Gear<GearEvent>: Subscribable, @unchecked Sendable {
+public final class Gear<GearEvent>: Subscribable {
     private let signal = Signal<GearEvent>()
 
     public init() {}
@@ -74,3 +74,7 @@ extension Feedback {
         attached(to: gear) { $0 == gearEvent ? event : nil }
     }
 }
+
+/// A gear may be shared between tasks when its events may: they reach the attached loops
+/// from the sending thread.
+extension Gear: @unchecked Sendable where GearEvent: Sendable {}

@@ -20,7 +20,7 @@ import Synchronization
 ///     job.onCancel { request.cancel() }
 /// }
 /// ```
-public final class Job<Event>: @unchecked Sendable {
+public final class Job<Event> {
     private enum State: UInt8 { case running, finished, cancelled }
 
     @usableFromInline let session: LoopSession<Event>
@@ -92,3 +92,6 @@ public final class Job<Event>: @unchecked Sendable {
         for event in events where !session.isCancelled { _ = session.enqueue(event, nil) }
     }
 }
+/// A job may be sent to the thread that finishes the work when its events may: they cross
+/// into the loop's queue there.
+extension Job: @unchecked Sendable where Event: Sendable {}

@@ -12,7 +12,7 @@
 /// // … the app runs …
 /// let models = journal.replay(update)    // every model, in the order published
 /// ```
-public final class Journal<Model, Event>: @unchecked Sendable {
+public final class Journal<Model, Event> {
     /// One record: a run started from a model, or an event reached the update.
     public enum Entry {
         case start(Model)
@@ -62,3 +62,6 @@ public final class Journal<Model, Event>: @unchecked Sendable {
         return models
     }
 }
+
+/// A journal may be shared between tasks when its models and events may.
+extension Journal: @unchecked Sendable where Model: Sendable, Event: Sendable {}

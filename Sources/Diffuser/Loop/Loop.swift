@@ -39,8 +39,9 @@
 /// other. Observers, feedbacks and handlers without an executor of their own run on the
 /// thread running the step.
 ///
-/// A loop and its jobs are `Sendable`, so that events can be dispatched and sent from any
-/// task; the compiler does not check where that makes the callbacks run. A loop whose
+/// A loop and its jobs are `Sendable` when their models, events and effects are, so that
+/// events can be dispatched and sent from any task; the compiler does not check where
+/// that makes the callbacks run. A loop whose
 /// update or observers are isolated to an actor (a `@MainActor` render) must have its
 /// steps run there: give it an executor that runs on that actor (see `LoopExecutor`),
 /// or, with the default executor, make every event and registration there: `dispatch`,
@@ -74,7 +75,7 @@
 /// ## Errors
 /// An update that throws leaves the model unchanged; the inspector sees the error and
 /// the loop goes on with the next event. So do a throwing handler and a throwing render.
-public final class Loop<Model, Event, Effect>: Subscribable, @unchecked Sendable {
+public final class Loop<Model, Event, Effect>: Subscribable {
     public typealias Value = Model
 
     @usableFromInline
@@ -304,3 +305,7 @@ extension Loop where Effect == Never {
         )
     }
 }
+/// A loop may be shared between tasks when its models, events and effects may: they
+/// cross threads inside it (an event dispatched on one thread is handled on another; a
+/// model is read from any). Its own state is guarded by its locks.
+extension Loop: @unchecked Sendable where Model: Sendable, Event: Sendable, Effect: Sendable {}

@@ -16,7 +16,7 @@
 /// after the one in progress, never recursively. Errors thrown by a `subscribe`
 /// receiver are discarded.
 @propertyWrapper
-public final class Property<Value>: Subscribable, @unchecked Sendable {
+public final class Property<Value>: Subscribable {
     private let broadcast: Broadcast<Value>
 
     /// A property holding `value`.
@@ -54,3 +54,6 @@ public final class Property<Value>: Subscribable, @unchecked Sendable {
         broadcast.subscribe(receiver)
     }
 }
+
+/// A property may be shared between tasks when its values may.
+extension Property: @unchecked Sendable where Value: Sendable {}

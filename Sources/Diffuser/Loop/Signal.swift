@@ -11,7 +11,7 @@
 /// it subscribed. Events reach observers one at a time, in the order sent; an event
 /// sent from inside an observer, or from another thread meanwhile, is delivered after
 /// the one in progress. Errors thrown by a `subscribe` receiver are discarded.
-public final class Signal<Value>: Subscribable, @unchecked Sendable {
+public final class Signal<Value>: Subscribable {
     private let broadcast = Broadcast<Value>()
 
     public init() {}
@@ -32,3 +32,6 @@ extension Signal where Value == Void {
         broadcast.send(())
     }
 }
+
+/// A signal may be shared between tasks when its values may.
+extension Signal: @unchecked Sendable where Value: Sendable {}
