@@ -11,8 +11,11 @@ public protocol _Disposable: AnyObject {
 /// A disposable that runs a closure the first time it is disposed, or when it is
 /// deallocated without having been disposed.
 ///
-/// Safe to dispose from several threads at once: the closure runs exactly once.
-public class AnonymousDisposable: _Disposable, @unchecked Sendable {
+/// Safe to dispose from several threads at once: the closure runs exactly once, on the
+/// thread that disposes it first (or drops its last reference). Not `Sendable`, since
+/// the compiler cannot check that the closure may run there; a connection disposes the
+/// disposables its sources returned on the thread that disposes the connection.
+public class AnonymousDisposable: _Disposable {
     private let disposed = Atomic<Bool>(false)
     private let disposeFn: () -> Void
 
