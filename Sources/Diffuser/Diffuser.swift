@@ -12,6 +12,8 @@ public typealias DidChange<A> = (A, A) -> Bool
 /// Build a diffuser once from small pieces, then call `run(_:)` with every new model:
 ///
 /// ```swift
+/// struct Model: Equatable { var title: String; var items: [Item] }
+///
 /// let diffuser = Diffuser<Model>(
 ///     .map(\.title, .into { titleLabel.text = $0 }),
 ///     .map(\.items, .into { list.reload($0) })

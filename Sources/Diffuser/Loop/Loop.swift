@@ -4,7 +4,7 @@
 /// ```swift
 /// let loop = Loop(
 ///     model: LoginModel(),
-///     update: Update { model, event in
+///     update: Update<LoginModel, LoginEvent, LoginEffect> { model, event in
 ///         switch event {
 ///         case .loginClicked: return .next(model.loading(), effects: [.login(model.credentials)])
 ///         case .loggedIn:     return .next(model.done())

@@ -7,7 +7,7 @@
 ///     model: LoginModel(loading: true),
 ///     effects: [.login]
 /// )
-/// try spec.given(model).when(.a, .b).then { outcome in
+/// spec.given(model).when(.a, .b).then { outcome in
 ///     XCTAssertEqual(outcome.models.count, 2)
 /// }
 /// ```
