@@ -41,8 +41,6 @@
 #define H DFSJ_HANDLE
 #define J DFSJ_LONG
 
-/* A global reference for a callback context; NULL (with an OutOfMemoryError thrown) if
- * none could be made. */
 /* The handles of a Java long[] as a C array, for the composites. Small lists (the
  * usual case) live on the caller's stack; only longer ones are malloc'd. */
 enum { SMALL_LIST = 64 };
@@ -78,12 +76,12 @@ static void handles_free(handle_list *list) {
 typedef dfs_status (*effect_ctor)(dfs_type *, dfs_effect_fn, void *, dfs_destroy_fn, dfs_diffuser **);
 
 static jlong make_effect_diffuser(JNIEnv *env, effect_ctor ctor, jobject effect) {
-    jobject ref = dfsj_hold(env, effect);
+    jobject ref = dfsj_hold_weak(env, effect);
     if (ref == NULL) return 0;
     dfs_diffuser *out = NULL;
     dfsj_entry e;
     dfsj_enter(&e, env);
-    dfs_status status = ctor(dfsj_type, dfsj_effect_cb, ref, dfsj_destroy_ref, &out);
+    dfs_status status = ctor(dfsj_type, dfsj_effect_cb, ref, dfsj_destroy_weak, &out);
     dfsj_finish(env, status, dfsj_leave(&e), 0);
     return J(out);
 }
@@ -105,30 +103,30 @@ static jlong n_diffuser_into_once(JNIEnv *env, jclass cls, jobject effect) {
 
 static jlong n_diffuser_into_when(JNIEnv *env, jclass cls, jobject did_change, jlong child) {
     (void)cls;
-    jobject ref = dfsj_hold(env, did_change);
+    jobject ref = dfsj_hold_weak(env, did_change);
     if (ref == NULL) return 0;
     dfs_diffuser *out = NULL;
     dfsj_entry e;
     dfsj_enter(&e, env);
-    dfs_status status = dfs_diffuser_into_when(dfsj_did_change_cb, ref, dfsj_destroy_ref, H(dfs_diffuser, child), &out);
+    dfs_status status = dfs_diffuser_into_when(dfsj_did_change_cb, ref, dfsj_destroy_weak, H(dfs_diffuser, child), &out);
     dfsj_finish(env, status, dfsj_leave(&e), 0);
     return J(out);
 }
 
 static jlong n_diffuser_into_when_effect(JNIEnv *env, jclass cls, jobject did_change, jobject effect) {
     (void)cls;
-    jobject predicate = dfsj_hold(env, did_change);
+    jobject predicate = dfsj_hold_weak(env, did_change);
     if (predicate == NULL) return 0;
-    jobject action = dfsj_hold(env, effect);
+    jobject action = dfsj_hold_weak(env, effect);
     if (action == NULL) {
-        (*env)->DeleteGlobalRef(env, predicate);
+        (*env)->DeleteWeakGlobalRef(env, predicate);
         return 0;
     }
     dfs_diffuser *out = NULL;
     dfsj_entry e;
     dfsj_enter(&e, env);
-    dfs_status status = dfs_diffuser_into_when_effect(dfsj_type, dfsj_did_change_cb, predicate, dfsj_destroy_ref,
-                                                      dfsj_effect_cb, action, dfsj_destroy_ref, &out);
+    dfs_status status = dfs_diffuser_into_when_effect(dfsj_type, dfsj_did_change_cb, predicate, dfsj_destroy_weak,
+                                                      dfsj_effect_cb, action, dfsj_destroy_weak, &out);
     dfsj_finish(env, status, dfsj_leave(&e), 0);
     return J(out);
 }
@@ -172,18 +170,22 @@ static jlong n_diffuser_into_always_all(JNIEnv *env, jclass cls, jlongArray chil
 
 static jlong n_diffuser_map(JNIEnv *env, jclass cls, jobject transform, jlong child) {
     (void)cls;
-    jobject ref = dfsj_hold(env, transform);
+    jobject ref = dfsj_hold_weak(env, transform);
     if (ref == NULL) return 0;
     dfs_diffuser *out = NULL;
     dfsj_entry e;
     dfsj_enter(&e, env);
-    dfs_status status = dfs_diffuser_map_borrowed(dfsj_type, dfsj_part_cb, ref, dfsj_destroy_ref, H(dfs_diffuser, child), &out);
+    dfs_status status = dfs_diffuser_map_borrowed(dfsj_type, dfsj_part_cb, ref, dfsj_destroy_weak, H(dfs_diffuser, child), &out);
     dfsj_finish(env, status, dfsj_leave(&e), 0);
     return J(out);
 }
 
-static void n_diffuser_run(JNIEnv *env, jclass cls, jlong diffuser, jobject value) {
+/* A run asked for from inside another native method of this thread (from an effect) may
+ * be queued by the core until the run under way ends: `owner`, the Java diffuser, is
+ * pinned until then, since it holds what the queued run calls (see dfsj_hold_weak). */
+static void n_diffuser_run(JNIEnv *env, jclass cls, jlong diffuser, jobject value, jobject owner) {
     (void)cls;
+    if (dfsj_thread.depth > 0 && dfsj_pin(env, owner)) return;
     dfsj_entry e;
     dfsj_enter(&e, env);
     dfs_status status = dfs_diffuser_run(H(dfs_diffuser, diffuser), value);
@@ -200,12 +202,12 @@ static void n_diffuser_release(JNIEnv *env, jclass cls, jlong diffuser) {
 
 static jlong n_fuser_from(JNIEnv *env, jclass cls, jobject source) {
     (void)cls;
-    jobject ref = dfsj_hold(env, source);
+    jobject ref = dfsj_hold_weak(env, source);
     if (ref == NULL) return 0;
     dfs_fuser *out = NULL;
     dfsj_entry e;
     dfsj_enter(&e, env);
-    dfs_status status = dfs_fuser_from(dfsj_type, dfsj_source_connect_cb, dfsj_source_disconnect_cb, ref, dfsj_destroy_ref, &out);
+    dfs_status status = dfs_fuser_from(dfsj_type, dfsj_source_connect_cb, dfsj_source_disconnect_cb, ref, dfsj_destroy_weak, &out);
     dfsj_finish(env, status, dfsj_leave(&e), 0);
     return J(out);
 }
@@ -218,12 +220,12 @@ static jlong n_fuser_from_all(JNIEnv *env, jclass cls, jlongArray children) {
 typedef dfs_status (*extract_ctor)(dfs_type *, dfs_transform_fn, void *, dfs_destroy_fn, dfs_fuser *, dfs_fuser **);
 
 static jlong make_extract(JNIEnv *env, extract_ctor ctor, jobject transform, jlong child) {
-    jobject ref = dfsj_hold(env, transform);
+    jobject ref = dfsj_hold_weak(env, transform);
     if (ref == NULL) return 0;
     dfs_fuser *out = NULL;
     dfsj_entry e;
     dfsj_enter(&e, env);
-    dfs_status status = ctor(dfsj_type, dfsj_transform_cb, ref, dfsj_destroy_ref, H(dfs_fuser, child), &out);
+    dfs_status status = ctor(dfsj_type, dfsj_transform_cb, ref, dfsj_destroy_weak, H(dfs_fuser, child), &out);
     dfsj_finish(env, status, dfsj_leave(&e), 0);
     return J(out);
 }
@@ -342,7 +344,7 @@ static const JNINativeMethod native_methods[] = {
     {"diffuserIntoAll", "([J)J", (void *)n_diffuser_into_all},
     {"diffuserIntoAlwaysAll", "([J)J", (void *)n_diffuser_into_always_all},
     {"diffuserMap", "(Lio/diffuser/Function;J)J", (void *)n_diffuser_map},
-    {"diffuserRun", "(JLjava/lang/Object;)V", (void *)n_diffuser_run},
+    {"diffuserRun", "(JLjava/lang/Object;Ljava/lang/Object;)V", (void *)n_diffuser_run},
     {"diffuserRelease", "(J)V", (void *)n_diffuser_release},
     {"fuserFrom", "(Lio/diffuser/fuser/Source;)J", (void *)n_fuser_from},
     {"fuserFromAll", "([J)J", (void *)n_fuser_from_all},

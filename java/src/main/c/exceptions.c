@@ -18,13 +18,13 @@
 
 #include "jni_glue.h"
 
-jclass dfsj_c_npe, dfsj_c_oome;
-static jclass c_ise, c_iae, c_reported;
+jclass dfsj_c_npe, dfsj_c_oome, dfsj_c_ise;
+static jclass c_iae, c_reported;
 static jmethodID m_object_to_string, m_add_suppressed;
 
 int dfsj_exceptions_load(JNIEnv *env) {
     if (!(dfsj_c_npe = dfsj_global_class(env, "java/lang/NullPointerException")) ||
-        !(c_ise = dfsj_global_class(env, "java/lang/IllegalStateException")) ||
+        !(dfsj_c_ise = dfsj_global_class(env, "java/lang/IllegalStateException")) ||
         !(c_iae = dfsj_global_class(env, "java/lang/IllegalArgumentException")) ||
         !(dfsj_c_oome = dfsj_global_class(env, "java/lang/OutOfMemoryError")) ||
         !(c_reported = dfsj_global_class(env, "io/diffuser/internal/ReportedFailure")))
@@ -104,7 +104,7 @@ void dfsj_throw_status(JNIEnv *env, dfs_status status) {
     case DFS_ERR_ARGUMENT:
     case DFS_ERR_TYPE: cls = c_iae; break;
     case DFS_ERR_MEMORY: cls = dfsj_c_oome; break;
-    default: cls = c_ise; break;
+    default: cls = dfsj_c_ise; break;
     }
     char message[1024];
     snprintf(message, sizeof message, "%s: %s", dfs_status_name(status), dfs_last_error());

@@ -48,6 +48,13 @@ typedef struct {
     jint room;
     jobject *spill;
     size_t spilled, spill_cap;
+    /* pins:    the Java diffusers whose runs were asked for from inside another native
+     *          method of the thread (a run from an effect, which the core may queue), as
+     *          global references (pinned of them, in an array of pin_cap), deleted when
+     *          the outermost native method returns: a queued run is done by then, and
+     *          its diffuser holds what its nodes call (see dfsj_hold_weak). */
+    jobject *pins;
+    size_t pinned, pin_cap;
 } dfsj_thread_state;
 
 /* initial-exec: the state is read on every callback, and the default model for a
@@ -66,6 +73,8 @@ typedef struct {
 
 /* Deletes the parts spilled since `mark` (upcalls.c); the out-of-line half of dfsj_leave. */
 void dfsj_drop_spilled(dfsj_thread_state *ts, size_t mark);
+/* Deletes the pins (upcalls.c): dfsj_leave of the outermost native method. */
+void dfsj_drop_pins(dfsj_thread_state *ts);
 
 static inline void dfsj_enter(dfsj_entry *e, JNIEnv *env) {
     dfsj_thread_state *ts = &dfsj_thread;
@@ -86,6 +95,7 @@ static inline jthrowable dfsj_leave(dfsj_entry *e) {
     ts->pending = e->saved;
     if (ts->spilled != e->saved_spilled || (ts->spill != NULL && ts->depth == 1))
         dfsj_drop_spilled(ts, e->saved_spilled);
+    if (ts->pins != NULL && ts->depth == 1) dfsj_drop_pins(ts);
     ts->lent = e->saved_lent;
     ts->room = e->saved_room;
     ts->depth--;
@@ -112,7 +122,7 @@ void dfsj_env_leave(dfsj_upcall_env *u);
  * exceptions.c: upcall failures, kept Throwables, statuses as exceptions
  * ------------------------------------------------------------------------------------ */
 
-extern jclass dfsj_c_npe, dfsj_c_oome;
+extern jclass dfsj_c_npe, dfsj_c_oome, dfsj_c_ise;
 
 int dfsj_exceptions_load(JNIEnv *env);
 int dfsj_upcall_failed(JNIEnv *env);
@@ -136,6 +146,9 @@ dfs_status dfsj_values_create_type(void);
 
 int dfsj_upcalls_load(JNIEnv *env);
 void dfsj_destroy_ref(void *ctx);
+void dfsj_destroy_weak(void *ctx);
+jobject dfsj_target(JNIEnv *env, void *ctx);
+int dfsj_pin(JNIEnv *env, jobject object);
 int dfsj_effect_cb(const void *value, void *ctx);
 int dfsj_did_change_cb(const void *old_value, const void *new_value, void *ctx);
 int dfsj_transform_cb(const void *value, const void **out, void *ctx);
@@ -159,11 +172,26 @@ int dfsj_update_cb(const void *model, const void *event, dfs_next *next, void *c
 #define DFSJ_LONG(pointer) ((jlong)(intptr_t)(pointer))
 
 /* A new global reference to a user object a callback context will hold; NULL with an
- * exception pending if none could be made. */
+ * exception pending if none could be made. For what must stay reachable for as long as
+ * the core holds it, whoever else holds it: a connection's effect, a loop's callbacks. */
 static inline jobject dfsj_hold(JNIEnv *env, jobject object) {
     jobject ref = (*env)->NewGlobalRef(env, object);
     if (ref == NULL && !(*env)->ExceptionCheck(env))
         (*env)->ThrowNew(env, dfsj_c_oome, "cannot make a global reference");
+    return ref;
+}
+
+/* A new weak global reference to a user object of a diffuser's or a fuser's node, whose
+ * Java object holds the same user object (and its children's Java objects) strongly: a
+ * node is run only through its Java object, so the Java objects decide reachability, as
+ * in a library written in Java. A global reference would be a GC root: an effect that
+ * captures the object holding its diffuser would keep both alive for good. Callbacks
+ * reach the object through dfsj_target; their destroy is dfsj_destroy_weak. NULL with
+ * an exception pending if none could be made. */
+static inline jobject dfsj_hold_weak(JNIEnv *env, jobject object) {
+    jobject ref = (*env)->NewWeakGlobalRef(env, object);
+    if (ref == NULL && !(*env)->ExceptionCheck(env))
+        (*env)->ThrowNew(env, dfsj_c_oome, "cannot make a weak global reference");
     return ref;
 }
 

@@ -193,13 +193,13 @@ done:
 
 /* The reader's context: the io.diffuser.internal.ListReader and its methods. */
 typedef struct {
-    jobject reader; /* global reference */
+    jobject reader; /* weak global reference: the Java Diffuser holds the reader */
     jmethodID count, key, same_key, same_content;
 } reader_ctx;
 
 /* The sink's context: the io.diffuser.list.ListSink, and what makes a ListDiff. */
 typedef struct {
-    jobject sink;        /* global reference */
+    jobject sink;        /* weak global reference: the Java Diffuser holds the sink */
     jmethodID apply;
     jclass list_diff;    /* global reference */
     jmethodID list_diff_init;
@@ -211,8 +211,10 @@ static int reader_count(const void *list, size_t *count, void *ctx) {
     reader_ctx *r = ctx;
     dfsj_upcall_env u;
     if (dfsj_env_enter(&u)) return -1;
-    jint n = (*u.env)->CallIntMethod(u.env, r->reader, r->count, (jobject)list);
-    int failed = dfsj_upcall_failed(u.env);
+    jobject reader = dfsj_target(u.env, r->reader);
+    jint n = reader == NULL ? 0 : (*u.env)->CallIntMethod(u.env, reader, r->count, (jobject)list);
+    int failed = reader == NULL || dfsj_upcall_failed(u.env);
+    if (reader != NULL) (*u.env)->DeleteLocalRef(u.env, reader);
     dfsj_env_leave(&u);
     if (failed) return 1;
     if (n < 0) {
@@ -227,8 +229,10 @@ static int reader_key(const void *list, int32_t index, uint64_t *key, void *ctx)
     reader_ctx *r = ctx;
     dfsj_upcall_env u;
     if (dfsj_env_enter(&u)) return -1;
-    jlong k = (*u.env)->CallLongMethod(u.env, r->reader, r->key, (jobject)list, (jint)index);
-    int failed = dfsj_upcall_failed(u.env);
+    jobject reader = dfsj_target(u.env, r->reader);
+    jlong k = reader == NULL ? 0 : (*u.env)->CallLongMethod(u.env, reader, r->key, (jobject)list, (jint)index);
+    int failed = reader == NULL || dfsj_upcall_failed(u.env);
+    if (reader != NULL) (*u.env)->DeleteLocalRef(u.env, reader);
     dfsj_env_leave(&u);
     *key = (uint64_t)k;
     return failed;
@@ -238,8 +242,11 @@ static int reader_same_key(const void *a, int32_t i, const void *b, int32_t j, v
     reader_ctx *r = ctx;
     dfsj_upcall_env u;
     if (dfsj_env_enter(&u)) return -1;
-    jboolean same = (*u.env)->CallBooleanMethod(u.env, r->reader, r->same_key, (jobject)a, (jint)i, (jobject)b, (jint)j);
-    int result = dfsj_upcall_failed(u.env) ? -1 : (same ? 1 : 0);
+    jobject reader = dfsj_target(u.env, r->reader);
+    jboolean same = reader == NULL ? JNI_FALSE
+                                   : (*u.env)->CallBooleanMethod(u.env, reader, r->same_key, (jobject)a, (jint)i, (jobject)b, (jint)j);
+    int result = reader == NULL || dfsj_upcall_failed(u.env) ? -1 : (same ? 1 : 0);
+    if (reader != NULL) (*u.env)->DeleteLocalRef(u.env, reader);
     dfsj_env_leave(&u);
     return result;
 }
@@ -248,8 +255,11 @@ static int reader_same_content(const void *a, int32_t i, const void *b, int32_t 
     reader_ctx *r = ctx;
     dfsj_upcall_env u;
     if (dfsj_env_enter(&u)) return -1;
-    jboolean same = (*u.env)->CallBooleanMethod(u.env, r->reader, r->same_content, (jobject)a, (jint)i, (jobject)b, (jint)j);
-    int result = dfsj_upcall_failed(u.env) ? -1 : (same ? 1 : 0);
+    jobject reader = dfsj_target(u.env, r->reader);
+    jboolean same = reader == NULL ? JNI_FALSE
+                                   : (*u.env)->CallBooleanMethod(u.env, reader, r->same_content, (jobject)a, (jint)i, (jobject)b, (jint)j);
+    int result = reader == NULL || dfsj_upcall_failed(u.env) ? -1 : (same ? 1 : 0);
+    if (reader != NULL) (*u.env)->DeleteLocalRef(u.env, reader);
     dfsj_env_leave(&u);
     return result;
 }
@@ -264,6 +274,8 @@ static int sink_apply(const dfs_list_diff *changes, const void *new_list, int is
     JNIEnv *env = u.env;
     int failed = 1;
     jobject diff = NULL;
+    jobject sink = dfsj_target(env, k->sink);
+    if (sink == NULL) goto done;
     jobjectArray arrays = dfsj_list_arrays(env, changes, k->flags, k->int_array);
     if (arrays == NULL) {
         if (!dfsj_upcall_failed(env)) dfsj_fail_with(env, dfsj_c_oome, "cannot make the arrays of a list diff");
@@ -273,17 +285,18 @@ static int sink_apply(const dfs_list_diff *changes, const void *new_list, int is
                              (jboolean)((k->flags & DFS_LIST_BATCH_MOVE_THEN_RELOAD) != 0));
     (*env)->DeleteLocalRef(env, arrays);
     if (dfsj_upcall_failed(env)) goto done;
-    (*env)->CallVoidMethod(env, k->sink, k->apply, diff, (jobject)new_list, (jboolean)(is_first != 0));
+    (*env)->CallVoidMethod(env, sink, k->apply, diff, (jobject)new_list, (jboolean)(is_first != 0));
     failed = dfsj_upcall_failed(env);
 done:
     if (diff != NULL) (*env)->DeleteLocalRef(env, diff);
+    if (sink != NULL) (*env)->DeleteLocalRef(env, sink);
     dfsj_env_leave(&u);
     return failed;
 }
 
 static void reader_destroy(void *ctx) {
     reader_ctx *r = ctx;
-    dfsj_destroy_ref(r->reader);
+    dfsj_destroy_weak(r->reader);
     free(r);
 }
 
@@ -291,7 +304,7 @@ static void sink_destroy(void *ctx) {
     sink_ctx *k = ctx;
     dfsj_upcall_env u;
     if (dfsj_env_enter(&u) == 0) {
-        if (k->sink) (*u.env)->DeleteGlobalRef(u.env, k->sink);
+        if (k->sink) (*u.env)->DeleteWeakGlobalRef(u.env, k->sink);
         if (k->list_diff) (*u.env)->DeleteGlobalRef(u.env, k->list_diff);
         if (k->int_array) (*u.env)->DeleteGlobalRef(u.env, k->int_array);
         dfsj_env_leave(&u);
@@ -332,8 +345,8 @@ static int contexts(JNIEnv *env, jobject reader, jobject sink, jint flags, reade
     if (!(k->int_array = global_class(env, "[I"))) return -1;
     k->flags = (int)flags;
 
-    if (!(r->reader = (*env)->NewGlobalRef(env, reader)) || !(k->sink = (*env)->NewGlobalRef(env, sink))) {
-        if (!(*env)->ExceptionCheck(env)) dfsj_list_throw(env, "java/lang/OutOfMemoryError", "global reference");
+    if (!(r->reader = (*env)->NewWeakGlobalRef(env, reader)) || !(k->sink = (*env)->NewWeakGlobalRef(env, sink))) {
+        if (!(*env)->ExceptionCheck(env)) dfsj_list_throw(env, "java/lang/OutOfMemoryError", "weak global reference");
         return -1;
     }
     return 0;

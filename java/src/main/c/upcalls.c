@@ -2,10 +2,13 @@
  * upcalls.c — the C callbacks through which the core calls user objects.
  *
  * Every user object given to the core (Effect, Function, DidChange, Source) is held by a
- * global reference, the callback's context, that the callback's destroy function
- * (dfsj_destroy_ref) deletes. Each callback gets its JNIEnv from threads.c, makes one
- * upcall, and checks for an exception right after it (exceptions.c): a Java exception
- * becomes the callback's failure, and nothing else of the callback runs after it.
+ * reference, the callback's context, that the callback's destroy function deletes: a
+ * weak global reference (dfsj_hold_weak, dfsj_destroy_weak) for the nodes of diffusers
+ * and fusers, whose Java objects hold their user objects, a global one (dfsj_hold,
+ * dfsj_destroy_ref) for what only the core holds (a connection's effect). Each callback gets its JNIEnv from
+ * threads.c, reaches the object through dfsj_target, makes one upcall, and checks for an
+ * exception right after it (exceptions.c): a Java exception becomes the callback's
+ * failure, and nothing else of the callback runs after it.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -37,13 +40,65 @@ int dfsj_upcalls_load(JNIEnv *env) {
     return 0;
 }
 
-/* destroy of every callback: drops the global reference to the Java object. */
+/* destroy of a callback held by dfsj_hold: drops the global reference. */
 void dfsj_destroy_ref(void *ctx) {
     if (ctx == NULL) return;
     dfsj_upcall_env u;
     if (dfsj_env_enter(&u)) return;
     (*u.env)->DeleteGlobalRef(u.env, (jobject)ctx);
     dfsj_env_leave(&u);
+}
+
+/* destroy of a callback held by dfsj_hold_weak: drops the weak global reference (which
+ * may have been cleared: nothing else may be asked of it then). */
+void dfsj_destroy_weak(void *ctx) {
+    if (ctx == NULL) return;
+    dfsj_upcall_env u;
+    if (dfsj_env_enter(&u)) return;
+    (*u.env)->DeleteWeakGlobalRef(u.env, (jweak)ctx);
+    dfsj_env_leave(&u);
+}
+
+/* The user object of a callback's context as a new local reference, which the callback
+ * deletes after its upcall. A weak context whose object was collected gives NULL, with
+ * an IllegalStateException as the callback's failure: its node was run after every Java
+ * object holding it had become unreachable (a queued run is pinned, see dfsj_pin), which
+ * only a Java object's finalization racing a run of the same graph can do. */
+jobject dfsj_target(JNIEnv *env, void *ctx) {
+    jobject target = (*env)->NewLocalRef(env, (jobject)ctx);
+    if (target == NULL && !(*env)->ExceptionCheck(env))
+        dfsj_fail_with(env, dfsj_c_ise, "a diffuser or fuser was run after it had been garbage collected");
+    else if (target == NULL)
+        dfsj_upcall_failed(env);
+    return target;
+}
+
+/* Keeps `object` (a Java diffuser asked to run from inside another native method of this
+ * thread) reachable until the outermost native method returns: 0, or -1 with an
+ * exception pending. */
+int dfsj_pin(JNIEnv *env, jobject object) {
+    dfsj_thread_state *ts = &dfsj_thread;
+    if (ts->pinned == ts->pin_cap) {
+        size_t cap = ts->pin_cap ? ts->pin_cap * 2 : 16;
+        jobject *grown = cap <= SIZE_MAX / sizeof *grown ? realloc(ts->pins, cap * sizeof *grown) : NULL;
+        if (grown == NULL) {
+            (*env)->ThrowNew(env, dfsj_c_oome, "too many runs asked for in one run");
+            return -1;
+        }
+        ts->pins = grown;
+        ts->pin_cap = cap;
+    }
+    jobject global = dfsj_hold(env, object);
+    if (global == NULL) return -1;
+    ts->pins[ts->pinned++] = global;
+    return 0;
+}
+
+void dfsj_drop_pins(dfsj_thread_state *ts) {
+    while (ts->pinned > 0) (*ts->env)->DeleteGlobalRef(ts->env, ts->pins[--ts->pinned]);
+    free(ts->pins);
+    ts->pins = NULL;
+    ts->pin_cap = 0;
 }
 
 /* The global reference the core will own for `local`, which is deleted. NULL if none
@@ -61,8 +116,13 @@ static jobject promote(JNIEnv *env, jobject local) {
 int dfsj_effect_cb(const void *value, void *ctx) {
     dfsj_upcall_env u;
     if (dfsj_env_enter(&u)) return -1;
-    (*u.env)->CallVoidMethod(u.env, (jobject)ctx, m_effect_run, (jobject)value);
-    int failed = dfsj_upcall_failed(u.env);
+    int failed = 1;
+    jobject target = dfsj_target(u.env, ctx);
+    if (target != NULL) {
+        (*u.env)->CallVoidMethod(u.env, target, m_effect_run, (jobject)value);
+        failed = dfsj_upcall_failed(u.env);
+        (*u.env)->DeleteLocalRef(u.env, target);
+    }
     dfsj_env_leave(&u);
     return failed;
 }
@@ -70,9 +130,14 @@ int dfsj_effect_cb(const void *value, void *ctx) {
 int dfsj_did_change_cb(const void *old_value, const void *new_value, void *ctx) {
     dfsj_upcall_env u;
     if (dfsj_env_enter(&u)) return -1;
-    jboolean changed = (*u.env)->CallBooleanMethod(u.env, (jobject)ctx, m_did_change_test,
-                                                   (jobject)old_value, (jobject)new_value);
-    int result = dfsj_upcall_failed(u.env) ? -1 : (changed ? 1 : 0);
+    int result = -1;
+    jobject target = dfsj_target(u.env, ctx);
+    if (target != NULL) {
+        jboolean changed = (*u.env)->CallBooleanMethod(u.env, target, m_did_change_test,
+                                                       (jobject)old_value, (jobject)new_value);
+        result = dfsj_upcall_failed(u.env) ? -1 : (changed ? 1 : 0);
+        (*u.env)->DeleteLocalRef(u.env, target);
+    }
     dfsj_env_leave(&u);
     return result;
 }
@@ -84,12 +149,18 @@ int dfsj_transform_cb(const void *value, const void **out, void *ctx) {
     dfsj_upcall_env u;
     if (dfsj_env_enter(&u)) return -1;
     JNIEnv *env = u.env;
-    int failed = 0;
-    jobject result = (*env)->CallObjectMethod(env, (jobject)ctx, m_function_apply, (jobject)value);
-    if (dfsj_upcall_failed(env)) {
-        failed = 1;
-    } else if (result != NULL && (*out = promote(env, result)) == NULL) {
-        failed = 1;
+    int failed = 1;
+    jobject target = dfsj_target(env, ctx);
+    if (target != NULL) {
+        jobject result = (*env)->CallObjectMethod(env, target, m_function_apply, (jobject)value);
+        (*env)->DeleteLocalRef(env, target);
+        if (dfsj_upcall_failed(env)) {
+            failed = 1;
+        } else if (result != NULL && (*out = promote(env, result)) == NULL) {
+            failed = 1;
+        } else {
+            failed = 0;
+        }
     }
     dfsj_env_leave(&u);
     return failed;
@@ -178,7 +249,10 @@ int dfsj_part_cb(const void *value, const void **out, void *ctx) {
     if (!borrowing_caller()) return -1;
     JNIEnv *env = dfsj_thread.env;
     if (make_room(env)) {
-        jobject result = (*env)->CallObjectMethod(env, (jobject)ctx, m_function_apply, (jobject)value);
+        jobject target = dfsj_target(env, ctx);
+        if (target == NULL) return 1;
+        jobject result = (*env)->CallObjectMethod(env, target, m_function_apply, (jobject)value);
+        (*env)->DeleteLocalRef(env, target);
         if (dfsj_upcall_failed(env)) return 1;
         *out = result;
         return 0;
@@ -187,8 +261,9 @@ int dfsj_part_cb(const void *value, const void **out, void *ctx) {
         if (!dfsj_upcall_failed(env)) dfsj_fail_with(env, dfsj_c_oome, "cannot make a local frame for a part");
         return -1;
     }
-    jobject result = (*env)->CallObjectMethod(env, (jobject)ctx, m_function_apply, (jobject)value);
-    int failed = dfsj_upcall_failed(env);
+    jobject target = dfsj_target(env, ctx);
+    jobject result = target == NULL ? NULL : (*env)->CallObjectMethod(env, target, m_function_apply, (jobject)value);
+    int failed = target == NULL || dfsj_upcall_failed(env);
     if (!failed && result != NULL && (result = spill(env, result)) == NULL) failed = 1;
     (*env)->PopLocalFrame(env, NULL);
     if (failed) return 1;
@@ -207,8 +282,14 @@ int dfsj_source_connect_cb(dfs_dispatch *dispatch, void *ctx, void **connection)
     jobject effect = (*env)->NewObject(env, c_dispatch_effect, m_dispatch_effect_init,
                                        (jlong)(intptr_t)dispatch);
     if (dfsj_upcall_failed(env)) goto done;
-    jobject disposable = (*env)->CallObjectMethod(env, (jobject)ctx, m_source_connect, effect);
+    jobject target = dfsj_target(env, ctx);
+    if (target == NULL) {
+        (*env)->DeleteLocalRef(env, effect);
+        goto done;
+    }
+    jobject disposable = (*env)->CallObjectMethod(env, target, m_source_connect, effect);
     (*env)->DeleteLocalRef(env, effect);
+    (*env)->DeleteLocalRef(env, target);
     if (dfsj_upcall_failed(env)) goto done;
     if (disposable == NULL) {
         dfsj_fail_with(env, dfsj_c_npe, "Source.connect returned null instead of a Disposable");

@@ -44,7 +44,9 @@ import java.util.function.ToLongFunction;
  * from (and with every graph that shares a node with it), and from then on runs of any of
  * them are serialized; composing alone joins nothing. A {@code run} called from inside one
  * of the graph's own effects is queued and performed right after the current pass, before
- * the outermost {@code run} returns.
+ * the outermost {@code run} returns; if a queued run fails, the outermost {@code run}
+ * throws its exception (later failures added as suppressed), even when its own pass
+ * succeeded.
  *
  * <p>A run holds its graph's lock while its effects run, and a connection's
  * {@code dispose()} waits for an event being delivered on another thread. Like any two
@@ -70,8 +72,12 @@ import java.util.function.ToLongFunction;
  * what an earlier effect did. The first exception in that order aborts the run; nothing
  * after it is called.
  *
- * <p><b>Memory.</b> The native node is released when this object becomes unreachable;
- * diffusers composed from it keep what they need.
+ * <p><b>Memory.</b> A diffuser holds its effects, functions and predicates and the
+ * diffusers it was composed from; the native node holds them only weakly and is released
+ * when this object becomes unreachable. So a diffuser whose effects capture the object
+ * that holds it (a screen and its {@code into(this::render)}) is collected with that
+ * object, as in a library written in Java. A run asked for from inside an effect keeps
+ * its diffuser until it is done.
  *
  * @param <A> the type of model the diffuser accepts
  */
@@ -88,9 +94,23 @@ public final class Diffuser<A> {
   /** The native node. */
   private final long handle;
 
-  private Diffuser(long handle) {
+  /**
+   * What the native node calls and the diffusers it was composed from: the node holds
+   * its user objects by weak references, so that this object, and whatever holds it,
+   * decides when they can be collected (an effect that captures the object holding its
+   * diffuser does not keep either alive). Never read.
+   */
+  @SuppressWarnings("unused")
+  private final Object held;
+
+  private Diffuser(long handle, Object held) {
     this.handle = handle;
+    this.held = held;
     Native.track(this, Native.Kind.DIFFUSER, handle);
+  }
+
+  private Diffuser(Diffuser<?>[] children, boolean gated) {
+    this(fanOut(children, gated), children);
   }
 
   /**
@@ -100,7 +120,7 @@ public final class Diffuser<A> {
    * @param children the children (the collection is copied)
    */
   public Diffuser(Collection<Diffuser<A>> children) {
-    this(fanOut(copy(children), true));
+    this(copy(children), true);
   }
 
   /**
@@ -112,7 +132,7 @@ public final class Diffuser<A> {
   @SafeVarargs
   @SuppressWarnings("varargs") // the array is only copied
   public Diffuser(Diffuser<A>... children) {
-    this(fanOut(copy(children), true));
+    this(copy(children), true);
   }
 
   /**
@@ -124,7 +144,7 @@ public final class Diffuser<A> {
    */
   public void run(A newValue) {
     try {
-      Native.diffuserRun(handle, newValue);
+      Native.diffuserRun(handle, newValue, this);
     } finally {
       Reference.reachabilityFence(this);
     }
@@ -138,7 +158,7 @@ public final class Diffuser<A> {
    * @return the diffuser
    */
   public static <A> Diffuser<A> intoAlways(Effect<A> effect) {
-    return new Diffuser<>(Native.diffuserIntoAlways(Objects.requireNonNull(effect, "effect")));
+    return new Diffuser<>(Native.diffuserIntoAlways(Objects.requireNonNull(effect, "effect")), effect);
   }
 
   /**
@@ -150,7 +170,7 @@ public final class Diffuser<A> {
    * @return the diffuser
    */
   public static <A> Diffuser<A> intoAlways(Collection<Diffuser<A>> children) {
-    return new Diffuser<>(fanOut(copy(children), false));
+    return new Diffuser<>(copy(children), false);
   }
 
   /**
@@ -164,7 +184,7 @@ public final class Diffuser<A> {
   @SafeVarargs
   @SuppressWarnings("varargs") // the array is only copied
   public static <A> Diffuser<A> intoAlways(Diffuser<A>... children) {
-    return new Diffuser<>(fanOut(copy(children), false));
+    return new Diffuser<>(copy(children), false);
   }
 
   /**
@@ -182,7 +202,7 @@ public final class Diffuser<A> {
     Objects.requireNonNull(didChange, "didChange");
     Objects.requireNonNull(diffuser, "diffuser");
     try {
-      return new Diffuser<>(Native.diffuserIntoWhen(didChange, diffuser.handle));
+      return new Diffuser<>(Native.diffuserIntoWhen(didChange, diffuser.handle), new Object[] {didChange, diffuser});
     } finally {
       Reference.reachabilityFence(diffuser);
     }
@@ -200,7 +220,8 @@ public final class Diffuser<A> {
    */
   public static <A> Diffuser<A> intoWhen(DidChange<A> didChange, Effect<A> effect) {
     return new Diffuser<>(Native.diffuserIntoWhenEffect(
-        Objects.requireNonNull(didChange, "didChange"), Objects.requireNonNull(effect, "effect")));
+        Objects.requireNonNull(didChange, "didChange"), Objects.requireNonNull(effect, "effect")),
+        new Object[] {didChange, effect});
   }
 
   /**
@@ -212,7 +233,7 @@ public final class Diffuser<A> {
    * @return the diffuser
    */
   public static <A> Diffuser<A> into(Effect<A> effect) {
-    return new Diffuser<>(Native.diffuserInto(Objects.requireNonNull(effect, "effect")));
+    return new Diffuser<>(Native.diffuserInto(Objects.requireNonNull(effect, "effect")), effect);
   }
 
   /**
@@ -223,7 +244,7 @@ public final class Diffuser<A> {
    * @return the diffuser
    */
   public static <A> Diffuser<A> intoOnce(Effect<A> effect) {
-    return new Diffuser<>(Native.diffuserIntoOnce(Objects.requireNonNull(effect, "effect")));
+    return new Diffuser<>(Native.diffuserIntoOnce(Objects.requireNonNull(effect, "effect")), effect);
   }
 
   /**
@@ -239,7 +260,7 @@ public final class Diffuser<A> {
    * @return the diffuser
    */
   public static <A> Diffuser<A> intoAll(Collection<Diffuser<A>> children) {
-    return new Diffuser<>(fanOut(copy(children), true));
+    return new Diffuser<>(copy(children), true);
   }
 
   /**
@@ -253,7 +274,7 @@ public final class Diffuser<A> {
   @SafeVarargs
   @SuppressWarnings("varargs") // the array is only copied
   public static <A> Diffuser<A> intoAll(Diffuser<A>... children) {
-    return new Diffuser<>(fanOut(copy(children), true));
+    return new Diffuser<>(copy(children), true);
   }
 
   /**
@@ -270,7 +291,7 @@ public final class Diffuser<A> {
     Objects.requireNonNull(transform, "transform");
     Objects.requireNonNull(diffuser, "diffuser");
     try {
-      return new Diffuser<>(Native.diffuserMap(transform, diffuser.handle));
+      return new Diffuser<>(Native.diffuserMap(transform, diffuser.handle), new Object[] {transform, diffuser});
     } finally {
       Reference.reachabilityFence(diffuser);
     }
@@ -366,7 +387,7 @@ public final class Diffuser<A> {
       ListDiff.Part... parts) {
     Objects.requireNonNull(sink, "sink");
     int flags = ListNative.flags(parts);
-    return new Diffuser<>(ListNative.intoList(reader, reader.hasKeyObjects(), sink, flags));
+    return new Diffuser<>(ListNative.intoList(reader, reader.hasKeyObjects(), sink, flags), new Object[] {reader, sink});
   }
 
   /** {@code Diffuser[<native node>]}. */

@@ -4,28 +4,26 @@ package io.diffuser.fuser;
  * Something that can be stopped: a connection made by {@link Fuser#connect} or by
  * {@link Source#connect}.
  *
- * <p>It is {@link AutoCloseable}, so a connection can be scoped with try-with-resources;
- * {@link #close()} is {@link #dispose()} and throws no checked exception:
+ * <p>The {@code dispose()} of a {@link Fuser#connect} connection waits for an event being
+ * delivered to it on another thread to finish, so that nothing arrives after it returns:
+ * it must not be called from code that event's delivery waits for (see
+ * {@link Fuser#connect}).
+ *
+ * <p>The interface is the reference library's, one method and nothing else, so that a
+ * class already implementing it (with a {@code close()} of its own, say) still compiles.
+ * To scope a connection with try-with-resources, wrap it:
  *
  * <pre>{@code
- * try (Disposable connection = fuser.connect(loop::dispatch)) {
+ * Disposable connection = fuser.connect(loop::dispatch);
+ * try (AutoCloseable scope = connection::dispose) {
  *   // events flow until the block is left
  * }
  * }</pre>
  */
 @FunctionalInterface
-public interface Disposable extends AutoCloseable {
+public interface Disposable {
   /**
    * Stops the connection and releases what it holds. Calling it again does nothing.
    */
   void dispose();
-
-  /**
-   * The same as {@link #dispose()}, for try-with-resources. Implementations should not
-   * override it.
-   */
-  @Override
-  default void close() {
-    dispose();
-  }
 }

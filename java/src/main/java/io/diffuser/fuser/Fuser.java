@@ -46,8 +46,11 @@ import java.util.Objects;
  * emitted, also while the sources connect: those emitted before a source failed have
  * reached the effect.
  *
- * <p><b>Memory.</b> The native node is released when this object becomes unreachable;
- * fusers composed from it and live connections keep what they need.
+ * <p><b>Memory.</b> A fuser holds its sources and transforms and the fusers it was made
+ * from; the native node holds them only weakly and is released when this object becomes
+ * unreachable. So a fuser whose sources capture the object that holds it is collected
+ * with that object. A connection holds its fuser until it is disposed (a dropped
+ * connection stays connected).
  *
  * @param <A> the type of events
  */
@@ -69,9 +72,26 @@ public final class Fuser<A> {
 
   private final long handle;
 
-  private Fuser(long handle) {
+  /**
+   * What the native node calls and the fusers it was made from: the node holds its user
+   * objects by weak references, so that this object, and whatever holds it (a
+   * connection, while it is connected), decides when they can be collected. Never read.
+   */
+  @SuppressWarnings("unused")
+  private final Object held;
+
+  private Fuser(long handle, Object held) {
     this.handle = handle;
+    this.held = held;
     Native.track(this, Native.Kind.FUSER, handle);
+  }
+
+  /**
+   * A fuser of {@code children}, a copy of the caller's: typed {@code Object[]} only so that
+   * it differs from the public constructor's erasure.
+   */
+  private Fuser(Object[] children) {
+    this(merge((Fuser<?>[]) children), children);
   }
 
   /**
@@ -83,7 +103,7 @@ public final class Fuser<A> {
   @SafeVarargs
   @SuppressWarnings("varargs") // the array is only copied
   public Fuser(Fuser<? extends A>... children) {
-    this(merge(copy(children)));
+    this((Object[]) copy(children));
   }
 
   /**
@@ -93,7 +113,7 @@ public final class Fuser<A> {
    * @param children the children (the collection is copied)
    */
   public Fuser(Collection<Fuser<? extends A>> children) {
-    this(merge(copy(children)));
+    this((Object[]) copy(children));
   }
 
   /**
@@ -106,7 +126,7 @@ public final class Fuser<A> {
    * @return the fuser
    */
   public static <A> Fuser<A> from(Source<? extends A> source) {
-    return new Fuser<>(Native.fuserFrom(Objects.requireNonNull(source, "source")));
+    return new Fuser<>(Native.fuserFrom(Objects.requireNonNull(source, "source")), source);
   }
 
   /**
@@ -117,7 +137,7 @@ public final class Fuser<A> {
    * @return the fuser
    */
   public static <A> Fuser<A> fromAll(Collection<Fuser<A>> children) {
-    return new Fuser<>(merge(copy(children)));
+    return new Fuser<A>((Object[]) copy(children));
   }
 
   /**
@@ -130,7 +150,7 @@ public final class Fuser<A> {
   @SafeVarargs
   @SuppressWarnings("varargs") // the array is only copied
   public static <A> Fuser<A> fromAll(Fuser<? extends A>... children) {
-    return new Fuser<>(merge(copy(children)));
+    return new Fuser<A>((Object[]) copy(children));
   }
 
   /**
@@ -146,7 +166,7 @@ public final class Fuser<A> {
     Objects.requireNonNull(transformation, "transformation");
     Objects.requireNonNull(fuser, "fuser");
     try {
-      return new Fuser<>(Native.fuserExtract(transformation, fuser.handle));
+      return new Fuser<>(Native.fuserExtract(transformation, fuser.handle), new Object[] {transformation, fuser});
     } finally {
       Reference.reachabilityFence(fuser);
     }
@@ -165,7 +185,7 @@ public final class Fuser<A> {
   public static <A, B> Fuser<B> extractConstant(B constant, Fuser<A> fuser) {
     Objects.requireNonNull(fuser, "fuser");
     try {
-      return new Fuser<>(Native.fuserExtractConstant(constant, fuser.handle));
+      return new Fuser<>(Native.fuserExtractConstant(constant, fuser.handle), fuser);
     } finally {
       Reference.reachabilityFence(fuser);
     }
@@ -185,7 +205,7 @@ public final class Fuser<A> {
     Objects.requireNonNull(transformation, "transformation");
     Objects.requireNonNull(fuser, "fuser");
     try {
-      return new Fuser<>(Native.fuserExtractUnlessNull(transformation, fuser.handle));
+      return new Fuser<>(Native.fuserExtractUnlessNull(transformation, fuser.handle), new Object[] {transformation, fuser});
     } finally {
       Reference.reachabilityFence(fuser);
     }
@@ -210,9 +230,6 @@ public final class Fuser<A> {
    * exception a source's {@code dispose()} throws then reaches the emitter of that event,
    * as {@code effect}'s own would.
    *
-   * <p>The returned {@link Disposable} is {@link AutoCloseable}: a connection can be
-   * scoped with try-with-resources.
-   *
    * @param effect receives the events, one at a time per connection
    * @return what disconnects the sources
    * @throws RuntimeException (or Error) the exception a {@link Source#connect} threw,
@@ -222,7 +239,7 @@ public final class Fuser<A> {
   public Disposable connect(Effect<A> effect) {
     Objects.requireNonNull(effect, "effect");
     try {
-      return new Connection(Native.fuserConnect(handle, effect));
+      return new Connection(Native.fuserConnect(handle, new Delivery<>(effect, this)));
     } finally {
       Reference.reachabilityFence(this);
     }
@@ -234,6 +251,27 @@ public final class Fuser<A> {
   }
 
   /** The Java face of a {@code dfs_disposable}. */
+  /**
+   * The effect of a connection, holding the fuser it connects: the core holds the effect
+   * for as long as the connection is connected (a dropped connection stays connected),
+   * and so, through it, the user objects of the fuser's nodes.
+   */
+  private static final class Delivery<A> implements Effect<A> {
+    private final Effect<A> effect;
+    @SuppressWarnings("unused")
+    private final Fuser<?> fuser;
+
+    Delivery(Effect<A> effect, Fuser<?> fuser) {
+      this.effect = effect;
+      this.fuser = fuser;
+    }
+
+    @Override
+    public void run(A value) {
+      effect.run(value);
+    }
+  }
+
   private static final class Connection implements Disposable {
     private final long handle;
 

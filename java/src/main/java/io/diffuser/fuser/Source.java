@@ -10,6 +10,12 @@ import io.diffuser.Effect;
  * may be sent to the effect from any thread, including threads the JVM did not start
  * (the binding attaches them while an event is delivered).
  *
+ * <p>The library calls {@code connect} on the thread that connects the fuser
+ * ({@link Fuser#connect}, a loop's {@code connect} or {@code start}), and the returned
+ * disposable's {@code dispose()} at most once, on the thread that disposes the connection
+ * (or stops or disposes the loop), or on the connecting thread when a later source of the
+ * same connection failed to connect.
+ *
  * @param <A> the type of events
  */
 @FunctionalInterface

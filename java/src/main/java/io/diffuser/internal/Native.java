@@ -152,8 +152,11 @@ public final class Native {
    *
    * @param diffuser the diffuser handle
    * @param value the value
+   * @param owner the Java diffuser of the handle: a run asked for from inside another
+   *     run's effect may be queued, and the owner, which holds what the nodes call, is
+   *     then kept reachable until the queued run is done
    */
-  public static native void diffuserRun(long diffuser, Object value);
+  public static native void diffuserRun(long diffuser, Object value, Object owner);
 
   /**
    * {@code dfs_diffuser_release}.

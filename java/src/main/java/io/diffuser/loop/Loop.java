@@ -12,6 +12,8 @@ import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
@@ -56,6 +58,12 @@ import java.util.function.BiFunction;
  * every {@link Job}; disconnect the sources; and once they return, no callback of that
  * run starts. A callback must not wait for the thread that stops or disposes its loop.
  *
+ * <p><b>Memory.</b> Until it is disposed, a loop holds its update, handlers, observers,
+ * feedbacks and inspector, and the fusers it connects, whoever else holds them: like a
+ * running thread, a running loop is not collected while its callbacks reach it (a render
+ * effect of a screen that holds the loop), so dispose it when its screen goes. A loop
+ * that nothing reaches is disposed when it is collected.
+ *
  * <p><b>Errors.</b> An update, a handler or an observer that throws changes nothing (a
  * failed update keeps the model); the inspector sees the exception and the loop goes on.
  *
@@ -70,6 +78,12 @@ import java.util.function.BiFunction;
 public final class Loop<M, E, F> implements AutoCloseable {
   private final long handle;
   private final Cleaner.Cleanable cleanable;
+  /**
+   * The connections not yet disposed: each holds its fuser, whose native nodes hold their
+   * user objects by weak references (see {@code Fuser}), for as long as the loop may
+   * connect it.
+   */
+  private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
 
   private Loop(long handle) {
     this.handle = handle;
@@ -213,7 +227,11 @@ public final class Loop<M, E, F> implements AutoCloseable {
    */
   public Disposable connect(Fuser<E> sources) {
     try {
-      return new NativeDisposable(LoopNative.connect(handle, Handles.fuserHandle(Objects.requireNonNull(sources, "sources"))));
+      Connection connection = new Connection(
+          new NativeDisposable(LoopNative.connect(handle, Handles.fuserHandle(Objects.requireNonNull(sources, "sources")))),
+          sources);
+      connections.add(connection);
+      return connection;
     } finally {
       Reference.reachabilityFence(sources);
     }
@@ -256,6 +274,25 @@ public final class Loop<M, E, F> implements AutoCloseable {
   /** Ends the loop for good (see the class comment). Idempotent. */
   public void dispose() {
     LoopNative.dispose(handle);
+    connections.clear();
+  }
+
+  /** A connection of {@link #connect}: it holds the fuser until it is disposed. */
+  private final class Connection implements Disposable {
+    private final NativeDisposable link;
+    @SuppressWarnings("unused")
+    private final Fuser<E> sources;
+
+    Connection(NativeDisposable link, Fuser<E> sources) {
+      this.link = link;
+      this.sources = sources;
+    }
+
+    @Override
+    public void dispose() {
+      link.dispose();
+      connections.remove(this);
+    }
   }
 
   /** The same as {@link #dispose()}, for try-with-resources. */

@@ -1,6 +1,7 @@
 package io.diffuser.diffuser;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertSame;
 import static org.junit.Assert.assertTrue;
@@ -546,9 +547,9 @@ public class DiffuserFanOutTest {
   }
 
   @Test
-  public void aFanOutOfMapsOutlivesTheJavaObjectsOfItsChildren() throws InterruptedException {
+  public void aFanOutOfMapsHoldsItsChildrenUntilItIsUnreachable() throws InterruptedException {
     List<WeakReference<Diffuser<String>>> children = new ArrayList<>();
-    Diffuser<String> d = fanOutOfTwoMaps(); // its maps and leaves are unreachable
+    Diffuser<String> d = fanOutOfTwoMaps(); // only d refers to its maps and leaves
     Diffuser<String> leaf = Diffuser.into((String v) -> log.add("leaf:" + v));
     children.add(new WeakReference<>(leaf));
     Diffuser<String> map = Diffuser.map((String s) -> s + "2", leaf);
@@ -556,16 +557,21 @@ public class DiffuserFanOutTest {
     Diffuser<String> e = Diffuser.intoAll(map, Diffuser.map((String s) -> s + "3", Diffuser.into((String v) -> log.add(v))));
     leaf = null;
     map = null;
-    collectUntil(children.get(0), children.get(1));
-    assertNull(children.get(0).get());
-    assertNull(children.get(1).get());
     for (int i = 0; i < 3; i++) {
       System.gc();
-      Thread.sleep(20); // let the Cleaner release their handles
+      Thread.sleep(20); // a Cleaner would release a collected child's handle
     }
+    assertNotNull("a fan-out holds its children", children.get(0).get());
+    assertNotNull(children.get(1).get());
     d.run("a");
     e.run("a");
     assertEquals(Arrays.asList("a0", "a1", "leaf:a2", "a3"), take());
+    e = null;
+    collectUntil(children.get(0), children.get(1));
+    assertNull("collected with the fan-out", children.get(0).get());
+    assertNull(children.get(1).get());
+    d.run("b");
+    assertEquals(Arrays.asList("b0", "b1"), take());
   }
 
   /** A transform object of its own (a non-capturing lambda would be a shared constant). */

@@ -46,8 +46,10 @@ public final class ModuleSmoke {
     };
     Disposable connection = Fuser.extract((String s) -> s.toUpperCase(), Fuser.from(source))
         .connect(v -> out.add("event " + v));
-    try (connection) {
+    try {
       effects.get(0).run("hi");
+    } finally {
+      connection.dispose();
     }
     out.add("sources left " + effects.size());
     System.out.println(String.join(", ", out));
