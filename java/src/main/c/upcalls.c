@@ -75,9 +75,11 @@ jobject dfsj_target(JNIEnv *env, void *ctx) {
 
 /* Keeps `object` (a Java diffuser asked to run from inside another native method of this
  * thread) reachable until the outermost native method returns: 0, or -1 with an
- * exception pending. */
+ * exception pending. A diffuser pinned last is not pinned again: a loop's step that
+ * renders each of many events queued within one dispatch pins its diffuser once. */
 int dfsj_pin(JNIEnv *env, jobject object) {
     dfsj_thread_state *ts = &dfsj_thread;
+    if (ts->pinned > 0 && (*env)->IsSameObject(env, ts->pins[ts->pinned - 1], object)) return 0;
     if (ts->pinned == ts->pin_cap) {
         size_t cap = ts->pin_cap ? ts->pin_cap * 2 : 16;
         jobject *grown = cap <= SIZE_MAX / sizeof *grown ? realloc(ts->pins, cap * sizeof *grown) : NULL;
