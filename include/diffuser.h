@@ -946,7 +946,9 @@ DFS_API dfs_status dfs_loop_new(const dfs_loop_config *config, dfs_loop **out);
 /** Queues `event` (retained through the event type; a type without retain must keep
  *  it valid until handled). DFS_OK, DFS_ERR_STOPPED or DFS_ERR_DISPOSED. With the
  *  caller's executor the event has been handled on return, unless another thread was
- *  draining the loop (that thread handles it). */
+ *  draining the loop (that thread handles it). The draining thread also handles what
+ *  other threads queue meanwhile, so while they keep dispatching, its call does not
+ *  return. */
 DFS_API dfs_status dfs_loop_dispatch(dfs_loop *loop, const void *event);
 
 /** Calls reader(model, ctx) with the current model, borrowed for the call. Returns

@@ -151,7 +151,9 @@ public final class Loop<Model, Event, Effect>: Subscribable {
 
     /// Queues `event` and returns true, or returns false if the loop is stopped or
     /// disposed. With the default executor, the event has been handled on return unless
-    /// another thread is draining the loop (then that thread handles it).
+    /// another thread is draining the loop (then that thread handles it); the draining
+    /// thread also handles what other threads queue meanwhile, so while they keep
+    /// dispatching, its call does not return.
     @inlinable
     @discardableResult
     public func dispatch(_ event: Event) -> Bool {

@@ -120,7 +120,9 @@ public final class Loop<M, E, F> implements AutoCloseable {
 
   /**
    * Queues {@code event}. Without an executor, the event has been handled on return
-   * unless another thread is running the loop (that thread handles it).
+   * unless another thread is running the loop (that thread handles it); the running
+   * thread also handles what other threads queue meanwhile, so while they keep
+   * dispatching, its call does not return.
    *
    * @param event the event
    * @return false if the loop is stopped or disposed
