@@ -38,15 +38,17 @@ final class Connection<A>: _Disposable, @unchecked Sendable {
         }
         lock.lock()
         owner.store(me, ordering: .releasing)
+        let delivering = effect
         defer {
             let sources = disconnectAfterDelivery
             disconnectAfterDelivery = nil
             owner.store(0, ordering: .releasing)
             lock.unlock()
-            sources?.dispose()
+            // The effect outlives the disconnection, as in `dispose()`.
+            withExtendedLifetime(delivering) { sources?.dispose() }
         }
-        guard let effect else { return }
-        try effect(event)
+        guard let delivering else { return }
+        try delivering(event)
     }
 
     /// Records the sources' disposable; disposes it at once if the connection was
@@ -62,7 +64,10 @@ final class Connection<A>: _Disposable, @unchecked Sendable {
 
     func dispose() {
         // Every caller clears the effect under the lock, so that none returns while an
-        // event is still being delivered; only the first disposes the sources.
+        // event is still being delivered; only the first disposes the sources. The effect
+        // itself is released only after the sources are disconnected: what it holds (a
+        // binding's effect may hold the fuser's user objects) stays alive for an event a
+        // source emits while it disconnects, which is dropped.
         let first = !disposed.exchange(true, ordering: .acquiringAndReleasing)
         if owner.load(ordering: .acquiring) == currentThreadID() {
             // From inside the effect: the delivery holding the lock disconnects the
@@ -74,13 +79,14 @@ final class Connection<A>: _Disposable, @unchecked Sendable {
             }
             return
         }
-        let sources: _Disposable? = lock.withLock {
+        let (sources, released): (_Disposable?, ((A) throws -> Void)?) = lock.withLock {
+            let released = effect
             effect = nil
-            guard first else { return nil }
+            guard first else { return (nil, released) }
             defer { upstream = nil }
-            return upstream
+            return (upstream, released)
         }
-        sources?.dispose()
+        withExtendedLifetime(released) { sources?.dispose() }
     }
 
     /// Runs `body` holding the lock, unless the calling thread holds it already.

@@ -599,6 +599,48 @@ static void test_dispose_while_emitting(void) {
     registry_fini(&reg);
 }
 
+/* A source whose disconnect sends one last event through its dispatch, and notes how
+ * far the connection's effect had been destroyed by then. */
+typedef struct flushing {
+    dfs_dispatch *dispatch;
+    const recorder *effect;
+    int effect_destroyed_at_disconnect;
+    dfs_status last_status;
+} flushing;
+
+static int flushing_connect(dfs_dispatch *dispatch, void *ctx, void **connection) {
+    ((flushing *)ctx)->dispatch = dispatch;
+    *connection = ctx;
+    return 0;
+}
+
+static void flushing_disconnect(void *connection, void *ctx) {
+    (void)connection;
+    flushing *f = ctx;
+    f->effect_destroyed_at_disconnect = f->effect->destroyed;
+    f->last_status = dfs_dispatch_emit(f->dispatch, "last");
+}
+
+static void test_disconnecting_source(void) {
+    check_section("a source that sends while it disconnects: dropped; the effect is destroyed after the sources");
+    test_log log;
+    log_clear(&log);
+    recorder e = rec_make("e", &log, REC_STR);
+    flushing source = {NULL, &e, -1, DFS_ERR_CALLBACK};
+    dfs_fuser *f = NULL;
+    CHECK_OK(dfs_fuser_from(dfs_type_cstring(), flushing_connect, flushing_disconnect, &source, NULL, &f), "from");
+    dfs_disposable *c = NULL;
+    CHECK_OK(dfs_fuser_connect(f, rec_effect, &e, rec_destroy, &c), "connect");
+    CHECK_OK(dfs_dispatch_emit(source.dispatch, "a"), "emit a");
+    CHECK_OK(dfs_disposable_dispose(c), "dispose");
+    CHECK_OK(source.last_status, "the event sent while disconnecting is accepted");
+    CHECK_LOG(&log, "e:a", "and dropped: the connection was disposed");
+    CHECK_INT(source.effect_destroyed_at_disconnect, 0, "the effect is not yet destroyed while the sources disconnect");
+    CHECK_INT(e.destroyed, 1, "it is destroyed once dispose returns");
+    dfs_disposable_release(c);
+    dfs_fuser_release(f);
+}
+
 int main(int argc, char **argv) {
     check_init(argc, argv);
     test_from();
@@ -609,5 +651,6 @@ int main(int argc, char **argv) {
     test_refusing_source();
     test_concurrent_emits();
     test_dispose_while_emitting();
+    test_disconnecting_source();
     return check_finish();
 }

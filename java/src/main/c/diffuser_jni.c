@@ -185,7 +185,7 @@ static jlong n_diffuser_map(JNIEnv *env, jclass cls, jobject transform, jlong ch
  * pinned until then, since it holds what the queued run calls (see dfsj_hold_weak). */
 static void n_diffuser_run(JNIEnv *env, jclass cls, jlong diffuser, jobject value, jobject owner) {
     (void)cls;
-    if (dfsj_thread.depth > 0 && dfsj_pin(env, owner)) return;
+    if (dfsj_thread.depth > 0 && dfsj_pin(env, diffuser, owner)) return;
     dfsj_entry e;
     dfsj_enter(&e, env);
     dfs_status status = dfs_diffuser_run(H(dfs_diffuser, diffuser), value);

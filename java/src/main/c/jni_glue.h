@@ -50,12 +50,19 @@ typedef struct {
     size_t spilled, spill_cap;
     /* pins:    the Java diffusers whose runs were asked for from inside another native
      *          method of the thread (a run from an effect, which the core may queue), as
-     *          global references (pinned of them, in an array of pin_cap), deleted when
-     *          the outermost native method returns: a queued run is done by then, and
-     *          its diffuser holds what its nodes call (see dfsj_hold_weak). */
-    jobject *pins;
+     *          global references in a table keyed by their handles (pinned of pin_cap
+     *          slots, a power of two; each diffuser once), deleted when the outermost
+     *          native method returns: a queued run is done by then, and its diffuser
+     *          holds what its nodes call (see dfsj_hold_weak). */
+    struct dfsj_pin *pins;
     size_t pinned, pin_cap;
 } dfsj_thread_state;
+
+/* A slot of the pin table: empty while ref is NULL. */
+struct dfsj_pin {
+    jlong key;
+    jobject ref;
+};
 
 /* initial-exec: the state is read on every callback, and the default model for a
  * shared library would look it up through __tls_get_addr each time. The block is a few
@@ -148,7 +155,7 @@ int dfsj_upcalls_load(JNIEnv *env);
 void dfsj_destroy_ref(void *ctx);
 void dfsj_destroy_weak(void *ctx);
 jobject dfsj_target(JNIEnv *env, void *ctx);
-int dfsj_pin(JNIEnv *env, jobject object);
+int dfsj_pin(JNIEnv *env, jlong key, jobject object);
 int dfsj_effect_cb(const void *value, void *ctx);
 int dfsj_did_change_cb(const void *old_value, const void *new_value, void *ctx);
 int dfsj_transform_cb(const void *value, const void **out, void *ctx);

@@ -62,8 +62,10 @@ void dfsj_destroy_weak(void *ctx) {
 /* The user object of a callback's context as a new local reference, which the callback
  * deletes after its upcall. A weak context whose object was collected gives NULL, with
  * an IllegalStateException as the callback's failure: its node was run after every Java
- * object holding it had become unreachable (a queued run is pinned, see dfsj_pin), which
- * only a Java object's finalization racing a run of the same graph can do. */
+ * object holding it had become unreachable, which the Java API rules out (the diffuser
+ * being run holds its tree, a queued run is pinned, see dfsj_pin, a connection holds its
+ * fuser until its sources are disconnected, a loop's update bridge holds the fusers it
+ * connects); this check makes a way around those holds fail instead of crash. */
 jobject dfsj_target(JNIEnv *env, void *ctx) {
     jobject target = (*env)->NewLocalRef(env, (jobject)ctx);
     if (target == NULL && !(*env)->ExceptionCheck(env))
@@ -73,33 +75,54 @@ jobject dfsj_target(JNIEnv *env, void *ctx) {
     return target;
 }
 
-/* Keeps `object` (a Java diffuser asked to run from inside another native method of this
- * thread) reachable until the outermost native method returns: 0, or -1 with an
- * exception pending. A diffuser pinned last is not pinned again: a loop's step that
- * renders each of many events queued within one dispatch pins its diffuser once. */
-int dfsj_pin(JNIEnv *env, jobject object) {
+/* The first slot of `key`'s probe sequence in a table of `cap` slots (a power of two). */
+static size_t pin_home(jlong key, size_t cap) {
+    return (size_t)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+}
+
+/* The slot holding `key`, or the empty slot where it would go. */
+static struct dfsj_pin *pin_slot(struct dfsj_pin *pins, size_t cap, jlong key) {
+    size_t i = pin_home(key, cap);
+    while (pins[i].ref != NULL && pins[i].key != key) i = (i + 1) & (cap - 1);
+    return &pins[i];
+}
+
+/* Keeps `object`, the Java diffuser of handle `key` asked to run from inside another
+ * native method of this thread, reachable until the outermost native method returns:
+ * 0, or -1 with an exception pending. Each diffuser is pinned once per outermost call,
+ * so the table holds at most the distinct diffusers run from effects in that call (a
+ * loop draining many events that each render pins its diffuser once). */
+int dfsj_pin(JNIEnv *env, jlong key, jobject object) {
     dfsj_thread_state *ts = &dfsj_thread;
-    if (ts->pinned > 0 && (*env)->IsSameObject(env, ts->pins[ts->pinned - 1], object)) return 0;
-    if (ts->pinned == ts->pin_cap) {
+    if (ts->pin_cap > 0 && pin_slot(ts->pins, ts->pin_cap, key)->ref != NULL) return 0;
+    if ((ts->pinned + 1) * 2 > ts->pin_cap) {
         size_t cap = ts->pin_cap ? ts->pin_cap * 2 : 16;
-        jobject *grown = cap <= SIZE_MAX / sizeof *grown ? realloc(ts->pins, cap * sizeof *grown) : NULL;
+        struct dfsj_pin *grown = cap <= SIZE_MAX / sizeof *grown ? calloc(cap, sizeof *grown) : NULL;
         if (grown == NULL) {
-            (*env)->ThrowNew(env, dfsj_c_oome, "too many runs asked for in one run");
+            (*env)->ThrowNew(env, dfsj_c_oome, "too many diffusers run from effects in one call");
             return -1;
         }
+        for (size_t i = 0; i < ts->pin_cap; i++)
+            if (ts->pins[i].ref != NULL) *pin_slot(grown, cap, ts->pins[i].key) = ts->pins[i];
+        free(ts->pins);
         ts->pins = grown;
         ts->pin_cap = cap;
     }
     jobject global = dfsj_hold(env, object);
     if (global == NULL) return -1;
-    ts->pins[ts->pinned++] = global;
+    struct dfsj_pin *slot = pin_slot(ts->pins, ts->pin_cap, key);
+    slot->key = key;
+    slot->ref = global;
+    ts->pinned++;
     return 0;
 }
 
 void dfsj_drop_pins(dfsj_thread_state *ts) {
-    while (ts->pinned > 0) (*ts->env)->DeleteGlobalRef(ts->env, ts->pins[--ts->pinned]);
+    for (size_t i = 0; i < ts->pin_cap; i++)
+        if (ts->pins[i].ref != NULL) (*ts->env)->DeleteGlobalRef(ts->env, ts->pins[i].ref);
     free(ts->pins);
     ts->pins = NULL;
+    ts->pinned = 0;
     ts->pin_cap = 0;
 }
 

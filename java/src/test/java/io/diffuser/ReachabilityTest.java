@@ -10,11 +10,18 @@ import io.diffuser.fuser.Fuser;
 import io.diffuser.fuser.Source;
 import io.diffuser.list.ListSink;
 import io.diffuser.loop.Loop;
+import java.lang.management.ManagementFactory;
 import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import javax.management.ObjectName;
 import org.junit.Test;
 
 /**
@@ -167,7 +174,8 @@ public class ReachabilityTest {
 
   /** The connection and fuser are dropped at once; only the button remains. */
   private static WeakReference<Fuser<Integer>> connectAndDrop(Button button, List<Integer> got) {
-    Fuser<Integer> fuser = Fuser.extract((String s) -> s.length(), Fuser.from(button));
+    int offset = got.size();
+    Fuser<Integer> fuser = Fuser.extract((String s) -> s.length() + offset, Fuser.from(button));
     fuser.connect(got::add);
     return new WeakReference<>(fuser);
   }
@@ -231,8 +239,154 @@ public class ReachabilityTest {
   private final List<Disposable> connections = new ArrayList<>();
 
   private WeakReference<Fuser<Integer>> connectToLoop(Loop<Integer, Integer, Void> loop, Button button) {
-    Fuser<Integer> fuser = Fuser.extract((String s) -> s.length(), Fuser.from(button));
+    int offset = connections.size();
+    Fuser<Integer> fuser = Fuser.extract((String s) -> s.length() + offset, Fuser.from(button));
     connections.add(loop.connect(fuser));
     return new WeakReference<>(fuser);
+  }
+
+  /** A source that sends one last event while it is being disconnected. */
+  static final class FlushingSource implements Source<String> {
+    final List<Throwable> thrown = new ArrayList<>();
+
+    @Override
+    public Disposable connect(Effect<String> effect) {
+      return () -> {
+        try {
+          collect();
+          effect.run("last");
+        } catch (Throwable t) {
+          thrown.add(t);
+        }
+      };
+    }
+  }
+
+  /**
+   * Only the connection is kept: it is all that holds the fuser. (Each transform captures
+   * something: a lambda that captures nothing is a constant, never collected.)
+   */
+  private static Disposable connectKeepingOnlyTheConnection(Source<String> source, List<Integer> got, int offset) {
+    return Fuser.extract((String s) -> s.length() + offset, Fuser.from(source)).connect(got::add);
+  }
+
+  @Test
+  public void anEventSentWhileItsConnectionDisconnectsIsDropped() {
+    FlushingSource source = new FlushingSource();
+    List<Integer> got = new ArrayList<>();
+    Disposable connection = connectKeepingOnlyTheConnection(source, got, 1);
+    connection.dispose();
+    assertEquals(new ArrayList<Integer>(), got);
+    assertEquals(new ArrayList<Throwable>(), source.thrown);
+  }
+
+  /** A source that sends on a thread of its own until it is disconnected. */
+  static final class Ticker implements Source<String> {
+    final List<Throwable> thrown = new CopyOnWriteArrayList<>();
+    final AtomicInteger sent = new AtomicInteger();
+    volatile boolean disconnected;
+
+    @Override
+    public Disposable connect(Effect<String> effect) {
+      Thread thread = new Thread(() -> {
+        while (!disconnected) {
+          try {
+            effect.run("tick");
+            sent.incrementAndGet();
+          } catch (Throwable t) {
+            thrown.add(t);
+          }
+        }
+      }, "ticker");
+      thread.setDaemon(true);
+      thread.start();
+      return () -> disconnected = true;
+    }
+  }
+
+  private static void connectAndDropTheLoop(Ticker ticker, ExecutorService executor, int offset) {
+    Loop<Integer, Integer, Void> loop =
+        Loop.<Integer, Integer>reducer(0, Integer::sum).executor(executor).build();
+    loop.connect(Fuser.extract((String s) -> s.length() + offset, Fuser.from(ticker)));
+  }
+
+  @Test
+  public void aLoopThatNothingReachesIsDisposedWithoutFailingItsSources() throws Exception {
+    ExecutorService executor = Executors.newSingleThreadExecutor();
+    try {
+      for (int round = 0; round < 5; round++) {
+        Ticker ticker = new Ticker();
+        connectAndDropTheLoop(ticker, executor, round);
+        while (ticker.sent.get() < 100) Thread.sleep(1);
+        for (int i = 0; i < 200 && !ticker.disconnected; i++) {
+          System.gc();
+          Thread.sleep(10);
+        }
+        assertTrue("collected and disposed", ticker.disconnected);
+        assertEquals(new ArrayList<Throwable>(), ticker.thrown);
+      }
+    } finally {
+      executor.shutdown();
+    }
+  }
+
+  private static WeakReference<Object> connectWithAFailingDispose(Loop<Integer, Integer, Void> loop,
+      Disposable[] connection) {
+    Object captured = new byte[1 << 16];
+    Fuser<Integer> fuser = Fuser.extract((String s) -> s.length() + captured.hashCode() * 0,
+        Fuser.from(effect -> () -> {
+          throw new IllegalStateException("the source's dispose failed");
+        }));
+    connection[0] = loop.connect(fuser);
+    return new WeakReference<>(captured);
+  }
+
+  @Test
+  public void aLoopLetsGoOfAFuserWhoseDisposeFailed() throws Exception {
+    try (Loop<Integer, Integer, Void> loop = Loop.<Integer, Integer>reducer(0, Integer::sum).build()) {
+      Disposable[] connection = new Disposable[1];
+      WeakReference<Object> captured = connectWithAFailingDispose(loop, connection);
+      try {
+        connection[0].dispose();
+      } catch (IllegalStateException expected) {
+        assertEquals("the source's dispose failed", expected.getMessage());
+      }
+      connection[0] = null;
+      assertEquals(0, uncollected(Arrays.asList(captured)));
+    }
+  }
+
+  /** The JVM's count of JNI global references (HotSpot's thread dump reports it). */
+  private static long globalReferences() throws Exception {
+    String dump = (String) ManagementFactory.getPlatformMBeanServer().invoke(
+        new ObjectName("com.sun.management:type=DiagnosticCommand"), "threadPrint",
+        new Object[] {new String[0]}, new String[] {String[].class.getName()});
+    Matcher count = Pattern.compile("JNI global refs: (\\d+)").matcher(dump);
+    assertTrue("the thread dump gives the count", count.find());
+    return Long.parseLong(count.group(1));
+  }
+
+  @Test
+  public void runsAskedForFromEffectsPinEachDiffuserOnce() throws Exception {
+    int[] sink = new int[1];
+    Diffuser<Integer> a = Diffuser.into(x -> sink[0] += x);
+    Diffuser<Integer> b = Diffuser.into(x -> sink[0] -= x);
+    long[] counts = new long[2];
+    Diffuser<Integer> outer = Diffuser.into(n -> {
+      try {
+        counts[0] = globalReferences();
+        for (int i = 0; i < n; i++) {
+          a.run(i);
+          b.run(i);
+        }
+        counts[1] = globalReferences();
+      } catch (Exception e) {
+        throw new AssertionError(e);
+      }
+    });
+    outer.run(20_000);
+    assertTrue("global references grew by " + (counts[1] - counts[0]), counts[1] - counts[0] < 100);
+    long after = globalReferences();
+    assertTrue("the pins are dropped after the run", after <= counts[0] + 2);
   }
 }

@@ -11,12 +11,14 @@ package io.diffuser.fuser;
  *
  * <p>The interface is the reference library's, one method and nothing else, so that a
  * class already implementing it (with a {@code close()} of its own, say) still compiles.
- * To scope a connection with try-with-resources, wrap it:
+ * To scope a connection to a block:
  *
  * <pre>{@code
  * Disposable connection = fuser.connect(loop::dispatch);
- * try (AutoCloseable scope = connection::dispose) {
+ * try {
  *   // events flow until the block is left
+ * } finally {
+ *   connection.dispose();
  * }
  * }</pre>
  */

@@ -56,10 +56,21 @@ final class Bridges {
   /** {@code dfs_update_fn}: {model or NO_MODEL, effects...}, or null if it failed. */
   static final class UpdateBridge {
     private final Update<Object, Object, Object> update;
+    /**
+     * What the native loop must keep reachable for as long as it holds this bridge (the
+     * fusers of its connections); never read.
+     */
+    @SuppressWarnings("unused")
+    private final Object held;
+
+    UpdateBridge(Update<?, ?, ?> update) {
+      this(update, null);
+    }
 
     @SuppressWarnings("unchecked")
-    UpdateBridge(Update<?, ?, ?> update) {
+    UpdateBridge(Update<?, ?, ?> update, Object held) {
       this.update = (Update<Object, Object, Object>) update;
+      this.held = held;
     }
 
     Object[] next(Object model, Object event) {

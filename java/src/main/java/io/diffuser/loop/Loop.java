@@ -80,13 +80,15 @@ public final class Loop<M, E, F> implements AutoCloseable {
   private final Cleaner.Cleanable cleanable;
   /**
    * The connections not yet disposed: each holds its fuser, whose native nodes hold their
-   * user objects by weak references (see {@code Fuser}), for as long as the loop may
-   * connect it.
+   * user objects by weak references (see {@code Fuser}). The loop's update bridge holds
+   * the set too, so that the native loop keeps the fusers for as long as it may connect
+   * them, also after this object became unreachable and before it is disposed.
    */
-  private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
+  private final Set<Connection> connections;
 
-  private Loop(long handle) {
+  private Loop(long handle, Set<Connection> connections) {
     this.handle = handle;
+    this.connections = connections;
     this.cleanable = LoopNative.track(this, LoopNative.Kind.LOOP, handle);
   }
 
@@ -128,7 +130,11 @@ public final class Loop<M, E, F> implements AutoCloseable {
    * @return false if the loop is stopped or disposed
    */
   public boolean dispatch(E event) {
-    return LoopNative.dispatch(handle, event) == LoopNative.OK;
+    try {
+      return LoopNative.dispatch(handle, event) == LoopNative.OK;
+    } finally {
+      Reference.reachabilityFence(this);
+    }
   }
 
   /**
@@ -138,7 +144,12 @@ public final class Loop<M, E, F> implements AutoCloseable {
    * @throws LoopRefusedException if the loop is stopped or disposed
    */
   public void tryDispatch(E event) {
-    int status = LoopNative.dispatch(handle, event);
+    int status;
+    try {
+      status = LoopNative.dispatch(handle, event);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
     if (status != LoopNative.OK) {
       throw new LoopRefusedException(status == LoopNative.DISPOSED);
     }
@@ -151,7 +162,11 @@ public final class Loop<M, E, F> implements AutoCloseable {
    */
   @SuppressWarnings("unchecked")
   public M model() {
-    return (M) LoopNative.model(handle);
+    try {
+      return (M) LoopNative.model(handle);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
   }
 
   /**
@@ -163,7 +178,11 @@ public final class Loop<M, E, F> implements AutoCloseable {
    * @return what stops it
    */
   public Disposable observe(Effect<? super M> observer) {
-    return new NativeDisposable(LoopNative.observe(handle, new Bridges.ObserverBridge(observer)));
+    try {
+      return new NativeDisposable(LoopNative.observe(handle, new Bridges.ObserverBridge(observer)));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
   }
 
   /**
@@ -231,11 +250,12 @@ public final class Loop<M, E, F> implements AutoCloseable {
     try {
       Connection connection = new Connection(
           new NativeDisposable(LoopNative.connect(handle, Handles.fuserHandle(Objects.requireNonNull(sources, "sources")))),
-          sources);
+          sources, connections);
       connections.add(connection);
       return connection;
     } finally {
       Reference.reachabilityFence(sources);
+      Reference.reachabilityFence(this);
     }
   }
 
@@ -256,6 +276,7 @@ public final class Loop<M, E, F> implements AutoCloseable {
       return new NativeDisposable(LoopNative.add(handle, description));
     } finally {
       LoopNative.feedbackRelease(description);
+      Reference.reachabilityFence(this);
     }
   }
 
@@ -265,35 +286,54 @@ public final class Loop<M, E, F> implements AutoCloseable {
    * @return whether it runs afterwards (false once disposed)
    */
   public boolean start() {
-    return LoopNative.start(handle);
+    try {
+      return LoopNative.start(handle);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
   }
 
   /** Ends the run, keeping the model and the registrations (see the class comment). */
   public void stop() {
-    LoopNative.stop(handle);
+    try {
+      LoopNative.stop(handle);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
   }
 
   /** Ends the loop for good (see the class comment). Idempotent. */
   public void dispose() {
-    LoopNative.dispose(handle);
-    connections.clear();
+    try {
+      LoopNative.dispose(handle);
+    } finally {
+      connections.clear();
+    }
   }
 
-  /** A connection of {@link #connect}: it holds the fuser until it is disposed. */
-  private final class Connection implements Disposable {
+  /**
+   * A connection of {@link #connect}: it holds the fuser until it is disposed. Not an
+   * inner class: the loop's update bridge holds it, and must not hold the loop.
+   */
+  private static final class Connection implements Disposable {
     private final NativeDisposable link;
     @SuppressWarnings("unused")
-    private final Fuser<E> sources;
+    private final Fuser<?> sources;
+    private final Set<Connection> connections;
 
-    Connection(NativeDisposable link, Fuser<E> sources) {
+    Connection(NativeDisposable link, Fuser<?> sources, Set<Connection> connections) {
       this.link = link;
       this.sources = sources;
+      this.connections = connections;
     }
 
     @Override
     public void dispose() {
-      link.dispose();
-      connections.remove(this);
+      try {
+        link.dispose();
+      } finally {
+        connections.remove(this);
+      }
     }
   }
 
@@ -325,7 +365,11 @@ public final class Loop<M, E, F> implements AutoCloseable {
    * @return true if it runs
    */
   public boolean isRunning() {
-    return LoopNative.isRunning(handle);
+    try {
+      return LoopNative.isRunning(handle);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
   }
 
   @Override
@@ -506,13 +550,14 @@ public final class Loop<M, E, F> implements AutoCloseable {
           descriptions[i] = feedbacks.get(i).newNative();
         }
         loopExecutor = Bridges.executorHandle(executor, stepsPerRun);
-        long made = LoopNative.loopNew(model, startEffects.toArray(), new Bridges.UpdateBridge(update),
+        Set<Connection> connections = ConcurrentHashMap.newKeySet();
+        long made = LoopNative.loopNew(model, startEffects.toArray(), new Bridges.UpdateBridge(update, connections),
             handlerBridges, executors, loopExecutor,
             coalescing == null ? null : new Bridges.KeyBridge(coalescing),
             inspector == null ? null : new Bridges.InspectorBridge(inspector), Journal.handleOf(journal),
             descriptions, manualStart);
         Reference.reachabilityFence(journal);
-        return new Loop<>(made);
+        return new Loop<>(made, connections);
       } finally {
         for (long handle : executors) {
           if (handle != 0) {
