@@ -773,74 +773,65 @@ public class ConformanceTest {
             files = walk.filter(p -> p.toString().endsWith(".json")).sorted().collect(Collectors.toList());
         }
         assertTrue("the corpus is incomplete: " + files.size() + " vectors in " + root.toAbsolutePath(), files.size() >= 600);
-        List<JsonObject> vectors = new ArrayList<>();
+        // Each vector is read, run in every form and dropped before the next is read, so
+        // the corpus can grow without the heap growing with it.
         List<String> failures = new ArrayList<>();
-        for (Path file : files) {
-            try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
-                vectors.add(JsonParser.parseReader(reader).getAsJsonObject());
-            } catch (Exception e) {
-                vectors.add(null);
-                failures.add(file.getFileName() + ": could not read: " + e);
-            }
-        }
         Map<Form, Integer> executed = new LinkedHashMap<>();
+        for (Form form : Form.values()) executed.put(form, 0);
+        Map<ListForm, Integer> listExecuted = new LinkedHashMap<>();
+        for (ListForm form : ListForm.values()) listExecuted.put(form, 0);
         int pairs = 0;
         int passed = 0;
         int lists = 0;
         int loops = 0;
-        for (JsonObject vector : vectors) {
-            if (vector != null && vector.has("kind") && "list".equals(vector.get("kind").getAsString())) lists++;
-            if (vector != null && isLoop(vector)) loops++;
-        }
-        for (Form form : Form.values()) {
-            int count = 0;
-            for (int v = 0; v < files.size(); v++) {
-                if (vectors.get(v) == null || isList(vectors.get(v)) || isLoop(vectors.get(v))) continue;
-                String where = files.get(v).getFileName() + " [" + form.label() + "]";
-                try {
-                    String mismatch = runVector(vectors.get(v), form);
-                    if (mismatch == null) passed++;
-                    else failures.add(where + ": " + mismatch);
-                } catch (Exception e) {
-                    failures.add(where + ": could not run: " + e);
-                }
-                count++;
-            }
-            executed.put(form, count);
-            pairs += count;
-        }
-        // List vectors (README 10) run in the list forms instead.
-        Map<ListForm, Integer> listExecuted = new LinkedHashMap<>();
-        int listPassed = 0;
-        for (ListForm form : ListForm.values()) {
-            int count = 0;
-            for (int v = 0; v < files.size(); v++) {
-                if (vectors.get(v) == null || !isList(vectors.get(v))) continue;
-                String where = files.get(v).getFileName() + " [" + form.label() + "]";
-                try {
-                    String mismatch = runListVector(vectors.get(v), form);
-                    if (mismatch == null) listPassed++;
-                    else failures.add(where + ": " + mismatch);
-                } catch (Exception e) {
-                    failures.add(where + ": could not run: " + e);
-                }
-                count++;
-            }
-            listExecuted.put(form, count);
-            pairs += count;
-        }
-        passed += listPassed;
-        // Loop vectors (README 11) run once each, on io.diffuser.loop (LoopConformance).
         int loopPassed = 0;
-        for (int v = 0; v < files.size(); v++) {
-            if (vectors.get(v) == null || !isLoop(vectors.get(v))) continue;
-            String where = files.get(v).getFileName() + " [loop]";
-            try {
-                String mismatch = LoopConformance.run(vectors.get(v));
-                if (mismatch == null) loopPassed++;
-                else failures.add(where + ": " + mismatch);
+        for (Path file : files) {
+            JsonObject vector;
+            try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+                vector = JsonParser.parseReader(reader).getAsJsonObject();
             } catch (Exception e) {
-                failures.add(where + ": could not run: " + e);
+                failures.add(file.getFileName() + ": could not read: " + e);
+                continue;
+            }
+            if (isLoop(vector)) {
+                // Loop vectors (README 11) run once each, on io.diffuser.loop (LoopConformance).
+                loops++;
+                String where = file.getFileName() + " [loop]";
+                try {
+                    String mismatch = LoopConformance.run(vector);
+                    if (mismatch == null) loopPassed++;
+                    else failures.add(where + ": " + mismatch);
+                } catch (Exception e) {
+                    failures.add(where + ": could not run: " + e);
+                }
+            } else if (isList(vector)) {
+                // List vectors (README 10) run in the list forms instead.
+                lists++;
+                for (ListForm form : ListForm.values()) {
+                    String where = file.getFileName() + " [" + form.label() + "]";
+                    try {
+                        String mismatch = runListVector(vector, form);
+                        if (mismatch == null) passed++;
+                        else failures.add(where + ": " + mismatch);
+                    } catch (Exception e) {
+                        failures.add(where + ": could not run: " + e);
+                    }
+                    listExecuted.merge(form, 1, Integer::sum);
+                    pairs++;
+                }
+            } else {
+                for (Form form : Form.values()) {
+                    String where = file.getFileName() + " [" + form.label() + "]";
+                    try {
+                        String mismatch = runVector(vector, form);
+                        if (mismatch == null) passed++;
+                        else failures.add(where + ": " + mismatch);
+                    } catch (Exception e) {
+                        failures.add(where + ": could not run: " + e);
+                    }
+                    executed.merge(form, 1, Integer::sum);
+                    pairs++;
+                }
             }
         }
         StringBuilder summary = new StringBuilder();
