@@ -979,7 +979,8 @@ typedef enum dfs_overlap {
     /** Keep it and ignore the new one while its job runs (finish the job to let the next
      *  one start). */
     DFS_OVERLAP_KEEP_PREVIOUS = 1,
-    /** Start anew and let it run to its end. */
+    /** Start anew and let it run to its end. Finish every job: the open ones are kept,
+     *  and looked through at each start, until the loop stops. */
     DFS_OVERLAP_CONCURRENT = 2,
 } dfs_overlap;
 

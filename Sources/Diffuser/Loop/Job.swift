@@ -10,6 +10,10 @@ import Synchronization
 ///   `nil`, or the loop stopped or was disposed. Later sends are refused, events it
 ///   sent that are still queued are dropped, and the actions given to `onCancel` run.
 ///
+/// Until it ends, the loop keeps a job (with its `onCancel` actions) to cancel it on stop:
+/// work that never finishes holds that memory, and with `.concurrent` each new start
+/// looks through every job still open.
+///
 /// ```swift
 /// EffectHandler<Effect, Event> { effect, job in
 ///     guard case .search(let text) = effect else { return }

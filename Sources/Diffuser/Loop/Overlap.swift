@@ -9,6 +9,8 @@ public enum Overlap: Sendable {
     case keepPrevious
     /// Start anew and let the work in progress run to its end (Spin's
     /// `.continueOnNewState`; Rx's `flatMap`). Events may then arrive out of order.
+    /// Every job must end (`finish()`): the open ones are kept, and looked through at
+    /// each start, until the loop stops.
     case concurrent
 }
 

@@ -15,6 +15,10 @@ public enum Overlap {
    * {@link Job#finish()} for the next one to start.
    */
   KEEP_PREVIOUS,
-  /** Start anew and let the work in progress run to its end. */
+  /**
+   * Start anew and let the work in progress run to its end. Every job must end
+   * ({@link Job#finish()}): the open ones are kept, and looked through at each start,
+   * until the loop stops.
+   */
   CONCURRENT
 }
