@@ -176,6 +176,11 @@ public final class Fuser<A> {
    * A fuser that emits {@code constant} for each event of {@code fuser}: clicks, for
    * instance.
    *
+   * <p>The native core keeps {@code constant} as a value, by a strong global reference,
+   * for as long as the fuser, a fuser made from it or one of their connections lives: a
+   * constant that reaches the object holding the fuser keeps both from being collected.
+   * For such an event, use {@link #extract} with a function that returns it.
+   *
    * @param constant the event to emit (may be {@code null})
    * @param fuser the child
    * @param <A> the child's type of events
