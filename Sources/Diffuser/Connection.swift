@@ -9,9 +9,9 @@ import Synchronization
 ///   another thread is still emitting, because dispose waits for an event in flight;
 /// - an effect may dispose its own connection, or cause a nested emission, on the
 ///   delivering thread without deadlocking. The sources of a connection disposed from
-///   inside its effect are disconnected right after the effect returns, with the lock
-///   released: a source whose disconnect waits for its emitting thread (which may be
-///   waiting for this lock) does not deadlock.
+///   inside its effect are disconnected right after the effect returns, on the delivering
+///   thread, with the lock released: a source whose disconnect waits for another of its
+///   emitting threads (which may be waiting for this lock) does not deadlock.
 final class Connection<A>: _Disposable, @unchecked Sendable {
     private let lock = Lock()
     private let owner = Atomic<UInt>(0)

@@ -192,6 +192,16 @@ static void n_diffuser_run(JNIEnv *env, jclass cls, jlong diffuser, jobject valu
     dfsj_finish(env, status, dfsj_leave(&e), 0);
 }
 
+/* Called from inside another native method of this thread (from a callback), pins
+ * `object`, the Java object of handle `key`, until the outermost native method returns;
+ * otherwise does nothing. For what the core may still call until then: a loop connection
+ * disposed from inside its own delivery has its sources disconnected once the delivery
+ * ends, and its Java fuser holds what they call. */
+static void n_keep_until_return(JNIEnv *env, jclass cls, jlong key, jobject object) {
+    (void)cls;
+    if (dfsj_thread.depth > 0) dfsj_pin(env, key, object);
+}
+
 static void n_diffuser_release(JNIEnv *env, jclass cls, jlong diffuser) {
     (void)cls;
     dfsj_entry e;
@@ -346,6 +356,7 @@ static const JNINativeMethod native_methods[] = {
     {"diffuserMap", "(Lio/diffuser/Function;J)J", (void *)n_diffuser_map},
     {"diffuserRun", "(JLjava/lang/Object;Ljava/lang/Object;)V", (void *)n_diffuser_run},
     {"diffuserRelease", "(J)V", (void *)n_diffuser_release},
+    {"keepUntilReturn", "(JLjava/lang/Object;)V", (void *)n_keep_until_return},
     {"fuserFrom", "(Lio/diffuser/fuser/Source;)J", (void *)n_fuser_from},
     {"fuserFromAll", "([J)J", (void *)n_fuser_from_all},
     {"fuserExtract", "(Lio/diffuser/Function;J)J", (void *)n_fuser_extract},

@@ -49,11 +49,13 @@ typedef struct {
     jobject *spill;
     size_t spilled, spill_cap;
     /* pins:    the Java diffusers whose runs were asked for from inside another native
-     *          method of the thread (a run from an effect, which the core may queue), as
-     *          global references in a table keyed by their handles (pinned of pin_cap
-     *          slots, a power of two; each diffuser once), deleted when the outermost
-     *          native method returns: a queued run is done by then, and its diffuser
-     *          holds what its nodes call (see dfsj_hold_weak). */
+     *          method of the thread (a run from an effect, which the core may queue),
+     *          and the Java fusers of loop connections disposed there (whose sources the
+     *          core disconnects once the delivery under way ends), as global references
+     *          in a table keyed by their handles (pinned of pin_cap slots, a power of
+     *          two; each object once), deleted when the outermost native method returns:
+     *          the queued runs and the disconnections are done by then, and each of
+     *          these objects holds what its nodes call (see dfsj_hold_weak). */
     struct dfsj_pin *pins;
     size_t pinned, pin_cap;
 } dfsj_thread_state;

@@ -65,7 +65,8 @@ void dfsj_destroy_weak(void *ctx) {
  * object holding it had become unreachable, which the Java API rules out (the diffuser
  * being run holds its tree, a queued run is pinned, see dfsj_pin, a connection holds its
  * fuser until its sources are disconnected, a loop's update bridge holds the fusers it
- * connects); this check makes a way around those holds fail instead of crash. */
+ * connects, a loop connection disposed from a callback pins its fuser); this check makes
+ * a way around those holds fail instead of crash. */
 jobject dfsj_target(JNIEnv *env, void *ctx) {
     jobject target = (*env)->NewLocalRef(env, (jobject)ctx);
     if (target == NULL && !(*env)->ExceptionCheck(env))
@@ -87,11 +88,13 @@ static struct dfsj_pin *pin_slot(struct dfsj_pin *pins, size_t cap, jlong key) {
     return &pins[i];
 }
 
-/* Keeps `object`, the Java diffuser of handle `key` asked to run from inside another
- * native method of this thread, reachable until the outermost native method returns:
- * 0, or -1 with an exception pending. Each diffuser is pinned once per outermost call,
- * so the table holds at most the distinct diffusers run from effects in that call (a
- * loop draining many events that each render pins its diffuser once). */
+/* Keeps `object`, the Java object of handle `key` (a diffuser asked to run, or the fuser
+ * of a loop connection disposed, from inside another native method of this thread),
+ * reachable until the outermost native method returns: 0, or -1 with an exception
+ * pending. Each object is pinned once per outermost call, so the table holds at most the
+ * distinct objects pinned in that call (a loop draining many events that each render
+ * pins its diffuser once). Handles are unique among live objects, and a pinned one
+ * stays live. */
 int dfsj_pin(JNIEnv *env, jlong key, jobject object) {
     dfsj_thread_state *ts = &dfsj_thread;
     if (ts->pin_cap > 0 && pin_slot(ts->pins, ts->pin_cap, key)->ref != NULL) return 0;
@@ -99,7 +102,7 @@ int dfsj_pin(JNIEnv *env, jlong key, jobject object) {
         size_t cap = ts->pin_cap ? ts->pin_cap * 2 : 16;
         struct dfsj_pin *grown = cap <= SIZE_MAX / sizeof *grown ? calloc(cap, sizeof *grown) : NULL;
         if (grown == NULL) {
-            (*env)->ThrowNew(env, dfsj_c_oome, "too many diffusers run from effects in one call");
+            (*env)->ThrowNew(env, dfsj_c_oome, "too many diffusers and fusers kept for one native call");
             return -1;
         }
         for (size_t i = 0; i < ts->pin_cap; i++)

@@ -19,6 +19,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.management.ObjectName;
@@ -243,6 +244,54 @@ public class ReachabilityTest {
     Fuser<Integer> fuser = Fuser.extract((String s) -> s.length() + offset, Fuser.from(button));
     connections.add(loop.connect(fuser));
     return new WeakReference<>(fuser);
+  }
+
+  /** Connects a fuser whose transform captures `offset`, keeping only the connection. */
+  private static WeakReference<Fuser<Integer>> connectToLoop(Loop<Integer, Integer, Void> loop, Button button,
+      Disposable[] connection, int offset) {
+    Fuser<Integer> fuser = Fuser.extract((String s) -> s.length() + offset, Fuser.from(button));
+    connection[0] = loop.connect(fuser);
+    return new WeakReference<>(fuser);
+  }
+
+  /**
+   * Without an executor the update runs inside the delivery of the event: disposing the
+   * connection (or the loop) there disconnects the sources only once the delivery ends,
+   * and an event they send meanwhile is dropped, not run through a collected transform.
+   */
+  @Test
+  public void aLoopConnectionDisposedInsideItsDeliveryKeepsItsFuserUntilTheSourcesAreDisconnected()
+      throws Exception {
+    for (boolean wholeLoop : new boolean[] {false, true}) {
+      Button button = new Button();
+      Disposable[] connection = new Disposable[1];
+      List<Throwable> thrown = new ArrayList<>();
+      List<Integer> events = new ArrayList<>();
+      AtomicReference<Loop<Integer, Integer, Void>> self = new AtomicReference<>();
+      Loop<Integer, Integer, Void> loop = Loop.<Integer, Integer>reducer(0, (model, event) -> {
+        events.add(event);
+        if (events.size() == 1) {
+          if (wholeLoop) self.get().dispose();
+          else connection[0].dispose();
+          connection[0] = null;
+          try {
+            collect();
+            button.press("again");
+          } catch (Throwable t) {
+            thrown.add(t);
+          }
+        }
+        return model + event;
+      }).build();
+      self.set(loop);
+      WeakReference<Fuser<Integer>> fuser = connectToLoop(loop, button, connection, 10);
+      button.press("four");
+      assertEquals(new ArrayList<Throwable>(), thrown);
+      assertEquals(Arrays.asList(14), events);
+      assertTrue("disconnected once the delivery ended", button.listeners.isEmpty());
+      assertEquals(0, uncollected(Arrays.asList(fuser)));
+      loop.dispose();
+    }
   }
 
   /** A source that sends one last event while it is being disconnected. */

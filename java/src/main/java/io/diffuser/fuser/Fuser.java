@@ -230,8 +230,10 @@ public final class Fuser<A> {
    *
    * <p>Called from inside {@code effect}, {@code dispose()} returns without waiting for
    * the sources: {@code effect} receives nothing more, and the sources are disconnected
-   * right after {@code effect} returns, before the emission that called it returns (so a
-   * source whose dispose stops and joins its emitting thread cannot deadlock). An
+   * right after {@code effect} returns, before the emission that called it returns, on
+   * that emission's thread. The connection is not locked then, so a source whose dispose
+   * stops and joins a thread of its own that is waiting to deliver an event cannot
+   * deadlock; but a dispose that joins the thread it is called on never returns. An
    * exception a source's {@code dispose()} throws then reaches the emitter of that event,
    * as {@code effect}'s own would.
    *

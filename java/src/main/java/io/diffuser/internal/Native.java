@@ -159,6 +159,18 @@ public final class Native {
   public static native void diffuserRun(long diffuser, Object value, Object owner);
 
   /**
+   * Called from inside a native method of this thread (from a callback), keeps
+   * {@code object} reachable until the outermost native method of the thread returns;
+   * otherwise does nothing. For objects the core may still call until then, after the
+   * Java side let go of them: the fuser of a loop connection disposed from inside its
+   * own delivery, whose sources are disconnected once that delivery ends.
+   *
+   * @param handle the handle of {@code object} (each object is kept once)
+   * @param object what to keep
+   */
+  public static native void keepUntilReturn(long handle, Object object);
+
+  /**
    * {@code dfs_diffuser_release}.
    *
    * @param diffuser the diffuser handle

@@ -6,6 +6,7 @@ import io.diffuser.diffuser.Diffuser;
 import io.diffuser.fuser.Disposable;
 import io.diffuser.fuser.Fuser;
 import io.diffuser.internal.Handles;
+import io.diffuser.internal.Native;
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.lang.ref.WeakReference;
@@ -307,17 +308,25 @@ public final class Loop<M, E, F> implements AutoCloseable {
     try {
       LoopNative.dispose(handle);
     } finally {
-      connections.clear();
+      try {
+        for (Connection connection : connections) connection.keepSourcesUntilReturn();
+      } finally {
+        connections.clear();
+      }
     }
   }
 
   /**
    * A connection of {@link #connect}: it holds the fuser until it is disposed. Not an
    * inner class: the loop's update bridge holds it, and must not hold the loop.
+   *
+   * <p>Disposed from a callback running inside the delivery of one of its events (the
+   * loop's update, without an executor), the native connection disconnects the sources
+   * only once that delivery ends, and they may emit until then: the fuser, which holds
+   * what they call, is then kept until the thread's outermost native call returns.
    */
   private static final class Connection implements Disposable {
     private final NativeDisposable link;
-    @SuppressWarnings("unused")
     private final Fuser<?> sources;
     private final Set<Connection> connections;
 
@@ -332,8 +341,16 @@ public final class Loop<M, E, F> implements AutoCloseable {
       try {
         link.dispose();
       } finally {
-        connections.remove(this);
+        try {
+          keepSourcesUntilReturn();
+        } finally {
+          connections.remove(this);
+        }
       }
+    }
+
+    void keepSourcesUntilReturn() {
+      Native.keepUntilReturn(Handles.fuserHandle(sources), sources);
     }
   }
 
