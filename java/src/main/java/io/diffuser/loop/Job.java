@@ -1,6 +1,7 @@
 package io.diffuser.loop;
 
 import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
 
 /**
  * A piece of work a loop started (an effect being handled, a feedback reacting to a
@@ -33,12 +34,20 @@ public final class Job<E> {
    * @return false if the job ended or the loop refuses events
    */
   public boolean send(E event) {
-    return LoopNative.jobSend(handle, event) == 0;
+    try {
+      return LoopNative.jobSend(handle, event) == 0;
+    } finally {
+      Reference.reachabilityFence(this);
+    }
   }
 
   /** Marks the work done: later sends are refused, and the cancel actions dropped. */
   public void finish() {
-    LoopNative.jobFinish(handle);
+    try {
+      LoopNative.jobFinish(handle);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
   }
 
   /**
@@ -46,7 +55,11 @@ public final class Job<E> {
    * cancel actions run on the calling thread.
    */
   public void cancel() {
-    LoopNative.jobCancel(handle);
+    try {
+      LoopNative.jobCancel(handle);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
   }
 
   /**
@@ -55,7 +68,11 @@ public final class Job<E> {
    * @return true if it was
    */
   public boolean isCancelled() {
-    return LoopNative.jobIsCancelled(handle);
+    try {
+      return LoopNative.jobIsCancelled(handle);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
   }
 
   /**
@@ -67,7 +84,11 @@ public final class Job<E> {
    * @param action the action
    */
   public void onCancel(Runnable action) {
-    LoopNative.jobOnCancel(handle, Bridges.action(action));
+    try {
+      LoopNative.jobOnCancel(handle, Bridges.action(action));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
   }
 
   /** Drops the native reference now instead of when this object becomes unreachable. */

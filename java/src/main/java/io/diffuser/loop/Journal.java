@@ -1,6 +1,7 @@
 package io.diffuser.loop;
 
 import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -55,13 +56,21 @@ public final class Journal<M, E> {
    */
   public List<Entry<M, E>> entries() {
     List<Entry<M, E>> out = new ArrayList<>();
-    entries(handle, out);
+    try {
+      entries(handle, out);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
     return Collections.unmodifiableList(out);
   }
 
   /** Forgets every record. */
   public void clear() {
-    clear(handle);
+    try {
+      clear(handle);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
   }
 
   /**
@@ -82,6 +91,7 @@ public final class Journal<M, E> {
     } finally {
       // The failures of the update, kept for an inspector that a replay does not have.
       Bridges.takeFailure();
+      Reference.reachabilityFence(this);
     }
     return Collections.unmodifiableList(models);
   }

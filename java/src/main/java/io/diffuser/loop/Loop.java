@@ -312,6 +312,7 @@ public final class Loop<M, E, F> implements AutoCloseable {
         for (Connection connection : connections) connection.keepSourcesUntilReturn();
       } finally {
         connections.clear();
+        Reference.reachabilityFence(this);
       }
     }
   }
@@ -373,6 +374,7 @@ public final class Loop<M, E, F> implements AutoCloseable {
       Journal.attach(handle, journal);
     } finally {
       Reference.reachabilityFence(journal);
+      Reference.reachabilityFence(this);
     }
   }
 

@@ -2,6 +2,7 @@ package io.diffuser.loop;
 
 import io.diffuser.fuser.Disposable;
 import io.diffuser.internal.Native;
+import java.lang.ref.Reference;
 
 /** A {@code dfs_disposable} of a loop: an observer, a feedback, a source connection. */
 final class NativeDisposable implements Disposable {
@@ -14,6 +15,10 @@ final class NativeDisposable implements Disposable {
 
   @Override
   public void dispose() {
-    Native.disposableDispose(handle);
+    try {
+      Native.disposableDispose(handle);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
   }
 }
