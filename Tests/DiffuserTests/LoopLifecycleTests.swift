@@ -252,4 +252,36 @@ final class LoopLifecycleTests: XCTestCase {
         loop.dispose()
         XCTAssertEqual(loop.model.count, 100)
     }
+
+    /// From the moment `dispose` is called, events are refused as disposed: also while it
+    /// waits for the drain of the events accepted before.
+    func testEventsAreRefusedAsDisposedWhileADisposeWaitsForTheDrain() throws {
+        let background = BackgroundExecutor()
+        let gate = DispatchSemaphore(value: 0)
+        let inUpdate = DispatchSemaphore(value: 0)
+        let blocking = Update<Counter, CounterEvent, CounterEffect> { model, event in
+            if model.count == 0 {
+                inUpdate.signal()
+                gate.wait()
+            }
+            return try counterUpdate(model, event)
+        }
+        let loop = Loop(model: Counter(), update: blocking, executor: background)
+        XCTAssertTrue(loop.dispatch(.increment))
+        inUpdate.wait()
+        let disposed = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            loop.dispose()
+            disposed.signal()
+        }
+        var refusal: Error?
+        while refusal == nil {
+            do { try loop.tryDispatch(.increment) } catch { refusal = error }
+        }
+        XCTAssertEqual(refusal as? LoopError, .disposed)
+        gate.signal()
+        disposed.wait()
+        XCTAssertTrue(loop.isDisposed)
+        XCTAssertGreaterThanOrEqual(loop.model.count, 1)
+    }
 }

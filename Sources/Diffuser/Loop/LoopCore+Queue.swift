@@ -54,7 +54,7 @@ extension LoopCore {
     /// Why events are refused now; releases the lock.
     @usableFromInline
     func refusalLocked() -> LoopError {
-        let refusal: LoopError = status == .disposed ? .disposed : .stopped
+        let refusal: LoopError = status == .disposed || disposing ? .disposed : .stopped
         lock.unlock()
         return refusal
     }

@@ -98,6 +98,9 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
     /// A dispose asked for from a callback while another thread was stopping the loop:
     /// that stop disposes the loop when it is done.
     var disposeWhenClosed = false
+    /// Whether a dispose was asked for: from then on events are refused as disposed
+    /// (also while it waits for a drain or for another close) and no run starts.
+    @usableFromInline @exclusivity(unchecked) var disposing = false
     /// The first start's `First`; nil once the loop has started.
     var pendingFirst: First<Model, Effect>?
     /// Threads waiting on `monitor` for the mailbox to change, and a count of the
@@ -211,7 +214,7 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
             if inRunCallbackLocked(me) { break }
             waitLocked()
         }
-        guard status == .stopped, closer == 0 else {
+        guard status == .stopped, closer == 0, !disposing else {
             let running = status == .running && closer == 0
             lock.unlock()
             return running
@@ -229,6 +232,7 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
     func close(to target: Status) {
         let me = currentThreadID()
         lock.lock()
+        if target == .disposed { disposing = true }
         while true {
             // A stop from a callback of this thread's own close (closer == me) returns at
             // once too: that close does the work, and must stay the closer until it ends.
