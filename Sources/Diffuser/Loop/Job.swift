@@ -11,8 +11,7 @@ import Synchronization
 ///   sent that are still queued are dropped, and the actions given to `onCancel` run.
 ///
 /// Until it ends, the loop keeps a job (with its `onCancel` actions) to cancel it on stop:
-/// work that never finishes holds that memory, and with `.concurrent` each new start
-/// looks through every job still open.
+/// work that never finishes holds that memory until then.
 ///
 /// ```swift
 /// EffectHandler<Effect, Event> { effect, job in

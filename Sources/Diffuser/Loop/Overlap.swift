@@ -9,8 +9,7 @@ public enum Overlap: Sendable {
     case keepPrevious
     /// Start anew and let the work in progress run to its end (Spin's
     /// `.continueOnNewState`; Rx's `flatMap`). Events may then arrive out of order.
-    /// Every job must end (`finish()`): the open ones are kept, and looked through at
-    /// each start, until the loop stops.
+    /// Every job must end (`finish()`): the open ones are kept until the loop stops.
     case concurrent
 }
 
@@ -20,7 +19,12 @@ public enum Overlap: Sendable {
 /// themselves are thread-safe.
 final class WorkSlot<Event> {
     private let overlap: Overlap
+    /// The jobs started and not yet known to have ended.
     private var running: [Job<Event>] = []
+    /// With `.concurrent`, the count at which `running` is next rid of ended jobs: twice
+    /// what the last pass left, so that starts cost the same on average however many
+    /// jobs stay open (the other strategies keep at most one).
+    private var pruneAt = 16
 
     init(_ overlap: Overlap) {
         self.overlap = overlap
@@ -28,14 +32,18 @@ final class WorkSlot<Event> {
 
     /// A job for new work, or `nil` if the strategy says to keep the work in progress.
     func begin(in session: LoopSession<Event>) -> Job<Event>? {
-        running.removeAll { !$0.isRunning }
         switch overlap {
         case .cancelPrevious:
+            running.removeAll { !$0.isRunning }
             cancelAll()
         case .keepPrevious:
+            running.removeAll { !$0.isRunning }
             if !running.isEmpty { return nil }
         case .concurrent:
-            break
+            if running.count >= pruneAt {
+                running.removeAll { !$0.isRunning }
+                pruneAt = max(16, 2 * running.count)
+            }
         }
         let job = Job(session: session)
         running.append(job)

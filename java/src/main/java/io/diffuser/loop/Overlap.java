@@ -17,8 +17,7 @@ public enum Overlap {
   KEEP_PREVIOUS,
   /**
    * Start anew and let the work in progress run to its end. Every job must end
-   * ({@link Job#finish()}): the open ones are kept, and looked through at each start,
-   * until the loop stops.
+   * ({@link Job#finish()}): the open ones are kept until the loop stops.
    */
   CONCURRENT
 }
