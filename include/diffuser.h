@@ -14,7 +14,8 @@
  * -----------
  * - Every symbol starts with dfs_ (types, functions) or DFS_ (macros, constants).
  * - Objects are opaque handles (dfs_type, dfs_diffuser, dfs_fuser, dfs_disposable,
- *   dfs_dispatch). A handle you receive through an `out` parameter is yours: release it
+ *   dfs_dispatch; for loops dfs_loop, dfs_job, dfs_executor, dfs_work, dfs_feedback,
+ *   dfs_gear, dfs_journal). A handle you receive through an `out` parameter is yours: release it
  *   with the matching *_release function. Handles are reference counted (*_retain adds
  *   a reference); the core also keeps what it needs, so you may release a child right
  *   after composing it into a parent.
@@ -118,6 +119,10 @@ typedef enum dfs_status {
     DFS_ERR_CALLBACK = 5,
     /** Out of memory, or libffi could not make a closure. */
     DFS_ERR_MEMORY = 6,
+    /** A loop refuses events: it is stopped (start it again) or stopping. */
+    DFS_ERR_STOPPED = 7,
+    /** A loop was disposed, or is being disposed, or a job ended: no more events. */
+    DFS_ERR_DISPOSED = 8,
 } dfs_status;
 
 /** Frees a callback context. */
@@ -537,9 +542,15 @@ typedef struct dfs_list_diff {
 
 /** Diffs `old_list` -> `new_list` into *out (which the caller owns; its arrays are the
  *  library's until dfs_list_diff_free). Content: `same_content` decides if non-NULL
- *  (called once per matched pair, only during this call, with `ctx`); else fingerprints
- *  if `contents` is given for both lists; else contents never change. `flags`: a
- *  combination of dfs_list_flags. On failure *out is zeroed (freeing it is allowed). */
+ *  (called once per matched pair, only during this call, with `ctx`); else the
+ *  fingerprints in `contents`, which both lists give (or neither); else contents never
+ *  change. `flags`: a combination of dfs_list_flags.
+ *
+ *  Errors: DFS_ERR_NULL for a NULL old_list, new_list or out, for NULL keys with items,
+ *  and for NULL contents in one list with items while the other gives contents (and
+ *  same_content is NULL); DFS_ERR_ARGUMENT for unknown flags and for more than
+ *  INT32_MAX - 1 items; DFS_ERR_CALLBACK if same_content aborted (nothing is called
+ *  after it); DFS_ERR_MEMORY. On failure *out is zeroed (freeing it is allowed). */
 DFS_API dfs_status dfs_list_diff_compute(const dfs_list_side *old_list, const dfs_list_side *new_list,
                                  dfs_list_same_fn same_content, void *ctx, unsigned int flags,
                                  dfs_list_diff *out);
@@ -778,11 +789,6 @@ DFS_API dfs_status dfs_diffuser_into_list(dfs_type *type, const dfs_list_reader 
  * the loop goes on. So do failing handlers and observers.
  */
 
-/** The loop refuses events: it is stopped (start it again) or stopping. */
-#define DFS_ERR_STOPPED 7
-/** The loop was disposed, or the job ended: no more events. */
-#define DFS_ERR_DISPOSED 8
-
 typedef struct dfs_loop dfs_loop;
 
 /** A piece of work a loop started (an effect being handled, a feedback reacting to a
@@ -979,8 +985,8 @@ typedef enum dfs_overlap {
     /** Keep it and ignore the new one while its job runs (finish the job to let the next
      *  one start). */
     DFS_OVERLAP_KEEP_PREVIOUS = 1,
-    /** Start anew and let it run to its end. Finish every job: the open ones are kept,
-     *  and looked through at each start, until the loop stops. */
+    /** Start anew and let it run to its end. Finish every job: the open ones are kept
+     *  until the loop stops. */
     DFS_OVERLAP_CONCURRENT = 2,
 } dfs_overlap;
 
@@ -1146,7 +1152,8 @@ DFS_API dfs_status dfs_executor_new_background(dfs_executor **out);
 DFS_API dfs_status dfs_executor_new_manual(dfs_executor **out);
 
 /** Manual executors: runs the oldest piece of work. 1 if there was one, 0 if not,
- *  negative (a dfs_status, negated) for an invalid or non-manual executor. */
+ *  negative (a dfs_status, negated) otherwise: -DFS_ERR_HANDLE (or -DFS_ERR_NULL) for
+ *  an invalid executor, -DFS_ERR_ARGUMENT for one that is not manual. */
 DFS_API int dfs_executor_run_next(dfs_executor *executor);
 
 /** Manual executors: runs work until none is left, also work handed meanwhile; returns
@@ -1154,7 +1161,8 @@ DFS_API int dfs_executor_run_next(dfs_executor *executor);
 DFS_API int dfs_executor_run_all(dfs_executor *executor);
 
 /** Runs a piece of work handed to a dfs_executor_new executor, and frees it.
- *  DFS_ERR_HANDLE if it already ran. */
+ *  DFS_ERR_HANDLE if it already ran. Work whose loop was disposed or released meanwhile
+ *  runs nothing (DFS_OK): an executor that shuts down runs what it holds to free it. */
 DFS_API dfs_status dfs_work_run(dfs_work *work);
 
 /** Drops an executor handle; loops and feedbacks using it keep it. NULL is accepted. */

@@ -31,11 +31,11 @@ public func dfs_job_send(_ job: OpaquePointer?, _ event: UnsafeRawPointer?) -> d
     guarded {
         let target = try lookupJob(job)
         guard target.job.isRunning else {
-            throw CError(status: dfs_status(rawValue: UInt32(DFS_ERR_DISPOSED)), message: "the job ended: it sends no more events")
+            throw CError(status: DFS_ERR_DISPOSED, message: "the job ended: it sends no more events")
         }
         let kept = try target.eventType.kept(CValue(event))
         if !target.job.send(kept) {
-            throw CError(status: dfs_status(rawValue: UInt32(DFS_ERR_DISPOSED)), message: "the job ended, or its loop refuses events")
+            throw CError(status: DFS_ERR_DISPOSED, message: "the job ended, or its loop refuses events")
         }
     }
 }

@@ -32,6 +32,5 @@ func lookupLoop(_ handle: OpaquePointer?) throws -> CLoop {
 
 /// The status of a refused event.
 func refusal(_ error: LoopError) -> CError {
-    let code: Int32 = error == .disposed ? DFS_ERR_DISPOSED : DFS_ERR_STOPPED
-    return CError(status: dfs_status(rawValue: UInt32(code)), message: error.description)
+    CError(status: error == .disposed ? DFS_ERR_DISPOSED : DFS_ERR_STOPPED, message: error.description)
 }

@@ -130,7 +130,7 @@ void dfsj_finish(JNIEnv *env, dfs_status status, jthrowable thrown, int rethrow_
  * DFS_ERR_STOPPED and DFS_ERR_DISPOSED come back as the status, anything else throws as
  * dfsj_finish does. */
 jint dfsj_finish_refusable(JNIEnv *env, dfs_status status, jthrowable thrown) {
-    if ((int)status == DFS_ERR_STOPPED || (int)status == DFS_ERR_DISPOSED) {
+    if (status == DFS_ERR_STOPPED || status == DFS_ERR_DISPOSED) {
         if (thrown != NULL) (*env)->DeleteGlobalRef(env, thrown);
         return (jint)status;
     }
