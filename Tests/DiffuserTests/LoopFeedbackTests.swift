@@ -120,6 +120,24 @@ final class LoopFeedbackTests: XCTestCase {
         XCTAssertEqual(loop.model.count, 32)
     }
 
+    /// With `.concurrent`, open jobs pile up while ended ones are dropped along the way:
+    /// a request that becomes nil cancels exactly the open ones, in the order they started.
+    func testConcurrentWorkCancelsEveryOpenJobAndNoEndedOne() {
+        let cancelled = Recorder<Int>()
+        let loop = Loop(
+            model: Counter(),
+            update: counterUpdate,
+            feedbacks: [.request({ $0.count < 100 ? $0.count : nil }, overlap: .concurrent) { request, job in
+                job.onCancel { cancelled.append(request) }
+                if request % 2 == 1 { job.finish() }
+            }]
+        )
+        for _ in 0..<100 { loop.dispatch(.increment) }
+        XCTAssertEqual(cancelled.values, Array(stride(from: 0, to: 100, by: 2)))
+        loop.dispose()
+        XCTAssertEqual(cancelled.count, 50, "nothing was left to cancel")
+    }
+
     /// Events a cancelled job sent that are still queued are dropped, and the inspector
     /// sees each.
     func testQueuedEventsOfCancelledWorkAreDropped() {
