@@ -1045,8 +1045,8 @@ DFS_API dfs_status dfs_feedback_retain(dfs_feedback *feedback);
 DFS_API dfs_status dfs_feedback_release(dfs_feedback *feedback);
 
 /** Starts a stopped loop (or one made with manual_start). DFS_OK if it runs afterwards;
- *  DFS_ERR_DISPOSED if not: the loop was disposed, or the call came from a callback of
- *  the run another thread is stopping. */
+ *  DFS_ERR_DISPOSED if not: the loop was disposed or is being disposed, or the call came
+ *  from a callback of the run another thread is stopping. */
 DFS_API dfs_status dfs_loop_start(dfs_loop *loop);
 
 /** Ends the run, keeping the model and the registrations (see Lifecycle). */

@@ -120,9 +120,10 @@ final class LoopFeedbackTests: XCTestCase {
         XCTAssertEqual(loop.model.count, 32)
     }
 
-    /// With `.concurrent`, open jobs pile up while ended ones are dropped along the way:
-    /// a request that becomes nil cancels exactly the open ones, in the order they started.
-    func testConcurrentWorkCancelsEveryOpenJobAndNoEndedOne() {
+    /// With `.concurrent`, open jobs pile up while ended ones are dropped from the
+    /// feedback's list along the way: a request that becomes nil still cancels every open
+    /// one, in the order they started.
+    func testConcurrentWorkCancelsEveryOpenJob() {
         let cancelled = Recorder<Int>()
         let loop = Loop(
             model: Counter(),

@@ -284,4 +284,40 @@ final class LoopLifecycleTests: XCTestCase {
         XCTAssertTrue(loop.isDisposed)
         XCTAssertGreaterThanOrEqual(loop.model.count, 1)
     }
+
+    /// Nor does a run start then: a step that stops and starts the loop while a dispose
+    /// waits for the drain leaves it stopped, to be disposed.
+    func testNoRunStartsWhileADisposeWaitsForTheDrain() {
+        let background = BackgroundExecutor()
+        let gate = DispatchSemaphore(value: 0)
+        let inUpdate = DispatchSemaphore(value: 0)
+        let traces = TraceLog()
+        nonisolated(unsafe) var loopRef: Loop<Counter, CounterEvent, CounterEffect>?
+        nonisolated(unsafe) var restarted: Bool?
+        let restarting = Update<Counter, CounterEvent, CounterEffect> { model, event in
+            if model.count == 0 {
+                inUpdate.signal()
+                gate.wait()
+                loopRef!.stop()
+                restarted = loopRef!.start()
+            }
+            return try counterUpdate(model, event)
+        }
+        let loop = Loop(model: Counter(), update: restarting, executor: background, inspector: traces.inspector)
+        loopRef = loop
+        XCTAssertTrue(loop.dispatch(.increment))
+        inUpdate.wait()
+        let disposed = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            loop.dispose()
+            disposed.signal()
+        }
+        while (try? loop.tryDispatch(.increment)) != nil {}
+        gate.signal()
+        disposed.wait()
+        XCTAssertEqual(restarted, false)
+        XCTAssertTrue(loop.isDisposed)
+        XCTAssertEqual(traces.lines.values.filter { $0.hasPrefix("started") }.count, 1, "started once")
+        loopRef = nil
+    }
 }

@@ -243,7 +243,8 @@ public final class Loop<Model, Event, Effect>: Subscribable {
     // MARK: Lifecycle
 
     /// Starts a run if the loop is stopped (or was made with `autostart: false`);
-    /// returns whether the loop is running. A disposed loop does not start.
+    /// returns whether the loop is running. A loop disposed, or being disposed, does not
+    /// start.
     @discardableResult
     public func start() -> Bool {
         core.start()

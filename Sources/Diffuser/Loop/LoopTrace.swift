@@ -40,7 +40,7 @@ public enum LoopDropReason: Equatable, Sendable {
 public enum LoopError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The loop is stopped (it may be started again) or stopping.
     case stopped
-    /// The loop was disposed.
+    /// The loop was disposed, or is being disposed: it accepts no more events.
     case disposed
 
     public var description: String {

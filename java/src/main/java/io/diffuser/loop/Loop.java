@@ -284,7 +284,7 @@ public final class Loop<M, E, F> implements AutoCloseable {
   /**
    * Starts a stopped loop (or one built with {@link Builder#manualStart()}).
    *
-   * @return whether it runs afterwards (false once disposed)
+   * @return whether it runs afterwards (false once disposed, or while being disposed)
    */
   public boolean start() {
     try {
@@ -305,11 +305,14 @@ public final class Loop<M, E, F> implements AutoCloseable {
 
   /** Ends the loop for good (see the class comment). Idempotent. */
   public void dispose() {
+    // Taken first: another thread's dispose may clear the set meanwhile (and its pins
+    // last only until its own native call returns).
+    List<Connection> open = new ArrayList<>(connections);
     try {
       LoopNative.dispose(handle);
     } finally {
       try {
-        for (Connection connection : connections) connection.keepSourcesUntilReturn();
+        for (Connection connection : open) connection.keepSourcesUntilReturn();
       } finally {
         connections.clear();
         Reference.reachabilityFence(this);

@@ -20,7 +20,8 @@ public final class LoopRefusedException extends IllegalStateException {
   }
 
   /**
-   * Whether the loop was disposed (no event will ever be accepted) rather than stopped.
+   * Whether the loop was disposed, or is being disposed (no event will ever be accepted),
+   * rather than stopped or stopping.
    *
    * @return true if disposed, false if stopped
    */
