@@ -10,12 +10,14 @@ import io.diffuser.fuser.Fuser;
 import io.diffuser.fuser.Source;
 import io.diffuser.list.ListSink;
 import io.diffuser.loop.Loop;
+import io.diffuser.loop.Next;
 import java.lang.management.ManagementFactory;
 import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -247,7 +249,7 @@ public class ReachabilityTest {
   }
 
   /** Connects a fuser whose transform captures `offset`, keeping only the connection. */
-  private static WeakReference<Fuser<Integer>> connectToLoop(Loop<Integer, Integer, Void> loop, Button button,
+  private static WeakReference<Fuser<Integer>> connectToLoop(Loop<Integer, Integer, ?> loop, Button button,
       Disposable[] connection, int offset) {
     Fuser<Integer> fuser = Fuser.extract((String s) -> s.length() + offset, Fuser.from(button));
     connection[0] = loop.connect(fuser);
@@ -291,6 +293,54 @@ public class ReachabilityTest {
       assertTrue("disconnected once the delivery ended", button.listeners.isEmpty());
       assertEquals(0, uncollected(Arrays.asList(fuser)));
       loop.dispose();
+    }
+  }
+
+  /**
+   * The same while a handler on another thread disposes the loop too: its dispose returns
+   * at once and clears the loop's connections before the delivering thread's dispose
+   * returns, which must still keep the fuser until the delivery ends.
+   */
+  @Test
+  public void aLoopDisposedInsideADeliveryAndOnAnotherThreadKeepsItsFuserUntilTheSourcesAreDisconnected()
+      throws Exception {
+    ExecutorService handlers = Executors.newSingleThreadExecutor();
+    try {
+      Button button = new Button();
+      Disposable[] connection = new Disposable[1];
+      List<Throwable> thrown = new ArrayList<>();
+      List<Integer> events = new ArrayList<>();
+      CountDownLatch handling = new CountDownLatch(1);
+      AtomicReference<Loop<Integer, Integer, String>> self = new AtomicReference<>();
+      Loop<Integer, Integer, String> loop = Loop.<Integer, Integer, String>builder(0, (model, event) -> {
+        events.add(event);
+        if (events.size() == 1) {
+          try {
+            handling.await();
+            self.get().dispose(); // waits for the handler, which disposes the loop as well
+            connection[0] = null;
+            collect();
+            button.press("again");
+          } catch (Throwable t) {
+            thrown.add(t);
+          }
+        }
+        return Next.<Integer, String>next(model + event);
+      }).startEffects("watch").handler(handlers, (effect, job) -> {
+        handling.countDown();
+        while (self.get().isRunning()) Thread.sleep(1);
+        self.get().dispose();
+      }).manualStart().build();
+      self.set(loop);
+      WeakReference<Fuser<Integer>> fuser = connectToLoop(loop, button, connection, 20);
+      loop.start();
+      button.press("four");
+      assertEquals(new ArrayList<Throwable>(), thrown);
+      assertEquals(Arrays.asList(24), events);
+      assertTrue("disconnected once the delivery ended", button.listeners.isEmpty());
+      assertEquals(0, uncollected(Arrays.asList(fuser)));
+    } finally {
+      handlers.shutdownNow();
     }
   }
 
