@@ -767,7 +767,8 @@ DFS_API dfs_status dfs_diffuser_into_list(dfs_type *type, const dfs_list_reader 
  * Threads: every function may be called from any thread. The executor of the config
  * decides who runs the steps: NULL, the thread that dispatches into an idle loop (it
  * handles the queue before dfs_loop_dispatch returns; a thread that dispatches while
- * another one drains returns at once).
+ * another one drains returns at once). dfs_loop_start and the registrations queue their
+ * work the same way, so they too may drain the queue before returning.
  *
  * Lifecycle: a loop starts when made (unless config.manual_start). dfs_loop_stop ends
  * the run and keeps the model and the registrations; dfs_loop_start starts a new run

@@ -14,6 +14,9 @@
 /// connection.dispose()
 /// ```
 ///
+/// Here `usernameField` and `loginButton` are `Source`s (a text field's changes, a
+/// button's taps). For an `Output` hub, use its `fuser` (or `fromFuseable(_:)`).
+///
 /// ## Threads
 /// Sources may emit on any thread. Each connection delivers one event at a time, and
 /// once its `dispose()` has returned no event reaches its effect. `connect` and

@@ -9,7 +9,7 @@ public protocol Fuseable {
 }
 
 /// A hub: every event passed to `send(_:)` reaches every effect connected through
-/// `fuser` at that moment.
+/// `fuser` at that moment. (An output is not a `Source`: compose `output.fuser`.)
 ///
 /// Connecting and sending may happen on any thread. Effects are called in the order
 /// they connected, on the thread that sends: an output of `Sendable` events is

@@ -36,8 +36,10 @@
 /// the executor's choice (see `LoopExecutor`): by default the thread that dispatches
 /// into an idle loop drains the queue before `dispatch` returns; a thread that
 /// dispatches while another drains returns at once and its event is handled by the
-/// other. Observers, feedbacks and handlers without an executor of their own run on the
-/// thread running the step.
+/// other. `start`, `subscribe`, `add` and the other registrations queue their work the
+/// same way, so they too may drain the queue before returning, and a draining thread
+/// returns only once the queue is empty. Observers, feedbacks and handlers without an
+/// executor of their own run on the thread running the step.
 ///
 /// A loop and its jobs are `Sendable` when their models, events and effects are, so that
 /// events can be dispatched and sent from any task; the compiler does not check where

@@ -47,7 +47,8 @@ import java.util.function.BiFunction;
  * the loop's own callbacks: an event dispatched during a step is queued and handled
  * after it, never inside it, and {@code dispatch} never waits for a step. Without an
  * executor, the thread that dispatches into an idle loop runs the steps before
- * {@code dispatch} returns; any {@link Executor} may run them instead (a UI thread's, a
+ * {@code dispatch} returns (so may {@link #start()} and the registrations, which are
+ * queued the same way); any {@link Executor} may run them instead (a UI thread's, a
  * {@link ManualExecutor} in tests).
  *
  * <p><b>Lifecycle.</b> The loop starts when built (unless {@link Builder#manualStart()}).
