@@ -253,20 +253,28 @@ final class LoopLifecycleTests: XCTestCase {
         XCTAssertEqual(loop.model.count, 100)
     }
 
-    /// From the moment `dispose` is called, events are refused as disposed: also while it
-    /// waits for the drain of the events accepted before.
-    func testEventsAreRefusedAsDisposedWhileADisposeWaitsForTheDrain() throws {
-        let background = BackgroundExecutor()
+    typealias CounterLoop = Loop<Counter, CounterEvent, CounterEffect>
+
+    /// Disposes, from another thread, a loop on a background executor whose first step
+    /// is held until events are refused; then lets the step go on (calling `inTheStep`
+    /// with the loop) and waits for the dispose. Returns the loop and the first refusal.
+    private func disposeWhileTheFirstStepWaits(
+        inspector: ((LoopTrace<Counter, CounterEvent, CounterEffect>) -> Void)? = nil,
+        inTheStep: @escaping (CounterLoop) -> Void = { _ in }
+    ) -> (loop: CounterLoop, refusal: Error) {
         let gate = DispatchSemaphore(value: 0)
         let inUpdate = DispatchSemaphore(value: 0)
-        let blocking = Update<Counter, CounterEvent, CounterEffect> { model, event in
+        nonisolated(unsafe) weak var weakLoop: CounterLoop?
+        let holding = Update<Counter, CounterEvent, CounterEffect> { model, event in
             if model.count == 0 {
                 inUpdate.signal()
                 gate.wait()
+                if let loop = weakLoop { inTheStep(loop) }
             }
             return try counterUpdate(model, event)
         }
-        let loop = Loop(model: Counter(), update: blocking, executor: background)
+        let loop = Loop(model: Counter(), update: holding, executor: BackgroundExecutor(), inspector: inspector)
+        weakLoop = loop
         XCTAssertTrue(loop.dispatch(.increment))
         inUpdate.wait()
         let disposed = DispatchSemaphore(value: 0)
@@ -278,9 +286,16 @@ final class LoopLifecycleTests: XCTestCase {
         while refusal == nil {
             do { try loop.tryDispatch(.increment) } catch { refusal = error }
         }
-        XCTAssertEqual(refusal as? LoopError, .disposed)
         gate.signal()
         disposed.wait()
+        return (loop, refusal!)
+    }
+
+    /// From the moment `dispose` is called, events are refused as disposed: also while it
+    /// waits for the drain of the events accepted before.
+    func testEventsAreRefusedAsDisposedWhileADisposeWaitsForTheDrain() {
+        let (loop, refusal) = disposeWhileTheFirstStepWaits()
+        XCTAssertEqual(refusal as? LoopError, .disposed)
         XCTAssertTrue(loop.isDisposed)
         XCTAssertGreaterThanOrEqual(loop.model.count, 1)
     }
@@ -288,36 +303,14 @@ final class LoopLifecycleTests: XCTestCase {
     /// Nor does a run start then: a step that stops and starts the loop while a dispose
     /// waits for the drain leaves it stopped, to be disposed.
     func testNoRunStartsWhileADisposeWaitsForTheDrain() {
-        let background = BackgroundExecutor()
-        let gate = DispatchSemaphore(value: 0)
-        let inUpdate = DispatchSemaphore(value: 0)
         let traces = TraceLog()
-        nonisolated(unsafe) var loopRef: Loop<Counter, CounterEvent, CounterEffect>?
         nonisolated(unsafe) var restarted: Bool?
-        let restarting = Update<Counter, CounterEvent, CounterEffect> { model, event in
-            if model.count == 0 {
-                inUpdate.signal()
-                gate.wait()
-                loopRef!.stop()
-                restarted = loopRef!.start()
-            }
-            return try counterUpdate(model, event)
+        let (loop, _) = disposeWhileTheFirstStepWaits(inspector: traces.inspector) { loop in
+            loop.stop()
+            restarted = loop.start()
         }
-        let loop = Loop(model: Counter(), update: restarting, executor: background, inspector: traces.inspector)
-        loopRef = loop
-        XCTAssertTrue(loop.dispatch(.increment))
-        inUpdate.wait()
-        let disposed = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            loop.dispose()
-            disposed.signal()
-        }
-        while (try? loop.tryDispatch(.increment)) != nil {}
-        gate.signal()
-        disposed.wait()
         XCTAssertEqual(restarted, false)
         XCTAssertTrue(loop.isDisposed)
         XCTAssertEqual(traces.lines.values.filter { $0.hasPrefix("started") }.count, 1, "started once")
-        loopRef = nil
     }
 }
