@@ -257,11 +257,12 @@ final class LoopLifecycleTests: XCTestCase {
 
     /// Disposes, from another thread, a loop on a background executor whose first step
     /// is held until events are refused; then lets the step go on (calling `inTheStep`
-    /// with the loop) and waits for the dispose. Returns the loop and the first refusal.
+    /// with the loop) and waits for the dispose. Returns the loop, the first refusal and
+    /// whether the loop said it was running right after it.
     private func disposeWhileTheFirstStepWaits(
         inspector: ((LoopTrace<Counter, CounterEvent, CounterEffect>) -> Void)? = nil,
         inTheStep: @escaping (CounterLoop) -> Void = { _ in }
-    ) -> (loop: CounterLoop, refusal: Error) {
+    ) -> (loop: CounterLoop, refusal: Error, runningWhenRefused: Bool) {
         let gate = DispatchSemaphore(value: 0)
         let inUpdate = DispatchSemaphore(value: 0)
         nonisolated(unsafe) weak var weakLoop: CounterLoop?
@@ -286,16 +287,18 @@ final class LoopLifecycleTests: XCTestCase {
         while refusal == nil {
             do { try loop.tryDispatch(.increment) } catch { refusal = error }
         }
+        let running = loop.isRunning
         gate.signal()
         disposed.wait()
-        return (loop, refusal!)
+        return (loop, refusal!, running)
     }
 
     /// From the moment `dispose` is called, events are refused as disposed: also while it
     /// waits for the drain of the events accepted before.
     func testEventsAreRefusedAsDisposedWhileADisposeWaitsForTheDrain() {
-        let (loop, refusal) = disposeWhileTheFirstStepWaits()
+        let (loop, refusal, running) = disposeWhileTheFirstStepWaits()
         XCTAssertEqual(refusal as? LoopError, .disposed)
+        XCTAssertFalse(running, "a loop that refuses events is not running")
         XCTAssertTrue(loop.isDisposed)
         XCTAssertGreaterThanOrEqual(loop.model.count, 1)
     }
@@ -305,7 +308,7 @@ final class LoopLifecycleTests: XCTestCase {
     func testNoRunStartsWhileADisposeWaitsForTheDrain() {
         let traces = TraceLog()
         nonisolated(unsafe) var restarted: Bool?
-        let (loop, _) = disposeWhileTheFirstStepWaits(inspector: traces.inspector) { loop in
+        let (loop, _, _) = disposeWhileTheFirstStepWaits(inspector: traces.inspector) { loop in
             loop.stop()
             restarted = loop.start()
         }

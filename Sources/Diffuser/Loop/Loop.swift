@@ -143,8 +143,9 @@ public final class Loop<Model, Event, Effect>: Subscribable {
     /// The model: the one the last step stored.
     public var model: Model { core.currentModel }
 
-    /// Whether the loop accepts events: started, and neither stopped nor disposed.
-    public var isRunning: Bool { core.currentStatus == .running }
+    /// Whether the loop accepts events: started, and neither stopped nor disposed nor
+    /// being stopped or disposed.
+    public var isRunning: Bool { core.acceptsEvents }
 
     /// Whether the loop was disposed.
     public var isDisposed: Bool { core.currentStatus == .disposed }

@@ -167,6 +167,13 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         return status
     }
 
+    /// Whether events are accepted now: running, and no stop or dispose under way.
+    var acceptsEvents: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return status == .running && closer == 0
+    }
+
     /// Stores a new model, with the lock, for other threads to read.
     @inlinable
     func store(_ newModel: Model) {
