@@ -1823,6 +1823,13 @@ static void exec_op(cb *self) {
 static void run_action(cb *c) {
     if (c->prog_len == 0 || c->budget <= 0 || depth >= MAX_DEPTH || cleaning) return;
     c->budget--;
+    /* A callback of no loop may still be part of a loop's step: an effect of a diffuser
+     * the loop renders fails as the loop's observer. A loop it disposes may then report
+     * that outcome after DISPOSED, as for the loop's own callbacks (see act). */
+    int loopless = !c->shared && loop_of(c) == NULL;
+    unsigned live = 0;
+    for (int i = 0; i < MAX_LOOPS; i++)
+        if (!loops[i].disposed) live |= 1u << i;
     reader sub = {c->prog, (size_t)c->prog_len, 0};
     reader *outer = in;
     in = &sub;
@@ -1830,6 +1837,8 @@ static void run_action(cb *c) {
     while (!exhausted()) exec_op(c);
     depth--;
     in = outer;
+    for (int i = 0; loopless && i < MAX_LOOPS; i++)
+        if ((live >> i & 1) && loops[i].disposed) loops[i].late_step = 1;
 }
 
 /* After each top-level operation: dispatches whose disconnect was called are invalid. */
