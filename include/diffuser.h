@@ -162,10 +162,11 @@ DFS_API void dfs_set_error(const char *message);
  *           then keeps the reference it holds instead of retaining `new` and releasing
  *           `old`, which is the same thing for that value. Types without retain get 1.
  *  retain:  called when the core keeps a value beyond the call that passed it (in a
- *           cache, for a queued run). Returns the pointer to keep: the same one after
- *           incrementing a reference count, or a copy. NULL: the value is borrowed and
- *           must stay valid while the core may use it (until it is replaced in every
- *           cache that holds it, or the diffuser is released).
+ *           cache, for a queued run or event). Returns the pointer to keep: the same one
+ *           after incrementing a reference count, or a copy; returning NULL fails the
+ *           call that needed it with DFS_ERR_MEMORY. A NULL retain function: the value
+ *           is borrowed and must stay valid while the core may use it (until it is
+ *           replaced in every cache that holds it, or the diffuser is released).
  *  release: drops a value the core kept, or a value a transform returned. NULL: no-op. */
 typedef struct dfs_type dfs_type;
 
@@ -296,11 +297,11 @@ DFS_API dfs_status dfs_diffuser_map_field(dfs_type *type, size_t offset, size_t 
 DFS_API dfs_status dfs_diffuser_invert(dfs_diffuser *child, dfs_diffuser **out);
 
 /** Runs the diffuser on `value` (borrowed for the call; retained by the core if cached
- *  or queued). Returns DFS_ERR_CALLBACK if a callback aborted the run. A run called from
- *  inside the graph's own effect is queued and returns DFS_OK at once; the queued run
- *  happens before the outermost run returns, and if it fails while the outermost run's
- *  own pass succeeded, the outermost run returns its error (the first such error), since
- *  no other caller can receive it. */
+ *  or queued). Returns DFS_ERR_CALLBACK if a callback aborted the run, DFS_ERR_MEMORY if
+ *  a type's retain returned NULL. A run called from inside the graph's own effect is
+ *  queued and returns DFS_OK at once; the queued run happens before the outermost run
+ *  returns, and if it fails while the outermost run's own pass succeeded, the outermost
+ *  run returns its error (the first such error), since no other caller can receive it. */
 DFS_API dfs_status dfs_diffuser_run(dfs_diffuser *diffuser, const void *value);
 
 /** The value type a diffuser accepts (borrowed: do not release). NULL if invalid. */
@@ -325,8 +326,9 @@ typedef struct dfs_disposable dfs_disposable;
 typedef struct dfs_dispatch dfs_dispatch;
 
 /** Sends `event` (borrowed for the call) to the connection. Returns DFS_ERR_CALLBACK if
- *  a downstream effect or transform failed. Events sent after the connection was
- *  disposed are dropped (DFS_OK). */
+ *  a downstream effect or transform failed, DFS_ERR_MEMORY if a type's retain returned
+ *  NULL (a loop fed by the connection keeps each event it queues). Events sent after the
+ *  connection was disposed are dropped (DFS_OK). */
 DFS_API dfs_status dfs_dispatch_emit(dfs_dispatch *dispatch, const void *event);
 
 /** Starts a source connection: keep `dispatch` and emit through it. Store anything you

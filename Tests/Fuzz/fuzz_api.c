@@ -1542,7 +1542,7 @@ static void emit_on(pick p) {
     emits_active++;
     dfs_status s = dfs_dispatch_emit(p.h, v.p);
     emits_active--;
-    check_status(s, handle_errors(p.v), p.v == V_MAYBE, B(DFS_ERR_CALLBACK), "dfs_dispatch_emit");
+    check_status(s, handle_errors(p.v), p.v == V_MAYBE, B(DFS_ERR_CALLBACK) | B(DFS_ERR_MEMORY), "dfs_dispatch_emit");
     drop_value(&v);
 }
 
