@@ -78,7 +78,8 @@ class Gen(object):
                 action["hold"] = rng.choice(["J", "K", "J2"])
         lifecycle = 0.08 if self.scenario == "lifecycle" else 0.02
         if self.chance(lifecycle):
-            action["loop"] = rng.choice(["stop", "dispose"])
+            action["loop"] = rng.choice(["stop", "dispose", "start", ["stop", "start"], ["dispose", "start"],
+                                         ["stop", "start", "stop"]])
         return action
 
     def rules(self, role):
@@ -159,7 +160,7 @@ def expectations(vector):
     try:
         loop, outputs = loop_model.run_loop(vector)
     except loop_model.LoopVectorError as e:
-        if "updates" in str(e) or "32-bit" in str(e):
+        if "updates" in str(e) or "starts" in str(e) or "32-bit" in str(e):
             return None
         raise
     for step, out in zip(vector["steps"], outputs):

@@ -110,13 +110,22 @@ def validate_action(action, where, role):
         raise LoopVectorError("%s.fail: only true, and alone" % where)
     if "hold" in action:
         _label(action["hold"], where + ".hold")
-    if "loop" in action and action["loop"] not in ("stop", "dispose"):
-        raise LoopVectorError("%s.loop: \"stop\" or \"dispose\"" % where)
+    if "loop" in action:
+        calls = lifecycle_calls(action)
+        if not 1 <= len(calls) <= 3 or any(call not in ("stop", "start", "dispose") for call in calls):
+            raise LoopVectorError("%s.loop: \"stop\", \"start\" or \"dispose\", or an array of 1-3 of them"
+                                  % where)
     if "send" in action:
         if not isinstance(action["send"], list):
             raise LoopVectorError("%s.send: expected an array" % where)
         for i, event in enumerate(action["send"]):
             validate_event(event, "%s.send[%d]" % (where, i))
+
+
+def lifecycle_calls(action):
+    """The loop calls of an action's `loop` member, in order (a string is one call)."""
+    calls = action.get("loop", [])
+    return [calls] if isinstance(calls, str) else calls if isinstance(calls, list) else [None]
 
 
 def validate_rules(rules, where, role):
@@ -370,6 +379,7 @@ class LoopModel(object):
         self.journal = [] if vector["journal"] else None
         self.log = []
         self.updates = 0
+        self.starts = 0
         self.registrations = {}
         # Feedbacks given at creation: registered when the loop is made, before anything
         # else (not through the queue), and not removable by a step.
@@ -417,10 +427,13 @@ class LoopModel(object):
                 job.on_cancel(lambda: self.log.append(["cancelled", name]))
             else:
                 job.finish()
-        if action.get("loop") == "stop":
-            self.close("stopped")
-        elif action.get("loop") == "dispose":
-            self.close("disposed")
+        for call in lifecycle_calls(action):
+            if call == "stop":
+                self.close("stopped")
+            elif call == "dispose":
+                self.close("disposed")
+            else:
+                self.start()
 
     # -- the queue -----------------------------------------------------------------
 
@@ -610,6 +623,9 @@ class LoopModel(object):
     def start(self):
         if self.status != "stopped":
             return self.status == "running"
+        self.starts += 1
+        if self.starts > MAX_UPDATES:
+            raise LoopVectorError("more than %d starts: the callbacks keep restarting the loop" % MAX_UPDATES)
         self.status = "running"
         self.session = Session()
         self.queue.insert(0, Entry(start=True, first=self.pending_first))

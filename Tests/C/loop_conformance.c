@@ -149,9 +149,16 @@ static int act(loop_run *run, const char *label, const json_t *action, dfs_job *
         if (hold != NULL) hold_job(run, hold, job);
         else dfs_job_finish(job);
     }
-    const char *then = json_string_value(json_object_get(action, "loop"));
-    if (then != NULL && strcmp(then, "stop") == 0) dfs_loop_stop(run->loop);
-    if (then != NULL && strcmp(then, "dispose") == 0) dfs_loop_dispose(run->loop);
+    /* "loop": one lifecycle call, or an array of them made in order. */
+    json_t *calls = json_object_get(action, "loop");
+    size_t count = json_is_array(calls) ? json_array_size(calls) : calls != NULL;
+    for (i = 0; i < count; i++) {
+        const char *call = json_string_value(json_is_array(calls) ? json_array_get(calls, i) : calls);
+        if (call == NULL) continue;
+        if (strcmp(call, "stop") == 0) dfs_loop_stop(run->loop);
+        else if (strcmp(call, "start") == 0) dfs_loop_start(run->loop);
+        else if (strcmp(call, "dispose") == 0) dfs_loop_dispose(run->loop);
+    }
     return 0;
 }
 

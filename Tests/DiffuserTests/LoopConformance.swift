@@ -39,8 +39,8 @@ extension ConformanceTests {
         }
 
         /// What a scripted callback does once called and logged (README 11.3): fail, send
-        /// (through `job`, or dispatch without one), hold or finish the job, then stop or
-        /// dispose the loop.
+        /// (through `job`, or dispatch without one), hold or finish the job, then stop,
+        /// start or dispose the loop, in the order the action lists them.
         func act(_ label: String, _ action: JSON?, job: Job<JSON>?) throws {
             if action?["fail"] == .bool(true) { throw ScriptedFailure() }
             for event in action?["send"]?.array ?? [] {
@@ -55,10 +55,14 @@ extension ConformanceTests {
                     job.finish()
                 }
             }
-            switch action?["loop"]?.string {
-            case "stop"?: loop?.stop()
-            case "dispose"?: loop?.dispose()
-            default: break
+            let calls = action?["loop"].map { $0.array ?? [$0] } ?? []
+            for call in calls {
+                switch call.string {
+                case "stop"?: loop?.stop()
+                case "start"?: _ = loop?.start()
+                case "dispose"?: loop?.dispose()
+                default: break
+                }
             }
         }
 

@@ -124,10 +124,23 @@ final class LoopConformance {
       }
     }
     if (a.has("loop")) {
-      if ("stop".equals(a.get("loop").getAsString())) {
-        loop.stop();
-      } else {
-        loop.dispose();
+      JsonElement calls = a.get("loop");
+      JsonArray list = calls.isJsonArray() ? calls.getAsJsonArray() : new JsonArray();
+      if (!calls.isJsonArray()) {
+        list.add(calls);
+      }
+      for (JsonElement call : list) {
+        switch (call.getAsString()) {
+          case "stop":
+            loop.stop();
+            break;
+          case "start":
+            loop.start();
+            break;
+          default:
+            loop.dispose();
+            break;
+        }
       }
     }
   }
