@@ -72,10 +72,14 @@ class Gen(object):
             return {"fail": True}
         if depth < 2 and self.chance(0.6):
             action["send"] = [self.event(depth + 1) for _ in range(rng.randint(1, 2))]
+        if role != "observer" and depth < 2 and self.chance(0.08):
+            action["dispatch"] = [self.event(depth + 1)]
         if role != "observer":
             hold = {"cancellation": 0.5, "overlap": 0.4}.get(self.scenario, 0.2)
             if self.chance(hold):
                 action["hold"] = rng.choice(["J", "K", "J2"])
+        if self.chance({"cancellation": 0.25}.get(self.scenario, 0.06)):
+            action["cancel"] = rng.choice(["J", "K", "J2"])
         lifecycle = 0.08 if self.scenario == "lifecycle" else 0.02
         if self.chance(lifecycle):
             action["loop"] = rng.choice(["stop", "dispose", "start", ["stop", "start"], ["dispose", "start"],

@@ -102,24 +102,26 @@ def validate_effect(effect, where):
 
 def validate_action(action, where, role):
     """role: "handler", "feedback" or "observer" (README 11.3)."""
-    optional = {"handler": ("send", "hold", "fail", "loop"),
-                "feedback": ("send", "hold", "loop"),
-                "observer": ("send", "fail", "loop")}[role]
+    optional = {"handler": ("send", "dispatch", "hold", "cancel", "fail", "loop"),
+                "feedback": ("send", "dispatch", "hold", "cancel", "loop"),
+                "observer": ("send", "dispatch", "cancel", "fail", "loop")}[role]
     _keys(action, (), optional, where)
     if "fail" in action and (action["fail"] is not True or len(action) != 1):
         raise LoopVectorError("%s.fail: only true, and alone" % where)
-    if "hold" in action:
-        _label(action["hold"], where + ".hold")
+    for member in ("hold", "cancel"):
+        if member in action:
+            _label(action[member], "%s.%s" % (where, member))
     if "loop" in action:
         calls = lifecycle_calls(action)
         if not 1 <= len(calls) <= 3 or any(call not in ("stop", "start", "dispose") for call in calls):
             raise LoopVectorError("%s.loop: \"stop\", \"start\" or \"dispose\", or an array of 1-3 of them"
                                   % where)
-    if "send" in action:
-        if not isinstance(action["send"], list):
-            raise LoopVectorError("%s.send: expected an array" % where)
-        for i, event in enumerate(action["send"]):
-            validate_event(event, "%s.send[%d]" % (where, i))
+    for member in ("send", "dispatch"):
+        if member in action:
+            if not isinstance(action[member], list):
+                raise LoopVectorError("%s.%s: expected an array" % (where, member))
+            for i, event in enumerate(action[member]):
+                validate_event(event, "%s.%s[%d]" % (where, member, i))
 
 
 def lifecycle_calls(action):
@@ -420,6 +422,9 @@ class LoopModel(object):
             accepted = job.send(event) if job is not None else self.enqueue(event, None) is None
             if not accepted:
                 self.log.append(["refused", label, event])
+        for event in action.get("dispatch", []):
+            if self.enqueue(event, None) is not None:
+                self.log.append(["refused", label, event])
         if job is not None:
             if "hold" in action:
                 name = action["hold"]
@@ -427,6 +432,8 @@ class LoopModel(object):
                 job.on_cancel(lambda: self.log.append(["cancelled", name]))
             else:
                 job.finish()
+        if action.get("cancel") in self.jobs:
+            self.jobs[action["cancel"]].cancel()
         for call in lifecycle_calls(action):
             if call == "stop":
                 self.close("stopped")

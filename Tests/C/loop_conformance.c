@@ -144,11 +144,18 @@ static int act(loop_run *run, const char *label, const json_t *action, dfs_job *
         dfs_status status = job != NULL ? dfs_job_send(job, event) : dfs_loop_dispatch(run->loop, event);
         if (status != DFS_OK) record_text(run, "refused", label, event);
     }
+    json_array_foreach(json_object_get(action, "dispatch"), i, event) {
+        if (dfs_loop_dispatch(run->loop, event) != DFS_OK) record_text(run, "refused", label, event);
+    }
     if (job != NULL) {
         const char *hold = json_string_value(json_object_get(action, "hold"));
         if (hold != NULL) hold_job(run, hold, job);
         else dfs_job_finish(job);
     }
+    /* "cancel": the job held under that name, if there is one by now. */
+    const char *cancel = json_string_value(json_object_get(action, "cancel"));
+    for (size_t k = 0; cancel != NULL && k < run->job_count; k++)
+        if (strcmp(run->jobs[k].name, cancel) == 0) dfs_job_cancel(run->jobs[k].job);
     /* "loop": one lifecycle call, or an array of them made in order. */
     json_t *calls = json_object_get(action, "loop");
     size_t count = json_is_array(calls) ? json_array_size(calls) : calls != NULL;

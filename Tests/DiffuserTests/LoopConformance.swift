@@ -39,13 +39,17 @@ extension ConformanceTests {
         }
 
         /// What a scripted callback does once called and logged (README 11.3): fail, send
-        /// (through `job`, or dispatch without one), hold or finish the job, then stop,
-        /// start or dispose the loop, in the order the action lists them.
+        /// (through `job`, or dispatch without one), dispatch, hold or finish the job,
+        /// cancel a held job, then stop, start or dispose the loop, in the order the action
+        /// lists them.
         func act(_ label: String, _ action: JSON?, job: Job<JSON>?) throws {
             if action?["fail"] == .bool(true) { throw ScriptedFailure() }
             for event in action?["send"]?.array ?? [] {
                 let accepted = job.map { $0.send(event) } ?? (loop?.dispatch(event) ?? false)
                 if !accepted { record(.string("refused"), .string(label), event) }
+            }
+            for event in action?["dispatch"]?.array ?? [] where !(loop?.dispatch(event) ?? false) {
+                record(.string("refused"), .string(label), event)
             }
             if let job {
                 if let name = action?["hold"]?.string {
@@ -55,6 +59,7 @@ extension ConformanceTests {
                     job.finish()
                 }
             }
+            if let name = action?["cancel"]?.string { jobs[name]?.cancel() }
             let calls = action?["loop"].map { $0.array ?? [$0] } ?? []
             for call in calls {
                 switch call.string {

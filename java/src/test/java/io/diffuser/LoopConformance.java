@@ -114,6 +114,13 @@ final class LoopConformance {
         }
       }
     }
+    if (a.has("dispatch")) {
+      for (JsonElement event : a.getAsJsonArray("dispatch")) {
+        if (!loop.dispatch(event)) {
+          record("refused", label, event);
+        }
+      }
+    }
     if (job != null) {
       if (a.has("hold")) {
         String name = a.get("hold").getAsString();
@@ -122,6 +129,9 @@ final class LoopConformance {
       } else {
         job.finish();
       }
+    }
+    if (a.has("cancel") && jobs.containsKey(a.get("cancel").getAsString())) {
+      jobs.get(a.get("cancel").getAsString()).cancel();
     }
     if (a.has("loop")) {
       JsonElement calls = a.get("loop");
