@@ -874,6 +874,11 @@ typedef enum dfs_trace_kind {
     DFS_TRACE_STOPPED = 7,
     /** The loop was disposed with `model`. */
     DFS_TRACE_DISPOSED = 8,
+    /** A source of a fuser given to dfs_loop_connect refused to connect (its connect
+     *  returned non-zero) when the loop connected it, on the loop's turn after the call
+     *  or at a start: `error`. Nothing of that fuser is connected for the run; the next
+     *  start tries again. */
+    DFS_TRACE_SOURCE_FAILED = 9,
 } dfs_trace_kind;
 
 /** Why an accepted event never reached the update. */
@@ -978,7 +983,10 @@ DFS_API dfs_status dfs_loop_render(dfs_loop *loop, dfs_diffuser *diffuser, dfs_d
 
 /** Connects `sources` (of the event type) while the loop runs: disconnected on stop,
  *  reconnected on start, until *out is disposed. Events are retained through the event
- *  type. DFS_ERR_TYPE if the fuser's type is not the event type. */
+ *  type. DFS_ERR_TYPE if the fuser's type is not the event type. The sources connect on
+ *  the loop's turn, so a source that refuses is not this call's error: it goes to the
+ *  inspector (DFS_TRACE_SOURCE_FAILED), and nothing of the fuser is connected until the
+ *  next start. */
 DFS_API dfs_status dfs_loop_connect(dfs_loop *loop, dfs_fuser *sources, dfs_disposable **out);
 
 /** What a feedback does with its work in progress when a new model (or request) comes. */

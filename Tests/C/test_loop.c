@@ -165,6 +165,9 @@ static void inspect(const dfs_trace *trace, void *ctx) {
     case DFS_TRACE_OBSERVER_FAILED:
         log_add(i->log, "observer-failed");
         break;
+    case DFS_TRACE_SOURCE_FAILED:
+        log_add(i->log, "source-failed(%s)", trace->error ? trace->error : "?");
+        break;
     case DFS_TRACE_STOPPED:
         log_add(i->log, "stopped:%ld", m->value);
         break;
@@ -914,6 +917,72 @@ static void test_lifecycle(void) {
     CHECK_INT(box_live, 0, "no box left");
 }
 
+/* A source that refuses its first `refusals` connects. */
+typedef struct refusing_source {
+    int refusals, connects, disconnects;
+} refusing_source;
+
+static int refusing_connect(dfs_dispatch *dispatch, void *ctx, void **connection) {
+    refusing_source *s = ctx;
+    (void)dispatch;
+    if (s->refusals > 0) {
+        s->refusals--;
+        dfs_set_error("not now");
+        return -1;
+    }
+    s->connects++;
+    *connection = s;
+    return 0;
+}
+
+static void refusing_disconnect(void *connection, void *ctx) {
+    (void)connection;
+    ((refusing_source *)ctx)->disconnects++;
+}
+
+/* A source that refuses to connect is not dfs_loop_connect's error (it connects on the
+ * loop's turn): the inspector sees it, the fuser's other sources are disconnected, and
+ * the next start tries again. */
+static void test_refused_source(void) {
+    check_section("lifecycle: a source that refuses to connect goes to the inspector");
+    test_log log = {{0}};
+    update_ctx u = {0};
+    inspector insp = {.log = &log};
+    dfs_loop_config c = counter_config(0, &u);
+    c.inspect = inspect;
+    c.inspect_ctx = &insp;
+    dfs_loop *loop = counter_loop(&c);
+    log_clear(&log);
+
+    source good = {0};
+    refusing_source bad = {.refusals = 1};
+    dfs_fuser *parts[2] = {NULL, NULL}, *all = NULL;
+    dfs_fuser_from(dfs_type_pointer(), source_connect, source_disconnect, &good, source_destroy, &parts[0]);
+    dfs_fuser_from(dfs_type_pointer(), refusing_connect, refusing_disconnect, &bad, NULL, &parts[1]);
+    CHECK_OK(dfs_fuser_from_all(dfs_type_pointer(), parts, 2, &all), "fuser of both");
+    dfs_fuser_release(parts[0]);
+    dfs_fuser_release(parts[1]);
+    dfs_disposable *connection = NULL;
+    CHECK_OK(dfs_loop_connect(loop, all, &connection), "connect: the refusal is not this call's error");
+    dfs_fuser_release(all);
+    CHECK_LOG(&log, "source-failed(not now)", "the inspector sees the refusal, with the source's message");
+    CHECK_INT(good.connects - good.disconnects, 0, "nothing of the fuser stays connected");
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(1)), "the loop goes on");
+    CHECK_INT(model_of(loop), 1, "and handles events");
+
+    dfs_loop_stop(loop);
+    log_clear(&log);
+    CHECK_OK(dfs_loop_start(loop), "start again");
+    CHECK_INT(bad.connects, 1, "the next start connects the fuser again");
+    CHECK_INT(good.connects - good.disconnects, 1, "all of it");
+    CHECK_OK(dfs_dispatch_emit(good.dispatch, EVENT(2)), "a source emits");
+    CHECK_INT(model_of(loop), 3, "its event is handled");
+    CHECK_OK(dfs_loop_release(loop), "the last release");
+    CHECK_INT(bad.connects - bad.disconnects, 0, "disconnected by the dispose");
+    dfs_disposable_release(connection);
+    CHECK_INT(good.destroyed, 1, "the source's context is destroyed once");
+}
+
 /* ------------------------------------------------------------------------------------ */
 
 static int key_of(const void *event, uint64_t *key, void *ctx) {
@@ -1192,6 +1261,7 @@ int main(int argc, char **argv) {
     test_config_feedback_errors();
     test_executors();
     test_lifecycle();
+    test_refused_source();
     test_coalescing();
     test_errors();
     test_threads();

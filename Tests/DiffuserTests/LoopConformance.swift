@@ -89,6 +89,7 @@ extension ConformanceTests {
             case let .dropped(event, reason): record(t, "dropped", event, .string(Self.reasonName(reason)))
             case .effectFailed(let effect, _): record(t, "effectFailed", effect)
             case .observerFailed: record(t, "observerFailed")
+            case .sourceFailed: record(t, "sourceFailed")
             case .stopped(let model): record(t, "stopped", model)
             case .disposed(let model): record(t, "disposed", model)
             }

@@ -45,6 +45,36 @@ final class LoopLifecycleTests: XCTestCase {
         XCTAssertEqual(loop.model.count, 11)
     }
 
+    /// A source that refuses to connect is no caller's error (it connects on the loop's
+    /// turn): the inspector sees it, nothing of its fuser is connected for that run, and
+    /// the next start tries again.
+    func testASourceThatRefusesToConnectGoesToTheInspector() {
+        let traces = TraceLog()
+        let good = ManualSource<CounterEvent>()
+        let refusals = Recorder<String>()
+        let refusing = Fuser<CounterEvent>(tryConnector: { _ in
+            if refusals.values.isEmpty {
+                refusals.append("refused")
+                throw TestFailure(tag: "refused")
+            }
+            return AnonymousDisposable(disposeFn: {})
+        })
+        let loop = Loop(model: Counter(), update: counterUpdate, inspector: traces.inspector)
+        loop.connect(.fromAll(.from(good), refusing))
+        XCTAssertEqual(good.activeConnections, 0, "the source connected before the refusal is disconnected")
+        XCTAssertEqual(traces.lines.values, ["started Counter(0) []", "sourceFailed TestFailure(tag: \"refused\")"])
+        loop.dispatch(.add(1))
+        XCTAssertEqual(loop.model.count, 1, "the loop goes on")
+        loop.stop()
+        XCTAssertTrue(loop.start())
+        XCTAssertEqual(good.activeConnections, 1, "the next start connects the fuser again")
+        good.emit(.add(2))
+        XCTAssertEqual(loop.model.count, 3)
+        XCTAssertEqual(traces.lines.values.filter { $0.hasPrefix("sourceFailed") }.count, 1)
+        loop.dispose()
+        XCTAssertEqual(good.activeConnections, 0)
+    }
+
     /// Mobius's controller: stop keeps the model, refuses events and cancels work;
     /// start republishes the model (through `restart`) and restarts requests.
     func testStopAndRestartKeepTheModel() {

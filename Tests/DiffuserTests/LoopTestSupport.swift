@@ -65,6 +65,7 @@ final class TraceLog: @unchecked Sendable {
         case let .dropped(event, reason): return "dropped \(event) \(reason)"
         case let .effectFailed(effect, _): return "effectFailed \(effect)"
         case .observerFailed: return "observerFailed"
+        case .sourceFailed(let error): return "sourceFailed \(error)"
         case .stopped(let model): return "stopped \(model)"
         case .disposed(let model): return "disposed \(model)"
         }

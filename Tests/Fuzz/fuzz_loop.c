@@ -528,8 +528,9 @@ static void on_inspect(const dfs_trace *t, void *ctx) {
     cb *c = ctx;
     if (c->active) fail("inspector #%d of loop #%d called while it runs", c->id, l->id);
     if (t == NULL) fail("inspector #%d: trace is NULL", c->id);
-    int late = l->disposed_traces && l->late_step && t->kind >= DFS_TRACE_STEPPED && t->kind <= DFS_TRACE_OBSERVER_FAILED &&
-               t->kind != DFS_TRACE_DROPPED;
+    int late = l->disposed_traces && l->late_step &&
+               ((t->kind >= DFS_TRACE_STEPPED && t->kind <= DFS_TRACE_OBSERVER_FAILED && t->kind != DFS_TRACE_DROPPED) ||
+                t->kind == DFS_TRACE_SOURCE_FAILED);
     if (late) l->late_step = 0;
     else if (l->disposed_traces) fail("inspector #%d of loop #%d: trace %d after DISPOSED", c->id, l->id, (int)t->kind);
     say("  (inspector #%d of loop #%d: trace %d)", c->id, l->id, (int)t->kind);
@@ -555,6 +556,7 @@ static void on_inspect(const dfs_trace *t, void *ctx) {
         break;
     case DFS_TRACE_EFFECT_FAILED: check_value(l->effect, t->effect, "inspector (effect failed)"); check_message(t->error, t->kind); break;
     case DFS_TRACE_OBSERVER_FAILED: check_message(t->error, t->kind); break;
+    case DFS_TRACE_SOURCE_FAILED: check_message(t->error, t->kind); break;
     case DFS_TRACE_STOPPED: check_value(l->model, t->model, "inspector (stopped)"); break;
     case DFS_TRACE_DISPOSED: check_value(l->model, t->model, "inspector (disposed)"); l->disposed_traces++; break;
     default: fail("inspector #%d: trace of kind %d", c->id, (int)t->kind);

@@ -207,6 +207,10 @@ public final class Loop<Model, Event, Effect>: Subscribable {
 
     /// Connects `sources` to the loop: their events are dispatched while the loop runs
     /// (reconnected at each start). Dispose the result to disconnect them for good.
+    ///
+    /// The sources connect on the loop's turn, so a source that refuses to connect (a
+    /// `Fuser(tryConnector:)` that throws) is no caller's error: the inspector sees it as
+    /// `sourceFailed`, and nothing of `sources` is connected until the next start.
     @discardableResult
     public func connect(_ sources: Fuser<Event>) -> Disposable {
         connect(SourceSlot(sources, keeping: nil))

@@ -44,18 +44,24 @@ final class SourceSlot<Event>: _Disposable, @unchecked Sendable {
 
     var isRemoved: Bool { lock.withLock { removed } }
 
-    /// Connects the fuser for `session`'s run; the session's end disconnects it.
+    /// Connects the fuser for `session`'s run; the session's end disconnects it. A
+    /// source that refuses to connect leaves nothing of the fuser connected for this run
+    /// (the next start tries again) and goes to the inspector as `sourceFailed`.
     func connect<Model, Effect>(in session: LoopSession<Event>, to core: LoopCore<Model, Event, Effect>) {
         if isRemoved { return }
         let made: _Disposable
-        if let keep {
-            // As `connect` does: a source that refuses leaves nothing connected.
-            made = (try? fuser.tryConnect { [weak core] event in
-                let kept = try keep(event)
-                _ = core?.enqueue(kept, job: nil)
-            }) ?? AnonymousDisposable(disposeFn: {})
-        } else {
-            made = fuser.connect { [weak core] event in _ = core?.enqueue(event, job: nil) }
+        do {
+            if let keep {
+                made = try fuser.tryConnect { [weak core] event in
+                    let kept = try keep(event)
+                    _ = core?.enqueue(kept, job: nil)
+                }
+            } else {
+                made = try fuser.tryConnect { [weak core] event in _ = core?.enqueue(event, job: nil) }
+            }
+        } catch {
+            core.report(.sourceFailed(error: error))
+            return
         }
         let late: Bool = lock.withLock {
             if removed { return true }

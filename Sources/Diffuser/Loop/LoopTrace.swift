@@ -18,6 +18,10 @@ public enum LoopTrace<Model, Event, Effect> {
     case effectFailed(effect: Effect, error: Error)
     /// An observer (a render through a throwing diffuser) threw `error`.
     case observerFailed(error: Error)
+    /// A source of a connected fuser refused to connect with `error` when the loop
+    /// connected it (on the loop's turn after `connect`, or at a start): none of that
+    /// fuser's sources is connected for this run; the next start tries again.
+    case sourceFailed(error: Error)
     /// The loop stopped; `model` is kept for the next start.
     case stopped(model: Model)
     /// The loop was disposed with `model` as its last model.

@@ -48,6 +48,9 @@ func inspectorClosure(_ function: CFunction<dfs_inspect_fn>) -> (LoopTrace<CValu
         case .observerFailed(let error):
             c.kind = DFS_TRACE_OBSERVER_FAILED
             message = traceMessage(error)
+        case .sourceFailed(let error):
+            c.kind = DFS_TRACE_SOURCE_FAILED
+            message = traceMessage(error)
         case .stopped(let model):
             c.kind = DFS_TRACE_STOPPED
             c.model = model.pointer

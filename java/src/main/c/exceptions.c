@@ -91,6 +91,40 @@ int dfsj_upcall_failed(JNIEnv *env) {
     return 1;
 }
 
+/* dfsj_upcall_failed after a Source.connect: under a native method, also keeps the
+ * Throwable as the thread's refusal, which a loop's inspector takes when the core
+ * reports the refused connection (dfsj_take_refusal). With no native method below, the
+ * Throwable's text is the error the inspector gets (dfsj_upcall_failed), and nothing is
+ * kept: nothing would delete it. */
+int dfsj_connect_failed(JNIEnv *env) {
+    dfsj_thread_state *ts = &dfsj_thread;
+    if (ts->depth > 0 && (*env)->ExceptionCheck(env)) {
+        jthrowable ex = (*env)->ExceptionOccurred(env);
+        (*env)->ExceptionClear(env);
+        if (ts->refusal != NULL) (*env)->DeleteGlobalRef(env, ts->refusal);
+        ts->refusal = (jthrowable)(*env)->NewGlobalRef(env, ex);
+        (*env)->ExceptionClear(env); /* no global reference: the inspector goes without */
+        (*env)->Throw(env, ex);
+        (*env)->DeleteLocalRef(env, ex);
+    }
+    return dfsj_upcall_failed(env);
+}
+
+/* The thread's refusal as a local reference (NULL if none); the thread keeps none. */
+jthrowable dfsj_take_refusal(JNIEnv *env) {
+    dfsj_thread_state *ts = &dfsj_thread;
+    if (ts->refusal == NULL) return NULL;
+    jthrowable local = (jthrowable)(*env)->NewLocalRef(env, ts->refusal);
+    (*env)->DeleteGlobalRef(env, ts->refusal);
+    ts->refusal = NULL;
+    return local;
+}
+
+void dfsj_drop_refusal(dfsj_thread_state *ts) {
+    (*ts->env)->DeleteGlobalRef(ts->env, ts->refusal);
+    ts->refusal = NULL;
+}
+
 /* Makes a Throwable of class `cls` the pending upcall failure, as if a callback threw it. */
 void dfsj_fail_with(JNIEnv *env, jclass cls, const char *message) {
     (*env)->ThrowNew(env, cls, message);

@@ -58,6 +58,14 @@ typedef struct {
      *          these objects holds what its nodes call (see dfsj_hold_weak). */
     struct dfsj_pin *pins;
     size_t pinned, pin_cap;
+    /* refusal: the Throwable of the last Source.connect that failed under a native
+     *          method of the thread, as a global reference, for a loop's inspector: a
+     *          source that refuses a loop's connection is reported on the same thread
+     *          right after (DFS_TRACE_SOURCE_FAILED, see inspect_cb in loop_jni.c), which
+     *          takes it. Deleted when the outermost native method returns, so that a
+     *          refusal no inspector took (Fuser.connect's, a loop without one) is not
+     *          kept. */
+    jthrowable refusal;
 } dfsj_thread_state;
 
 /* A slot of the pin table: empty while ref is NULL. */
@@ -84,6 +92,8 @@ typedef struct {
 void dfsj_drop_spilled(dfsj_thread_state *ts, size_t mark);
 /* Deletes the pins (upcalls.c): dfsj_leave of the outermost native method. */
 void dfsj_drop_pins(dfsj_thread_state *ts);
+/* Deletes the thread's refusal (exceptions.c): dfsj_leave of the outermost native method. */
+void dfsj_drop_refusal(dfsj_thread_state *ts);
 
 static inline void dfsj_enter(dfsj_entry *e, JNIEnv *env) {
     dfsj_thread_state *ts = &dfsj_thread;
@@ -105,6 +115,7 @@ static inline jthrowable dfsj_leave(dfsj_entry *e) {
     if (ts->spilled != e->saved_spilled || (ts->spill != NULL && ts->depth == 1))
         dfsj_drop_spilled(ts, e->saved_spilled);
     if (ts->pins != NULL && ts->depth == 1) dfsj_drop_pins(ts);
+    if (ts->refusal != NULL && ts->depth == 1) dfsj_drop_refusal(ts);
     ts->lent = e->saved_lent;
     ts->room = e->saved_room;
     ts->depth--;
@@ -135,6 +146,8 @@ extern jclass dfsj_c_npe, dfsj_c_oome, dfsj_c_ise;
 
 int dfsj_exceptions_load(JNIEnv *env);
 int dfsj_upcall_failed(JNIEnv *env);
+int dfsj_connect_failed(JNIEnv *env);
+jthrowable dfsj_take_refusal(JNIEnv *env);
 void dfsj_fail_with(JNIEnv *env, jclass cls, const char *message);
 void dfsj_throw_status(JNIEnv *env, dfs_status status);
 void dfsj_finish(JNIEnv *env, dfs_status status, jthrowable thrown, int rethrow_on_ok);

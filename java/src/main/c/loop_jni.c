@@ -117,7 +117,8 @@ static int key_cb(const void *event, uint64_t *key, void *ctx) {
 }
 
 /* dfs_inspect_fn: InspectorBridge.inspect(kind, event, model, hasNextModel, nextModel,
- * effects, effect, reason, error). */
+ * effects, effect, reason, error, refusal): a refused source connection also hands over
+ * the source's Throwable, if the thread kept it (dfsj_connect_failed). */
 static void inspect_cb(const dfs_trace *trace, void *ctx) {
     dfsj_upcall_env u;
     if (dfsj_env_enter(&u)) return;
@@ -129,15 +130,17 @@ static void inspect_cb(const dfs_trace *trace, void *ctx) {
             (*env)->SetObjectArrayElement(env, effects, (jsize)i, (jobject)trace->effects[i]);
     }
     jstring error = trace->error ? (*env)->NewStringUTF(env, trace->error) : NULL;
+    jthrowable refusal = trace->kind == DFS_TRACE_SOURCE_FAILED ? dfsj_take_refusal(env) : NULL;
     if (!(*env)->ExceptionCheck(env)) {
         (*env)->CallVoidMethod(env, (jobject)ctx, m_inspect, (jint)trace->kind, (jobject)trace->event,
                                (jobject)trace->model, (jboolean)(trace->has_next_model != 0),
                                (jobject)trace->next_model, effects, (jobject)trace->effect, (jint)trace->reason,
-                               error);
+                               error, refusal);
     }
     dfsj_upcall_failed(env);
     if (effects != NULL) (*env)->DeleteLocalRef(env, effects);
     if (error != NULL) (*env)->DeleteLocalRef(env, error);
+    if (refusal != NULL) (*env)->DeleteLocalRef(env, refusal);
     dfsj_env_leave(&u);
 }
 
@@ -163,7 +166,8 @@ JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_load(JNIEnv *env, jclass
         !(m_key_key = (*env)->GetMethodID(env, c_key, "key", "(Ljava/lang/Object;)J")) ||
         !(m_inspect = (*env)->GetMethodID(env, c_inspector, "inspect",
                                           "(ILjava/lang/Object;Ljava/lang/Object;ZLjava/lang/Object;"
-                                          "[Ljava/lang/Object;Ljava/lang/Object;ILjava/lang/String;)V")))
+                                          "[Ljava/lang/Object;Ljava/lang/Object;ILjava/lang/String;"
+                                          "Ljava/lang/Throwable;)V")))
         return;
     jclass bridges = (*env)->FindClass(env, "io/diffuser/loop/Bridges");
     if (bridges == NULL) return;

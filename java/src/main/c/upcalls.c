@@ -318,9 +318,10 @@ int dfsj_source_connect_cb(dfs_dispatch *dispatch, void *ctx, void **connection)
     jobject disposable = (*env)->CallObjectMethod(env, target, m_source_connect, effect);
     (*env)->DeleteLocalRef(env, effect);
     (*env)->DeleteLocalRef(env, target);
-    if (dfsj_upcall_failed(env)) goto done;
+    if (dfsj_connect_failed(env)) goto done;
     if (disposable == NULL) {
-        dfsj_fail_with(env, dfsj_c_npe, "Source.connect returned null instead of a Disposable");
+        (*env)->ThrowNew(env, dfsj_c_npe, "Source.connect returned null instead of a Disposable");
+        dfsj_connect_failed(env);
         goto done;
     }
     if ((*connection = promote(env, disposable)) == NULL) goto done;

@@ -191,6 +191,9 @@ final class LoopConformance {
       case STOPPED:
         record("trace", "stopped", trace.model());
         break;
+      case SOURCE_FAILED:
+        record("trace", "sourceFailed");
+        break;
       default:
         record("trace", "disposed", trace.model());
         break;

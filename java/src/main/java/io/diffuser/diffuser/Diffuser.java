@@ -324,6 +324,9 @@ public final class Diffuser<A> {
    *       shows.
    * </ul>
    *
+   * <p>The list is never {@code null}: a run with {@code null} throws a
+   * {@link NullPointerException} that says so, and changes nothing.
+   *
    * <p>Items are paired by key (see {@link ListDiff} for duplicates and moves): keys are
    * compared with {@link Object#equals(Object)} and {@link Object#hashCode()}
    * ({@code null} is a key like any other), exactly: the core asks for a key's hash, and
@@ -386,6 +389,7 @@ public final class Diffuser<A> {
   private static <T> Diffuser<List<T>> listNode(ListReader reader, ListSink<T> sink,
       ListDiff.Part... parts) {
     Objects.requireNonNull(sink, "sink");
+    Objects.requireNonNull(parts, "parts");
     int flags = ListNative.flags(parts);
     return new Diffuser<>(ListNative.intoList(reader, reader.hasKeyObjects(), sink, flags), new Object[] {reader, sink});
   }

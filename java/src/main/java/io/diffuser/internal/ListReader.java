@@ -74,6 +74,9 @@ public final class ListReader {
    * @return its size
    */
   public int count(Object list) {
+    if (list == null) {
+      throw new NullPointerException("intoList: the list is null (run it with an empty list instead)");
+    }
     return ((List<?>) list).size();
   }
 

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -213,13 +214,20 @@ final class Bridges {
       this.inspector = (LoopInspector<Object, Object, Object>) inspector;
     }
 
+    /**
+     * {@code refusal}: for SOURCE_FAILED, the exception the source's {@code connect}
+     * threw, if the glue kept it; the other failures keep theirs through {@link #fail}.
+     */
     void inspect(int kind, Object event, Object model, boolean hasNextModel, Object nextModel, Object[] effects,
-                 Object effect, int reason, String error) {
+                 Object effect, int reason, String error, Throwable refusal) {
       LoopTrace.Kind k = KINDS[kind - 1];
       boolean failed = k == LoopTrace.Kind.FAILED || k == LoopTrace.Kind.EFFECT_FAILED
           || k == LoopTrace.Kind.OBSERVER_FAILED;
-      Throwable failure = failed ? takeFailure() : null;
+      Throwable failure = k == LoopTrace.Kind.SOURCE_FAILED ? refusal : failed ? takeFailure() : null;
       try {
+        if (refusal != null) {
+          error = String.valueOf(refusal); // as fail() makes the message of the others
+        }
         inspector.inspect(new LoopTrace<>(k, event, model, hasNextModel, nextModel,
             effects == null ? List.of() : java.util.Collections.unmodifiableList(java.util.Arrays.asList(effects)),
             effect, reason == 0 ? null : REASONS[reason - 1], error, failure));
@@ -237,11 +245,39 @@ final class Bridges {
       this.executor = executor;
     }
 
+    /**
+     * Hands {@code work} to the executor. The core needs it run exactly once: work the
+     * executor refuses, or whose {@code execute} throws (reported as uncaught), runs
+     * here, and whichever of the two comes first runs it (an executor may throw after it
+     * took the work).
+     */
     void execute(long work) {
+      WorkOnce once = new WorkOnce(work);
       try {
-        executor.execute(() -> LoopNative.workRun(work));
+        executor.execute(once);
       } catch (RejectedExecutionException refused) {
-        // The loop must not stall: run it here.
+        once.run();
+      } catch (Throwable failure) {
+        uncaught(failure);
+        once.run();
+      }
+    }
+  }
+
+  /** A piece of the core's work, run at most once whoever calls it. */
+  static final class WorkOnce implements Runnable {
+    private static final AtomicIntegerFieldUpdater<WorkOnce> CLAIMED =
+        AtomicIntegerFieldUpdater.newUpdater(WorkOnce.class, "claimed");
+    private final long work;
+    private volatile int claimed;
+
+    WorkOnce(long work) {
+      this.work = work;
+    }
+
+    @Override
+    public void run() {
+      if (CLAIMED.compareAndSet(this, 0, 1)) {
         LoopNative.workRun(work);
       }
     }

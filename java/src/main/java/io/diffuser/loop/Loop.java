@@ -49,7 +49,10 @@ import java.util.function.BiFunction;
  * executor, the thread that dispatches into an idle loop runs the steps before
  * {@code dispatch} returns (so may {@link #start()} and the registrations, which are
  * queued the same way); any {@link Executor} may run them instead (a UI thread's, a
- * {@link ManualExecutor} in tests).
+ * {@link ManualExecutor} in tests). The loop never loses work to an executor: work it
+ * refuses ({@link java.util.concurrent.RejectedExecutionException}) runs on the thread
+ * that handed it over, and so does work whose {@code execute} threw anything else, which
+ * goes to that thread's uncaught exception handler first. The work runs once either way.
  *
  * <p><b>Lifecycle.</b> The loop starts when built (unless {@link Builder#manualStart()}).
  * {@link #stop()} ends the run and keeps the model and the registrations;
@@ -68,6 +71,9 @@ import java.util.function.BiFunction;
  *
  * <p><b>Errors.</b> An update, a handler or an observer that throws changes nothing (a
  * failed update keeps the model); the inspector sees the exception and the loop goes on.
+ * So does a source that throws from {@code connect} when the loop connects it
+ * ({@link LoopTrace.Kind#SOURCE_FAILED}): nothing of its fuser is connected until the
+ * next start.
  *
  * <p>The class and its builder are kept in one source file because this comment is the
  * loop's whole contract: every method below is a thin call into the core described
@@ -180,6 +186,7 @@ public final class Loop<M, E, F> implements AutoCloseable {
    * @return what stops it
    */
   public Disposable observe(Effect<? super M> observer) {
+    Objects.requireNonNull(observer, "observer");
     try {
       return new NativeDisposable(LoopNative.observe(handle, new Bridges.ObserverBridge(observer)));
     } finally {
@@ -214,6 +221,7 @@ public final class Loop<M, E, F> implements AutoCloseable {
    */
   public <O> Disposable observe(O owner, BiConsumer<? super O, ? super M> observer) {
     WeakReference<O> weak = new WeakReference<>(Objects.requireNonNull(owner, "owner"));
+    Objects.requireNonNull(observer, "observer");
     AtomicReference<Disposable> self = new AtomicReference<>();
     Disposable made = observe(model -> {
       O alive = weak.get();
@@ -283,7 +291,12 @@ public final class Loop<M, E, F> implements AutoCloseable {
   }
 
   /**
-   * Starts a stopped loop (or one built with {@link Builder#manualStart()}).
+   * Starts a stopped loop (or one built with {@link Builder#manualStart()}). The start is
+   * queued ahead of everything else and, without an executor, run before this returns,
+   * as {@link #dispatch} runs events: the calling thread then also handles what other
+   * threads queue meanwhile, so while they keep dispatching, this call does not return.
+   * {@link #observe}, {@link #render}, {@link #add} and {@link #connect} are queued and
+   * run the same way.
    *
    * @return whether it runs afterwards (false once disposed, or while being disposed)
    */
@@ -434,7 +447,7 @@ public final class Loop<M, E, F> implements AutoCloseable {
      */
     @SafeVarargs
     public final Builder<M, E, F> startEffects(F... effects) {
-      for (F effect : effects) {
+      for (F effect : Objects.requireNonNull(effects, "effects")) {
         startEffects.add(effect);
       }
       return this;

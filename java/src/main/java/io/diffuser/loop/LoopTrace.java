@@ -28,7 +28,14 @@ public final class LoopTrace<M, E, F> {
     /** The loop stopped with {@link #model()}. */
     STOPPED,
     /** The loop was disposed with {@link #model()}. */
-    DISPOSED
+    DISPOSED,
+    /**
+     * A source of a fuser given to {@link Loop#connect} refused to connect (its
+     * {@code connect} threw) when the loop connected it, on the loop's turn after the call
+     * or at a start: {@link #error()}, {@link #failure()}. Nothing of that fuser is
+     * connected for the run; the next start tries again.
+     */
+    SOURCE_FAILED
   }
 
   /** Why an accepted event never reached the update. */
@@ -143,7 +150,7 @@ public final class LoopTrace<M, E, F> {
   /**
    * The failure's message.
    *
-   * @return the message, for FAILED, EFFECT_FAILED and OBSERVER_FAILED
+   * @return the message, for FAILED, EFFECT_FAILED, OBSERVER_FAILED and SOURCE_FAILED
    */
   public String error() {
     return error;
@@ -176,6 +183,8 @@ public final class LoopTrace<M, E, F> {
         return "observerFailed: " + error;
       case STOPPED:
         return "stopped " + model;
+      case SOURCE_FAILED:
+        return "sourceFailed: " + error;
       default:
         return "disposed " + model;
     }

@@ -37,7 +37,7 @@ public final class Next<M, F> {
    */
   @SafeVarargs
   public static <M, F> Next<M, F> next(M model, F... effects) {
-    List<F> list = new ArrayList<>(effects.length);
+    List<F> list = new ArrayList<>(Objects.requireNonNull(effects, "effects").length);
     for (F effect : effects) {
       list.add(effect);
     }
@@ -54,7 +54,7 @@ public final class Next<M, F> {
    * @return the next
    */
   public static <M, F> Next<M, F> next(M model, List<? extends F> effects) {
-    return new Next<>(true, model, Collections.unmodifiableList(new ArrayList<>(effects)));
+    return new Next<>(true, model, Collections.unmodifiableList(new ArrayList<>(Objects.requireNonNull(effects, "effects"))));
   }
 
   /**
@@ -67,7 +67,7 @@ public final class Next<M, F> {
    */
   @SafeVarargs
   public static <M, F> Next<M, F> dispatch(F... effects) {
-    List<F> list = new ArrayList<>(effects.length);
+    List<F> list = new ArrayList<>(Objects.requireNonNull(effects, "effects").length);
     for (F effect : effects) {
       list.add(effect);
     }

@@ -388,7 +388,7 @@ public class IntoListTest {
       diffuser.run(null);
       fail("a null list");
     } catch (NullPointerException expected) {
-      // List.size() of null, from the reader
+      assertEquals("intoList: the list is null (run it with an empty list instead)", expected.getMessage());
     }
     diffuser.run(items(2, 3));
     assertEquals("the applied list was kept", 1, calls.size());

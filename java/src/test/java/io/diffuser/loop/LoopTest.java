@@ -104,6 +104,40 @@ public class LoopTest {
   }
 
   @Test
+  public void aSourceThatRefusesToConnectGoesToTheInspector() {
+    List<LoopTrace<Integer, String, String>> traces = new CopyOnWriteArrayList<>();
+    IllegalStateException refusal = new IllegalStateException("not now");
+    AtomicInteger refusals = new AtomicInteger(1);
+    List<io.diffuser.Effect<String>> connected = new CopyOnWriteArrayList<>();
+    Fuser<String> good = Fuser.from(effect -> {
+      connected.add(effect);
+      return () -> connected.remove(effect);
+    });
+    Fuser<String> refusing = Fuser.from(effect -> {
+      if (refusals.getAndDecrement() > 0) {
+        throw refusal;
+      }
+      return () -> { };
+    });
+    try (Loop<Integer, String, String> loop = counter().inspector(traces::add).build()) {
+      loop.connect(Fuser.fromAll(good, refusing));
+      LoopTrace<Integer, String, String> failed = traces.get(traces.size() - 1);
+      assertEquals(LoopTrace.Kind.SOURCE_FAILED, failed.kind());
+      assertSame("the source's own exception", refusal, failed.failure());
+      assertTrue(failed.error(), failed.error().contains("not now"));
+      assertEquals("sourceFailed: " + failed.error(), failed.toString());
+      assertEquals("nothing of the fuser stays connected", 0, connected.size());
+      loop.dispatch("1");
+      assertEquals(Integer.valueOf(1), loop.model());
+      loop.stop();
+      assertTrue(loop.start());
+      assertEquals("the next start connects the fuser again", 1, connected.size());
+      connected.get(0).run("2");
+      assertEquals(Integer.valueOf(3), loop.model());
+    }
+  }
+
+  @Test
   public void failuresGoToTheInspectorAndTheLoopGoesOn() {
     List<LoopTrace<Integer, String, String>> traces = new CopyOnWriteArrayList<>();
     RuntimeException handlerFailure = new RuntimeException("handler");
@@ -321,6 +355,31 @@ public class LoopTest {
       loop.dispatch("10");
       assertEquals(Arrays.asList("tens 0", "owned 0", "even true", "owned 2", "owned 3", "even false", "tens 1",
           "owned 13"), log);
+    }
+  }
+
+  /** A null argument is refused when it is given, with its name; nothing is registered. */
+  @Test
+  public void nullArgumentsAreRefusedAtOnce() {
+    try (Loop<Integer, String, String> loop = counter().build()) {
+      assertNullRefused("observer", () -> loop.observe((io.diffuser.Effect<Integer>) null));
+      assertNullRefused("observer", () -> loop.observe(new Object(), null));
+      assertNullRefused("owner", () -> loop.observe(null, (owner, model) -> { }));
+      loop.dispatch("1");
+      assertEquals("the loop goes on, with no failing observer", Integer.valueOf(1), loop.model());
+    }
+    assertNullRefused("effects", () -> counter().startEffects((String[]) null));
+    assertNullRefused("effects", () -> Next.next(1, (String[]) null));
+    assertNullRefused("effects", () -> Next.next(1, (List<String>) null));
+    assertNullRefused("effects", () -> Next.dispatch((String[]) null));
+  }
+
+  private static void assertNullRefused(String name, Runnable call) {
+    try {
+      call.run();
+      fail("null " + name + " accepted");
+    } catch (NullPointerException expected) {
+      assertEquals(name, expected.getMessage());
     }
   }
 

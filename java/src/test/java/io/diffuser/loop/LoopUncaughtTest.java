@@ -38,6 +38,56 @@ public class LoopUncaughtTest {
     return Loop.<Integer, Integer>reducer(0, Integer::sum);
   }
 
+  /**
+   * An executor whose execute throws loses no work: the failure goes to the uncaught
+   * handler and the work runs on the handing thread, once even if the executor took it.
+   */
+  @Test
+  public void anExecutorThatThrowsLosesNoWork() {
+    RuntimeException boom = new RuntimeException("executor failed");
+    List<Runnable> taken = Collections.synchronizedList(new ArrayList<>());
+    int[] calls = {0};
+    java.util.concurrent.Executor flaky = work -> {
+      calls[0]++;
+      if (calls[0] == 1) {
+        throw boom; // refuses the first piece outright
+      }
+      if (calls[0] == 2) {
+        taken.add(work); // takes the second, then throws anyway
+        throw boom;
+      }
+      work.run();
+    };
+    try (Loop<Integer, Integer, Void> loop = adder().executor(flaky).build()) {
+      loop.dispatch(1);
+      loop.dispatch(2);
+      loop.dispatch(3);
+      assertEquals("every event handled, none twice", Integer.valueOf(6), loop.model());
+      for (Runnable late : taken) {
+        late.run(); // the executor runs what it took after all: nothing happens again
+      }
+      assertEquals(Integer.valueOf(6), loop.model());
+      assertTrue(loop.isRunning());
+    }
+    assertEquals(List.of(boom, boom), uncaught);
+  }
+
+  /** Work a handler's executor refuses runs on the handing thread, without a report. */
+  @Test
+  public void aRefusingHandlerExecutorRunsTheWorkHere() {
+    java.util.concurrent.Executor refusing = work -> {
+      throw new java.util.concurrent.RejectedExecutionException("shut down");
+    };
+    try (Loop<Integer, Integer, Integer> loop = Loop.<Integer, Integer, Integer>builder(0,
+            (model, event) -> Next.next(model + event, List.of(event)))
+        .handler(refusing, (effect, job) -> log.add("handled " + effect))
+        .build()) {
+      loop.dispatch(5);
+      assertEquals(List.of("handled 5"), log);
+    }
+    assertEquals(List.of(), uncaught);
+  }
+
   @Test
   public void workThatThrowsIsFinishedAndReported() {
     RuntimeException boom = new RuntimeException("work failed");
