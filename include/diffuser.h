@@ -855,7 +855,8 @@ typedef struct dfs_handler {
  *  stopped loop then refuses. */
 typedef int (*dfs_key_fn)(const void *event, uint64_t *key, void *ctx);
 
-/** What the inspector sees. */
+/** What the inspector sees. An inspector ignores kinds it does not know: a later version
+ *  may report more (added after the last, keeping every value). */
 typedef enum dfs_trace_kind {
     /** A run started: `model` (the first model), `effects` (the start effects). */
     DFS_TRACE_STARTED = 1,

@@ -110,11 +110,20 @@ int dfsj_connect_failed(JNIEnv *env) {
     return dfsj_upcall_failed(env);
 }
 
-/* The thread's refusal as a local reference (NULL if none); the thread keeps none. */
+/* The thread's refusal as a local reference (NULL if none); the thread keeps none. Call
+ * with no exception pending. A refusal that is also the native method's pending
+ * Throwable (the first failure of the call) stops being pending: the loop reports it to
+ * its inspector, and no Java caller is waiting for it (a loop's calls do not throw what
+ * its sources throw); it would otherwise collect later failures as suppressed, and a
+ * later failure of the call's own would not be the one thrown. */
 jthrowable dfsj_take_refusal(JNIEnv *env) {
     dfsj_thread_state *ts = &dfsj_thread;
     if (ts->refusal == NULL) return NULL;
     jthrowable local = (jthrowable)(*env)->NewLocalRef(env, ts->refusal);
+    if (ts->pending != NULL && (*env)->IsSameObject(env, ts->pending, ts->refusal)) {
+        (*env)->DeleteGlobalRef(env, ts->pending);
+        ts->pending = NULL;
+    }
     (*env)->DeleteGlobalRef(env, ts->refusal);
     ts->refusal = NULL;
     return local;

@@ -123,14 +123,14 @@ static void inspect_cb(const dfs_trace *trace, void *ctx) {
     dfsj_upcall_env u;
     if (dfsj_env_enter(&u)) return;
     JNIEnv *env = u.env;
+    jthrowable refusal = trace->kind == DFS_TRACE_SOURCE_FAILED ? dfsj_take_refusal(env) : NULL;
     jobjectArray effects = NULL;
     if (trace->effect_count > 0) {
         effects = (*env)->NewObjectArray(env, (jsize)trace->effect_count, c_object, NULL);
         for (size_t i = 0; effects != NULL && i < trace->effect_count; i++)
             (*env)->SetObjectArrayElement(env, effects, (jsize)i, (jobject)trace->effects[i]);
     }
-    jstring error = trace->error ? (*env)->NewStringUTF(env, trace->error) : NULL;
-    jthrowable refusal = trace->kind == DFS_TRACE_SOURCE_FAILED ? dfsj_take_refusal(env) : NULL;
+    jstring error = trace->error && !(*env)->ExceptionCheck(env) ? (*env)->NewStringUTF(env, trace->error) : NULL;
     if (!(*env)->ExceptionCheck(env)) {
         (*env)->CallVoidMethod(env, (jobject)ctx, m_inspect, (jint)trace->kind, (jobject)trace->event,
                                (jobject)trace->model, (jboolean)(trace->has_next_model != 0),

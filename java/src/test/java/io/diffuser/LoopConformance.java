@@ -147,9 +147,11 @@ final class LoopConformance {
           case "start":
             loop.start();
             break;
-          default:
+          case "dispose":
             loop.dispose();
             break;
+          default:
+            throw new IllegalArgumentException("unknown loop call " + call);
         }
       }
     }

@@ -137,6 +137,41 @@ public class LoopTest {
     }
   }
 
+  /**
+   * Each refusal reaches its own trace untouched: the loop's calls never throw what a
+   * source threw, so it is not kept for them (where it would collect the next refusal as
+   * suppressed, start after start).
+   */
+  @Test
+  public void refusalsStayApartAcrossFusersAndStarts() {
+    List<LoopTrace<Integer, String, String>> traces = new CopyOnWriteArrayList<>();
+    IllegalStateException first = new IllegalStateException("first");
+    Fuser<String> a = Fuser.from(effect -> {
+      throw first; // the same object at every start
+    });
+    Fuser<String> b = Fuser.from(effect -> {
+      throw new IllegalStateException("second");
+    });
+    try (Loop<Integer, String, String> loop = counter().inspector(traces::add).manualStart().build()) {
+      loop.connect(a);
+      loop.connect(b);
+      for (int i = 0; i < 3; i++) {
+        assertTrue(loop.start());
+        loop.stop();
+      }
+      List<String> refusals = new ArrayList<>();
+      for (LoopTrace<Integer, String, String> trace : traces) {
+        if (trace.kind() == LoopTrace.Kind.SOURCE_FAILED) {
+          refusals.add(trace.failure().getMessage() + "/" + trace.failure().getSuppressed().length);
+        }
+      }
+      assertEquals(Arrays.asList("first/0", "second/0", "first/0", "second/0", "first/0", "second/0"), refusals);
+      loop.start();
+      loop.dispatch("1");
+      assertEquals("the loop's own calls go on", Integer.valueOf(1), loop.model());
+    }
+  }
+
   @Test
   public void failuresGoToTheInspectorAndTheLoopGoesOn() {
     List<LoopTrace<Integer, String, String>> traces = new CopyOnWriteArrayList<>();
