@@ -438,14 +438,32 @@ def _validate_expect(expect, where, errors):
                              " nor \"equality\"" if EQUALITY_ERROR in errors else ""))
 
 
-def _validate_fail(step, where, known):
+def fail_entry(entry):
+    """A "fail" entry as (label, k): "L" fails every call of L in the step (k None),
+    "L@k" only its k-th call (README 3.3)."""
+    if isinstance(entry, str) and "@" in entry:
+        label, _, k = entry.partition("@")
+        if k.isdigit() and not k.startswith("0"):
+            return label, int(k)
+        return entry, None
+    return entry, None
+
+
+def _validate_fail(step, where, known, counted=True):
     fail = step.get("fail", [])
     if not isinstance(fail, list):
         raise VectorError("%s.fail: expected an array" % where)
-    for label in fail:
+    for entry in fail:
+        label, k = fail_entry(entry)
+        if k is not None and not counted:
+            raise VectorError("%s.fail: %r: a fuser step's fail lists labels only" % (where, entry))
         _expect_effect_label(label, where + ".fail")
         if label not in known:
             raise VectorError("%s.fail: label %r does not occur in the vector" % (where, label))
+
+
+def _fail_labels(step):
+    return set(fail_entry(entry)[0] for entry in step.get("fail", []))
 
 
 def validate_vector(vector):
@@ -508,8 +526,7 @@ def validate_vector(vector):
             check_value(step["run"], where + ".run")
             boom = boom or contains_string(step["run"], BOOM)
             _validate_fail(step, where, labels | seen)
-            _validate_expect(step["expect"], where + ".expect",
-                             set(step.get("fail", [])) | set([EQUALITY_ERROR]))
+            _validate_expect(step["expect"], where + ".expect", _fail_labels(step) | set([EQUALITY_ERROR]))
         if (equality == "nan" or boom) and nodes:
             raise VectorError("vector.nodes must be {} in a vector whose equality is \"nan\" "
                               "or in which the value \"boom\" occurs")
@@ -546,7 +563,7 @@ def validate_vector(vector):
                 _expect_label(step["emit"], where + ".emit")
                 sources.add(step["emit"])
                 check_value(step["value"], where + ".value")
-                _validate_fail(step, where, labels)
+                _validate_fail(step, where, labels, counted=False)
             else:
                 raise VectorError("%s: a fuser step has connect, dispose or emit" % where)
             _validate_expect(step["expect"], where + ".expect", set(step.get("fail", [])))
@@ -567,13 +584,20 @@ class _Context(object):
 
     def __init__(self, fail, equality="json"):
         self.fail = set(fail)
+        self.calls = {}
         self.log = []
         self.equality = equality
 
+    def fails(self, label):
+        """A labelled call is made: whether it fails (its label listed, or "label@k" for
+        this, its k-th call in the step)."""
+        self.calls[label] = self.calls.get(label, 0) + 1
+        return label in self.fail or "%s@%d" % (label, self.calls[label]) in self.fail
+
     def user_call(self, label, logged):
-        """A labelled transform or predicate is called: it fails if its label is listed,
+        """A labelled transform or predicate is called: it fails if listed (fails),
         otherwise it appends [label, logged]."""
-        if label in self.fail:
+        if self.fails(label):
             raise EffectFailure(label)
         self.log.append([label, copy.deepcopy(logged)])
 
@@ -590,7 +614,7 @@ class _EffectNode(object):
         self.label = label
 
     def run(self, value, ctx):
-        if self.label in ctx.fail:
+        if ctx.fails(self.label):
             raise EffectFailure(self.label)
         ctx.log.append([self.label, copy.deepcopy(value)])
 

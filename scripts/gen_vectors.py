@@ -327,7 +327,11 @@ def gen_diffuser(rng, name, seed, index):
                 fail = [rng.choice(all_labels)]
             if rng.random() < 0.15:
                 fail.append(rng.choice(all_labels))
-            step["fail"] = sorted(set(fail), key=lambda s: int(s[1:]))
+            # A label that runs more than once in the step (a shared node) may fail at one
+            # of its calls only ("L@k"), so that a use before it succeeds.
+            if ran.count(fail[0]) > 1 and rng.random() < 0.6:
+                fail[0] = "%s@%d" % (fail[0], rng.randint(1, ran.count(fail[0]) + 1))
+            step["fail"] = sorted(set(fail), key=lambda s: [int(part) for part in s[1:].split("@")])
             failures += 1
         step["expect"] = sim.step(step)
         vector["steps"].append(step)

@@ -174,6 +174,7 @@ typedef struct runner {
     /* The current step. */
     json_t *log;           /* the entries of the step, a JSON array (owned) */
     const json_t *fail;    /* the step's fail list (borrowed from the vector) or NULL */
+    json_t *calls;         /* how many times each label was called in the step (owned) */
     char *failed_label;    /* the label of the first user call that failed in the step */
     int failures;          /* how many user calls failed in the step */
     /* Building. */
@@ -199,12 +200,20 @@ static void runner_problem(runner *r, const char *fmt, ...) {
     va_end(ap);
 }
 
-static int label_fails(const runner *r, const char *label) {
+/** Counts a call of `label` in the step: whether it fails, because the step's fail list
+ *  names the label (every call fails) or "label@k" for this, its k-th call. */
+static int label_fails(runner *r, const char *label) {
+    json_int_t count = json_integer_value(json_object_get(r->calls, label)) + 1;
+    json_object_set_new(r->calls, label, json_integer(count));
     if (r->fail == NULL) return 0;
+    char counted[256];
+    snprintf(counted, sizeof counted, "%s@%lld", label, (long long)count);
     size_t i;
     const json_t *entry;
     json_array_foreach(r->fail, i, entry) {
-        if (json_is_string(entry) && strcmp(json_string_value(entry), label) == 0) return 1;
+        if (!json_is_string(entry)) continue;
+        const char *listed = json_string_value(entry);
+        if (strcmp(listed, label) == 0 || strcmp(listed, counted) == 0) return 1;
     }
     return 0;
 }
@@ -230,6 +239,8 @@ static void log_append(runner *r, const char *label, const json_t *value) {
 static void step_begin(runner *r, const json_t *fail) {
     json_decref(r->log);
     r->log = json_array();
+    json_decref(r->calls);
+    r->calls = json_object();
     r->fail = fail;
     free(r->failed_label);
     r->failed_label = NULL;
@@ -1664,6 +1675,7 @@ static int run_form(const json_t *vector, const char *name, int form, int equali
         ok = 0;
     }
     json_decref(r.log);
+    json_decref(r.calls);
     free(r.failed_label);
     return ok;
 }

@@ -214,22 +214,35 @@ final class ConformanceTests: XCTestCase {
     /// identity, so that a key path's subscript can take it.
     final class StepState: Hashable {
         var log: [(String, JSON)] = []
-        var failing: Set<String> = []
+        /// The step's `fail` list: labels whose every call fails, and `label@k` for a
+        /// label's k-th call in the step.
+        var failing: Set<String> = [] {
+            didSet { calls = [:] }
+        }
+        /// How many times each label was called in the step.
+        var calls: [String: Int] = [:]
         /// Labels of calls that had to fail but could not throw (a key path).
         var unthrowable: [String] = []
+
+        /// Counts a call of `label`: whether it fails.
+        func fails(_ label: String) -> Bool {
+            let count = calls[label, default: 0] + 1
+            calls[label] = count
+            return failing.contains(label) || failing.contains("\(label)@\(count)")
+        }
 
         static func == (a: StepState, b: StepState) -> Bool { a === b }
         func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 
         /// A labelled user call with the value it logs: fails if the label is listed.
         func call(_ label: String, _ logged: JSON) throws {
-            if failing.contains(label) { throw CallFailure(label: label) }
+            if fails(label) { throw CallFailure(label: label) }
             log.append((label, logged))
         }
 
         /// A labelled call that cannot throw (a key path's subscript).
         func callWithoutThrowing(_ label: String, _ logged: JSON) {
-            if failing.contains(label) {
+            if fails(label) {
                 unthrowable.append(label)
                 return
             }
@@ -599,7 +612,7 @@ final class ConformanceTests: XCTestCase {
         var named: [String: JSON] = [:]
         if case .object(let o)? = vector["nodes"] { named = o }
         guard let root = vector["root"], let steps = vector["steps"]?.array else { throw Unsupported(description: "vector without root or steps") }
-        let mayFail = Set(steps.flatMap { ($0["fail"]?.array ?? []).compactMap(\.string) })
+        let mayFail = Set(steps.flatMap { ($0["fail"]?.array ?? []).compactMap { $0.string?.split(separator: "@").first.map(String.init) } })
         let diffuser = try DiffuserBuilder<V>(named: named, state: state, form: form, mayFail: mayFail).build(root)
         for (index, step) in steps.enumerated() {
             try expectKeys(step, ["run", "fail", "comment", "expect"], "diffuser step")

@@ -99,11 +99,15 @@ public class ConformanceTest {
     /** What one step observes. */
     static final class StepState {
         List<List<Object>> log = new ArrayList<>();
+        /** The step's fail list: labels whose every call fails, and {@code label@k} for a label's k-th call. */
         Set<String> failing = new HashSet<>();
+        /** How many times each label was called in the step. */
+        Map<String, Integer> calls = new HashMap<>();
 
         /** A user call labelled {@code label}: fails if listed, else logs {@code [label, value]}. */
         void call(String label, Object value) {
-            if (failing.contains(label)) throw new LabelFailure(label);
+            int count = calls.merge(label, 1, Integer::sum);
+            if (failing.contains(label) || failing.contains(label + "@" + count)) throw new LabelFailure(label);
             log.add(java.util.Arrays.asList(label, value));
         }
 
@@ -709,6 +713,7 @@ public class ConformanceTest {
                 if (!step.has("run")) throw new Unsupported("diffuser step without run");
                 state.log = new ArrayList<>();
                 state.failing = failSet(step);
+                state.calls.clear();
                 String error = null;
                 Val value = new Val(plain(step.get("run")), equality); // parsed afresh: a new object
                 try {
@@ -730,6 +735,7 @@ public class ConformanceTest {
                     JsonObject step = steps.get(i).getAsJsonObject();
                     state.log = new ArrayList<>();
                     state.failing = failSet(step);
+                    state.calls.clear();
                     String error = null;
                     if (step.has("connect")) {
                         String label = step.get("connect").getAsString();
