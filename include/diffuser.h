@@ -613,7 +613,9 @@ typedef struct dfs_list_sections_diff {
     /** For each new section j, the diff of its items from those of the old section
      *  paired with it (sections.new_to_old[j]), or from no items for a new section. */
     const dfs_list_diff *items;
-    /** 1 if duplicate keys were seen among the sections or the items of a section. */
+    /** 1 if sections.has_duplicates or the has_duplicates of any diff in items is: a key
+     *  that occurred twice where keys pair by occurrence (outside the common prefix and
+     *  suffix), as dfs_list_diff.has_duplicates says for one list. */
     int32_t has_duplicates;
 
     /* With DFS_LIST_BATCH (otherwise counts 0 and pointers NULL). */
@@ -787,6 +789,9 @@ DFS_API dfs_status dfs_diffuser_into_list(dfs_type *type, const dfs_list_reader 
  * right after the STOPPED or DISPOSED one). A callback must not wait for the thread that
  * stops or disposes its loop. Work a loop hands to an executor does not keep the loop
  * alive: releasing the loop disposes it even while a manual executor holds its work.
+ * Registrations on a disposed loop (observe, render, connect, add, record) return DFS_OK
+ * and do nothing: none of their callbacks is ever called, and each destroy runs at the
+ * latest when the registration's *out is disposed or released.
  *
  * Errors: an update that fails leaves the model as it was; the inspector sees it and
  * the loop goes on. So do failing handlers and observers.
@@ -1056,9 +1061,12 @@ DFS_API dfs_status dfs_feedback_retain(dfs_feedback *feedback);
  *  they need. NULL is accepted and ignored. */
 DFS_API dfs_status dfs_feedback_release(dfs_feedback *feedback);
 
-/** Starts a stopped loop (or one made with manual_start). DFS_OK if it runs afterwards;
- *  DFS_ERR_DISPOSED if not: the loop was disposed or is being disposed, or the call came
- *  from a callback of the run another thread is stopping. */
+/** Starts a stopped loop (or one made with manual_start). DFS_OK if it runs afterwards
+ *  (after the start's steps, when this call runs them); if not, DFS_ERR_DISPOSED when the
+ *  loop was disposed or is being disposed (also by a callback of this start), and
+ *  DFS_ERR_STOPPED when it was stopped again (by a callback of this start, or another
+ *  thread) or is being stopped (a call from a callback of the run that another thread
+ *  is stopping). */
 DFS_API dfs_status dfs_loop_start(dfs_loop *loop);
 
 /** Ends the run, keeping the model and the registrations (see Lifecycle). */

@@ -638,7 +638,7 @@ class LoopModel(object):
         self.queue.insert(0, Entry(start=True, first=self.pending_first))
         self.pending_first = None
         self.schedule()
-        return True
+        return self.status == "running"  # the start's drain may have closed it again
 
     def close(self, target):
         if self.status == "disposed" or (self.status == "stopped" and target == "stopped"):

@@ -746,6 +746,47 @@ static int queue_run(queue_executor *q) {
     return ran;
 }
 
+typedef struct flood {
+    dfs_loop *loop;
+    long events;
+} flood;
+
+/* An executor written in C that runs each piece of work at once, inside execute. */
+static void inline_execute(dfs_work *work, void *ctx) {
+    ++*(long *)ctx;
+    if (dfs_work_run(work) != DFS_OK) abort();
+}
+
+/* An observer that dispatches `*ctx` events when it first sees model 1. */
+static int flood_observe(const void *model, void *ctx) {
+    flood *f = ctx;
+    if (((const box *)model)->value == 1)
+        for (long i = 1; i < f->events; i++) dfs_loop_dispatch(f->loop, EVENT(1));
+    return 0;
+}
+
+/* Each hand-back of a drain run at once inside execute is run by the drain that made it,
+ * in a loop, not one stack level deeper: 200,000 one-step pieces of work. */
+static void test_inline_executor(void) {
+    check_section("executors: one that runs work at once does not recurse");
+    update_ctx u = {0};
+    long pieces = 0;
+    dfs_executor *inline_exec = NULL;
+    CHECK_OK(dfs_executor_new(inline_execute, &pieces, NULL, 1, &inline_exec), "an executor that runs work at once");
+    dfs_loop_config c = counter_config(0, &u);
+    c.executor = inline_exec;
+    dfs_loop *loop = counter_loop(&c);
+    flood f = {.loop = loop, .events = 200000};
+    dfs_disposable *d = NULL;
+    CHECK_OK(dfs_loop_observe(loop, flood_observe, &f, NULL, &d), "an observer that floods the loop");
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(1)), "the first event");
+    CHECK_INT(model_of(loop), 200000, "every event handled");
+    CHECK_INT(pieces >= 200000, 1, "one piece of work a step");
+    dfs_disposable_release(d);
+    dfs_loop_release(loop);
+    dfs_executor_release(inline_exec);
+}
+
 static void test_executors(void) {
     check_section("executors: manual, written in C, background");
     test_log log = {{0}};
@@ -981,6 +1022,34 @@ static void test_refused_source(void) {
     CHECK_INT(bad.connects - bad.disconnects, 0, "disconnected by the dispose");
     dfs_disposable_release(connection);
     CHECK_INT(good.destroyed, 1, "the source's context is destroyed once");
+}
+
+/* An observer that stops (ctx 0) or disposes (ctx 1) its loop when it sees the start. */
+static dfs_loop *closing_loop;
+static int close_on_start(const void *model, void *ctx) {
+    (void)model;
+    if (ctx) dfs_loop_dispose(closing_loop);
+    else dfs_loop_stop(closing_loop);
+    return 0;
+}
+
+/* dfs_loop_start says whether the loop runs once it returns: a callback of the start
+ * that stops or disposes it again makes the call say which. */
+static void test_start_closed_by_its_callback(void) {
+    check_section("lifecycle: a start that its own callback stops or disposes says so");
+    for (intptr_t dispose = 0; dispose <= 1; dispose++) {
+        update_ctx u = {0};
+        dfs_loop_config c = counter_config(0, &u);
+        c.manual_start = 1;
+        closing_loop = counter_loop(&c);
+        dfs_disposable *d = NULL;
+        CHECK_OK(dfs_loop_observe(closing_loop, close_on_start, (void *)dispose, NULL, &d), "an observer");
+        CHECK_STATUS(dfs_loop_start(closing_loop), dispose ? DFS_ERR_DISPOSED : DFS_ERR_STOPPED,
+                     dispose ? "disposed by the start's observer" : "stopped by the start's observer");
+        CHECK_INT(dfs_loop_is_running(closing_loop), 0, "not running");
+        dfs_disposable_release(d);
+        dfs_loop_release(closing_loop);
+    }
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -1260,8 +1329,10 @@ int main(int argc, char **argv) {
     test_config_feedbacks();
     test_config_feedback_errors();
     test_executors();
+    test_inline_executor();
     test_lifecycle();
     test_refused_source();
+    test_start_closed_by_its_callback();
     test_coalescing();
     test_errors();
     test_threads();

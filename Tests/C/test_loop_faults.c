@@ -246,7 +246,7 @@ static void nested_inspect(const dfs_trace *trace, void *ctx) {
 static void nested_action(void *ctx) {
     (void)ctx;
     CHECK_OK(dfs_loop_stop(nested_loop), "a stop from an on-cancel action of the stop");
-    CHECK_STATUS(dfs_loop_start(nested_loop), DFS_ERR_DISPOSED, "a start from it is refused");
+    CHECK_STATUS(dfs_loop_start(nested_loop), DFS_ERR_STOPPED, "a start from it is refused: the loop is being stopped");
     CHECK_STATUS(dfs_loop_dispatch(nested_loop, (const void *)1), DFS_ERR_STOPPED, "so is an event");
 }
 

@@ -226,6 +226,29 @@ final class LoopToolsTests: XCTestCase {
         loop.dispose()
     }
 
+    /// An executor that runs work at once, inside `execute`, with one step a run: each
+    /// hand-back is run by the drain that made it, in a loop, not one stack level deeper
+    /// (200,000 levels would overflow the stack). Every piece of work still runs.
+    func testAnExecutorThatRunsWorkAtOnceDoesNotRecurse() {
+        let pieces = Recorder<Int>()
+        let executor = AnyLoopExecutor(stepsPerRun: 1) { work in
+            pieces.append(1)
+            work()
+        }
+        let events = 200_000
+        let loop = Loop(model: Counter(), update: counterUpdate, executor: executor)
+        let observation = loop.subscribe { model in
+            if model.count == 1 {
+                for _ in 1..<events { loop.dispatch(.increment) } // queued behind this step
+            }
+        }
+        loop.dispatch(.increment)
+        XCTAssertEqual(loop.model.count, events)
+        XCTAssertGreaterThanOrEqual(pieces.count, events, "one piece of work a step")
+        observation.dispose()
+        loop.dispose()
+    }
+
     func testHandlerOnItsOwnExecutorReportsErrorsAndSendsBack() {
         let handlerExecutor = ManualExecutor()
         let traces = TraceLog()

@@ -1056,11 +1056,15 @@ static void loop_start(pick p) {
     say("dfs_loop_start(loop #%d)", l ? l->id : -1);
     unsigned errors = handle_errors(p.v), extra = 0;
     if (p.v == V_OK && l->state == L_DISPOSED) errors = B(DFS_ERR_DISPOSED);
-    if (p.v == V_OK && l->closing) extra = B(DFS_ERR_DISPOSED); /* from a callback of its close */
+    /* From a callback of its close: refused as being stopped or disposed. */
+    if (p.v == V_OK && l->closing) extra = B(DFS_ERR_DISPOSED) | B(DFS_ERR_STOPPED);
     /* Running from the call on: the start may run at once. */
     int now = p.v == V_OK && !l->closing && l->state == L_STOPPED;
     if (now) l->state = L_RUNNING, l->run++;
     dfs_status s = dfs_loop_start(p.h);
+    /* A callback of the start (or a stop or dispose racing it) may end the new run before
+     * the call returns: the call then says so. */
+    if (now && l->state != L_RUNNING) extra |= B(DFS_ERR_DISPOSED) | B(DFS_ERR_STOPPED);
     check_status(s, errors, 0, extra, "dfs_loop_start");
     if (s == DFS_OK && !now && l->state == L_STOPPED) l->state = L_RUNNING, l->run++;
 }

@@ -49,7 +49,8 @@ public struct ListSectionsDiff: Equatable, Sendable {
         self.init(sections: sections, items: itemDiffs)
     }
 
-    /// Whether duplicate keys were seen among the sections or among the items of a section
+    /// Whether the sections' diff or any section's item diff has duplicates: a key that
+    /// occurred twice where keys pair by occurrence, outside the common prefix and suffix
     /// (see `ListDiff.hasDuplicates`).
     public var hasDuplicates: Bool {
         sections.hasDuplicates || items.contains { $0.hasDuplicates }

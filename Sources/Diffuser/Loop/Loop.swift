@@ -250,11 +250,20 @@ public final class Loop<Model, Event, Effect>: Subscribable {
     // MARK: Lifecycle
 
     /// Starts a run if the loop is stopped (or was made with `autostart: false`);
-    /// returns whether the loop is running. A loop disposed, or being disposed, does not
-    /// start.
+    /// returns whether the loop is running afterwards. A loop disposed, or being
+    /// disposed, does not start; one that a callback of the start (run before this
+    /// returns, with the caller's executor) stops or disposes again is not running
+    /// afterwards either.
     @discardableResult
     public func start() -> Bool {
-        core.start()
+        core.start() == nil
+    }
+
+    /// `start()`, throwing why the loop is not running afterwards: for a binding that
+    /// reports it.
+    @_spi(Bindings)
+    public func tryStart() throws(LoopError) {
+        if let refusal = core.start() { throw refusal }
     }
 
     /// Ends the run, keeping the model and the registrations; see the type's

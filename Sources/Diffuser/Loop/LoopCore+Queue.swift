@@ -1,3 +1,5 @@
+import Synchronization
+
 /// What a queue entry holds beyond a plain event. Made only for entries that need it,
 /// so that a plain event is queued without an allocation.
 @usableFromInline
@@ -124,6 +126,15 @@ extension LoopCore {
     /// after which the rest is handed to the executor again).
     @inlinable
     func drain() {
+        while drainSome() {}
+    }
+
+    /// `drain()`'s work up to the first hand-back. True if the executor ran the handed
+    /// back drain at once, inside `execute` on this thread (an executor that runs work
+    /// "now"): that drain only said so, and this thread's `drain()` goes on instead, so
+    /// that the stack does not grow by a level for every `stepsPerRun` entries.
+    @inlinable
+    func drainSome() -> Bool {
         let me = loopThreadID()
         lock.lock()
         drainer = me
@@ -132,8 +143,12 @@ extension LoopCore {
             if steps == stepsPerRun {
                 drainer = 0
                 wakeWaitersLocked()
-                executor.execute { [weak self] in self?.drain() }
-                return
+                let handBack = HandBack(thread: me)
+                executor.execute { [weak self] in
+                    if handBack.runsInline() { return }
+                    self?.drain()
+                }
+                return handBack.executeReturned()
             }
             steps += 1
             let number = queue.firstNumber
@@ -150,6 +165,7 @@ extension LoopCore {
         if release { structuresLive = false }
         wakeWaitersLocked()
         if release { clearStructures() }
+        return false
     }
 
     @inlinable
@@ -182,6 +198,33 @@ extension LoopCore {
         } else {
             details.control?(self, session)
         }
+    }
+}
+
+/// A drain handed back to the executor: whether the executor ran it inside `execute`,
+/// on the thread that handed it over.
+@usableFromInline
+final class HandBack: @unchecked Sendable {
+    @usableFromInline let thread: UInt
+    /// 0 while `execute` runs, 1 once the work ran inside it, 2 once `execute` returned.
+    @usableFromInline let state = Atomic<Int>(0)
+
+    @inlinable
+    init(thread: UInt) {
+        self.thread = thread
+    }
+
+    /// Called by the work: true if it runs inside `execute` on the handing thread, and
+    /// leaves the drain to that thread's `drain()`.
+    @inlinable
+    func runsInline() -> Bool {
+        loopThreadID() == thread && state.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged
+    }
+
+    /// Called once `execute` returned: whether the work ran inside it.
+    @inlinable
+    func executeReturned() -> Bool {
+        state.exchange(2, ordering: .acquiringAndReleasing) == 1
     }
 }
 

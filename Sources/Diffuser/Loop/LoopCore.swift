@@ -210,9 +210,12 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
 
     // MARK: Lifecycle
 
-    /// Starts a run if the loop is stopped; returns whether it is running afterwards.
+    /// Starts a run if the loop is stopped: nil if it is running afterwards (once the
+    /// start's drain, if this thread ran it, returned), else why not: disposed or being
+    /// disposed, or stopped (again, by a callback of the start or another thread, or
+    /// being stopped).
     @discardableResult
-    func start() -> Bool {
+    func start() -> LoopError? {
         let me = currentThreadID()
         lock.lock()
         while closer != 0 && closer != me && drainer != me {
@@ -221,17 +224,23 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
             if inRunCallbackLocked(me) { break }
             waitLocked()
         }
-        guard status == .stopped, closer == 0, !disposing else {
-            let running = status == .running && closer == 0
-            lock.unlock()
-            return running
-        }
+        guard status == .stopped, closer == 0, !disposing else { return runningLocked() }
         status = .running
         session = LoopSession { [weak self] event, job in self?.enqueue(event, job: job) == nil }
         queue.pushFront(Entry(event: nil, details: EntryDetails(start: pendingFirst)))
         pendingFirst = nil
         scheduleLocked()
-        return true
+        lock.lock()
+        return runningLocked()
+    }
+
+    /// nil if the loop accepts events, else why not; releases the lock.
+    private func runningLocked() -> LoopError? {
+        if status == .running && closer == 0 {
+            lock.unlock()
+            return nil
+        }
+        return refusalLocked()
     }
 
     /// Stops (`.stopped`) or disposes (`.disposed`) the loop. See the type's

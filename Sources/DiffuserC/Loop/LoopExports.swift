@@ -167,7 +167,7 @@ public func dfs_loop_connect(
 public func dfs_loop_start(_ loop: OpaquePointer?) -> dfs_status {
     guarded {
         let target = try lookupLoop(loop)
-        if !target.loop.start() { throw refusal(.disposed) }
+        do { try target.loop.tryStart() } catch let error as LoopError { throw refusal(error) }
     }
 }
 

@@ -47,7 +47,11 @@ public final class ListSectionsDiff {
    * {@link ListDiff.Part#SCRIPT} each has the script of its section's items. Unmodifiable.
    */
   public final List<ListDiff> items;
-  /** Whether duplicate keys were seen among the sections or the items of a section. */
+  /**
+   * Whether the sections' diff or any section's item diff has duplicates: a key that
+   * occurred twice where keys pair by occurrence, outside the common prefix and suffix
+   * (see {@link ListDiff#hasDuplicates}).
+   */
   public final boolean hasDuplicates;
   /**
    * The batch, if {@link ListDiff.Part#BATCH} or

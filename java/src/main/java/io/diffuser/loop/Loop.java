@@ -298,7 +298,9 @@ public final class Loop<M, E, F> implements AutoCloseable {
    * {@link #observe}, {@link #render}, {@link #add} and {@link #connect} are queued and
    * run the same way.
    *
-   * @return whether it runs afterwards (false once disposed, or while being disposed)
+   * @return whether it runs afterwards: false once disposed or while being disposed,
+   *     and false if a callback of this start (or another thread) stopped or disposed it
+   *     again before this returned
    */
   public boolean start() {
     try {

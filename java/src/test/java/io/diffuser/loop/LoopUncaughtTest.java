@@ -72,6 +72,29 @@ public class LoopUncaughtTest {
     assertEquals(List.of(boom, boom), uncaught);
   }
 
+  /**
+   * An executor that runs work at once, one step a piece: each hand-back is run by the
+   * drain that made it, not a stack level deeper, so no step is lost to a stack overflow.
+   */
+  @Test
+  public void anExecutorThatRunsWorkAtOnceDoesNotRecurse() {
+    int events = 100_000;
+    try (Loop<Integer, Integer, Void> loop = adder().executor(Runnable::run, 1).build()) {
+      loop.observe(model -> {
+        if (model == 1) {
+          for (int i = 1; i < events; i++) {
+            loop.dispatch(1); // queued behind this step
+          }
+        }
+      });
+      loop.dispatch(1);
+      assertEquals(Integer.valueOf(events), loop.model());
+      loop.dispatch(1);
+      assertEquals("the loop goes on", Integer.valueOf(events + 1), loop.model());
+    }
+    assertEquals(List.of(), uncaught);
+  }
+
   /** Work a handler's executor refuses runs on the handing thread, without a report. */
   @Test
   public void aRefusingHandlerExecutorRunsTheWorkHere() {
