@@ -1155,7 +1155,11 @@ DFS_API dfs_status dfs_job_release(dfs_job *job);
 
 /** Hands work to an executor of yours: arrange for dfs_work_run(work) to be called
  *  exactly once, now or later, on any thread (a main-loop queue, a thread pool). Work
- *  handed in an order must run in that order. */
+ *  handed in an order must run in that order. Running it now, inside this call, is
+ *  fine: when the work is the rest of a loop's queue handed back after steps_per_run
+ *  entries, it returns at once and the drain that handed it over goes on once this call
+ *  returns (no stack level per piece of work), so those steps run inside the piece of
+ *  work already running, not inside this call. */
 typedef void (*dfs_execute_fn)(dfs_work *work, void *ctx);
 
 /** An executor over `execute`. A loop on it handles at most `steps_per_run` queued

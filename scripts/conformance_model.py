@@ -443,7 +443,7 @@ def fail_entry(entry):
     "L@k" only its k-th call (README 3.3)."""
     if isinstance(entry, str) and "@" in entry:
         label, _, k = entry.partition("@")
-        if k.isdigit() and not k.startswith("0"):
+        if k.isascii() and k.isdigit() and not k.startswith("0"):
             return label, int(k)
         return entry, None
     return entry, None

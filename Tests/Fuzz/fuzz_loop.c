@@ -1056,15 +1056,21 @@ static void loop_start(pick p) {
     say("dfs_loop_start(loop #%d)", l ? l->id : -1);
     unsigned errors = handle_errors(p.v), extra = 0;
     if (p.v == V_OK && l->state == L_DISPOSED) errors = B(DFS_ERR_DISPOSED);
-    /* From a callback of its close: refused as being stopped or disposed. */
-    if (p.v == V_OK && l->closing) extra = B(DFS_ERR_DISPOSED) | B(DFS_ERR_STOPPED);
+    /* From a callback of its close: refused as being disposed or stopped. */
+    if (p.v == V_OK && l->closing) extra = B(l->disposing ? DFS_ERR_DISPOSED : DFS_ERR_STOPPED);
     /* Running from the call on: the start may run at once. */
     int now = p.v == V_OK && !l->closing && l->state == L_STOPPED;
     if (now) l->state = L_RUNNING, l->run++;
     dfs_status s = dfs_loop_start(p.h);
-    /* A callback of the start (or a stop or dispose racing it) may end the new run before
-     * the call returns: the call then says so. */
-    if (now && l->state != L_RUNNING) extra |= B(DFS_ERR_DISPOSED) | B(DFS_ERR_STOPPED);
+    /* A callback of the start, run in this call (the harness runs no threads), may end the
+     * new run before the call returns: the call must then say how. */
+    if (now && l->state != L_RUNNING) {
+        dfs_status want = l->state == L_DISPOSED ? DFS_ERR_DISPOSED : DFS_ERR_STOPPED;
+        if (s != want)
+            fail("dfs_loop_start returned %s, but its callbacks left the loop %s", status_name(s),
+                 l->state == L_DISPOSED ? "disposed" : "stopped");
+        extra |= B(want);
+    }
     check_status(s, errors, 0, extra, "dfs_loop_start");
     if (s == DFS_OK && !now && l->state == L_STOPPED) l->state = L_RUNNING, l->run++;
 }

@@ -23,6 +23,12 @@
 public protocol LoopExecutor {
     /// Runs `work` once, now or later, on a thread of the executor's choosing. Work
     /// handed to a serial executor must run in the order it was handed.
+    ///
+    /// An executor may run `work` at once, inside `execute`. When that work is the rest
+    /// of a loop's queue handed back after `stepsPerRun` entries, it returns at once and
+    /// the drain that handed it over goes on with the queue once `execute` returns, so
+    /// that a long queue does not take a stack level per piece: those steps run inside
+    /// the piece of work that was already running, not inside this `execute`.
     func execute(_ work: @escaping () -> Void)
 
     /// The most queued entries a loop processes in one piece of work before handing

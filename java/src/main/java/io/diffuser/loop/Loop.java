@@ -53,6 +53,10 @@ import java.util.function.BiFunction;
  * refuses ({@link java.util.concurrent.RejectedExecutionException}) runs on the thread
  * that handed it over, and so does work whose {@code execute} threw anything else, which
  * goes to that thread's uncaught exception handler first. The work runs once either way.
+ * An executor may run work at once ({@code Runnable::run}): the rest of the queue handed
+ * back after {@code stepsPerRun} entries then returns at once, and the drain already
+ * running on that thread goes on with it once {@code execute} returns, so that a long
+ * queue does not take a stack frame per piece of work.
  *
  * <p><b>Lifecycle.</b> The loop starts when built (unless {@link Builder#manualStart()}).
  * {@link #stop()} ends the run and keeps the model and the registrations;
