@@ -32,6 +32,10 @@ import org.junit.Test;
  * diffuser or a fuser whose user objects capture the object that holds it is collected
  * with that object, while whatever can still run a node (a diffuser being run, a run
  * queued from an effect, a connection not yet disposed) keeps what the node calls.
+ *
+ * <p>One file because the tests are one experiment (let go of the Java objects, collect,
+ * look at what survived or still runs) over each way a node can be reached, sharing the
+ * helpers that collect and the owners they drop: split, each file would repeat them.
  */
 public class ReachabilityTest {
   private static final int OWNERS = 50;
