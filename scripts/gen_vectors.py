@@ -308,6 +308,13 @@ def gen_diffuser(rng, name, seed, index):
         all_labels = [label]
         gen.ops.update(["intoAlways", "into"])
 
+    # Sometimes the root itself is a reference to a named node (drawn from a stream of
+    # its own, so that the other vectors stay as they were).
+    if random.Random("root-ref %d %d" % (seed, index)).random() < 0.1:
+        vector["nodes"]["top"] = vector["root"]
+        vector["root"] = {"op": "ref", "ref": "top"}
+        gen.ops.add("ref")
+
     sim = model.DiffuserModel(vector)
     current = first
     history = []
