@@ -50,14 +50,10 @@ final class SourceSlot<Event>: _Disposable, @unchecked Sendable {
     func connect<Model, Effect>(in session: LoopSession<Event>, to core: LoopCore<Model, Event, Effect>) {
         if isRemoved { return }
         let made: _Disposable
+        let keep = self.keep
         do {
-            if let keep {
-                made = try fuser.tryConnect { [weak core] event in
-                    let kept = try keep(event)
-                    _ = core?.enqueue(kept, job: nil)
-                }
-            } else {
-                made = try fuser.tryConnect { [weak core] event in _ = core?.enqueue(event, job: nil) }
+            made = try fuser.tryConnect { [weak core] event in
+                _ = core?.enqueue(try keep?(event) ?? event, job: nil)
             }
         } catch {
             core.report(.sourceFailed(error: error))
