@@ -1159,7 +1159,9 @@ DFS_API dfs_status dfs_job_release(dfs_job *job);
  *  fine: when the work is the rest of a loop's queue handed back after steps_per_run
  *  entries, it returns at once and the drain that handed it over goes on once this call
  *  returns (no stack level per piece of work), so those steps run inside the piece of
- *  work already running, not inside this call. */
+ *  work already running, not inside this call. A stop or dispose made inside this call
+ *  after such work returned comes from that drain, as one made inside a step: it does
+ *  not wait, and the queued events are dropped. */
 typedef void (*dfs_execute_fn)(dfs_work *work, void *ctx);
 
 /** An executor over `execute`. A loop on it handles at most `steps_per_run` queued

@@ -249,6 +249,47 @@ final class LoopToolsTests: XCTestCase {
         loop.dispose()
     }
 
+    /// An executor that runs work at once and says its thread may wait for work, and that
+    /// disposes the loop inside `execute` right after running a handed-back drain: that
+    /// drain goes on once `execute` returns, on this very thread, so the dispose must not
+    /// wait for it (it would wait for ever). It ends the run as a dispose from a step
+    /// does: the queued events are dropped.
+    func testADisposeInsideExecuteAfterAHandBackDoesNotWaitForItself() {
+        final class DisposingExecutor: LoopExecutor, @unchecked Sendable {
+            weak var loop: Loop<Counter, CounterEvent, CounterEffect>?
+            var disposeAfterNextWork = false
+            var stepsPerRun: Int { 1 }
+            var canWaitForWork: Bool { true }
+            func execute(_ work: @escaping () -> Void) {
+                let dispose = disposeAfterNextWork
+                disposeAfterNextWork = false
+                work()
+                if dispose { loop?.dispose() }
+            }
+        }
+        let finished = DispatchSemaphore(value: 0)
+        let traces = TraceLog()
+        let counts = Recorder<Int>()
+        Thread {
+            let executor = DisposingExecutor()
+            let loop = Loop(model: Counter(), update: counterUpdate, executor: executor, inspector: traces.inspector)
+            executor.loop = loop
+            let observation = loop.subscribe { model in
+                if model.count == 1 {
+                    for _ in 0..<3 { loop.dispatch(.increment) } // queued behind this step
+                    executor.disposeAfterNextWork = true // the hand-back after this step
+                }
+            }
+            loop.dispatch(.increment)
+            counts.append(loop.model.count)
+            observation.dispose()
+            finished.signal()
+        }.start()
+        XCTAssertEqual(finished.wait(timeout: .now() + 20), .success, "the dispose waited for its own thread")
+        XCTAssertEqual(counts.values, [1])
+        XCTAssertEqual(traces.lines.values.filter { $0.hasPrefix("dropped") }.count, 3, "\(traces.lines.values)")
+    }
+
     func testHandlerOnItsOwnExecutorReportsErrorsAndSendsBack() {
         let handlerExecutor = ManualExecutor()
         let traces = TraceLog()

@@ -145,8 +145,13 @@ extension LoopCore {
                 wakeWaitersLocked()
                 let handBack = HandBack(thread: me)
                 executor.execute { [weak self] in
-                    if handBack.runsInline() { return }
-                    self?.drain()
+                    guard handBack.runsInline() else {
+                        self?.drain()
+                        return
+                    }
+                    // This thread drains on once `execute` returns: from now on a close
+                    // made inside `execute` comes from the drainer and must not wait.
+                    self?.resumeDraining(on: me)
                 }
                 return handBack.executeReturned()
             }
@@ -166,6 +171,15 @@ extension LoopCore {
         wakeWaitersLocked()
         if release { clearStructures() }
         return false
+    }
+
+    /// Marks `thread`, whose handed-back drain ran at once inside `execute`, as the
+    /// drainer again.
+    @usableFromInline
+    func resumeDraining(on thread: UInt) {
+        lock.lock()
+        drainer = thread
+        lock.unlock()
     }
 
     @inlinable

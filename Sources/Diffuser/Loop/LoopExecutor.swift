@@ -28,7 +28,9 @@ public protocol LoopExecutor {
     /// of a loop's queue handed back after `stepsPerRun` entries, it returns at once and
     /// the drain that handed it over goes on with the queue once `execute` returns, so
     /// that a long queue does not take a stack level per piece: those steps run inside
-    /// the piece of work that was already running, not inside this `execute`.
+    /// the piece of work that was already running, not inside this `execute`. A stop or
+    /// dispose made inside `execute` after such work returned comes from that drain, as
+    /// one made inside a step: it does not wait, and the queued events are dropped.
     func execute(_ work: @escaping () -> Void)
 
     /// The most queued entries a loop processes in one piece of work before handing

@@ -56,7 +56,9 @@ import java.util.function.BiFunction;
  * An executor may run work at once ({@code Runnable::run}): the rest of the queue handed
  * back after {@code stepsPerRun} entries then returns at once, and the drain already
  * running on that thread goes on with it once {@code execute} returns, so that a long
- * queue does not take a stack frame per piece of work.
+ * queue does not take a stack frame per piece of work. A stop or dispose made inside
+ * {@code execute} after such work returned comes from that drain, as one made inside a
+ * step: it does not wait, and the queued events are dropped.
  *
  * <p><b>Lifecycle.</b> The loop starts when built (unless {@link Builder#manualStart()}).
  * {@link #stop()} ends the run and keeps the model and the registrations;
