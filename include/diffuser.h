@@ -117,7 +117,7 @@ typedef enum dfs_status {
     DFS_ERR_TYPE = 4,
     /** A user callback returned non-zero; the run or emission was aborted. */
     DFS_ERR_CALLBACK = 5,
-    /** Out of memory, or libffi could not make a closure. */
+    /** Out of memory, libffi could not make a closure, or a thread could not start. */
     DFS_ERR_MEMORY = 6,
     /** A loop refuses events: it is stopped (start it again) or stopping. */
     DFS_ERR_STOPPED = 7,
@@ -1170,7 +1170,8 @@ typedef void (*dfs_execute_fn)(dfs_work *work, void *ctx);
 DFS_API dfs_status dfs_executor_new(dfs_execute_fn execute, void *ctx, dfs_destroy_fn destroy,
                                     size_t steps_per_run, dfs_executor **out);
 
-/** An executor with one background thread of its own, serial. */
+/** An executor with one background thread of its own, serial. DFS_ERR_MEMORY if the
+ *  system cannot start a thread (too many threads, or no memory for its stack). */
 DFS_API dfs_status dfs_executor_new_background(dfs_executor **out);
 
 /** An executor that runs nothing until dfs_executor_run_next or _run_all, for tests: a

@@ -14,6 +14,9 @@
 #include "check.h"
 
 #include <pthread.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -787,6 +790,48 @@ static void test_inline_executor(void) {
     dfs_executor_release(inline_exec);
 }
 
+/* Run in a child process whose address space is capped just above what it uses, so
+ * that no new thread stack fits: dfs_executor_new_background says so instead of
+ * stopping the program. The first few may still start, on the stacks of threads that
+ * ended before (glibc keeps them), so executors are made until one fails. Exit status 0
+ * when the failure is DFS_ERR_MEMORY with no handle and a message. */
+static int background_executor_without_room(void) {
+    long pages = 0;
+    FILE *statm = fopen("/proc/self/statm", "r");
+    if (statm == NULL || fscanf(statm, "%ld", &pages) != 1) return 10;
+    fclose(statm);
+    struct rlimit cap = {.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (1u << 20)};
+    cap.rlim_max = RLIM_INFINITY;
+    if (setrlimit(RLIMIT_AS, &cap) != 0) return 11;
+    for (int made = 0; made < 100; made++) {
+        dfs_executor *executor = NULL;
+        dfs_status status = dfs_executor_new_background(&executor);
+        if (status == DFS_OK) continue; /* kept: its thread holds a stack */
+        if (status != DFS_ERR_MEMORY) return 12;
+        if (executor != NULL) return 13;
+        if (strstr(dfs_last_error(), "could not start a thread") == NULL) return 14;
+        return 0;
+    }
+    return 15;
+}
+
+static void test_background_executor_without_a_thread(void) {
+    check_section("executors: a background executor whose thread cannot start");
+    if (check_slow) {
+        /* valgrind keeps the address space itself: the cap does not bind there. */
+        printf("# (not under valgrind: it does not enforce RLIMIT_AS)\n");
+        return;
+    }
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) _exit(background_executor_without_room());
+    int status = 0;
+    CHECK(child > 0 && waitpid(child, &status, 0) == child, "the child ran");
+    CHECK(WIFEXITED(status), "no crash in the child (signal %d)", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    CHECK_INT(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0,
+              "DFS_ERR_MEMORY, no handle and a message (else the child's exit code names the check)");
+}
+
 static void test_executors(void) {
     check_section("executors: manual, written in C, background");
     test_log log = {{0}};
@@ -1330,6 +1375,7 @@ int main(int argc, char **argv) {
     test_config_feedback_errors();
     test_executors();
     test_inline_executor();
+    test_background_executor_without_a_thread();
     test_lifecycle();
     test_refused_source();
     test_start_closed_by_its_callback();

@@ -16,10 +16,26 @@ import Synchronization
 public final class BackgroundExecutor: LoopExecutor, @unchecked Sendable {
     private let worker: Worker
 
-    /// Starts the thread.
-    public init() {
-        worker = Worker()
-        worker.start()
+    /// Starts the thread. Stops the program if the system cannot start one (see
+    /// `started()` for a version that throws).
+    public convenience init() {
+        do {
+            try self.init(worker: Worker())
+        } catch {
+            preconditionFailure("BackgroundExecutor: \(error)")
+        }
+    }
+
+    /// A new executor with its thread started, or an error if the system cannot start
+    /// a thread (too many threads, or no memory for its stack).
+    @_spi(Bindings)
+    public static func started() throws(ThreadStartError) -> BackgroundExecutor {
+        try BackgroundExecutor(worker: Worker())
+    }
+
+    private init(worker: Worker) throws(ThreadStartError) {
+        try worker.start()
+        self.worker = worker
     }
 
     deinit {
@@ -59,7 +75,7 @@ public final class BackgroundExecutor: LoopExecutor, @unchecked Sendable {
             }
         }
 
-        func start() {
+        func start() throws(ThreadStartError) {
             let context = Unmanaged.passRetained(self).toOpaque()
             var handle = pthread_t()
             let made = pthread_create(&handle, nil, { context in
@@ -71,7 +87,10 @@ public final class BackgroundExecutor: LoopExecutor, @unchecked Sendable {
                 worker.run()
                 return nil
             }, context)
-            precondition(made == 0, "BackgroundExecutor: pthread_create failed (\(made))")
+            guard made == 0 else {
+                Unmanaged<Worker>.fromOpaque(context).release()
+                throw ThreadStartError(code: made)
+            }
             pthread_detach(handle)
         }
 
@@ -86,5 +105,15 @@ public final class BackgroundExecutor: LoopExecutor, @unchecked Sendable {
                 work()
             }
         }
+    }
+}
+
+/// The system could not start a thread: `code` is `pthread_create`'s error number.
+@_spi(Bindings)
+public struct ThreadStartError: Error, CustomStringConvertible {
+    public let code: Int32
+
+    public var description: String {
+        "could not start a thread (pthread_create: \(String(cString: strerror(code))))"
     }
 }

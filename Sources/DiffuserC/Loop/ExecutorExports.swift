@@ -58,7 +58,15 @@ public func dfs_executor_new(
 
 @_cdecl("dfs_executor_new_background")
 public func dfs_executor_new_background(_ out: UnsafeMutablePointer<OpaquePointer?>?) -> dfs_status {
-    produce(out) { handles.insert(CExecutor(BackgroundExecutor()), kind: .executor) }
+    produce(out) {
+        let executor: BackgroundExecutor
+        do {
+            executor = try BackgroundExecutor.started()
+        } catch {
+            throw CError(status: DFS_ERR_MEMORY, message: "dfs_executor_new_background: \(error)")
+        }
+        return handles.insert(CExecutor(executor), kind: .executor)
+    }
 }
 
 @_cdecl("dfs_executor_new_manual")
