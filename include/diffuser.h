@@ -1072,7 +1072,9 @@ DFS_API dfs_status dfs_loop_start(dfs_loop *loop);
 /** Ends the run, keeping the model and the registrations (see Lifecycle). */
 DFS_API dfs_status dfs_loop_stop(dfs_loop *loop);
 
-/** Ends the loop for good (see Lifecycle). Idempotent. */
+/** Ends the loop for good (see Lifecycle). Idempotent. The loop's own record, its
+ *  update, handlers, inspector and executor (a background executor's thread too) stay
+ *  until the last reference is released. */
 DFS_API dfs_status dfs_loop_dispose(dfs_loop *loop);
 
 /** 1 if the loop accepts events, 0 if not, negative (a dfs_status, negated) for an
