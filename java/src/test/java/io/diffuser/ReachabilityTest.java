@@ -9,6 +9,7 @@ import io.diffuser.fuser.Disposable;
 import io.diffuser.fuser.Fuser;
 import io.diffuser.fuser.Source;
 import io.diffuser.list.ListSink;
+import io.diffuser.loop.Feedback;
 import io.diffuser.loop.Loop;
 import io.diffuser.loop.Next;
 import java.lang.management.ManagementFactory;
@@ -431,6 +432,68 @@ public class ReachabilityTest {
     } finally {
       executor.shutdown();
     }
+  }
+
+  /** The parts of a loop that can call back into it, one at a time. */
+  private enum Part { UPDATE, HANDLER, INSPECTOR, KEY, EXECUTOR, HANDLER_EXECUTOR, FEEDBACK, OBSERVER }
+
+  /**
+   * A loop one of whose parts reaches the loop (a screen's loop whose callbacks go
+   * through the screen), used, disposed and let go of.
+   */
+  private static WeakReference<Object> disposeALoopItsPartReaches(Part part) {
+    AtomicReference<Loop<Integer, Integer, Integer>> self = new AtomicReference<>();
+    Loop.Builder<Integer, Integer, Integer> builder = Loop.<Integer, Integer, Integer>builder(0,
+        part == Part.UPDATE
+            ? (model, event) -> Next.next(model + event + (self.get() == null ? 0 : 0), event)
+            : (model, event) -> Next.next(model + event, event));
+    switch (part) {
+      case HANDLER:
+        builder.handler((effect, job) -> assertNotNull(self.get()));
+        break;
+      case INSPECTOR:
+        builder.inspector(trace -> assertNotNull(self.get()));
+        break;
+      case KEY:
+        builder.coalescing(event -> self.get() == null ? 0 : 1);
+        break;
+      case EXECUTOR:
+        builder.executor(work -> {
+          assertNotNull(self.get());
+          work.run();
+        });
+        break;
+      case HANDLER_EXECUTOR:
+        builder.handler(work -> {
+          assertNotNull(self.get());
+          work.run();
+        }, (effect, job) -> { });
+        break;
+      case FEEDBACK:
+        builder.feedback(Feedback.react(model -> self.get() == null ? List.of() : List.<Integer>of()));
+        break;
+      default:
+        break;
+    }
+    Loop<Integer, Integer, Integer> loop = builder.build();
+    self.set(loop);
+    if (part == Part.OBSERVER) {
+      loop.observe(model -> assertNotNull(self.get()));
+    }
+    loop.dispatch(1);
+    loop.dispose();
+    return new WeakReference<>(loop);
+  }
+
+  @Test
+  public void aDisposedLoopWhosePartsReachItIsCollected() throws Exception {
+    List<String> kept = new ArrayList<>();
+    for (Part part : Part.values()) {
+      List<WeakReference<Object>> loops = new ArrayList<>();
+      for (int i = 0; i < 10; i++) loops.add(disposeALoopItsPartReaches(part));
+      if (uncollected(loops) > 0) kept.add(part.name());
+    }
+    assertEquals("parts that keep a disposed loop", new ArrayList<String>(), kept);
   }
 
   private static WeakReference<Object> connectWithAFailingDispose(Loop<Integer, Integer, Void> loop,

@@ -56,7 +56,7 @@ final class Bridges {
 
   /** {@code dfs_update_fn}: {model or NO_MODEL, effects...}, or null if it failed. */
   static final class UpdateBridge {
-    private final Update<Object, Object, Object> update;
+    private final Held<Update<Object, Object, Object>> update;
     /**
      * What the native loop must keep reachable for as long as it holds this bridge (the
      * fusers of its connections); never read.
@@ -65,18 +65,18 @@ final class Bridges {
     private final Object held;
 
     UpdateBridge(Update<?, ?, ?> update) {
-      this(update, null);
+      this(new Held<>(update), null);
     }
 
     @SuppressWarnings("unchecked")
-    UpdateBridge(Update<?, ?, ?> update, Object held) {
-      this.update = (Update<Object, Object, Object>) update;
+    UpdateBridge(Held<? extends Update<?, ?, ?>> update, Object held) {
+      this.update = (Held<Update<Object, Object, Object>>) update;
       this.held = held;
     }
 
     Object[] next(Object model, Object event) {
       try {
-        Next<Object, Object> next = update.next(model, event);
+        Next<Object, Object> next = present(update).next(model, event);
         if (next == null) {
           throw new NullPointerException("the update returned null");
         }
@@ -96,16 +96,16 @@ final class Bridges {
 
   /** {@code dfs_handler_fn}. */
   static final class HandlerBridge {
-    private final EffectHandler<Object, Object> handler;
+    private final Held<EffectHandler<Object, Object>> handler;
 
     @SuppressWarnings("unchecked")
-    HandlerBridge(EffectHandler<?, ?> handler) {
-      this.handler = (EffectHandler<Object, Object>) handler;
+    HandlerBridge(Held<? extends EffectHandler<?, ?>> handler) {
+      this.handler = (Held<EffectHandler<Object, Object>>) handler;
     }
 
     boolean handle(Object effect, long job) {
       try {
-        handler.handle(effect, new Job<>(job));
+        present(handler).handle(effect, new Job<>(job));
         return true;
       } catch (Throwable failure) {
         fail(failure);
@@ -183,18 +183,22 @@ final class Bridges {
 
   /** {@code dfs_key_fn}: a number per distinct key, or Long.MIN_VALUE for none. */
   static final class KeyBridge {
-    private final java.util.function.Function<Object, ?> key;
+    private final Held<java.util.function.Function<Object, ?>> key;
     private final ConcurrentHashMap<Object, Long> numbers = new ConcurrentHashMap<>();
     private final AtomicLong next = new AtomicLong();
 
     @SuppressWarnings("unchecked")
-    KeyBridge(java.util.function.Function<?, ?> key) {
-      this.key = (java.util.function.Function<Object, ?>) key;
+    KeyBridge(Held<? extends java.util.function.Function<?, ?>> key) {
+      this.key = (Held<java.util.function.Function<Object, ?>>) key;
     }
 
     long key(Object event) {
       try {
-        Object k = key.apply(event);
+        java.util.function.Function<Object, ?> function = key.get();
+        if (function == null) {
+          return Long.MIN_VALUE; // the loop is gone: it refuses the event anyway
+        }
+        Object k = function.apply(event);
         return k == null ? Long.MIN_VALUE : numbers.computeIfAbsent(k, unused -> next.getAndIncrement());
       } catch (Throwable failure) {
         uncaught(failure);
@@ -207,11 +211,11 @@ final class Bridges {
   static final class InspectorBridge {
     private static final LoopTrace.Kind[] KINDS = LoopTrace.Kind.values();
     private static final LoopTrace.DropReason[] REASONS = LoopTrace.DropReason.values();
-    private final LoopInspector<Object, Object, Object> inspector;
+    private final Held<LoopInspector<Object, Object, Object>> inspector;
 
     @SuppressWarnings("unchecked")
-    InspectorBridge(LoopInspector<?, ?, ?> inspector) {
-      this.inspector = (LoopInspector<Object, Object, Object>) inspector;
+    InspectorBridge(Held<? extends LoopInspector<?, ?, ?>> inspector) {
+      this.inspector = (Held<LoopInspector<Object, Object, Object>>) inspector;
     }
 
     /**
@@ -224,11 +228,15 @@ final class Bridges {
       boolean failed = k == LoopTrace.Kind.FAILED || k == LoopTrace.Kind.EFFECT_FAILED
           || k == LoopTrace.Kind.OBSERVER_FAILED;
       Throwable failure = k == LoopTrace.Kind.SOURCE_FAILED ? refusal : failed ? takeFailure() : null;
+      LoopInspector<Object, Object, Object> target = inspector.get();
+      if (target == null) {
+        return; // the loop was disposed and collected: nobody can look any more
+      }
       try {
         if (refusal != null) {
           error = String.valueOf(refusal); // as fail() makes the message of the others
         }
-        inspector.inspect(new LoopTrace<>(k, event, model, hasNextModel, nextModel,
+        target.inspect(new LoopTrace<>(k, event, model, hasNextModel, nextModel,
             effects == null ? List.of() : java.util.Collections.unmodifiableList(java.util.Arrays.asList(effects)),
             effect, reason == 0 ? null : REASONS[reason - 1], error, failure));
       } catch (Throwable thrown) {
@@ -239,9 +247,9 @@ final class Bridges {
 
   /** {@code dfs_execute_fn} over a Java executor. */
   static final class ExecutorBridge {
-    private final Executor executor;
+    private final Held<Executor> executor;
 
-    ExecutorBridge(Executor executor) {
+    ExecutorBridge(Held<Executor> executor) {
       this.executor = executor;
     }
 
@@ -253,8 +261,13 @@ final class Bridges {
      */
     void execute(long work) {
       WorkOnce once = new WorkOnce(work);
+      Executor target = executor.get();
+      if (target == null) {
+        once.run(); // the loop was disposed and collected: its work has nothing to do
+        return;
+      }
       try {
-        executor.execute(once);
+        target.execute(once);
       } catch (RejectedExecutionException refused) {
         once.run();
       } catch (Throwable failure) {
@@ -297,10 +310,24 @@ final class Bridges {
 
   /** The native executor of {@code executor} (the caller releases it), or 0 for null. */
   static long executorHandle(Executor executor, int stepsPerRun) {
-    if (executor == null) {
-      return 0;
-    }
-    int steps = executor instanceof ManualExecutor ? 1 : stepsPerRun;
+    return executor == null ? 0 : executorHandle(new Held<>(executor), stepsPerRun);
+  }
+
+  /** The native executor of the executor {@code executor} holds (the caller releases it). */
+  static long executorHandle(Held<Executor> executor, int stepsPerRun) {
+    int steps = executor.get() instanceof ManualExecutor ? 1 : stepsPerRun;
     return LoopNative.executorNew(new ExecutorBridge(executor), steps);
+  }
+
+  /**
+   * The object {@code held} holds, for a callback that must run: a loop calls its
+   * update or handlers only while it runs, and it runs only while reachable.
+   */
+  private static <T> T present(Held<T> held) {
+    T object = held.get();
+    if (object == null) {
+      throw new IllegalStateException("the loop was disposed and collected");
+    }
+    return object;
   }
 }

@@ -70,11 +70,13 @@ import java.util.function.BiFunction;
  * run starts. A callback must not wait for the thread that stops or disposes its loop.
  *
  * <p><b>Memory.</b> Until it is disposed, a loop holds its update, handlers, observers,
- * feedbacks and inspector, and the fusers it connects, whoever else holds them: like a
- * running thread, a running loop is not collected while its callbacks reach it (a render
- * effect of a screen that holds the loop), so dispose it when its screen goes. A loop
- * that nothing reaches is disposed when it is collected. The native record of a
- * disposed loop (about 2 KB) stays until the object is collected.
+ * feedbacks, inspector and executors, and the fusers it connects, whoever else holds
+ * them: like a running thread, a running loop is not collected while its callbacks
+ * reach it (a render effect of a screen that holds the loop), so dispose it when its
+ * screen goes. A loop that nothing reaches is disposed when it is collected. A disposed
+ * loop lets go of its observers, feedbacks and fusers, and holds the rest only for as
+ * long as the {@code Loop} object is reachable: it is collected like any object, also
+ * when its callbacks reach it, and its native record (about 2 KB) goes with it.
  *
  * <p><b>Errors.</b> An update, a handler or an observer that throws changes nothing (a
  * failed update keeps the model); the inspector sees the exception and the loop goes on.
@@ -100,10 +102,20 @@ public final class Loop<M, E, F> implements AutoCloseable {
    * them, also after this object became unreachable and before it is disposed.
    */
   private final Set<Connection> connections;
+  /**
+   * What the native loop calls until its last reference goes (update, handlers, key,
+   * inspector, executors), each held by its bridge only weakly once the loop is disposed
+   * (see {@link Held}); and the same objects held strongly here, so that they go with
+   * this object and not before.
+   */
+  private final List<Held<?>> held;
+  private final Object[] callbacks;
 
-  private Loop(long handle, Set<Connection> connections) {
+  private Loop(long handle, Set<Connection> connections, List<Held<?>> held) {
     this.handle = handle;
     this.connections = connections;
+    this.held = held;
+    this.callbacks = held.stream().map(Held::get).toArray();
     this.cleanable = LoopNative.track(this, LoopNative.Kind.LOOP, handle);
   }
 
@@ -336,6 +348,10 @@ public final class Loop<M, E, F> implements AutoCloseable {
     } finally {
       try {
         for (Connection connection : open) connection.keepSourcesUntilReturn();
+        // Called from a callback, the callbacks may still be called until the thread's
+        // outermost native call returns (the trace of the step that disposed).
+        Native.keepUntilReturn(handle, callbacks);
+        for (Held<?> h : held) h.weaken();
       } finally {
         connections.clear();
         Reference.reachabilityFence(this);
@@ -576,6 +592,13 @@ public final class Loop<M, E, F> implements AutoCloseable {
       return this;
     }
 
+    /** {@code object} held for a bridge, added to {@code held}. */
+    private static <T> Held<T> hold(List<Held<?>> held, T object) {
+      Held<T> h = new Held<>(object);
+      held.add(h);
+      return h;
+    }
+
     /**
      * Builds the loop (and starts it, unless {@link #manualStart()}).
      *
@@ -586,23 +609,28 @@ public final class Loop<M, E, F> implements AutoCloseable {
       long[] executors = new long[handlers.size()];
       long[] descriptions = new long[feedbacks.size()];
       long loopExecutor = 0;
+      List<Held<?>> held = new ArrayList<>();
       try {
         for (int i = 0; i < handlers.size(); i++) {
-          handlerBridges[i] = new Bridges.HandlerBridge(handlers.get(i));
-          executors[i] = Bridges.executorHandle(handlerExecutors.get(i), Integer.MAX_VALUE);
+          handlerBridges[i] = new Bridges.HandlerBridge(hold(held, handlers.get(i)));
+          if (handlerExecutors.get(i) != null) {
+            executors[i] = Bridges.executorHandle(hold(held, handlerExecutors.get(i)), Integer.MAX_VALUE);
+          }
         }
         for (int i = 0; i < descriptions.length; i++) {
           descriptions[i] = feedbacks.get(i).newNative();
         }
-        loopExecutor = Bridges.executorHandle(executor, stepsPerRun);
+        if (executor != null) {
+          loopExecutor = Bridges.executorHandle(hold(held, executor), stepsPerRun);
+        }
         Set<Connection> connections = ConcurrentHashMap.newKeySet();
-        long made = LoopNative.loopNew(model, startEffects.toArray(), new Bridges.UpdateBridge(update, connections),
-            handlerBridges, executors, loopExecutor,
-            coalescing == null ? null : new Bridges.KeyBridge(coalescing),
-            inspector == null ? null : new Bridges.InspectorBridge(inspector), Journal.handleOf(journal),
+        long made = LoopNative.loopNew(model, startEffects.toArray(),
+            new Bridges.UpdateBridge(hold(held, update), connections), handlerBridges, executors, loopExecutor,
+            coalescing == null ? null : new Bridges.KeyBridge(hold(held, coalescing)),
+            inspector == null ? null : new Bridges.InspectorBridge(hold(held, inspector)), Journal.handleOf(journal),
             descriptions, manualStart);
         Reference.reachabilityFence(journal);
-        return new Loop<>(made, connections);
+        return new Loop<>(made, connections, held);
       } finally {
         for (long handle : executors) {
           if (handle != 0) {
