@@ -787,8 +787,16 @@ DFS_API dfs_status dfs_diffuser_into_list(dfs_type *type, const dfs_list_reader 
  * skipped (from inside the update: no model is stored, nothing is published or handled,
  * the journal does not record the event, and the event's STEPPED or FAILED trace comes
  * right after the STOPPED or DISPOSED one). A callback must not wait for the thread that
- * stops or disposes its loop. Work a loop hands to an executor does not keep the loop
- * alive: releasing the loop disposes it even while a manual executor holds its work.
+ * stops or disposes its loop. Closes that meet: a stop or dispose made while another
+ * thread's is under way returns once that one has (a second dispose too), except from a
+ * callback of the run or from the drain's step, which return at once and leave the work
+ * to it (a dispose then follows that stop). One that waits for the drain gives way to a
+ * stop or dispose from that drain's step, or from the executor's own thread when the
+ * drain is queued there, and returns once that step has ended; dfs_loop_start from
+ * there returns DFS_ERR_STOPPED while the stop is under way. A handler on its own
+ * executor that fails while the inspector, on another thread, stops the loop is not
+ * waited for: its trace comes after the stop's. Work a loop hands to an executor does
+ * not keep the loop alive: releasing the loop disposes it even while a manual executor holds its work.
  * Registrations on a disposed loop (observe, render, connect, add, record) return DFS_OK
  * and do nothing: none of their callbacks is ever called, and each destroy runs at the
  * latest when the registration's *out is disposed or released.

@@ -42,6 +42,11 @@ public final class Lock: @unchecked Sendable {
         inline.unlock()
     }
 
+    /// Takes the lock if it is free; false (and nothing taken) if it is held.
+    public func tryLock() -> Bool {
+        inline.state.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged
+    }
+
     /// Runs `body` with the lock held.
     @inlinable
     public func withLock<R>(_ body: () throws -> R) rethrows -> R {

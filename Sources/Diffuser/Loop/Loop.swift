@@ -74,6 +74,16 @@
 /// not keep it alive. Like any lock, waiting has one
 /// rule: a callback of the loop must not wait for the thread that stops or disposes it.
 ///
+/// Closes that meet: a `stop()` or `dispose()` made while another thread's is under way
+/// returns once that one has (a second `dispose()` too), except from a callback of the
+/// run or from the drain's step, which return at once and leave the work to it (a
+/// dispose then follows that stop). One that waits for the drain gives way to a stop or
+/// dispose from that drain's step, or from the executor's own thread when the drain is
+/// queued there, and returns once that step has ended; a `start()` from there returns
+/// false while the stop is under way. A handler on its own executor that fails while
+/// the inspector, on another thread, stops the loop is not waited for: its trace comes
+/// after the stop's.
+///
 /// ## Errors
 /// An update that throws leaves the model unchanged; the inspector sees the error and
 /// the loop goes on with the next event. So do a throwing handler and a throwing render.

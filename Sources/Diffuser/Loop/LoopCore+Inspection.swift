@@ -9,15 +9,31 @@ extension LoopCore {
         if inspector != nil { inspect(trace()) }
     }
 
+    /// Hands `trace`, made by a callback of `session` on a thread other than the
+    /// drainer's (a handler on its own executor), to the inspector. While the thread
+    /// waits for another thread's inspector call, it does not count as being in that
+    /// callback: the inspector may be stopping the loop, which waits for the callbacks
+    /// of the run in progress on other threads.
     @usableFromInline
-    func inspect(_ trace: Trace) {
+    func report(_ trace: Trace, fromCallbackOf session: LoopSession<Event>) {
+        if inspector != nil { inspect(trace, outside: session) }
+    }
+
+    @usableFromInline
+    func inspect(_ trace: Trace, outside session: LoopSession<Event>? = nil) {
         guard let inspector else { return }
         let me = currentThreadID()
         if inspectorCaller.load(ordering: .acquiring) == me {
             inspector(trace)
             return
         }
-        inspectorLock.lock()
+        if !inspectorLock.tryLock() {
+            if let session {
+                session.pausingCallback { inspectorLock.lock() }
+            } else {
+                inspectorLock.lock()
+            }
+        }
         inspectorCaller.store(me, ordering: .releasing)
         defer {
             inspectorCaller.store(0, ordering: .releasing)

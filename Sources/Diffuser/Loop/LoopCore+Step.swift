@@ -109,7 +109,7 @@ extension LoopCore {
                         do {
                             try work(job)
                         } catch {
-                            self?.report(.effectFailed(effect: effect, error: error))
+                            self?.report(.effectFailed(effect: effect, error: error), fromCallbackOf: session)
                         }
                     }
                 }

@@ -91,6 +91,9 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
     @usableFromInline @exclusivity(unchecked) var drainer: UInt = 0
     /// The thread closing the loop, or 0. Events are refused while it is not 0.
     @usableFromInline @exclusivity(unchecked) var closer: UInt = 0
+    /// Whether `closer` is waiting for the drain to handle the events accepted before
+    /// it: a close from the drainer's step then takes its place (see `close(to:)`).
+    var closerWaitsForDrain = false
     /// The current run's session; nil while stopped.
     @usableFromInline @exclusivity(unchecked) var session: LoopSession<Event>?
     /// The session a close is ending, until the close returns.
@@ -220,8 +223,9 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         lock.lock()
         while closer != 0 && closer != me && drainer != me {
             // A callback of the run being closed must not wait for the close, which
-            // waits for it.
-            if inRunCallbackLocked(me) { break }
+            // waits for it; nor the executor's own thread for a close that waits for a
+            // drain this thread has yet to run.
+            if inRunCallbackLocked(me) || (closerWaitsForDrain && drainer == 0 && !executor.canWaitForWork) { break }
             waitLocked()
         }
         guard status == .stopped, closer == 0, !disposing else { return runningLocked() }
@@ -249,30 +253,53 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         let me = currentThreadID()
         lock.lock()
         if target == .disposed { disposing = true }
+        // The close this one takes the place of (it waits for this thread's drain), or 0.
+        var replaced: UInt = 0
+        // Whether a close from the drainer's step took this one's place while it waited.
+        var wasReplaced = false
         while true {
-            // A stop from a callback of this thread's own close (closer == me) returns at
-            // once too: that close does the work, and must stay the closer until it ends.
-            if status == .disposed || (status == .stopped && target == .stopped && (closer == 0 || closer == me)) {
+            let otherCloser = closer != 0 && closer != me
+            // Nothing left to do. A stop from a callback of this thread's own close
+            // (closer == me) returns at once too: that close does the work, and must stay
+            // the closer until it ends.
+            if !otherCloser && (status == .disposed || (status == .stopped && target == .stopped)) {
+                // The close that took this one's place came from a step: let that step
+                // end, as this close would have waited for it.
+                while wasReplaced && drainer != 0 && drainer != me && status != .running { waitLocked() }
                 lock.unlock()
                 return
             }
-            if closer != 0 && closer != me && drainer != me {
-                // Another thread is closing. A callback of the run it ends must not wait
-                // for it (it waits for the callback): that close does the work, a
-                // dispose included.
-                if inRunCallbackLocked(me) {
+            if otherCloser {
+                if closerWaitsForDrain && (drainer == me || (drainer == 0 && !executor.canWaitForWork)) {
+                    // That close waits for a drain that this thread runs (from its step)
+                    // or must run (the executor's own thread, busy with this call): this
+                    // one takes its place, and must not wait for its callback, if it is
+                    // one.
+                    replaced = closer
+                } else if drainer == me || inRunCallbackLocked(me) {
+                    // A callback of the run it ends, or a step of this thread's drain,
+                    // must not wait for it (it may wait for them): that close does the
+                    // work, a dispose included.
                     if target == .disposed { disposeWhenClosed = true }
                     lock.unlock()
                     return
+                } else {
+                    // Otherwise let it finish, then look again.
+                    waitLocked()
+                    continue
                 }
-                // Otherwise let it finish, then look again.
-                waitLocked()
-                continue
             }
             closer = me
+            closerWaitsForDrain = false
             if drainer != me && draining && (drainer != 0 || executor.canWaitForWork) {
                 // Let the drain handle the events accepted so far.
+                closerWaitsForDrain = true
                 waitLocked()
+                if closer == me {
+                    closerWaitsForDrain = false
+                } else {
+                    wasReplaced = true
+                }
                 continue
             }
             break
@@ -306,7 +333,7 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
             if let event = entry.event { report(.dropped(event: event, reason: reason)) }
             entry.details?.dropped?()
         }
-        ending?.cancel()
+        ending?.cancel(sparing: replaced)
         // A dispose from a callback of this stop (an on-cancel action, a source's
         // disconnect) has reported DISPOSED and returned: nothing is reported after it.
         let disposedMeanwhile = target == .stopped && currentStatus == .disposed

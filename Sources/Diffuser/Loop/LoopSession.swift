@@ -78,6 +78,29 @@ final class LoopSession<Event>: @unchecked Sendable {
         }
     }
 
+    /// Runs `body` (a wait) with the calling thread's callback not counted as in
+    /// progress, then counts it again (also if the session ended meanwhile, so that the
+    /// callback's `leave()` stays paired).
+    func pausingCallback(_ body: () -> Void) {
+        let me = currentThreadID()
+        let paused: Bool = monitor.withLock {
+            guard let index = active.firstIndex(where: { $0.thread == me }) else { return false }
+            active[index].count -= 1
+            if active[index].count == 0 { active.remove(at: index) }
+            if waiting > 0 { monitor.broadcast() }
+            return true
+        }
+        body()
+        guard paused else { return }
+        monitor.withLock {
+            if let index = active.firstIndex(where: { $0.thread == me }) {
+                active[index].count += 1
+            } else {
+                active.append((me, 1))
+            }
+        }
+    }
+
     /// Whether `thread` is running a callback of this session.
     func hasCallback(on thread: UInt) -> Bool {
         monitor.withLock { active.contains { $0.thread == thread } }
@@ -91,8 +114,9 @@ final class LoopSession<Event>: @unchecked Sendable {
     }
 
     /// Ends the session: the first call runs every cancel action; every call then waits
-    /// until no callback of the session is in progress on another thread.
-    func cancel() {
+    /// until no callback of the session is in progress on another thread, except on
+    /// `spared`: a thread whose callback waits for this one (0: none).
+    func cancel(sparing spared: UInt = 0) {
         let me = currentThreadID()
         let actions: [() -> Void] = monitor.withLock {
             if cancelledFlag.exchange(true, ordering: .acquiringAndReleasing) { return [] }
@@ -104,7 +128,7 @@ final class LoopSession<Event>: @unchecked Sendable {
         for action in actions { action() }
         monitor.withLock {
             waiting += 1
-            while active.contains(where: { $0.thread != me }) { monitor.wait() }
+            while active.contains(where: { $0.thread != me && $0.thread != spared }) { monitor.wait() }
             waiting -= 1
         }
     }

@@ -68,6 +68,13 @@ import java.util.function.BiFunction;
  * them when the running thread can be waited for (always without an executor); cancel
  * every {@link Job}; disconnect the sources; and once they return, no callback of that
  * run starts. A callback must not wait for the thread that stops or disposes its loop.
+ * Closes that meet: a stop or dispose made while another thread's is under way returns
+ * once that one has (a second dispose too), except from a callback of the run or from
+ * the drain's step, which return at once and leave the work to it (a dispose then
+ * follows that stop). One that waits for the drain gives way to a stop or dispose from
+ * that drain's step, and returns once that step has ended. A handler on its own executor
+ * that fails while the inspector, on another thread, stops the loop is not waited for:
+ * its trace comes after the stop's.
  *
  * <p><b>Memory.</b> Until it is disposed, a loop holds its update, handlers, observers,
  * feedbacks, inspector and executors, and the fusers it connects, whoever else holds

@@ -1,0 +1,261 @@
+import Dispatch
+import Foundation
+import Synchronization
+import XCTest
+@testable import Diffuser
+
+/// Stops and disposes that meet on several threads: two closes at once, a close from a
+/// step while another thread's close waits for that step's drain, a close from the
+/// inspector while a handler on its own executor fails, loops sharing a background
+/// executor. None may deadlock, and each keeps the promise of the lifecycle: once
+/// `stop()` or `dispose()` returns (outside a callback of the run), no callback of the
+/// run is in progress on another thread and none starts.
+///
+/// A test that would hang fails on a timeout instead; loops it leaves stuck are kept
+/// (`stuck`) so that their deinit does not hang the test process.
+final class LoopClosingRaceTests: XCTestCase {
+    typealias CounterLoop = Loop<Counter, CounterEvent, CounterEffect>
+    nonisolated(unsafe) static var stuck: [AnyObject] = []
+
+    /// A handler on its own executor stops the loop and waits (its stop waits for the
+    /// drain), while an inline handler of the same step stops or disposes it too: the
+    /// step's close takes the place of the waiting one, and both return.
+    private func checkAStepsCloseTakesThePlaceOfACallbacksWaitingStop(stepDisposes: Bool) {
+        let handlerExecutor = BackgroundExecutor()
+        let finished = DispatchSemaphore(value: 0)
+        let handlerReturned = DispatchSemaphore(value: 0)
+        let box = Mutex<CounterLoop?>(nil)
+        Thread {
+            let loop = CounterLoop(
+                model: Counter(),
+                update: counterUpdate,
+                handlers: [
+                    EffectHandler(on: handlerExecutor) { effect, _ in
+                        guard case .note("stop") = effect else { return }
+                        box.withLock { $0 }?.stop()
+                        handlerReturned.signal()
+                    },
+                    EffectHandler { effect, _ in
+                        guard case .note("stop") = effect, let loop = box.withLock({ $0 }) else { return }
+                        _ = eventually(5) { !loop.isRunning } // the other stop has begun
+                        if stepDisposes { loop.dispose() } else { loop.stop() }
+                    },
+                ]
+            )
+            box.withLock { $0 = loop }
+            Self.stuck.append(loop)
+            loop.dispatch(.effects([.note("stop")]))
+            finished.signal()
+        }.start()
+        XCTAssertEqual(finished.wait(timeout: .now() + 10), .success, "the step's close never returned")
+        XCTAssertEqual(handlerReturned.wait(timeout: .now() + 10), .success, "the handler's stop never returned")
+        let loop = box.withLock { $0 }
+        XCTAssertEqual(loop?.isRunning, false)
+        XCTAssertEqual(loop?.isDisposed, stepDisposes)
+    }
+
+    func testAStopFromAStepTakesThePlaceOfACallbacksStopWaitingForIt() {
+        checkAStepsCloseTakesThePlaceOfACallbacksWaitingStop(stepDisposes: false)
+    }
+
+    func testADisposeFromAStepTakesThePlaceOfACallbacksStopWaitingForIt() {
+        checkAStepsCloseTakesThePlaceOfACallbacksWaitingStop(stepDisposes: true)
+    }
+
+    /// A second `dispose()` while the first waits for a handler on another thread returns
+    /// only once that handler has returned, as the first does.
+    func testASecondDisposeWaitsForTheCallbacksTheFirstWaitsFor() {
+        let handlerExecutor = BackgroundExecutor()
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let handlerDone = Flag()
+        let loop = CounterLoop(
+            model: Counter(),
+            update: counterUpdate,
+            handlers: [EffectHandler(on: handlerExecutor) { _, _ in
+                entered.signal()
+                _ = release.wait(timeout: .now() + 10)
+                handlerDone.raise()
+            }]
+        )
+        loop.dispatch(.increment)
+        XCTAssertEqual(entered.wait(timeout: .now() + 5), .success)
+        let returned = DispatchSemaphore(value: 0)
+        Thread {
+            loop.dispose() // waits for the handler
+            returned.signal()
+        }.start()
+        XCTAssertTrue(eventually(5) { loop.isDisposed })
+        let secondSawTheHandlerDone = Recorder<Bool>()
+        Thread {
+            loop.dispose()
+            secondSawTheHandlerDone.append(handlerDone.isRaised)
+            returned.signal()
+        }.start()
+        usleep(50_000) // time for a second dispose that does not wait to return
+        release.signal()
+        XCTAssertEqual(returned.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(returned.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(secondSawTheHandlerDone.values, [true], "the second dispose returned while the handler ran")
+    }
+
+    /// A second `dispose()` while the first is still reporting (before it ended the run):
+    /// once it returns, no handler of the run starts.
+    func testNoCallbackStartsAfterASecondDisposeReturned() {
+        let loopExecutor = ManualExecutor()
+        let handlerExecutor = ManualExecutor()
+        let inDispose = DispatchSemaphore(value: 0)
+        let proceed = DispatchSemaphore(value: 0)
+        let handled = Recorder<String>()
+        let loop = CounterLoop(
+            model: Counter(),
+            update: counterUpdate,
+            handlers: [EffectHandler(on: handlerExecutor) { effect, _ in handled.append("\(effect)") }],
+            executor: loopExecutor,
+            inspector: { trace in
+                if case .dropped = trace {
+                    inDispose.signal()
+                    _ = proceed.wait(timeout: .now() + 10)
+                }
+            }
+        )
+        loopExecutor.runAll() // the start
+        loop.dispatch(.increment)
+        loopExecutor.runAll() // the step: the handler's work is queued
+        loop.dispatch(.increment) // accepted, still queued: the dispose drops it
+        XCTAssertEqual(handlerExecutor.pending, 1)
+        let returned = DispatchSemaphore(value: 0)
+        Thread {
+            loop.dispose()
+            returned.signal()
+        }.start()
+        XCTAssertEqual(inDispose.wait(timeout: .now() + 5), .success)
+        let handledAfterTheSecond = Recorder<[String]>()
+        Thread {
+            loop.dispose()
+            handlerExecutor.runAll() // a handler of the run, after dispose() returned
+            handledAfterTheSecond.append(handled.values)
+            returned.signal()
+        }.start()
+        usleep(50_000)
+        proceed.signal()
+        XCTAssertEqual(returned.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(returned.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(handledAfterTheSecond.values, [[]], "a handler of the run started after dispose() returned")
+    }
+
+    /// Two loops share a background executor. A thread stops loop `a`, waiting for a's
+    /// drain, which is queued on the executor behind a step of loop `b` that stops (or
+    /// starts) `a` too: the executor's thread cannot wait for work it has yet to run, so
+    /// b's stop takes the place of the waiting one, and b's start is refused at once.
+    private func checkAnotherLoopsStepOnTheSharedExecutor(starts: Bool) {
+        let executor = BackgroundExecutor()
+        let a = CounterLoop(model: Counter(), update: counterUpdate, executor: executor)
+        let b = CounterLoop(model: Counter(), update: counterUpdate, executor: executor)
+        Self.stuck += [a, b, executor]
+        let stepReturned = DispatchSemaphore(value: 0)
+        let started = Recorder<Bool>()
+        b.observe { model in
+            guard model.count == 1 else { return }
+            if starts { started.append(a.start()) } else { a.stop() }
+            stepReturned.signal()
+        }
+        let idle = DispatchSemaphore(value: 0)
+        executor.execute { idle.signal() } // after both starts and the registration
+        XCTAssertEqual(idle.wait(timeout: .now() + 5), .success)
+        let gate = DispatchSemaphore(value: 0)
+        executor.execute { _ = gate.wait(timeout: .now() + 10) } // holds the executor
+        b.dispatch(.increment) // b's drain, queued first: its step stops or starts a
+        a.dispatch(.increment) // a's drain, queued behind it
+        let stopReturned = DispatchSemaphore(value: 0)
+        Thread {
+            a.stop() // waits for a's drain
+            stopReturned.signal()
+        }.start()
+        XCTAssertTrue(eventually(5) { !a.isRunning }) // that stop has begun
+        gate.signal()
+        XCTAssertEqual(stepReturned.wait(timeout: .now() + 10), .success, "b's step never returned")
+        XCTAssertEqual(stopReturned.wait(timeout: .now() + 10), .success, "the other thread's stop never returned")
+        if starts { XCTAssertEqual(started.values, [false], "a stop is under way") }
+        XCTAssertFalse(a.isRunning)
+    }
+
+    func testAStopFromAnotherLoopsStepOnTheSharedExecutorDoesNotWaitForItsOwnThread() {
+        checkAnotherLoopsStepOnTheSharedExecutor(starts: false)
+    }
+
+    func testAStartFromAnotherLoopsStepOnTheSharedExecutorDoesNotWaitForItsOwnThread() {
+        checkAnotherLoopsStepOnTheSharedExecutor(starts: true)
+    }
+
+    /// An inspector that stops the loop when an update fails, while a handler on its own
+    /// executor fails: the stop does not wait for the handler, which waits for the
+    /// inspector, and the handler's failure is reported after it.
+    func testAnInspectorThatStopsTheLoopWhileAHandlerFailsOnAnotherThread() {
+        let handlerExecutor = BackgroundExecutor()
+        let entered = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        let box = Mutex<CounterLoop?>(nil)
+        let traces = Recorder<String>()
+        Self.stuck.append(handlerExecutor)
+        Thread {
+            let loop = CounterLoop(
+                model: Counter(),
+                update: counterUpdate,
+                handlers: [EffectHandler(on: handlerExecutor) { _, _ in
+                    entered.signal()
+                    _ = eventually(5) { !(box.withLock { $0 }?.isRunning ?? true) } // the stop has begun
+                    throw UpdateError()
+                }],
+                inspector: { trace in
+                    traces.append(TraceLog.describe(trace))
+                    if case .failed = trace { box.withLock { $0 }?.stop() }
+                }
+            )
+            box.withLock { $0 = loop }
+            Self.stuck.append(loop)
+            loop.dispatch(.effects([.note("work")]))
+            _ = entered.wait(timeout: .now() + 5)
+            loop.dispatch(.fail)
+            finished.signal()
+        }.start()
+        XCTAssertEqual(finished.wait(timeout: .now() + 10), .success, "stop() from the inspector never returned")
+        XCTAssertTrue(eventually(5) { traces.values.contains { $0.hasPrefix("effectFailed") } })
+        XCTAssertEqual(traces.values.filter { $0.hasPrefix("failed") || $0.hasPrefix("stopped") || $0.hasPrefix("effectFailed") }
+                           .map { String($0.prefix(while: { $0 != " " })) },
+                       ["failed", "stopped", "effectFailed"])
+    }
+
+    /// A thread stops the loop and waits for the drain; the step's observer stops the
+    /// loop itself, taking the waiting stop's place, and goes on a while: the waiting
+    /// stop returns only once that observer has returned.
+    func testAStopWhosePlaceAStepTookReturnsOnceTheStepEnds() {
+        let inObserver = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let observerDone = Flag()
+        let box = Mutex<CounterLoop?>(nil)
+        let loop = CounterLoop(model: Counter(), update: counterUpdate)
+        box.withLock { $0 = loop }
+        loop.observe { model in
+            guard model.count == 1, let loop = box.withLock({ $0 }) else { return }
+            inObserver.signal()
+            _ = eventually(5) { !loop.isRunning } // the other thread's stop has begun
+            loop.stop()
+            _ = release.wait(timeout: .now() + 10) // the observer goes on a while
+            observerDone.raise()
+        }
+        let stepDone = DispatchSemaphore(value: 0)
+        Thread {
+            loop.dispatch(.increment)
+            stepDone.signal()
+        }.start()
+        XCTAssertEqual(inObserver.wait(timeout: .now() + 5), .success)
+        Thread {
+            usleep(50_000) // time for a stop that does not wait to return
+            release.signal()
+        }.start()
+        loop.stop()
+        XCTAssertTrue(observerDone.isRaised, "stop() returned while the observer of the run still ran")
+        XCTAssertEqual(stepDone.wait(timeout: .now() + 5), .success)
+    }
+}
