@@ -1049,7 +1049,9 @@ DFS_API dfs_status dfs_feedback_request(dfs_type *request_type, dfs_transform_fn
  *  that comes before that turn (one already made, or, with another executor, one asked
  *  for meanwhile: a start goes ahead of queued registrations) has handed its effects to
  *  the handlers by then; the feedbacks of dfs_loop_config hear every first model before
- *  the start effects. Dispose *out to remove it (its work in progress is cancelled). */
+ *  the start effects. Dispose *out to remove it: it hears of no model once the dispose
+ *  returns (which waits for a model it is hearing on another thread), and its work in
+ *  progress is cancelled. */
 DFS_API dfs_status dfs_loop_add(dfs_loop *loop, dfs_feedback *feedback, dfs_disposable **out);
 
 /** dfs_feedback_work and dfs_loop_add in one call. */

@@ -348,4 +348,28 @@ final class LoopConcurrencyTests: XCTestCase {
         XCTAssertEqual(updates.count, 0, "every event of the cancelled job was queued behind its cancel, and dropped")
         loop.dispose()
     }
+
+    /// `onCancel` racing `finish()` on another thread: once both returned the job has
+    /// finished, so its action never runs, not even when the run ends.
+    func testOnCancelRacingFinish() {
+        let jobs = Recorder<Job<CounterEvent>>()
+        let loop = Loop(
+            model: Counter(),
+            update: counterUpdate,
+            handlers: [EffectHandler { effect, job in if effect == .note("job") { jobs.append(job) } }]
+        )
+        let ran = Recorder<Int>()
+        let rounds = 20_000
+        for round in 0..<rounds {
+            loop.dispatch(.effects([.note("job")]))
+            let job = jobs.values[round]
+            onThreads(2) { thread in
+                if thread == 0 { job.onCancel { ran.append(round) } } else { job.finish() }
+            }
+            loop.stop() // ends the run: the actions of jobs still running go
+            XCTAssertTrue(loop.start())
+        }
+        XCTAssertEqual(ran.values, [], "actions of finished jobs ran")
+        loop.dispose()
+    }
 }

@@ -291,6 +291,45 @@ final class LoopFeedbackTests: XCTestCase {
         XCTAssertEqual(log.values, ["work 5", "cancel 5", "work 6", "cancel 6"])
     }
 
+    /// A feedback disposed on another thread while it hears of a model: `dispose()`
+    /// returns once that call has, and the feedback hears of no model after it.
+    func testDisposingAFeedbackWaitsForTheModelItIsHearing() {
+        let inside = DispatchSemaphore(value: 0)
+        let go = DispatchSemaphore(value: 0)
+        let heard = Recorder<Int>()
+        let loop = Loop(model: Counter(), update: counterUpdate)
+        nonisolated(unsafe) let added = loop.add(.react { model in
+            heard.append(model.count)
+            if model.count == 1 {
+                inside.signal()
+                _ = go.wait(timeout: .now() + 10)
+            }
+            return []
+        })
+        let stepped = DispatchSemaphore(value: 0)
+        Thread {
+            loop.dispatch(.increment)
+            stepped.signal()
+        }.start()
+        XCTAssertEqual(inside.wait(timeout: .now() + 5), .success)
+        let disposed = Recorder<[Int]>()
+        let returned = DispatchSemaphore(value: 0)
+        Thread {
+            added.dispose()
+            disposed.append(heard.values)
+            returned.signal()
+        }.start()
+        XCTAssertEqual(returned.wait(timeout: .now() + 0.05), .timedOut, "dispose() returned while the feedback heard a model")
+        heard.append(-1) // the call in progress ends after this
+        go.signal()
+        XCTAssertEqual(returned.wait(timeout: .now() + 5), .success)
+        XCTAssertEqual(stepped.wait(timeout: .now() + 5), .success)
+        loop.dispatch(.increment)
+        XCTAssertEqual(disposed.values, [[0, 1, -1]])
+        XCTAssertEqual(heard.values, [0, 1, -1], "nothing heard after dispose()")
+        loop.dispose()
+    }
+
     /// The feedbacks of the initializer are registered before the start: every start
     /// publishes its first model to them, then hands the start effects to the handlers,
     /// whatever the executor; so a feedback's event on the first model (2) is queued

@@ -70,9 +70,13 @@ public final class Job<Event> {
         if isCancelled { action(); return }
         guard isRunning else { return }
         session.onCancel(owner: id, action)
-        // Cancelled between the check and the registration: whoever takes the actions
-        // first runs them, the cancel or this.
-        if isCancelled { for action in session.takeActions(of: id) { action() } }
+        // Ended between the check and the registration: whoever takes the actions first
+        // runs them (after a cancel) or drops them (after a finish), that call or this.
+        switch state.load(ordering: .acquiring) {
+        case State.cancelled.rawValue: for action in session.takeActions(of: id) { action() }
+        case State.finished.rawValue: _ = session.takeActions(of: id)
+        default: break
+        }
     }
 
     /// Whether the job was cancelled (or its loop stopped or was disposed).

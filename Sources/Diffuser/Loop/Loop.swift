@@ -199,7 +199,9 @@ public final class Loop<Model, Event, Effect>: Subscribable {
 
     /// Registers `feedback` after every observer and feedback registered so far. If the
     /// loop is running, the feedback hears of the current model first. Dispose the
-    /// result to remove it; its work in progress is then cancelled.
+    /// result to remove it: it hears of no model once `dispose()` returns (which waits
+    /// for a model it is hearing on another thread), and its work in progress is
+    /// cancelled.
     @discardableResult
     public func add(_ feedback: Feedback<Model, Event>) -> Disposable {
         let entry = FeedbackEntry(feedback)
@@ -209,7 +211,7 @@ public final class Loop<Model, Event, Effect>: Subscribable {
             core.subscribers.append(.feedback(entry))
             if let session, !session.isCancelled {
                 entry.reactor = feedback.start(session)
-                entry.reactor?.receive(core.model)
+                entry.receive(core.model)
             }
         }
         return entry

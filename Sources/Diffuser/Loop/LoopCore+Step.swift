@@ -71,7 +71,7 @@ extension LoopCore {
                     sawRemoved = true
                     continue
                 }
-                entry.reactor?.receive(model)
+                entry.receive(model)
             }
         }
         if sawRemoved { subscribers.removeAll { $0.isRemoved } }

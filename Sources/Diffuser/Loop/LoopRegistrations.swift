@@ -7,6 +7,10 @@ final class FeedbackEntry<Model, Event>: _Disposable, @unchecked Sendable {
     /// The instance for the current run; drainer only.
     @usableFromInline var reactor: FeedbackReactor<Model>?
     @usableFromInline let removed = Atomic<Bool>(false)
+    /// Held while the feedback hears of a model, so that a dispose on another thread
+    /// waits for it; `receiving` is the thread that holds it, or 0.
+    @usableFromInline let lock = InlineLock()
+    @usableFromInline let receiving = Atomic<UInt>(0)
     /// Queues the removal on the loop; set once registered.
     var remove: (() -> Void)?
 
@@ -17,11 +21,34 @@ final class FeedbackEntry<Model, Event>: _Disposable, @unchecked Sendable {
     @inlinable
     var isRemoved: Bool { removed.load(ordering: .acquiring) }
 
-    /// Stops the feedback: it hears of no model from now on, and its work in progress is
-    /// cancelled on the loop's next turn.
+    /// Hands `model` to this run's instance, unless the feedback was disposed.
+    @inlinable
+    func receive(_ model: Model) {
+        if isRemoved { return }
+        let me = loopThreadID()
+        if receiving.load(ordering: .acquiring) == me {
+            reactor?.receive(model) // from inside its own call
+            return
+        }
+        lock.lock()
+        receiving.store(me, ordering: .releasing)
+        defer {
+            receiving.store(0, ordering: .releasing)
+            lock.unlock()
+        }
+        if !isRemoved { reactor?.receive(model) }
+    }
+
+    /// Stops the feedback: it hears of no model once this returns (a model it is hearing
+    /// on another thread is waited for), and its work in progress is cancelled on the
+    /// loop's next turn.
     @usableFromInline
     func dispose() {
         if removed.exchange(true, ordering: .acquiringAndReleasing) { return }
+        if receiving.load(ordering: .acquiring) != currentThreadID() {
+            lock.lock()
+            lock.unlock()
+        }
         remove?()
     }
 }

@@ -304,7 +304,9 @@ public final class Loop<M, E, F> implements AutoCloseable {
    * feedback with {@link Builder#feedback}.
    *
    * @param feedback the feedback
-   * @return what removes it (its work in progress is then cancelled)
+   * @return what removes it: it hears of no model once its {@code dispose()} returns
+   *     (which waits for a model it is hearing on another thread), and its work in
+   *     progress is cancelled
    */
   public Disposable add(Feedback<M, E> feedback) {
     long description = Objects.requireNonNull(feedback, "feedback").newNative();
