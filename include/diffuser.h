@@ -43,7 +43,9 @@
  * called from inside one of the graph's own effects, on the same thread, is queued and
  * performed right after the current pass, before the outermost run returns: no
  * deadlock, no half-updated caches. Each fuser connection delivers one event at a time,
- * and once dfs_disposable_dispose has returned its effect receives nothing more.
+ * except that an event the effect itself causes on the same thread (it emits into a
+ * source of its own connection) is delivered at once, nested in the delivery in
+ * progress; once dfs_disposable_dispose has returned its effect receives nothing more.
  *
  * A run holds its graph's lock while its effects run, and dfs_disposable_dispose waits
  * for an event being delivered on another thread. Like any two locks, they deadlock when

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the login demo from a fresh clone, installing what is missing.
+# Runs the login demo from a fresh clone: the Swift demo needs only Swift; --all installs
+# what the C and Java demos need.
 #
 #   bash scripts/demo.sh            the Swift demo (the library's own language)
 #   bash scripts/demo.sh --all      Swift, then C and Java, and shows their outputs agree

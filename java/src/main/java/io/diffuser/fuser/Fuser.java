@@ -28,7 +28,9 @@ import java.util.Objects;
  * dispatching: the Swift and C APIs share it.
  *
  * <p><b>Threads.</b> Sources may emit on any thread, including threads the JVM did not
- * start. Each connection delivers one event at a time, on the emitting thread, and once
+ * start. Each connection delivers one event at a time, on the emitting thread (except
+ * that an event the effect itself causes on the same thread, emitting into a source of
+ * its own connection, is delivered at once, nested in the delivery in progress), and once
  * its {@code dispose()} has returned no event reaches its effect, even when the effect
  * itself called it. Events a source emits before it is connected or after its connection
  * was disposed are dropped.
