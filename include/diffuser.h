@@ -788,8 +788,9 @@ DFS_API dfs_status dfs_diffuser_into_list(dfs_type *type, const dfs_list_reader 
  * starts. They may be called from inside a callback: the rest of that step is then
  * skipped (from inside the update: no model is stored, nothing is published or handled,
  * the journal does not record the event, and the event's STEPPED or FAILED trace comes
- * right after the STOPPED or DISPOSED one). A callback must not wait for the thread that
- * stops or disposes its loop. Closes that meet: a stop or dispose made while another
+ * right after the STOPPED or DISPOSED one; a handler or observer that fails after
+ * stopping or disposing its loop is reported after it too). A callback must not wait
+ * for the thread that stops or disposes its loop. Closes that meet: a stop or dispose made while another
  * thread's is under way returns once that one has (a second dispose too), except from a
  * callback of the run or from the drain's step, which return at once and leave the work
  * to it (a dispose then follows that stop). One that waits for the drain gives way to a

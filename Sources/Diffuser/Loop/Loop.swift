@@ -69,7 +69,9 @@
 /// `dispose()` is idempotent and may be called from inside a callback (it then does not
 /// wait for the callback it was called from, and the rest of that step is skipped: from
 /// inside the update, no model is stored, nothing is published or handled, the journal
-/// does not record the event, and the event's trace comes right after the dispose's).
+/// does not record the event, and the event's trace comes right after the dispose's; a
+/// handler or observer that throws after stopping or disposing its loop is reported after
+/// it too).
 /// Dropping the last reference to a loop disposes it; work it handed to an executor does
 /// not keep it alive. Like any lock, waiting has one
 /// rule: a callback of the loop must not wait for the thread that stops or disposes it.

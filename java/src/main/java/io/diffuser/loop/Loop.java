@@ -67,8 +67,10 @@ import java.util.function.BiFunction;
  * Both refuse events from the moment they are called; handle the events accepted before
  * them when the running thread can be waited for (always without an executor); cancel
  * every {@link Job}; disconnect the sources; and once they return, no callback of that
- * run starts. A callback must not wait for the thread that stops or disposes its loop.
- * Closes that meet: a stop or dispose made while another thread's is under way returns
+ * run starts. Called from a callback, they skip the rest of that step; a handler or
+ * observer that throws after stopping or disposing its loop is reported after the
+ * STOPPED or DISPOSED trace. A callback must not wait for the thread that stops or
+ * disposes its loop. Closes that meet: a stop or dispose made while another thread's is under way returns
  * once that one has (a second dispose too), except from a callback of the run or from
  * the drain's step, which return at once and leave the work to it (a dispose then
  * follows that stop). One that waits for the drain gives way to a stop or dispose from
