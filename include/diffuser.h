@@ -797,9 +797,12 @@ DFS_API dfs_status dfs_diffuser_into_list(dfs_type *type, const dfs_list_reader 
  * stop or dispose from that drain's step, or from the executor's own thread when the
  * drain is queued there, and returns once that step has ended; dfs_loop_start from
  * there returns DFS_ERR_STOPPED while the stop is under way. A handler on its own
- * executor that fails while the inspector, on another thread, stops the loop is not
- * waited for: its trace comes after the stop's. Work a loop hands to an executor does
- * not keep the loop alive: releasing the loop disposes it even while a manual executor holds its work.
+ * executor that has failed and waits for the inspector, busy on another thread, is not
+ * waited for (that thread may be the one stopping the loop): its trace may come after
+ * the stop's. A stop or dispose from the inspector does not wait for the drain either
+ * (its traces need the inspector), and drops the events not yet handled. Work a loop
+ * hands to an executor does not keep the loop alive: releasing the loop disposes it even
+ * while a manual executor holds its work.
  * Registrations on a disposed loop (observe, render, connect, add, record) return DFS_OK
  * and do nothing: none of their callbacks is ever called, and each destroy runs at the
  * latest when the registration's *out is disposed or released.

@@ -258,4 +258,105 @@ final class LoopClosingRaceTests: XCTestCase {
         XCTAssertTrue(observerDone.isRaised, "stop() returned while the observer of the run still ran")
         XCTAssertEqual(stepDone.wait(timeout: .now() + 5), .success)
     }
+
+    /// A handler on its own executor disposes a registration (a feedback or an observer)
+    /// while it hears a model on the drainer and stops the loop: the dispose waits for
+    /// that call, and the stop does not wait for the handler meanwhile. Both return.
+    private func checkAHandlerDisposingARegistrationThatStopsTheLoop(feedback: Bool) {
+        let handlerExecutor = BackgroundExecutor()
+        let handlerIn = DispatchSemaphore(value: 0)
+        let registrationIn = DispatchSemaphore(value: 0)
+        let handlerDone = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        let loopBox = Mutex<CounterLoop?>(nil)
+        nonisolated(unsafe) var registration: _Disposable?
+        let registered = NSLock()
+        Self.stuck.append(handlerExecutor)
+        Thread {
+            let loop = CounterLoop(
+                model: Counter(),
+                update: counterUpdate,
+                handlers: [EffectHandler(on: handlerExecutor) { effect, _ in
+                    guard case .note("dispose") = effect else { return }
+                    handlerIn.signal()
+                    _ = registrationIn.wait(timeout: .now() + 5)
+                    registered.lock()
+                    let target = registration
+                    registered.unlock()
+                    target?.dispose()
+                    handlerDone.signal()
+                }]
+            )
+            let hear = { (model: Counter) in
+                guard model.count == 1 else { return }
+                registrationIn.signal()
+                usleep(100_000) // the handler is disposing this registration now
+                loopBox.withLock { $0 }?.stop()
+            }
+            let made: _Disposable = feedback
+                ? loop.add(.react { model in hear(model); return [] })
+                : loop.subscribe(hear)
+            registered.lock()
+            registration = made
+            registered.unlock()
+            loopBox.withLock { $0 = loop }
+            Self.stuck.append(loop)
+            loop.dispatch(.effects([.note("dispose")]))
+            _ = handlerIn.wait(timeout: .now() + 5)
+            loop.dispatch(.increment)
+            finished.signal()
+        }.start()
+        XCTAssertEqual(finished.wait(timeout: .now() + 10), .success, "the registration's stop() never returned")
+        XCTAssertEqual(handlerDone.wait(timeout: .now() + 10), .success, "the handler's dispose() never returned")
+    }
+
+    func testAHandlerDisposingAFeedbackThatStopsTheLoop() {
+        checkAHandlerDisposingARegistrationThatStopsTheLoop(feedback: true)
+    }
+
+    func testAHandlerDisposingAnObserverThatStopsTheLoop() {
+        checkAHandlerDisposingARegistrationThatStopsTheLoop(feedback: false)
+    }
+
+    /// A handler on its own executor fails; the inspector, on the handler's thread, stops
+    /// the loop while the drainer still has an event to step: the stop does not wait for
+    /// the drain, whose trace needs the inspector.
+    func testAnInspectorStoppingTheLoopOnAHandlersFailureWhileTheLoopDrains() {
+        let handlerExecutor = BackgroundExecutor()
+        let observerIn = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        let stopped = DispatchSemaphore(value: 0)
+        let loopBox = Mutex<CounterLoop?>(nil)
+        Self.stuck.append(handlerExecutor)
+        Thread {
+            let loop = CounterLoop(
+                model: Counter(),
+                update: counterUpdate,
+                handlers: [EffectHandler(on: handlerExecutor) { effect, _ in
+                    guard case .note("fail") = effect else { return }
+                    _ = observerIn.wait(timeout: .now() + 5)
+                    throw UpdateError()
+                }],
+                inspector: { trace in
+                    if case .effectFailed = trace {
+                        loopBox.withLock { $0 }?.stop()
+                        stopped.signal()
+                    }
+                }
+            )
+            _ = loop.subscribe { model in
+                guard model.count == 1, let loop = loopBox.withLock({ $0 }) else { return }
+                loop.dispatch(.increment) // queued behind this step
+                observerIn.signal()
+                _ = eventually(5) { !loop.isRunning } // the inspector's stop has begun
+            }
+            loopBox.withLock { $0 = loop }
+            Self.stuck.append(loop)
+            loop.dispatch(.effects([.note("fail")]))
+            loop.dispatch(.increment)
+            finished.signal()
+        }.start()
+        XCTAssertEqual(finished.wait(timeout: .now() + 10), .success, "the drain never returned")
+        XCTAssertEqual(stopped.wait(timeout: .now() + 10), .success, "the inspector's stop() never returned")
+    }
 }

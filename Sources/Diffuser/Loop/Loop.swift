@@ -82,9 +82,11 @@
 /// dispose then follows that stop). One that waits for the drain gives way to a stop or
 /// dispose from that drain's step, or from the executor's own thread when the drain is
 /// queued there, and returns once that step has ended; a `start()` from there returns
-/// false while the stop is under way. A handler on its own executor that fails while
-/// the inspector, on another thread, stops the loop is not waited for: its trace comes
-/// after the stop's.
+/// false while the stop is under way. A handler on its own executor that has failed and
+/// waits for the inspector, busy on another thread, is not waited for (that thread may
+/// be the one stopping the loop): its trace may come after the stop's. A stop or
+/// dispose from the inspector does not wait for the drain either (its traces need the
+/// inspector), and drops the events not yet handled.
 ///
 /// ## Errors
 /// An update that throws leaves the model unchanged; the inspector sees the error and
@@ -190,6 +192,7 @@ public final class Loop<Model, Event, Effect>: Subscribable {
     /// not running sends it when it starts, as it does to every observer.
     public func subscribe(_ receiver: @escaping (Model) throws -> Void) -> _Disposable {
         let subscription = Subscription(receiver)
+        subscription.pausing = pausing
         let queued = core.enqueueControl({ core, session in
             guard !subscription.isClosed else { return }
             core.subscribers.append(.observer(subscription))
@@ -291,7 +294,16 @@ public final class Loop<Model, Event, Effect>: Subscribable {
         core.close(to: .disposed)
     }
 
+    /// How a registration's dispose waits for its callback in progress on another
+    /// thread: outside the run's callbacks (see `LoopCore.pausingRunCallback`).
+    private var pausing: (() -> Void) -> Void {
+        { [weak core] wait in
+            if let core { core.pausingRunCallback(wait) } else { wait() }
+        }
+    }
+
     private func bindRemoval(_ entry: FeedbackEntry<Model, Event>) {
+        entry.pausing = pausing
         entry.remove = { [weak core, weak entry] in
             core?.enqueueControl { core, _ in
                 guard let entry else { return }

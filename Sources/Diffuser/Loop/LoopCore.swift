@@ -94,6 +94,15 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
     /// Whether `closer` is waiting for the drain to handle the events accepted before
     /// it: a close from the drainer's step then takes its place (see `close(to:)`).
     var closerWaitsForDrain = false
+    /// Whether that drain was queued, not running, when the closer began to wait: the
+    /// executor's own thread, busy with a call of its own, cannot run it.
+    var closerWaitsForQueuedDrain = false
+
+    /// Whether this thread must not wait for the closer: it waits for a queued drain
+    /// that this thread, the executor's own, has yet to run. With the lock held.
+    private func closerWaitsForThisThreadLocked() -> Bool {
+        closerWaitsForQueuedDrain && draining && drainer == 0 && !executor.canWaitForWork
+    }
     /// The current run's session; nil while stopped.
     @usableFromInline @exclusivity(unchecked) var session: LoopSession<Event>?
     /// The session a close is ending, until the close returns.
@@ -225,7 +234,7 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
             // A callback of the run being closed must not wait for the close, which
             // waits for it; nor the executor's own thread for a close that waits for a
             // drain this thread has yet to run.
-            if inRunCallbackLocked(me) || (closerWaitsForDrain && drainer == 0 && !executor.canWaitForWork) { break }
+            if inRunCallbackLocked(me) || closerWaitsForThisThreadLocked() { break }
             waitLocked()
         }
         guard status == .stopped, closer == 0, !disposing else { return runningLocked() }
@@ -270,7 +279,7 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
                 return
             }
             if otherCloser {
-                if closerWaitsForDrain && (drainer == me || (drainer == 0 && !executor.canWaitForWork)) {
+                if closerWaitsForDrain && (drainer == me || closerWaitsForThisThreadLocked()) {
                     // That close waits for a drain that this thread runs (from its step)
                     // or must run (the executor's own thread, busy with this call): this
                     // one takes its place, and must not wait for its callback, if it is
@@ -291,12 +300,17 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
             }
             closer = me
             closerWaitsForDrain = false
-            if drainer != me && draining && (drainer != 0 || executor.canWaitForWork) {
-                // Let the drain handle the events accepted so far.
+            closerWaitsForQueuedDrain = false
+            // Let the drain handle the events accepted so far; unless this thread is in
+            // the inspector, which the drain needs for its traces.
+            if drainer != me && draining && (drainer != 0 || executor.canWaitForWork)
+                && inspectorCaller.load(ordering: .acquiring) != me {
                 closerWaitsForDrain = true
+                closerWaitsForQueuedDrain = drainer == 0
                 waitLocked()
                 if closer == me {
                     closerWaitsForDrain = false
+                    closerWaitsForQueuedDrain = false
                 } else {
                     wasReplaced = true
                 }
@@ -357,6 +371,17 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
 
     /// Whether the calling thread runs a callback of the current run, or of the run
     /// being closed. With the lock held.
+    /// Runs `wait` (for a callback of the run on another thread to return) with the
+    /// calling thread's own callback of the run, if it is in one, not counted as in
+    /// progress: the callback it waits for may be closing the loop, which waits for the
+    /// callbacks in progress.
+    func pausingRunCallback(_ wait: () -> Void) {
+        lock.lock()
+        let run = session ?? closingSession
+        lock.unlock()
+        if let run { run.pausingCallback(wait) } else { wait() }
+    }
+
     private func inRunCallbackLocked(_ me: UInt) -> Bool {
         (session ?? closingSession)?.hasCallback(on: me) ?? false
     }

@@ -13,6 +13,9 @@ final class FeedbackEntry<Model, Event>: _Disposable, @unchecked Sendable {
     @usableFromInline let receiving = Atomic<UInt>(0)
     /// Queues the removal on the loop; set once registered.
     var remove: (() -> Void)?
+    /// How `dispose()` waits for a model being heard on another thread (see
+    /// `LoopCore.pausingRunCallback`); set once registered.
+    var pausing: ((() -> Void) -> Void)?
 
     init(_ feedback: Feedback<Model, Event>) {
         self.feedback = feedback
@@ -46,8 +49,11 @@ final class FeedbackEntry<Model, Event>: _Disposable, @unchecked Sendable {
     func dispose() {
         if removed.exchange(true, ordering: .acquiringAndReleasing) { return }
         if receiving.load(ordering: .acquiring) != currentThreadID() {
-            lock.lock()
-            lock.unlock()
+            let wait = {
+                self.lock.lock()
+                self.lock.unlock()
+            }
+            if let pausing { pausing(wait) } else { wait() }
         }
         remove?()
     }

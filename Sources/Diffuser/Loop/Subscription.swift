@@ -14,6 +14,9 @@ final class Subscription<Value>: _Disposable, @unchecked Sendable {
     @usableFromInline let closed = Atomic<Bool>(false)
     /// Guarded by `lock`.
     @usableFromInline var receiver: ((Value) throws -> Void)?
+    /// How `dispose()` waits for a call in progress on another thread, if not simply
+    /// (a loop's observer: see `LoopCore.pausingRunCallback`); set before it is shared.
+    var pausing: ((() -> Void) -> Void)?
 
     init(_ receiver: @escaping (Value) throws -> Void) {
         self.receiver = receiver
@@ -51,7 +54,7 @@ final class Subscription<Value>: _Disposable, @unchecked Sendable {
             receiver = nil
             return
         }
-        lock.lock()
+        if let pausing { pausing { lock.lock() } } else { lock.lock() }
         receiver = nil
         lock.unlock()
     }

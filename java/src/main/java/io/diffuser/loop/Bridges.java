@@ -230,7 +230,7 @@ final class Bridges {
       Throwable failure = k == LoopTrace.Kind.SOURCE_FAILED ? refusal : failed ? takeFailure() : null;
       LoopInspector<Object, Object, Object> target = inspector.get();
       if (target == null) {
-        return; // the loop was disposed and collected: nobody can look any more
+        return; // the loop was disposed and collected, with its inspector
       }
       try {
         if (refusal != null) {

@@ -75,8 +75,10 @@ import java.util.function.BiFunction;
  * the drain's step, which return at once and leave the work to it (a dispose then
  * follows that stop). One that waits for the drain gives way to a stop or dispose from
  * that drain's step, and returns once that step has ended. A handler on its own executor
- * that fails while the inspector, on another thread, stops the loop is not waited for:
- * its trace comes after the stop's.
+ * that has failed and waits for the inspector, busy on another thread, is not waited for
+ * (that thread may be the one stopping the loop): its trace may come after the stop's. A
+ * stop or dispose from the inspector does not wait for the drain either (its traces need
+ * the inspector), and drops the events not yet handled.
  *
  * <p><b>Memory.</b> Until it is disposed, a loop holds its update, handlers, observers,
  * feedbacks, inspector and executors, and the fusers it connects, whoever else holds
