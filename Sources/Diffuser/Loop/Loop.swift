@@ -303,7 +303,7 @@ public final class Loop<Model, Event, Effect>: Subscribable {
     }
 
     private func bindRemoval(_ entry: FeedbackEntry<Model, Event>) {
-        entry.pausing = pausing
+        entry.delivery.pausing = pausing
         entry.remove = { [weak core, weak entry] in
             core?.enqueueControl { core, _ in
                 guard let entry else { return }

@@ -7,18 +7,15 @@ final class FeedbackEntry<Model, Event>: _Disposable, @unchecked Sendable {
     /// The instance for the current run; drainer only.
     @usableFromInline var reactor: FeedbackReactor<Model>?
     @usableFromInline let removed = Atomic<Bool>(false)
-    /// Held while the feedback hears of a model, so that a dispose on another thread
-    /// waits for it; `receiving` is the thread that holds it, or 0.
-    @usableFromInline let lock = InlineLock()
-    @usableFromInline let receiving = Atomic<UInt>(0)
+    /// Hands models to `reactor` as an observer's subscription calls its receiver, so
+    /// that a dispose on another thread waits for a model being heard.
+    @usableFromInline let delivery = Subscription<Model> { _ in }
     /// Queues the removal on the loop; set once registered.
     var remove: (() -> Void)?
-    /// How `dispose()` waits for a model being heard on another thread (see
-    /// `LoopCore.pausingRunCallback`); set once registered.
-    var pausing: ((() -> Void) -> Void)?
 
     init(_ feedback: Feedback<Model, Event>) {
         self.feedback = feedback
+        delivery.receiver = { [unowned self] model in self.reactor?.receive(model) }
     }
 
     @inlinable
@@ -27,19 +24,11 @@ final class FeedbackEntry<Model, Event>: _Disposable, @unchecked Sendable {
     /// Hands `model` to this run's instance, unless the feedback was disposed.
     @inlinable
     func receive(_ model: Model) {
-        if isRemoved { return }
-        let me = loopThreadID()
-        if receiving.load(ordering: .acquiring) == me {
-            reactor?.receive(model) // from inside its own call
-            return
+        do {
+            try delivery.deliver(model)
+        } catch {
+            // The receiver above does not throw.
         }
-        lock.lock()
-        receiving.store(me, ordering: .releasing)
-        defer {
-            receiving.store(0, ordering: .releasing)
-            lock.unlock()
-        }
-        if !isRemoved { reactor?.receive(model) }
     }
 
     /// Stops the feedback: it hears of no model once this returns (a model it is hearing
@@ -48,13 +37,7 @@ final class FeedbackEntry<Model, Event>: _Disposable, @unchecked Sendable {
     @usableFromInline
     func dispose() {
         if removed.exchange(true, ordering: .acquiringAndReleasing) { return }
-        if receiving.load(ordering: .acquiring) != currentThreadID() {
-            let wait = {
-                self.lock.lock()
-                self.lock.unlock()
-            }
-            if let pausing { pausing(wait) } else { wait() }
-        }
+        delivery.dispose()
         remove?()
     }
 }
