@@ -359,4 +359,62 @@ final class LoopClosingRaceTests: XCTestCase {
         XCTAssertEqual(finished.wait(timeout: .now() + 10), .success, "the drain never returned")
         XCTAssertEqual(stopped.wait(timeout: .now() + 10), .success, "the inspector's stop() never returned")
     }
+
+    /// A handler on its own executor disposes an observer that the drainer is calling;
+    /// that observer stops the loop, taking the place of a stop from the test thread that
+    /// waits for the drain. The observer's stop does not wait for the handler (which
+    /// waits for it), but the test thread's, outside every callback of the run, returns
+    /// only once the handler has.
+    func testAStopWhosePlaceAStepTookWaitsForAHandlerDisposingAnObserver() {
+        let handlerExecutor = BackgroundExecutor()
+        Self.stuck.append(handlerExecutor)
+        let handlerIn = DispatchSemaphore(value: 0)
+        let observerIn = DispatchSemaphore(value: 0)
+        let handlerDone = Flag()
+        let box = Mutex<CounterLoop?>(nil)
+        let registered = NSLock()
+        nonisolated(unsafe) var registration: _Disposable?
+        let loop = CounterLoop(
+            model: Counter(),
+            update: counterUpdate,
+            handlers: [EffectHandler(on: handlerExecutor) { effect, _ in
+                guard case .note("dispose") = effect else { return }
+                handlerIn.signal()
+                _ = observerIn.wait(timeout: .now() + 5)
+                registered.lock(); let target = registration; registered.unlock()
+                target?.dispose() // waits for the observer
+                usleep(300_000) // the handler goes on a while
+                handlerDone.raise()
+            }]
+        )
+        box.withLock { $0 = loop }
+        Self.stuck.append(loop)
+        let made = loop.subscribe { model in
+            guard model.count == 1, let loop = box.withLock({ $0 }) else { return }
+            observerIn.signal()
+            observerIn.signal()
+            _ = eventually(5) { !loop.isRunning } // the test thread's stop has begun
+            usleep(100_000) // the handler is in dispose() now
+            loop.stop() // takes the waiting stop's place
+        }
+        registered.lock(); registration = made; registered.unlock()
+        let drained = DispatchSemaphore(value: 0)
+        Thread {
+            loop.dispatch(.effects([.note("dispose")]))
+            _ = handlerIn.wait(timeout: .now() + 5)
+            loop.dispatch(.increment)
+            drained.signal()
+        }.start()
+        XCTAssertEqual(observerIn.wait(timeout: .now() + 5), .success)
+        let stopped = DispatchSemaphore(value: 0)
+        let sawHandlerDone = Recorder<Bool>()
+        Thread {
+            loop.stop()
+            sawHandlerDone.append(handlerDone.isRaised)
+            stopped.signal()
+        }.start()
+        XCTAssertEqual(stopped.wait(timeout: .now() + 10), .success, "stop() never returned")
+        XCTAssertEqual(drained.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(sawHandlerDone.values, [true], "stop() returned while a handler of the run still ran")
+    }
 }

@@ -81,12 +81,15 @@
 /// run or from the drain's step, which return at once and leave the work to it (a
 /// dispose then follows that stop). One that waits for the drain gives way to a stop or
 /// dispose from that drain's step, or from the executor's own thread when the drain is
-/// queued there, and returns once that step has ended; a `start()` from there returns
-/// false while the stop is under way. A handler on its own executor that has failed and
-/// waits for the inspector, busy on another thread, is not waited for (that thread may
-/// be the one stopping the loop): its trace may come after the stop's. A stop or
-/// dispose from the inspector does not wait for the drain either (its traces need the
-/// inspector), and drops the events not yet handled.
+/// queued there, and returns once that step and the run's callbacks on other threads
+/// have ended; a `start()` from there returns false while the stop is under way. A
+/// callback that waits for another thread's callback (a handler disposing an observer
+/// or feedback that the drain is calling, or reporting its failure while the inspector
+/// runs) is not waited for by a stop or dispose from that other callback, which would
+/// wait for itself: its trace or its dispose comes after that stop. A stop or dispose
+/// from the inspector on a thread other than the drain's does not wait for the drain,
+/// whose traces need the inspector: it drops the events not yet handled, and returns
+/// while the drain's callback in progress, if any, finishes.
 ///
 /// ## Errors
 /// An update that throws leaves the model unchanged; the inspector sees the error and
@@ -296,9 +299,9 @@ public final class Loop<Model, Event, Effect>: Subscribable {
 
     /// How a registration's dispose waits for its callback in progress on another
     /// thread: outside the run's callbacks (see `LoopCore.pausingRunCallback`).
-    private var pausing: (() -> Void) -> Void {
-        { [weak core] wait in
-            if let core { core.pausingRunCallback(wait) } else { wait() }
+    private var pausing: (@escaping () -> UInt, () -> Void) -> Void {
+        { [weak core] waitingFor, wait in
+            if let core { core.pausingRunCallback(waitingFor: waitingFor, wait) } else { wait() }
         }
     }
 

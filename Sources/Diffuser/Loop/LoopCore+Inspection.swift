@@ -29,7 +29,9 @@ extension LoopCore {
         }
         if !inspectorLock.tryLock() {
             if let session {
-                session.pausingCallback { inspectorLock.lock() }
+                session.pausingCallback(waitingFor: { [self] in inspectorCaller.load(ordering: .acquiring) }) {
+                    inspectorLock.lock()
+                }
             } else {
                 inspectorLock.lock()
             }

@@ -264,8 +264,10 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         if target == .disposed { disposing = true }
         // The close this one takes the place of (it waits for this thread's drain), or 0.
         var replaced: UInt = 0
-        // Whether a close from the drainer's step took this one's place while it waited.
+        // Whether a close from the drainer's step took this one's place while it waited,
+        // and the run this one meant to end.
         var wasReplaced = false
+        var meantToEnd: LoopSession<Event>?
         while true {
             let otherCloser = closer != 0 && closer != me
             // Nothing left to do. A stop from a callback of this thread's own close
@@ -273,9 +275,11 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
             // the closer until it ends.
             if !otherCloser && (status == .disposed || (status == .stopped && target == .stopped)) {
                 // The close that took this one's place came from a step: let that step
-                // end, as this close would have waited for it.
+                // end, and the run's callbacks on other threads, as this close would
+                // have waited for them.
                 while wasReplaced && drainer != 0 && drainer != me && status != .running { waitLocked() }
                 lock.unlock()
+                if wasReplaced { meantToEnd?.awaitCallbacks() }
                 return
             }
             if otherCloser {
@@ -301,6 +305,7 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
             closer = me
             closerWaitsForDrain = false
             closerWaitsForQueuedDrain = false
+            if meantToEnd == nil { meantToEnd = session }
             // Let the drain handle the events accepted so far; unless this thread is in
             // the inspector, which the drain needs for its traces.
             if drainer != me && draining && (drainer != 0 || executor.canWaitForWork)
@@ -369,19 +374,18 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         if disposeNow { close(to: .disposed) }
     }
 
-    /// Whether the calling thread runs a callback of the current run, or of the run
-    /// being closed. With the lock held.
-    /// Runs `wait` (for a callback of the run on another thread to return) with the
-    /// calling thread's own callback of the run, if it is in one, not counted as in
-    /// progress: the callback it waits for may be closing the loop, which waits for the
-    /// callbacks in progress.
-    func pausingRunCallback(_ wait: () -> Void) {
+    /// Runs `wait`, for the thread `waitingFor` names, with the calling thread's own
+    /// callback of the run, if it is in one, not waited for by that thread's close (it
+    /// would wait for itself: see `LoopSession.pausingCallback`).
+    func pausingRunCallback(waitingFor: @escaping () -> UInt, _ wait: () -> Void) {
         lock.lock()
         let run = session ?? closingSession
         lock.unlock()
-        if let run { run.pausingCallback(wait) } else { wait() }
+        if let run { run.pausingCallback(waitingFor: waitingFor, wait) } else { wait() }
     }
 
+    /// Whether the calling thread runs a callback of the current run, or of the run
+    /// being closed. With the lock held.
     private func inRunCallbackLocked(_ me: UInt) -> Bool {
         (session ?? closingSession)?.hasCallback(on: me) ?? false
     }

@@ -19,8 +19,17 @@ final class LoopSession<Event>: @unchecked Sendable {
     /// Guarded by `monitor`: what to run when the session ends, by owner (a job's id,
     /// or 0 for the session's own).
     private var cancelActions: [UInt64: [() -> Void]] = [:]
+    /// A thread running callbacks of this session.
+    private struct Caller {
+        let thread: UInt
+        var count: Int
+        /// While the thread waits for another (see `pausingCallback`): the thread it
+        /// waits for now.
+        var waitingFor: (() -> UInt)?
+    }
+
     /// Guarded by `monitor`: callbacks in progress, by thread.
-    private var active: [(thread: UInt, count: Int)] = []
+    private var active: [Caller] = []
     private var waiting = 0
     private let nextJobID = Atomic<UInt64>(1)
 
@@ -60,7 +69,7 @@ final class LoopSession<Event>: @unchecked Sendable {
             if let index = active.firstIndex(where: { $0.thread == me }) {
                 active[index].count += 1
             } else {
-                active.append((me, 1))
+                active.append(Caller(thread: me, count: 1))
             }
             return true
         }
@@ -78,26 +87,22 @@ final class LoopSession<Event>: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` (a wait) with the calling thread's callback not counted as in
-    /// progress, then counts it again (also if the session ended meanwhile, so that the
-    /// callback's `leave()` stays paired).
-    func pausingCallback(_ body: () -> Void) {
+    /// Runs `body`, a wait of the calling thread's callback for the thread `waitingFor`
+    /// names (read again whenever a close looks): that thread's close does not wait for
+    /// this callback meanwhile (it would wait for itself); every other close does.
+    func pausingCallback(waitingFor: @escaping () -> UInt, _ body: () -> Void) {
         let me = currentThreadID()
         let paused: Bool = monitor.withLock {
             guard let index = active.firstIndex(where: { $0.thread == me }) else { return false }
-            active[index].count -= 1
-            if active[index].count == 0 { active.remove(at: index) }
+            active[index].waitingFor = waitingFor
             if waiting > 0 { monitor.broadcast() }
             return true
         }
         body()
         guard paused else { return }
         monitor.withLock {
-            if let index = active.firstIndex(where: { $0.thread == me }) {
-                active[index].count += 1
-            } else {
-                active.append((me, 1))
-            }
+            if let index = active.firstIndex(where: { $0.thread == me }) { active[index].waitingFor = nil }
+            if waiting > 0 { monitor.broadcast() }
         }
     }
 
@@ -114,8 +119,7 @@ final class LoopSession<Event>: @unchecked Sendable {
     }
 
     /// Ends the session: the first call runs every cancel action; every call then waits
-    /// until no callback of the session is in progress on another thread, except on
-    /// `spared`: a thread whose callback waits for this one (0: none).
+    /// for the callbacks in progress (`awaitCallbacks(sparing:)`).
     func cancel(sparing spared: UInt = 0) {
         let me = currentThreadID()
         let actions: [() -> Void] = monitor.withLock {
@@ -126,9 +130,19 @@ final class LoopSession<Event>: @unchecked Sendable {
             return cancelActions.sorted { $0.key < $1.key }.flatMap(\.value)
         }
         for action in actions { action() }
+        awaitCallbacks(sparing: spared)
+    }
+
+    /// Waits until no callback of the session is in progress on another thread, except
+    /// on `spared` (a thread whose callback waits for this one; 0: none) and those
+    /// waiting for this thread.
+    func awaitCallbacks(sparing spared: UInt = 0) {
+        let me = currentThreadID()
         monitor.withLock {
             waiting += 1
-            while active.contains(where: { $0.thread != me && $0.thread != spared }) { monitor.wait() }
+            while active.contains(where: { $0.thread != me && $0.thread != spared && $0.waitingFor?() != me }) {
+                monitor.wait()
+            }
             waiting -= 1
         }
     }

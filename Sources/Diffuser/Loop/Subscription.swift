@@ -16,7 +16,7 @@ final class Subscription<Value>: _Disposable, @unchecked Sendable {
     @usableFromInline var receiver: ((Value) throws -> Void)?
     /// How `dispose()` waits for a call in progress on another thread, if not simply
     /// (a loop's observer: see `LoopCore.pausingRunCallback`); set before it is shared.
-    var pausing: ((() -> Void) -> Void)?
+    var pausing: ((@escaping () -> UInt, () -> Void) -> Void)?
 
     init(_ receiver: @escaping (Value) throws -> Void) {
         self.receiver = receiver
@@ -54,7 +54,11 @@ final class Subscription<Value>: _Disposable, @unchecked Sendable {
             receiver = nil
             return
         }
-        if let pausing { pausing { lock.lock() } } else { lock.lock() }
+        if let pausing {
+            pausing({ [self] in caller.load(ordering: .acquiring) }) { lock.lock() }
+        } else {
+            lock.lock()
+        }
         receiver = nil
         lock.unlock()
     }
