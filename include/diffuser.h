@@ -793,9 +793,9 @@ DFS_API dfs_status dfs_diffuser_into_list(dfs_type *type, const dfs_list_reader 
  * for the thread that stops or disposes its loop.
  *
  * Closes that meet: a stop or dispose made while another thread's is under way returns
- * once that one has (a second dispose too), except from a callback of the run or from
- * the drain's step, which return at once and leave the work to it (a dispose then
- * follows that stop). One that waits for the drain gives way to a stop or dispose from
+ * once that one has, and the callbacks it spared (see below) with it (a second dispose
+ * too), except from a callback of the run or from the drain's step, which return at
+ * once and leave the work to it (a dispose then follows that stop). One that waits for the drain gives way to a stop or dispose from
  * that drain's step, or from the executor's own thread when the drain is queued there,
  * and returns once that step and the run's callbacks on other threads have ended;
  * dfs_loop_start from there returns DFS_ERR_STOPPED while the stop is under way. A

@@ -417,4 +417,83 @@ final class LoopClosingRaceTests: XCTestCase {
         XCTAssertEqual(drained.wait(timeout: .now() + 10), .success)
         XCTAssertEqual(sawHandlerDone.values, [true], "stop() returned while a handler of the run still ran")
     }
+
+    /// A handler disposes an observer that the drainer is calling and goes on a while; the
+    /// observer stops the loop, sparing the handler (it waits for the observer). A close
+    /// from outside the run returns only once the handler has: one that meets the
+    /// observer's stop (`afterTheStop` false: made while it is under way), or one made
+    /// after it, whose place the observer's dispose takes.
+    private func checkACloseFromOutsideWaitsForTheSparedHandler(afterTheStop: Bool) {
+        let mode = afterTheStop ? 1 : 0
+        let handlerExecutor = BackgroundExecutor()
+        Self.stuck.append(handlerExecutor)
+        let handlerIn = DispatchSemaphore(value: 0)
+        let observerIn = DispatchSemaphore(value: 0)
+        let inClose = DispatchSemaphore(value: 0)
+        let handlerDone = Flag()
+        let box = Mutex<CounterLoop?>(nil)
+        let registered = NSLock()
+        nonisolated(unsafe) var registration: _Disposable?
+        let loop = CounterLoop(
+            model: Counter(),
+            update: counterUpdate,
+            handlers: [EffectHandler(on: handlerExecutor) { effect, _ in
+                guard case .note("dispose") = effect else { return }
+                handlerIn.signal()
+                _ = observerIn.wait(timeout: .now() + 5)
+                registered.lock(); let target = registration; registered.unlock()
+                target?.dispose() // waits for the observer
+                usleep(400_000) // the handler goes on a while
+                handlerDone.raise()
+            }],
+            inspector: { trace in
+                if mode == 0, case .stopped = trace {
+                    inClose.signal()
+                    usleep(300_000) // the observer's stop is under way
+                }
+            }
+        )
+        box.withLock { $0 = loop }
+        Self.stuck.append(loop)
+        let made = loop.subscribe { model in
+            guard model.count == 1, let loop = box.withLock({ $0 }) else { return }
+            observerIn.signal()
+            observerIn.signal()
+            usleep(100_000) // the handler is in dispose() now
+            loop.stop()
+            if mode == 1 {
+                inClose.signal()
+                usleep(200_000) // the test thread's dispose waits for this drain
+                loop.dispose() // takes its place
+            }
+        }
+        registered.lock(); registration = made; registered.unlock()
+        let drained = DispatchSemaphore(value: 0)
+        Thread {
+            loop.dispatch(.effects([.note("dispose")]))
+            _ = handlerIn.wait(timeout: .now() + 5)
+            loop.dispatch(.increment)
+            drained.signal()
+        }.start()
+        XCTAssertEqual(observerIn.wait(timeout: .now() + 5), .success)
+        XCTAssertEqual(inClose.wait(timeout: .now() + 5), .success)
+        let stopped = DispatchSemaphore(value: 0)
+        let sawHandlerDone = Recorder<Bool>()
+        Thread {
+            if mode == 0 { loop.stop() } else { loop.dispose() }
+            sawHandlerDone.append(handlerDone.isRaised)
+            stopped.signal()
+        }.start()
+        XCTAssertEqual(stopped.wait(timeout: .now() + 10), .success, "close never returned")
+        XCTAssertEqual(drained.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(sawHandlerDone.values, [true], "close from outside returned while a handler of the run still ran (mode \(mode))")
+    }
+
+    func testAStopMeetingAStepsStopWaitsForTheHandlerItSpared() {
+        checkACloseFromOutsideWaitsForTheSparedHandler(afterTheStop: false)
+    }
+
+    func testADisposeAfterAStepsStopWaitsForTheHandlerItSpared() {
+        checkACloseFromOutsideWaitsForTheSparedHandler(afterTheStop: true)
+    }
 }

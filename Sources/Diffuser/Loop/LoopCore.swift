@@ -107,6 +107,9 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
     @usableFromInline @exclusivity(unchecked) var session: LoopSession<Event>?
     /// The session a close is ending, until the close returns.
     var closingSession: LoopSession<Event>?
+    /// The session the last close ended: a close that finds the loop closed waits for
+    /// the callbacks that close spared (see `LoopSession.pausingCallback`).
+    var lastEnded: LoopSession<Event>?
     /// A dispose asked for from a callback while another thread was stopping the loop:
     /// that stop disposes the loop when it is done.
     var disposeWhenClosed = false
@@ -264,10 +267,8 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         if target == .disposed { disposing = true }
         // The close this one takes the place of (it waits for this thread's drain), or 0.
         var replaced: UInt = 0
-        // Whether a close from the drainer's step took this one's place while it waited,
-        // and the run this one meant to end.
+        // Whether a close from the drainer's step took this one's place while it waited.
         var wasReplaced = false
-        var meantToEnd: LoopSession<Event>?
         while true {
             let otherCloser = closer != 0 && closer != me
             // Nothing left to do. A stop from a callback of this thread's own close
@@ -275,11 +276,13 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
             // the closer until it ends.
             if !otherCloser && (status == .disposed || (status == .stopped && target == .stopped)) {
                 // The close that took this one's place came from a step: let that step
-                // end, and the run's callbacks on other threads, as this close would
-                // have waited for them.
+                // end, as this close would have waited for it. And unless this thread is
+                // the closer, let the callbacks of the run that ended end too: the close
+                // that ended it spared those waiting for its own thread.
                 while wasReplaced && drainer != 0 && drainer != me && status != .running { waitLocked() }
+                let ended = closer == me ? nil : lastEnded
                 lock.unlock()
-                if wasReplaced { meantToEnd?.awaitCallbacks() }
+                ended?.awaitCallbacks()
                 return
             }
             if otherCloser {
@@ -305,7 +308,6 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
             closer = me
             closerWaitsForDrain = false
             closerWaitsForQueuedDrain = false
-            if meantToEnd == nil { meantToEnd = session }
             // Let the drain handle the events accepted so far; unless this thread is in
             // the inspector, which the drain needs for its traces.
             if drainer != me && draining && (drainer != 0 || executor.canWaitForWork)
@@ -337,6 +339,7 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         }
         keyed.removeAll()
         let ending = session
+        if let ending { lastEnded = ending }
         session = nil
         closingSession = ending
         let wasRunning = status == .running
