@@ -496,4 +496,72 @@ final class LoopClosingRaceTests: XCTestCase {
     func testADisposeAfterAStepsStopWaitsForTheHandlerItSpared() {
         checkACloseFromOutsideWaitsForTheSparedHandler(afterTheStop: true)
     }
+
+    /// A step stops the loop in place of a handler's waiting stop, then stops it again:
+    /// a close from the drain's step returns at once, and so does the handler's.
+    func testAStepStoppingTwiceAfterTakingTheHandlersPlace() {
+        let handlerExecutor = BackgroundExecutor()
+        Self.stuck.append(handlerExecutor)
+        let finished = DispatchSemaphore(value: 0)
+        let handlerReturned = DispatchSemaphore(value: 0)
+        let box = Mutex<CounterLoop?>(nil)
+        Thread {
+            let loop = CounterLoop(
+                model: Counter(),
+                update: counterUpdate,
+                handlers: [
+                    EffectHandler(on: handlerExecutor) { effect, _ in
+                        guard case .note("stop") = effect else { return }
+                        box.withLock { $0 }?.stop()
+                        handlerReturned.signal()
+                    },
+                    EffectHandler { effect, _ in
+                        guard case .note("stop") = effect, let loop = box.withLock({ $0 }) else { return }
+                        _ = eventually(5) { !loop.isRunning } // the handler's stop has begun
+                        loop.stop()
+                        usleep(50_000)
+                        loop.stop()
+                    },
+                ]
+            )
+            box.withLock { $0 = loop }
+            Self.stuck.append(loop)
+            loop.dispatch(.effects([.note("stop")]))
+            finished.signal()
+        }.start()
+        XCTAssertEqual(finished.wait(timeout: .now() + 10), .success, "the step's second stop never returned")
+        XCTAssertEqual(handlerReturned.wait(timeout: .now() + 10), .success, "the handler's stop never returned")
+    }
+
+    /// A handler on its own executor stops its loop and goes on, waiting for the thread
+    /// that later calls `stop()` or `dispose()`: a close that meets no other close returns
+    /// at once, stop and dispose alike (the handler's own stop did not wait for it).
+    func testACloseOfAStoppedLoopDoesNotWaitForTheCallbackThatStoppedIt() {
+        for disposes in [false, true] {
+            let handlerExecutor = BackgroundExecutor()
+            Self.stuck.append(handlerExecutor)
+            let stopped = DispatchSemaphore(value: 0)
+            let fromTestThread = DispatchSemaphore(value: 0)
+            let heard = Recorder<DispatchTimeoutResult>()
+            let box = Mutex<CounterLoop?>(nil)
+            let loop = CounterLoop(
+                model: Counter(),
+                update: counterUpdate,
+                handlers: [EffectHandler(on: handlerExecutor) { effect, _ in
+                    guard case .note("stop") = effect else { return }
+                    box.withLock { $0 }?.stop()
+                    stopped.signal()
+                    heard.append(fromTestThread.wait(timeout: .now() + 3)) // a main-queue sync, say
+                }]
+            )
+            box.withLock { $0 = loop }
+            Self.stuck.append(loop)
+            loop.dispatch(.effects([.note("stop")]))
+            XCTAssertEqual(stopped.wait(timeout: .now() + 5), .success)
+            if disposes { loop.dispose() } else { loop.stop() }
+            fromTestThread.signal()
+            XCTAssertTrue(eventually(5) { heard.count == 1 })
+            XCTAssertEqual(heard.values, [.success], "\(disposes ? "dispose" : "stop")() waited for the callback")
+        }
+    }
 }

@@ -267,8 +267,10 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         if target == .disposed { disposing = true }
         // The close this one takes the place of (it waits for this thread's drain), or 0.
         var replaced: UInt = 0
-        // Whether a close from the drainer's step took this one's place while it waited.
+        // Whether a close from the drainer's step took this one's place while it waited,
+        // and whether this close met another at all (waited for it, or was replaced).
         var wasReplaced = false
+        var met = false
         while true {
             let otherCloser = closer != 0 && closer != me
             // Nothing left to do. A stop from a callback of this thread's own close
@@ -276,13 +278,12 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
             // the closer until it ends.
             if !otherCloser && (status == .disposed || (status == .stopped && target == .stopped)) {
                 // The close that took this one's place came from a step: let that step
-                // end, as this close would have waited for it. And unless this thread is
-                // the closer, let the callbacks of the run that ended end too: the close
-                // that ended it spared those waiting for its own thread.
+                // end, as this close would have waited for it, and the callbacks the
+                // close this one met spared.
                 while wasReplaced && drainer != 0 && drainer != me && status != .running { waitLocked() }
-                let ended = closer == me ? nil : lastEnded
+                let spared = met ? sparedRunLocked(me) : nil
                 lock.unlock()
-                ended?.awaitCallbacks()
+                spared?.awaitCallbacks()
                 return
             }
             if otherCloser {
@@ -302,6 +303,7 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
                 } else {
                     // Otherwise let it finish, then look again.
                     waitLocked()
+                    met = true
                     continue
                 }
             }
@@ -320,6 +322,7 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
                     closerWaitsForQueuedDrain = false
                 } else {
                     wasReplaced = true
+                    met = true
                 }
                 continue
             }
@@ -372,9 +375,13 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         // Registrations queued while stopping wait for a drain.
         let schedule = target == .stopped && !queue.isEmpty && !draining && !disposeNow
         if schedule { draining = true }
+        // A close that ended no run (a dispose after a stop) but met the one that did
+        // waits for the callbacks that one spared, as in the case above.
+        let spared = met && ending == nil ? sparedRunLocked(me) : nil
         wakeWaitersLocked()
         if schedule { runDrain() }
         if disposeNow { close(to: .disposed) }
+        spared?.awaitCallbacks()
     }
 
     /// Runs `wait`, for the thread `waitingFor` names, with the calling thread's own
@@ -385,6 +392,15 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         let run = session ?? closingSession
         lock.unlock()
         if let run { run.pausingCallback(waitingFor: waitingFor, wait) } else { wait() }
+    }
+
+    /// The run whose callbacks a close that met another waits for, as that close would
+    /// have: the last one ended, whose close spared those waiting for its own thread.
+    /// None for the closer, the drainer and a callback of that run, which return at once.
+    /// With the lock held.
+    private func sparedRunLocked(_ me: UInt) -> LoopSession<Event>? {
+        guard closer != me, drainer != me, let run = lastEnded, !run.hasCallback(on: me) else { return nil }
+        return run
     }
 
     /// Whether the calling thread runs a callback of the current run, or of the run
