@@ -793,20 +793,21 @@ DFS_API dfs_status dfs_diffuser_into_list(dfs_type *type, const dfs_list_reader 
  * for the thread that stops or disposes its loop.
  *
  * Closes that meet: a stop or dispose made while another thread's is under way returns
- * once that one has, and the callbacks it spared (see below) with it (a second dispose
- * too), except from a callback of the run or from the drain's step, which return at once
- * and leave the work to it (a dispose then follows that stop); one made once the loop is
- * stopped or disposed waits for no callback. One that waits for the drain gives way to a
- * stop or dispose from that drain's step, or from the executor's own thread when the
- * drain is queued there, and returns once that step and the run's callbacks on other
- * threads have ended; dfs_loop_start from there returns DFS_ERR_STOPPED while the stop is
- * under way. A callback that waits for another thread's callback (a handler disposing an
- * observer or feedback that the drain is calling, or reporting its failure while the
- * inspector runs) is not waited for by a stop or dispose from that other callback, which
- * would wait for itself: its trace or its dispose comes after that stop. A stop or
- * dispose from the inspector on a thread other than the drain's does not wait for the
- * drain, whose traces need the inspector: it drops the events not yet handled, and
- * returns while the drain's callback in progress, if any, finishes.
+ * once that one has (a second dispose too), except from a callback of the run, from the
+ * drain's step or from the inspector, which return at once and leave the work to it (a
+ * dispose then follows that stop); one made once the loop is stopped or disposed waits
+ * for no callback. One that waits for the drain gives way to a stop or dispose from that
+ * drain's step, or from the executor's own thread when the drain is queued there, and
+ * returns once that step and the run's callbacks on other threads have ended;
+ * dfs_loop_start from there returns DFS_ERR_STOPPED while the stop is under way. A
+ * callback that waits for another thread's callback (a handler disposing an observer or
+ * feedback that the drain is calling, or reporting its failure while the inspector runs)
+ * is not waited for by a stop or dispose from that other callback, which would wait for
+ * itself: its trace or its dispose comes after that stop, and may still be in progress
+ * when a close that met that stop returns. A stop or dispose from the inspector on a
+ * thread other than the drain's does not wait for the drain, whose traces need the
+ * inspector: it drops the events not yet handled, and returns while the drain's callback
+ * in progress, if any, finishes.
  *
  * Work a loop hands to an executor does not keep the loop alive: releasing the loop
  * disposes it even while a manual executor holds its work.

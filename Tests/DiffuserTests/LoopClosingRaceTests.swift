@@ -418,85 +418,6 @@ final class LoopClosingRaceTests: XCTestCase {
         XCTAssertEqual(sawHandlerDone.values, [true], "stop() returned while a handler of the run still ran")
     }
 
-    /// A handler disposes an observer that the drainer is calling and goes on a while; the
-    /// observer stops the loop, sparing the handler (it waits for the observer). A close
-    /// from outside the run returns only once the handler has: one that meets the
-    /// observer's stop (`afterTheStop` false: made while it is under way), or one made
-    /// after it, whose place the observer's dispose takes.
-    private func checkACloseFromOutsideWaitsForTheSparedHandler(afterTheStop: Bool) {
-        let mode = afterTheStop ? 1 : 0
-        let handlerExecutor = BackgroundExecutor()
-        Self.stuck.append(handlerExecutor)
-        let handlerIn = DispatchSemaphore(value: 0)
-        let observerIn = DispatchSemaphore(value: 0)
-        let inClose = DispatchSemaphore(value: 0)
-        let handlerDone = Flag()
-        let box = Mutex<CounterLoop?>(nil)
-        let registered = NSLock()
-        nonisolated(unsafe) var registration: _Disposable?
-        let loop = CounterLoop(
-            model: Counter(),
-            update: counterUpdate,
-            handlers: [EffectHandler(on: handlerExecutor) { effect, _ in
-                guard case .note("dispose") = effect else { return }
-                handlerIn.signal()
-                _ = observerIn.wait(timeout: .now() + 5)
-                registered.lock(); let target = registration; registered.unlock()
-                target?.dispose() // waits for the observer
-                usleep(400_000) // the handler goes on a while
-                handlerDone.raise()
-            }],
-            inspector: { trace in
-                if mode == 0, case .stopped = trace {
-                    inClose.signal()
-                    usleep(300_000) // the observer's stop is under way
-                }
-            }
-        )
-        box.withLock { $0 = loop }
-        Self.stuck.append(loop)
-        let made = loop.subscribe { model in
-            guard model.count == 1, let loop = box.withLock({ $0 }) else { return }
-            observerIn.signal()
-            observerIn.signal()
-            usleep(100_000) // the handler is in dispose() now
-            loop.stop()
-            if mode == 1 {
-                inClose.signal()
-                usleep(200_000) // the test thread's dispose waits for this drain
-                loop.dispose() // takes its place
-            }
-        }
-        registered.lock(); registration = made; registered.unlock()
-        let drained = DispatchSemaphore(value: 0)
-        Thread {
-            loop.dispatch(.effects([.note("dispose")]))
-            _ = handlerIn.wait(timeout: .now() + 5)
-            loop.dispatch(.increment)
-            drained.signal()
-        }.start()
-        XCTAssertEqual(observerIn.wait(timeout: .now() + 5), .success)
-        XCTAssertEqual(inClose.wait(timeout: .now() + 5), .success)
-        let stopped = DispatchSemaphore(value: 0)
-        let sawHandlerDone = Recorder<Bool>()
-        Thread {
-            if mode == 0 { loop.stop() } else { loop.dispose() }
-            sawHandlerDone.append(handlerDone.isRaised)
-            stopped.signal()
-        }.start()
-        XCTAssertEqual(stopped.wait(timeout: .now() + 10), .success, "close never returned")
-        XCTAssertEqual(drained.wait(timeout: .now() + 10), .success)
-        XCTAssertEqual(sawHandlerDone.values, [true], "close from outside returned while a handler of the run still ran (mode \(mode))")
-    }
-
-    func testAStopMeetingAStepsStopWaitsForTheHandlerItSpared() {
-        checkACloseFromOutsideWaitsForTheSparedHandler(afterTheStop: false)
-    }
-
-    func testADisposeAfterAStepsStopWaitsForTheHandlerItSpared() {
-        checkACloseFromOutsideWaitsForTheSparedHandler(afterTheStop: true)
-    }
-
     /// A step stops the loop in place of a handler's waiting stop, then stops it again:
     /// a close from the drain's step returns at once, and so does the handler's.
     func testAStepStoppingTwiceAfterTakingTheHandlersPlace() {
@@ -563,5 +484,123 @@ final class LoopClosingRaceTests: XCTestCase {
             XCTAssertTrue(eventually(5) { heard.count == 1 })
             XCTAssertEqual(heard.values, [.success], "\(disposes ? "dispose" : "stop")() waited for the callback")
         }
+    }
+
+    /// A stop from the loop's own executor thread meets a handler's stop; the handler goes
+    /// on, registers something (a drain queued on that executor) and disposes, which
+    /// waits for that drain: the executor's stop returns once the handler's has, without
+    /// waiting for the handler, so both return.
+    func testAStopOnTheExecutorThreadThatMetAHandlersStopAndTheHandlersDispose() {
+        let loopExecutor = BackgroundExecutor()
+        let handlerExecutor = BackgroundExecutor()
+        Self.stuck.append(loopExecutor); Self.stuck.append(handlerExecutor)
+        let stopping = DispatchSemaphore(value: 0)
+        let executorStopReturned = DispatchSemaphore(value: 0)
+        let handlerDisposed = DispatchSemaphore(value: 0)
+        let box = Mutex<CounterLoop?>(nil)
+        let loop = CounterLoop(
+            model: Counter(),
+            update: counterUpdate,
+            handlers: [EffectHandler(on: handlerExecutor) { effect, _ in
+                guard case .note("stop") = effect, let loop = box.withLock({ $0 }) else { return }
+                loop.stop()
+                usleep(300_000) // the executor's stop now waits for this callback
+                loop.record(into: nil) // a drain, queued on the loop's executor
+                loop.dispose()
+                handlerDisposed.signal()
+            }],
+            executor: loopExecutor,
+            inspector: { trace in
+                if case .stopped = trace {
+                    stopping.signal()
+                    usleep(300_000) // let the executor's stop meet this one
+                }
+            }
+        )
+        box.withLock { $0 = loop }
+        Self.stuck.append(loop)
+        loop.dispatch(.effects([.note("stop")]))
+        loopExecutor.execute {
+            _ = stopping.wait(timeout: .now() + 5)
+            loop.stop()
+            executorStopReturned.signal()
+        }
+        XCTAssertEqual(executorStopReturned.wait(timeout: .now() + 8), .success, "the executor thread's stop never returned")
+        XCTAssertEqual(handlerDisposed.wait(timeout: .now() + 8), .success, "the handler's dispose never returned")
+    }
+
+    /// A handler stops its loop, then fails; the inspector, on the handler's thread,
+    /// stops the loop while another thread's dispose waits for the inspector to report
+    /// DISPOSED: a close from the inspector does not wait for another close.
+    func testAStopFromTheInspectorOfAFailedHandlerMeetingADispose() {
+        let handlerExecutor = BackgroundExecutor()
+        Self.stuck.append(handlerExecutor)
+        let failed = DispatchSemaphore(value: 0)
+        let inspectorStopReturned = DispatchSemaphore(value: 0)
+        let disposeReturned = DispatchSemaphore(value: 0)
+        let box = Mutex<CounterLoop?>(nil)
+        let loop = CounterLoop(
+            model: Counter(),
+            update: counterUpdate,
+            handlers: [EffectHandler(on: handlerExecutor) { effect, _ in
+                guard case .note("stop") = effect, let loop = box.withLock({ $0 }) else { return }
+                loop.stop()
+                throw UpdateError()
+            }],
+            inspector: { trace in
+                guard case .effectFailed = trace, let loop = box.withLock({ $0 }) else { return }
+                failed.signal()
+                usleep(300_000) // the dispose now waits for the inspector
+                loop.stop()
+                inspectorStopReturned.signal()
+            }
+        )
+        box.withLock { $0 = loop }
+        Self.stuck.append(loop)
+        loop.dispatch(.effects([.note("stop")]))
+        XCTAssertEqual(failed.wait(timeout: .now() + 5), .success)
+        Thread { loop.dispose(); disposeReturned.signal() }.start()
+        XCTAssertEqual(inspectorStopReturned.wait(timeout: .now() + 8), .success, "the inspector's stop never returned")
+        XCTAssertEqual(disposeReturned.wait(timeout: .now() + 8), .success, "the dispose never returned")
+    }
+
+    /// As testACloseOfAStoppedLoopDoesNotWaitForTheCallbackThatStoppedIt, but the test
+    /// thread's dispose meets another thread's dispose of the stopped loop: it still
+    /// waits for no callback.
+    func testADisposeOfAStoppedLoopMeetingAnotherDisposeWaitsForNoCallback() {
+        let handlerExecutor = BackgroundExecutor()
+        Self.stuck.append(handlerExecutor)
+        let stopped = DispatchSemaphore(value: 0)
+        let disposing = DispatchSemaphore(value: 0)
+        let fromTestThread = DispatchSemaphore(value: 0)
+        let heard = Mutex<[DispatchTimeoutResult]>([])
+        let box = Mutex<CounterLoop?>(nil)
+        let loop = CounterLoop(
+            model: Counter(),
+            update: counterUpdate,
+            handlers: [EffectHandler(on: handlerExecutor) { effect, _ in
+                guard case .note("stop") = effect else { return }
+                box.withLock { $0 }?.stop()
+                stopped.signal()
+                let result = fromTestThread.wait(timeout: .now() + 3) // a main-queue sync, say
+                heard.withLock { $0.append(result) }
+            }],
+            inspector: { trace in
+                if case .disposed = trace {
+                    disposing.signal()
+                    usleep(300_000) // let the test thread's dispose meet this one
+                }
+            }
+        )
+        box.withLock { $0 = loop }
+        Self.stuck.append(loop)
+        loop.dispatch(.effects([.note("stop")]))
+        XCTAssertEqual(stopped.wait(timeout: .now() + 5), .success)
+        Thread { loop.dispose() }.start()
+        XCTAssertEqual(disposing.wait(timeout: .now() + 5), .success)
+        loop.dispose()
+        fromTestThread.signal()
+        XCTAssertTrue(eventually(5) { heard.withLock { $0.count } == 1 })
+        XCTAssertEqual(heard.withLock { $0 }, [.success], "dispose() waited for the callback that stopped the loop")
     }
 }

@@ -107,9 +107,6 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
     @usableFromInline @exclusivity(unchecked) var session: LoopSession<Event>?
     /// The session a close is ending, until the close returns.
     var closingSession: LoopSession<Event>?
-    /// The session the last close ended: a close that finds the loop closed waits for
-    /// the callbacks that close spared (see `LoopSession.pausingCallback`).
-    var lastEnded: LoopSession<Event>?
     /// A dispose asked for from a callback while another thread was stopping the loop:
     /// that stop disposes the loop when it is done.
     var disposeWhenClosed = false
@@ -268,9 +265,9 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         // The close this one takes the place of (it waits for this thread's drain), or 0.
         var replaced: UInt = 0
         // Whether a close from the drainer's step took this one's place while it waited,
-        // and whether this close met another at all (waited for it, or was replaced).
+        // and the run this one meant to end.
         var wasReplaced = false
-        var met = false
+        var meantToEnd: LoopSession<Event>?
         while true {
             let otherCloser = closer != 0 && closer != me
             // Nothing left to do. A stop from a callback of this thread's own close
@@ -278,12 +275,11 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
             // the closer until it ends.
             if !otherCloser && (status == .disposed || (status == .stopped && target == .stopped)) {
                 // The close that took this one's place came from a step: let that step
-                // end, as this close would have waited for it, and the callbacks the
-                // close this one met spared.
+                // end, and the run's callbacks on other threads, as this close would
+                // have waited for them.
                 while wasReplaced && drainer != 0 && drainer != me && status != .running { waitLocked() }
-                let spared = met ? sparedRunLocked(me) : nil
                 lock.unlock()
-                spared?.awaitCallbacks()
+                if wasReplaced { meantToEnd?.awaitCallbacks() }
                 return
             }
             if otherCloser {
@@ -293,23 +289,23 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
                     // one takes its place, and must not wait for its callback, if it is
                     // one.
                     replaced = closer
-                } else if drainer == me || inRunCallbackLocked(me) {
-                    // A callback of the run it ends, or a step of this thread's drain,
-                    // must not wait for it (it may wait for them): that close does the
-                    // work, a dispose included.
+                } else if drainer == me || inRunCallbackLocked(me) || inspectorCaller.load(ordering: .acquiring) == me {
+                    // A callback of the run it ends, a step of this thread's drain, or
+                    // the inspector (which its traces need), must not wait for it (it may
+                    // wait for them): that close does the work, a dispose included.
                     if target == .disposed { disposeWhenClosed = true }
                     lock.unlock()
                     return
                 } else {
                     // Otherwise let it finish, then look again.
                     waitLocked()
-                    met = true
                     continue
                 }
             }
             closer = me
             closerWaitsForDrain = false
             closerWaitsForQueuedDrain = false
+            if meantToEnd == nil { meantToEnd = session }
             // Let the drain handle the events accepted so far; unless this thread is in
             // the inspector, which the drain needs for its traces.
             if drainer != me && draining && (drainer != 0 || executor.canWaitForWork)
@@ -322,7 +318,6 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
                     closerWaitsForQueuedDrain = false
                 } else {
                     wasReplaced = true
-                    met = true
                 }
                 continue
             }
@@ -342,7 +337,6 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         }
         keyed.removeAll()
         let ending = session
-        if let ending { lastEnded = ending }
         session = nil
         closingSession = ending
         let wasRunning = status == .running
@@ -375,13 +369,9 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         // Registrations queued while stopping wait for a drain.
         let schedule = target == .stopped && !queue.isEmpty && !draining && !disposeNow
         if schedule { draining = true }
-        // A close that ended no run (a dispose after a stop) but met the one that did
-        // waits for the callbacks that one spared, as in the case above.
-        let spared = met && ending == nil ? sparedRunLocked(me) : nil
         wakeWaitersLocked()
         if schedule { runDrain() }
         if disposeNow { close(to: .disposed) }
-        spared?.awaitCallbacks()
     }
 
     /// Runs `wait`, for the thread `waitingFor` names, with the calling thread's own
@@ -392,15 +382,6 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         let run = session ?? closingSession
         lock.unlock()
         if let run { run.pausingCallback(waitingFor: waitingFor, wait) } else { wait() }
-    }
-
-    /// The run whose callbacks a close that met another waits for, as that close would
-    /// have: the last one ended, whose close spared those waiting for its own thread.
-    /// None for the closer, the drainer and a callback of that run, which return at once.
-    /// With the lock held.
-    private func sparedRunLocked(_ me: UInt) -> LoopSession<Event>? {
-        guard closer != me, drainer != me, let run = lastEnded, !run.hasCallback(on: me) else { return nil }
-        return run
     }
 
     /// Whether the calling thread runs a callback of the current run, or of the run
