@@ -18,9 +18,10 @@ final class LoopClosingRaceTests: XCTestCase {
     nonisolated(unsafe) static var stuck: [AnyObject] = []
 
     /// A handler on its own executor stops the loop and waits (its stop waits for the
-    /// drain), while an inline handler of the same step stops or disposes it too: the
-    /// step's close takes the place of the waiting one, and both return.
-    private func checkAStepsCloseTakesThePlaceOfACallbacksWaitingStop(stepDisposes: Bool) {
+    /// drain), while an inline handler of the same step stops or disposes it too (and,
+    /// `twice`, stops it once more): the step's close takes the place of the waiting one,
+    /// and all return.
+    private func checkAStepsCloseTakesThePlaceOfACallbacksWaitingStop(stepDisposes: Bool, twice: Bool = false) {
         let handlerExecutor = BackgroundExecutor()
         let finished = DispatchSemaphore(value: 0)
         let handlerReturned = DispatchSemaphore(value: 0)
@@ -39,6 +40,10 @@ final class LoopClosingRaceTests: XCTestCase {
                         guard case .note("stop") = effect, let loop = box.withLock({ $0 }) else { return }
                         _ = eventually(5) { !loop.isRunning } // the other stop has begun
                         if stepDisposes { loop.dispose() } else { loop.stop() }
+                        if twice {
+                            usleep(50_000)
+                            loop.stop()
+                        }
                     },
                 ]
             )
@@ -418,40 +423,9 @@ final class LoopClosingRaceTests: XCTestCase {
         XCTAssertEqual(sawHandlerDone.values, [true], "stop() returned while a handler of the run still ran")
     }
 
-    /// A step stops the loop in place of a handler's waiting stop, then stops it again:
-    /// a close from the drain's step returns at once, and so does the handler's.
+    /// A close from the drain's step returns at once, also the second one.
     func testAStepStoppingTwiceAfterTakingTheHandlersPlace() {
-        let handlerExecutor = BackgroundExecutor()
-        Self.stuck.append(handlerExecutor)
-        let finished = DispatchSemaphore(value: 0)
-        let handlerReturned = DispatchSemaphore(value: 0)
-        let box = Mutex<CounterLoop?>(nil)
-        Thread {
-            let loop = CounterLoop(
-                model: Counter(),
-                update: counterUpdate,
-                handlers: [
-                    EffectHandler(on: handlerExecutor) { effect, _ in
-                        guard case .note("stop") = effect else { return }
-                        box.withLock { $0 }?.stop()
-                        handlerReturned.signal()
-                    },
-                    EffectHandler { effect, _ in
-                        guard case .note("stop") = effect, let loop = box.withLock({ $0 }) else { return }
-                        _ = eventually(5) { !loop.isRunning } // the handler's stop has begun
-                        loop.stop()
-                        usleep(50_000)
-                        loop.stop()
-                    },
-                ]
-            )
-            box.withLock { $0 = loop }
-            Self.stuck.append(loop)
-            loop.dispatch(.effects([.note("stop")]))
-            finished.signal()
-        }.start()
-        XCTAssertEqual(finished.wait(timeout: .now() + 10), .success, "the step's second stop never returned")
-        XCTAssertEqual(handlerReturned.wait(timeout: .now() + 10), .success, "the handler's stop never returned")
+        checkAStepsCloseTakesThePlaceOfACallbacksWaitingStop(stepDisposes: false, twice: true)
     }
 
     /// A handler on its own executor stops its loop and goes on, waiting for the thread
