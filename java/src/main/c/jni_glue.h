@@ -66,6 +66,9 @@ typedef struct {
      *          refusal no inspector took (Fuser.connect's, a loop without one) is not
      *          kept. */
     jthrowable refusal;
+    /* dropped: set by a fuser transform whose Java object was collected (dfsj_extract_cb),
+     *          for the emission under way (n_dispatch_emit), which then drops its event. */
+    int dropped;
 } dfsj_thread_state;
 
 /* A slot of the pin table: empty while ref is NULL. */
@@ -174,6 +177,7 @@ int dfsj_pin(JNIEnv *env, jlong key, jobject object);
 int dfsj_effect_cb(const void *value, void *ctx);
 int dfsj_did_change_cb(const void *old_value, const void *new_value, void *ctx);
 int dfsj_transform_cb(const void *value, const void **out, void *ctx);
+int dfsj_extract_cb(const void *value, const void **out, void *ctx);
 int dfsj_part_cb(const void *value, const void **out, void *ctx);
 int dfsj_source_connect_cb(dfs_dispatch *dispatch, void *ctx, void **connection);
 void dfsj_source_disconnect_cb(void *connection, void *ctx);
