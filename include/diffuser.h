@@ -698,7 +698,8 @@ DFS_API void dfs_list_sections_diff_free(dfs_list_sections_diff *diff);
  *  Order, per run: count(old), count(new), then key, same_key and the content functions
  *  in the order the core's diff asks for them: along the common prefix, the old and the
  *  new key at each place (same_key if they are equal), then the pair's content; the
- *  same along the common suffix, from the end; then the keys of the rest of the old
+ *  same along the common suffix, from the end (where it reaches the place the prefix
+ *  ended at, with that place's key asked already); then the keys of the rest of the old
  *  list and of the new list, and for each new item matched, same_key and its content.
  *  Each key is asked at most twice. Then `type`'s retain of the new list, then the sink.
  *  The first run asks count(new) only.

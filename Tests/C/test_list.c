@@ -1140,6 +1140,70 @@ static void test_into_list_misuse(void) {
     CHECK(vlist_live == 0 && tc.retains == tc.releases, "every list released");
 }
 
+/* The reader promises of the header, on the two lists that broke them: a key is asked at
+ * most twice a run (the suffix reaches the place where the prefix ended), and same_key
+ * gets two items of one list earlier first (a duplicate in the old middle). */
+typedef struct {
+    uint64_t keys[8];
+    int32_t n;
+    char name;
+    int asked[8];
+    int misordered;
+} promise_list;
+
+static int promise_count(const void *list, size_t *count, void *ctx) {
+    (void)ctx;
+    *count = (size_t)((const promise_list *)list)->n;
+    return 0;
+}
+
+static int promise_key(const void *list, int32_t index, uint64_t *key, void *ctx) {
+    (void)ctx;
+    promise_list *l = (promise_list *)list;
+    l->asked[index]++;
+    *key = l->keys[index];
+    return 0;
+}
+
+static int promise_same_key(const void *a, int32_t i, const void *b, int32_t j, void *ctx) {
+    (void)ctx;
+    promise_list *x = (promise_list *)a;
+    const promise_list *y = b;
+    if (x == y && i >= j) x->misordered++;
+    return x->keys[i] == y->keys[j];
+}
+
+static int promise_sink(const dfs_list_diff *diff, const void *new_list, int is_first, void *ctx) {
+    (void)diff;
+    (void)new_list;
+    (void)is_first;
+    (void)ctx;
+    return 0;
+}
+
+static void test_into_list_reader_promises(void) {
+    check_section("into_list: each key asked at most twice, same_key earlier first");
+    dfs_list_reader reader = {promise_count, promise_key, promise_same_key, NULL, NULL};
+    dfs_diffuser *d = NULL;
+    CHECK_OK(dfs_diffuser_into_list(dfs_type_pointer(), &reader, NULL, NULL, 0, promise_sink, NULL, NULL, &d), "node");
+    promise_list a = {{1, 2}, 2, 'a', {0}, 0};
+    promise_list b = {{3, 4, 2}, 3, 'b', {0}, 0};
+    CHECK_OK(dfs_diffuser_run(d, &a), "first run");
+    CHECK_OK(dfs_diffuser_run(d, &b), "[1 2] to [3 4 2]");
+    for (int i = 0; i < a.n; i++) CHECK(a.asked[i] <= 2, "old key %d asked %d times", i, a.asked[i]);
+    for (int i = 0; i < b.n; i++) CHECK(b.asked[i] <= 2, "new key %d asked %d times", i, b.asked[i]);
+    dfs_diffuser_release(d);
+
+    CHECK_OK(dfs_diffuser_into_list(dfs_type_pointer(), &reader, NULL, NULL, 0, promise_sink, NULL, NULL, &d), "node");
+    promise_list c = {{1, 7, 7, 2}, 4, 'c', {0}, 0};
+    promise_list e = {{3, 7, 4}, 3, 'e', {0}, 0};
+    CHECK_OK(dfs_diffuser_run(d, &c), "first run");
+    CHECK_OK(dfs_diffuser_run(d, &e), "[1 7 7 2] to [3 7 4]");
+    CHECK(c.misordered == 0 && e.misordered == 0, "same_key of one list earlier first (%d, %d calls later first)",
+          c.misordered, e.misordered);
+    dfs_diffuser_release(d);
+}
+
 int main(int argc, char **argv) {
     check_init(argc, argv);
     test_examples();
@@ -1153,5 +1217,6 @@ int main(int argc, char **argv) {
     test_into_list_sequences();
     test_into_list_composed();
     test_into_list_misuse();
+    test_into_list_reader_promises();
     return check_finish();
 }

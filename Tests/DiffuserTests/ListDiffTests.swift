@@ -177,6 +177,96 @@ final class ListDiffTests: XCTestCase {
         XCTAssertThrowsError(try ListDiff(from: [1, 2, 3], to: [3, 2, 1], key: { $0 }, sameContent: { _, _ in throw Boom() }))
     }
 
+    /// The promises the index-based form makes about its callbacks, over random pairs with
+    /// duplicates and keys hashed to a few values (so that distinct keys meet in the
+    /// table): each key is asked at most twice, `sameKey` gets two keys of one list
+    /// earlier first, and `sameContent` is asked once per matched pair.
+    func testCallbackPromises() throws {
+        /// A key that hashes to one of four values and compares by its full value.
+        struct Crowded: Hashable {
+            let value: Int
+            func hash(into hasher: inout Hasher) { hasher.combine(value % 4) }
+        }
+        for seed in 0..<3000 as Range<UInt64> {
+            var g = ListRandom(seed: 50_000 + seed)
+            let (old, new) = ListGen.pair(&g, maxCount: 24)
+            var oldAsked = [Int](repeating: 0, count: old.count)
+            var newAsked = [Int](repeating: 0, count: new.count)
+            var contentAsked: [ListDiff.Pair: Int] = [:]
+            var misordered: [String] = []
+            // A key remembers which list and place it came from, for the order check.
+            var origin: [ObjectIdentifier: (list: Character, index: Int)] = [:]
+            final class Tagged: Hashable {
+                let key: Crowded
+                init(_ key: Crowded) { self.key = key }
+                static func == (a: Tagged, b: Tagged) -> Bool { a.key == b.key }
+                func hash(into hasher: inout Hasher) { hasher.combine(key) }
+            }
+            var made: [Tagged] = []
+            let diff = ListDiff(
+                oldCount: old.count, newCount: new.count,
+                oldKey: { i in
+                    oldAsked[i] += 1
+                    let key = Tagged(Crowded(value: old[i].key))
+                    made.append(key)
+                    origin[ObjectIdentifier(key)] = ("o", i)
+                    return key
+                },
+                newKey: { j in
+                    newAsked[j] += 1
+                    let key = Tagged(Crowded(value: new[j].key))
+                    made.append(key)
+                    origin[ObjectIdentifier(key)] = ("n", j)
+                    return key
+                },
+                sameKey: { a, b in
+                    let x = origin[ObjectIdentifier(a)]!, y = origin[ObjectIdentifier(b)]!
+                    if x.list == y.list && x.index >= y.index || x.list == "n" && y.list == "o" {
+                        misordered.append("sameKey(\(x.list)\(x.index), \(y.list)\(y.index))")
+                    }
+                    return a == b
+                },
+                sameContent: { i, j in
+                    contentAsked[ListDiff.Pair(old: i, new: j), default: 0] += 1
+                    return old[i] == new[j]
+                })
+            try checkListDiff(diff, old: old, new: new)
+            XCTAssertLessThanOrEqual(oldAsked.max() ?? 0, 2, "seed \(seed): an old key asked \(oldAsked)")
+            XCTAssertLessThanOrEqual(newAsked.max() ?? 0, 2, "seed \(seed): a new key asked \(newAsked)")
+            XCTAssertEqual(misordered, [], "seed \(seed)")
+            XCTAssertLessThanOrEqual(contentAsked.values.max() ?? 0, 1, "seed \(seed)")
+            XCTAssertEqual(contentAsked.count, diff.oldToNew.filter { $0 >= 0 }.count, "seed \(seed)")
+            if oldAsked.max() ?? 0 > 2 || !misordered.isEmpty { return }
+        }
+    }
+
+    /// The two cases of the review: the prefix's last item met again by the suffix, and
+    /// a duplicate in the old middle.
+    func testCallbackPromisesByHand() {
+        var asked: [String: Int] = [:]
+        _ = ListDiff(
+            oldCount: 3, newCount: 2,
+            oldKey: { i in asked["o\(i)", default: 0] += 1; return ["A", "X", "B"][i] },
+            newKey: { j in asked["n\(j)", default: 0] += 1; return ["C", "B"][j] },
+            sameContent: { _, _ in true })
+        XCTAssertLessThanOrEqual(asked.values.max() ?? 0, 2, "\(asked)")
+        /// A key that knows where it came from; hashed and compared by its value.
+        struct Placed: Hashable {
+            let value: Int, place: String
+            static func == (a: Placed, b: Placed) -> Bool { a.value == b.value }
+            func hash(into hasher: inout Hasher) { hasher.combine(value) }
+        }
+        var pairs: [String] = []
+        _ = ListDiff(
+            oldCount: 4, newCount: 3,
+            oldKey: { Placed(value: [1, 7, 7, 2][$0], place: "o\($0)") },
+            newKey: { Placed(value: [3, 7, 4][$0], place: "n\($0)") },
+            sameKey: { a, b in pairs.append("\(a.place)-\(b.place)"); return a == b },
+            sameContent: { _, _ in true })
+        XCTAssertTrue(pairs.contains("o1-o2"), "\(pairs)")
+        XCTAssertFalse(pairs.contains("o2-o1"), "\(pairs)")
+    }
+
     func testIndexBasedEntry() {
         let oldKeys: [UInt64] = [10, 20, 30, 40]
         let newKeys: [UInt64] = [40, 10, 30, 50]

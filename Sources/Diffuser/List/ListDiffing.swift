@@ -167,11 +167,19 @@ enum _ListDiffing {
         let m = n2o.count
         var parts = _ListDiffParts()
 
-        // 1. Common prefix and suffix.
+        // 1. Common prefix and suffix. The keys at the place where the prefix ends are kept:
+        // the suffix may reach that place in one list, and must not ask for its key again
+        // (the middle asks once more, and a key is asked at most twice).
         let limit = Swift.min(n, m)
         var p = 0
+        var prefixEnd: (old: Key, new: Key)?
         while p < limit {
-            if try !sameKey(oldKey(p), newKey(p)) { break }
+            let oldK = try oldKey(p)
+            let newK = try newKey(p)
+            if try !sameKey(oldK, newK) {
+                prefixEnd = (oldK, newK)
+                break
+            }
             o2n[p] = p
             n2o[p] = p
             if try !sameContent(p, p) { parts.updates.append(ListDiff.Pair(old: p, new: p)) }
@@ -182,7 +190,10 @@ enum _ListDiffing {
         while s < limit - p {
             let i = n - 1 - s
             let j = m - 1 - s
-            if try !sameKey(oldKey(i), newKey(j)) { break }
+            // p < limit here, so the prefix ended at p and `prefixEnd` holds its keys.
+            let oldK = i == p ? prefixEnd!.old : try oldKey(i)
+            let newK = j == p ? prefixEnd!.new : try newKey(j)
+            if try !sameKey(oldK, newK) { break }
             o2n[i] = j
             n2o[j] = i
             if try !sameContent(i, j) { suffixUpdates.append(ListDiff.Pair(old: i, new: j)) }
@@ -263,7 +274,8 @@ enum _ListDiffing {
         }
 
         var duplicates = false
-        // Old keys, last to first, so that each chain is ascending from the slot's head.
+        // Old keys, last to first, so that each chain is ascending from the slot's head (and
+        // `sameKey` gets the earlier key first: every key in the table comes after `i`).
         var i = oldMid - 1
         while i >= 0 {
             let h = oldHashes[i]
@@ -276,7 +288,7 @@ enum _ListDiffing {
                     next[i] = -1
                     break
                 }
-                if try entry.tag == tag && sameKey(oldKeys[Int(entry.ref)], oldKeys[i]) {
+                if try entry.tag == tag && sameKey(oldKeys[i], oldKeys[Int(entry.ref)]) {
                     next[i] = entry.ref
                     slots[slot].ref = Int32(truncatingIfNeeded: i)
                     duplicates = true
