@@ -145,7 +145,9 @@ DFS_API const char *dfs_status_name(int status);
 
 /** Sets the calling thread's error message. Meant for callbacks that are about to
  *  return non-zero: the message then reaches the caller of the run or emission.
- *  `message` is copied; NULL clears it. */
+ *  `message` is copied; NULL clears it. A failing callback's message is the last one
+ *  set while it ran; one set by a callback that then returned 0 is for no failure (not
+ *  a later callback's, nor that of a callback whose nested call it was set in). */
 DFS_API void dfs_set_error(const char *message);
 
 /* ------------------------------------------------------------------------------------

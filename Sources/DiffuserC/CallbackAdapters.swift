@@ -48,8 +48,9 @@ struct CEffect: EffectFunction {
     }
 
     func run(_ value: CValue) throws {
+        let serial = dfsi_error_serial()
         let code = function.fn(value.pointer, function.ctx)
-        if code != 0 { throw CError.callback("effect", code: code) }
+        if code != 0 { throw CError.callback("effect", code: code, since: serial) }
     }
 }
 
@@ -69,8 +70,9 @@ struct CChange: ChangeFunction {
     }
 
     func didChange(_ old: CValue, _ new: CValue) throws -> Bool {
+        let serial = dfsi_error_serial()
         let answer = function.fn(old.pointer, new.pointer, function.ctx)
-        if answer < 0 { throw CError.callback("did_change", code: answer) }
+        if answer < 0 { throw CError.callback("did_change", code: answer, since: serial) }
         return answer != 0
     }
 }
@@ -163,11 +165,12 @@ struct CTransform: TransformFunction {
     /// keeps it shares that owner).
     func select(_ value: CValue) throws -> CValue {
         var result: UnsafeRawPointer?
+        let serial = dfsi_error_serial()
         let code = function.fn(value.pointer, &result, function.ctx)
         if code != 0 {
             // A transform that failed after producing a value: do not leak it.
             if let owned, let result { owned.releaseFn?(result, owned.context.ctx) }
-            throw CError.callback("transform", code: code)
+            throw CError.callback("transform", code: code, since: serial)
         }
         guard let owned else { return CValue(result) }
         return owned.adopt(result)
@@ -178,8 +181,9 @@ struct CTransform: TransformFunction {
     func withSelected(_ value: CValue, _ body: (CValue) throws -> Void) throws {
         guard owned == nil else { return try body(select(value)) }
         var result: UnsafeRawPointer?
+        let serial = dfsi_error_serial()
         let code = function.fn(value.pointer, &result, function.ctx)
-        if code != 0 { throw CError.callback("transform", code: code) }
+        if code != 0 { throw CError.callback("transform", code: code, since: serial) }
         try body(CValue(result))
     }
 }

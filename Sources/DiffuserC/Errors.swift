@@ -23,11 +23,13 @@ struct CError: Error {
         CError(status: DFS_ERR_TYPE, message: message)
     }
 
-    /// A user callback returned `code`: the message it set with `dfs_set_error`, if it
-    /// set one while running, or a description of the callback.
+    /// A user callback returned `code`: the message it set with `dfs_set_error` while it
+    /// ran, or a description of the callback. `serial` is `dfsi_error_serial()` read right
+    /// before the call: a message set before it (by a callback that then succeeded) is
+    /// not this callback's.
     @inline(never)
-    static func callback(_ role: String, code: Int32) -> CError {
-        let message = ThreadError.takePending() ?? "\(role) returned \(code)"
+    static func callback(_ role: String, code: Int32, since serial: UInt64) -> CError {
+        let message = ThreadError.takePending(since: serial) ?? "\(role) returned \(code)"
         return CError(status: DFS_ERR_CALLBACK, message: message)
     }
 }
@@ -97,10 +99,18 @@ enum ThreadError {
         }
     }
 
-    static func takePending() -> String? {
+    /// Forgets the pending message.
+    static func discardPending() {
+        slot.pending = nil
+    }
+
+    /// The message `dfs_set_error` set since the thread's error serial was `serial`, if
+    /// any; the pending message is cleared either way (a message set earlier belongs to a
+    /// callback that returned without failing).
+    static func takePending(since serial: UInt64) -> String? {
         let s = slot
         defer { s.pending = nil }
-        return s.pending
+        return dfsi_error_serial() != serial ? s.pending : nil
     }
 }
 
@@ -109,8 +119,13 @@ enum ThreadError {
 /// layer were missing) becomes DFS_ERR_CALLBACK.
 @inline(__always)
 func guarded(_ body: () throws -> Void) -> dfs_status {
+    let serial = dfsi_error_serial()
     do {
         try body()
+        // A message set during a call that succeeded was set by callbacks that succeeded
+        // (a failing one takes its own): it is for no failure, not even that of the
+        // callback that made this call (a nested run, an emission) and fails after it.
+        if dfsi_error_serial() != serial { ThreadError.discardPending() }
         return DFS_OK
     } catch let error as CError {
         ThreadError.setLast(error.message)

@@ -79,11 +79,12 @@ public func dfs_fuser_from(
             let dispatch = Dispatch(sink: sink, type: valueType)
             let handle = handles.insert(dispatch, kind: .dispatch)
             var connection: UnsafeMutableRawPointer?
+            let serial = dfsi_error_serial()
             let code = connect(handle, context.ctx, &connection)
             if code != 0 {
                 handles.invalidate(handle)
                 dispatch.end()
-                throw CError.callback("source connect", code: code)
+                throw CError.callback("source connect", code: code, since: serial)
             }
             let token = connection
             return AnonymousDisposable {

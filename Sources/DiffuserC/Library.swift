@@ -23,6 +23,7 @@ public func dfs_last_error() -> UnsafePointer<CChar> {
 
 @_cdecl("dfs_set_error")
 public func dfs_set_error(_ message: UnsafePointer<CChar>?) {
+    dfsi_error_serial_advance()
     ThreadError.setPending(message.map { String(cString: $0) })
 }
 

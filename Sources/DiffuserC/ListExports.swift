@@ -49,8 +49,9 @@ public func dfs_list_diff_compute(
                 oldCount: old.count, newCount: new.count,
                 oldKey: { old.keys![$0] }, newKey: { new.keys![$0] },
                 sameContent: { i, j in
+                    let serial = dfsi_error_serial()
                     let result = sameContent(Int32(truncatingIfNeeded: i), Int32(truncatingIfNeeded: j), ctx)
-                    if result < 0 { throw CError.callback("same_content", code: result) }
+                    if result < 0 { throw CError.callback("same_content", code: result, since: serial) }
                     return result != 0
                 })
         } else if old.contents != nil || new.contents != nil {
@@ -219,8 +220,9 @@ final class CListReader {
 
     func count(of list: CValue) throws -> Int {
         var result = 0
+        let serial = dfsi_error_serial()
         let code = count(list.pointer, &result, ctx)
-        if code != 0 { throw CError.callback("the list reader's count", code: code) }
+        if code != 0 { throw CError.callback("the list reader's count", code: code, since: serial) }
         // size_t read as Int: a count above PTRDIFF_MAX is negative here.
         guard result >= 0 && result <= maxListCount else {
             throw CError.argument("the list reader's count \(UInt(bitPattern: result)) is too large (at most \(maxListCount))")
@@ -230,15 +232,17 @@ final class CListReader {
 
     func key(of list: CValue, _ index: Int) throws -> UInt64 {
         var result: UInt64 = 0
+        let serial = dfsi_error_serial()
         let code = key(list.pointer, Int32(truncatingIfNeeded: index), &result, ctx)
-        if code != 0 { throw CError.callback("the list reader's key", code: code) }
+        if code != 0 { throw CError.callback("the list reader's key", code: code, since: serial) }
         return result
     }
 
     func sameKey(_ a: CHashedListKey, _ b: CHashedListKey) throws -> Bool {
         // Only called when the reader has same_key (the other keys are compared by ==).
+        let serial = dfsi_error_serial()
         let answer = reader.same_key!(a.list, a.index, b.list, b.index, ctx)
-        if answer < 0 { throw CError.callback("the list reader's same_key", code: answer) }
+        if answer < 0 { throw CError.callback("the list reader's same_key", code: answer, since: serial) }
         return answer != 0
     }
 
@@ -246,16 +250,18 @@ final class CListReader {
         let oldIndex = Int32(truncatingIfNeeded: i)
         let newIndex = Int32(truncatingIfNeeded: j)
         if let sameContent = reader.same_content {
+            let serial = dfsi_error_serial()
             let answer = sameContent(old.pointer, oldIndex, new.pointer, newIndex, ctx)
-            if answer < 0 { throw CError.callback("the list reader's same_content", code: answer) }
+            if answer < 0 { throw CError.callback("the list reader's same_content", code: answer, since: serial) }
             return answer != 0
         }
         guard let content = reader.content else { return true }
         var a: UInt64 = 0
         var b: UInt64 = 0
+        let serial = dfsi_error_serial()
         var code = content(old.pointer, oldIndex, &a, ctx)
         if code == 0 { code = content(new.pointer, newIndex, &b, ctx) }
-        if code != 0 { throw CError.callback("the list reader's content", code: code) }
+        if code != 0 { throw CError.callback("the list reader's content", code: code, since: serial) }
         return a == b
     }
 }
@@ -294,8 +300,9 @@ struct CListSink {
     func apply(_ diff: ListDiff, _ new: CValue, isFirst: Bool) throws {
         var changes = try listDiffBlock(diff, flags: flags)
         defer { free(changes.block) }
+        let serial = dfsi_error_serial()
         let code = function.fn(&changes, new.pointer, isFirst ? 1 : 0, function.ctx)
-        if code != 0 { throw CError.callback("the list sink", code: code) }
+        if code != 0 { throw CError.callback("the list sink", code: code, since: serial) }
     }
 }
 

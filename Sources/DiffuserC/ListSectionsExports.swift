@@ -80,10 +80,11 @@ public func dfs_list_sections_diff_compute(
         let sameItem: (CSectionItem, CSectionItem) throws -> Bool
         if let sameContent {
             func ask(_ a: Int, _ i: Int, _ b: Int, _ j: Int) throws -> Bool {
+                let serial = dfsi_error_serial()
                 let answer = sameContent(
                     Int32(truncatingIfNeeded: a), Int32(truncatingIfNeeded: i),
                     Int32(truncatingIfNeeded: b), Int32(truncatingIfNeeded: j), ctx)
-                if answer < 0 { throw CError.callback("same_content", code: answer) }
+                if answer < 0 { throw CError.callback("same_content", code: answer, since: serial) }
                 return answer != 0
             }
             sameSection = { try ask($0.index, -1, $1.index, -1) }

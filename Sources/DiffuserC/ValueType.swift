@@ -49,8 +49,9 @@ final class ValueType: @unchecked Sendable {
     func equal(_ a: UnsafeRawPointer?, _ b: UnsafeRawPointer?) throws -> Bool {
         if a == b { return true }
         guard let equalFn else { return false }
+        let serial = dfsi_error_serial()
         let result = equalFn(a, b, context.ctx)
-        if result < 0 { throw equalityFailure(result) }
+        if result < 0 { throw equalityFailure(result, since: serial) }
         return result != 0
     }
 
@@ -61,8 +62,9 @@ final class ValueType: @unchecked Sendable {
     func compare(_ a: UnsafeRawPointer?, _ b: UnsafeRawPointer?) throws -> Int32 {
         if a == b { return 1 }
         guard let equalFn else { return 0 }
+        let serial = dfsi_error_serial()
         let result = equalFn(a, b, context.ctx)
-        if result < 0 { throw equalityFailure(result) }
+        if result < 0 { throw equalityFailure(result, since: serial) }
         return result
     }
 
@@ -76,8 +78,8 @@ final class ValueType: @unchecked Sendable {
     /// The error of an equality callback that returned `code`; kept out of line, so that
     /// the comparison a gate inlines stays small.
     @inline(never)
-    private func equalityFailure(_ code: Int32) -> CError {
-        CError.callback("equality of type '\(name)'", code: code)
+    private func equalityFailure(_ code: Int32, since serial: UInt64) -> CError {
+        CError.callback("equality of type '\(name)'", code: code, since: serial)
     }
 
     /// A value the core keeps beyond the current call: retained through the type.

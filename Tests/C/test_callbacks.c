@@ -106,6 +106,75 @@ static int select_box(const void *value, const void **out, void *ctx) {
     return 0;
 }
 
+/* dfs_set_error's message belongs to the callback that set it while running: one set by
+ * a callback that then returned 0 is not given for a later failure, in a later run, in
+ * the same run or in the callback that made the nested run it was set in; one set before
+ * a nested run that succeeded still is. */
+static int tentative_effect(const void *value, void *ctx) {
+    (void)value;
+    (void)ctx;
+    dfs_set_error("a tentative message");
+    return 0;
+}
+
+static int silent_failure(const void *value, void *ctx) {
+    (void)value;
+    (void)ctx;
+    return 42;
+}
+
+static int quiet_effect(const void *value, void *ctx) {
+    (void)value;
+    (void)ctx;
+    return 0;
+}
+
+/* Sets its message, then runs the diffuser `ctx` (whose effects succeed), then fails. */
+static int message_then_nested_run(const void *value, void *ctx) {
+    (void)value;
+    dfs_set_error("the outer effect's message");
+    if (dfs_diffuser_run((dfs_diffuser *)ctx, NULL) != DFS_OK) return 1;
+    return 43;
+}
+
+/* Runs the diffuser `ctx` (whose effect sets a message and succeeds), then fails. */
+static int nested_run_then_failure(const void *value, void *ctx) {
+    (void)value;
+    if (dfs_diffuser_run((dfs_diffuser *)ctx, NULL) != DFS_OK) return 1;
+    return 44;
+}
+
+static void test_message_belongs_to_its_callback(void) {
+    check_section("a callback's dfs_set_error message is its own");
+    dfs_diffuser *tentative = NULL, *silent = NULL, *nested = NULL, *both[2] = {NULL, NULL}, *all = NULL;
+    CHECK_OK(dfs_diffuser_into_always(dfs_type_pointer(), tentative_effect, NULL, NULL, &tentative), "tentative");
+    CHECK_OK(dfs_diffuser_into_always(dfs_type_pointer(), silent_failure, NULL, NULL, &silent), "silent");
+    CHECK_OK(dfs_diffuser_run(tentative, NULL), "a callback that set a message and returned 0");
+    CHECK_STATUS(dfs_diffuser_run(silent, NULL), DFS_ERR_CALLBACK, "a later run fails without a message");
+    CHECK_ERROR_HAS("returned 42", "its own description, not the stale message (\"%s\")", dfs_last_error());
+
+    both[0] = tentative;
+    both[1] = silent;
+    CHECK_OK(dfs_diffuser_into_always_all(dfs_type_pointer(), both, 2, &all), "into_always_all(tentative, silent)");
+    CHECK_STATUS(dfs_diffuser_run(all, NULL), DFS_ERR_CALLBACK, "the second effect of one run fails");
+    CHECK_ERROR_HAS("returned 42", "its own description in the same run too (\"%s\")", dfs_last_error());
+
+    dfs_diffuser *quiet = NULL, *outer = NULL;
+    CHECK_OK(dfs_diffuser_into_always(dfs_type_pointer(), quiet_effect, NULL, NULL, &quiet), "quiet");
+    CHECK_OK(dfs_diffuser_into_always(dfs_type_pointer(), message_then_nested_run, quiet, NULL, &outer), "outer");
+    CHECK_STATUS(dfs_diffuser_run(outer, NULL), DFS_ERR_CALLBACK, "an effect fails after a nested run succeeded");
+    CHECK_STR(dfs_last_error(), "the outer effect's message", "the message it set before the nested run");
+    CHECK_OK(dfs_diffuser_into_always(dfs_type_pointer(), nested_run_then_failure, tentative, NULL, &nested), "nested");
+    CHECK_STATUS(dfs_diffuser_run(nested, NULL), DFS_ERR_CALLBACK, "an effect fails after a nested run's effect set a message and succeeded");
+    CHECK_ERROR_HAS("returned 44", "its own description, not the nested effect's message (\"%s\")", dfs_last_error());
+    dfs_diffuser_release(all);
+    dfs_diffuser_release(outer);
+    dfs_diffuser_release(quiet);
+    dfs_diffuser_release(nested);
+    dfs_diffuser_release(silent);
+    dfs_diffuser_release(tentative);
+}
+
 static void test_failing_transform(void) {
     check_section("a failing transform");
     test_log log;
@@ -1050,6 +1119,7 @@ static void test_borrowed(void) {
 
 int main(int argc, char **argv) {
     check_init(argc, argv);
+    test_message_belongs_to_its_callback();
     test_failing_effect();
     test_failing_transform();
     test_failing_did_change();

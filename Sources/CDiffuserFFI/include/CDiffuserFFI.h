@@ -50,4 +50,20 @@ static inline dfsi_same_value_note *dfsi_same_value(void) {
     return &dfsi_same_value_storage;
 }
 
+/** How many times dfs_set_error was called on this thread. The core reads it right
+ *  before calling a callback, so that a callback that fails gets the message set while
+ *  it ran, not one an earlier callback set before returning 0. Initial-exec, so that
+ *  the read, made before every callback, is one load. */
+extern __thread __attribute__((tls_model("initial-exec"))) uint64_t dfsi_error_serial_storage;
+
+/** The calling thread's error serial. */
+static inline uint64_t dfsi_error_serial(void) {
+    return dfsi_error_serial_storage;
+}
+
+/** Counts one dfs_set_error on the calling thread. */
+static inline void dfsi_error_serial_advance(void) {
+    dfsi_error_serial_storage++;
+}
+
 #endif

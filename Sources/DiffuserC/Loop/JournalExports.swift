@@ -36,8 +36,9 @@ func lookupJournal(_ handle: OpaquePointer?) throws -> CJournal {
 func replayUpdate(_ function: CFunction<dfs_update_fn>, model: ValueType, effect: ValueType) -> Update<CValue, CValue, CValue> {
     Update { current, event in
         let builder = NextBuilder(modelType: model, effectType: effect)
+        let serial = dfsi_error_serial()
         let code = builder.current { next in function.fn(current.pointer, event.pointer, next, function.ctx) }
-        if code != 0 { throw CError.callback("update", code: code) }
+        if code != 0 { throw CError.callback("update", code: code, since: serial) }
         return Next(model: builder.model, effects: builder.effects)
     }
 }
@@ -77,12 +78,13 @@ public func dfs_journal_entries(
         // A copy: the values stay alive through it for the calls.
         let entries = source.journal.entries
         for entry in entries {
+            let serial = dfsi_error_serial()
             let code: Int32
             switch entry {
             case .start(let model): code = visit(DFS_JOURNAL_START, model.pointer, ctx)
             case .event(let event): code = visit(DFS_JOURNAL_EVENT, event.pointer, ctx)
             }
-            if code != 0 { throw CError.callback("visit", code: code) }
+            if code != 0 { throw CError.callback("visit", code: code, since: serial) }
         }
     }
 }
@@ -104,8 +106,9 @@ public func dfs_journal_replay(
         let function = try CFunction(CCallback(update, updateCtx, nil), "update")
         let models = source.journal.replay(replayUpdate(function, model: source.modelType.type, effect: effect))
         for model in models {
+            let serial = dfsi_error_serial()
             let code = visit(model.pointer, visitCtx)
-            if code != 0 { throw CError.callback("visit", code: code) }
+            if code != 0 { throw CError.callback("visit", code: code, since: serial) }
         }
     }
 }

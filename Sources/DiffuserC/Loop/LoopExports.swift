@@ -39,8 +39,9 @@ public func dfs_loop_new(_ config: UnsafePointer<dfs_loop_config>?, _ out: Unsaf
             let function = try CFunction(entry.0, "handlers[\(index)].fn")
             let handlerExecutor = try lookupExecutor(entry.1, "handlers[\(index)].executor")
             return EffectHandler(on: handlerExecutor?.executor) { effect, job in
+                let serial = dfsi_error_serial()
                 let code = withJobHandle(job, eventType) { function.fn(effect.pointer, $0, function.ctx) }
-                if code != 0 { throw CError.callback("effect handler", code: code) }
+                if code != 0 { throw CError.callback("effect handler", code: code, since: serial) }
             }
         }
         var coalescing: ((CValue) -> AnyHashable?)?
@@ -64,8 +65,9 @@ public func dfs_loop_new(_ config: UnsafePointer<dfs_loop_config>?, _ out: Unsaf
 
         let loopUpdate = Update<CValue, CValue, CValue> { model, event in
             let builder = NextBuilder(modelType: modelType, effectType: effectType)
+            let serial = dfsi_error_serial()
             let code = builder.current { next in updateFunction.fn(model.pointer, event.pointer, next, updateFunction.ctx) }
-            if code != 0 { throw CError.callback("update", code: code) }
+            if code != 0 { throw CError.callback("update", code: code, since: serial) }
             return Next(model: builder.model, effects: builder.effects)
         }
         let loop = CLoopCore(
@@ -107,8 +109,9 @@ public func dfs_loop_model(_ loop: OpaquePointer?, _ reader: dfs_effect_fn?, _ c
         let target = try lookupLoop(loop)
         guard let reader else { throw CError.null("reader") }
         let model = target.loop.model
+        let serial = dfsi_error_serial()
         let code = withExtendedLifetime(model) { reader(model.pointer, ctx) }
-        if code != 0 { throw CError.callback("reader", code: code) }
+        if code != 0 { throw CError.callback("reader", code: code, since: serial) }
     }
 }
 
@@ -122,8 +125,9 @@ public func dfs_loop_observe(
         let target = try lookupLoop(loop)
         let function = try CFunction(callback, "observer")
         let subscription = target.loop.subscribe { model in
+            let serial = dfsi_error_serial()
             let code = function.fn(model.pointer, function.ctx)
-            if code != 0 { throw CError.callback("observer", code: code) }
+            if code != 0 { throw CError.callback("observer", code: code, since: serial) }
         }
         return handles.insert(CDisposable(subscription), kind: .disposable)
     }
