@@ -124,7 +124,7 @@ typedef enum dfs_status {
     /** A loop refuses events: it is stopped (start it again) or stopping. */
     DFS_ERR_STOPPED = 7,
     /** A loop was disposed, or is being disposed, or a job ended: no more events. */
-    DFS_ERR_DISPOSED = 8,
+    DFS_ERR_DISPOSED = 8
 } dfs_status;
 
 /** Frees a callback context. */
@@ -437,9 +437,11 @@ DFS_API dfs_type *dfs_type_ffi_event(void);
  *  returns, so unregister it there); calling it afterwards is undefined. A closure whose
  *  dispatch was disposed but is called before being freed drops the event.
  *  At most 32 arguments, each of DFS_FFI_INT8 to DFS_FFI_STRING; `args` may be NULL
- *  only when count is 0. A bad return type or count: DFS_ERR_ARGUMENT; then NULL args
- *  with a count: DFS_ERR_NULL; then a bad argument type: DFS_ERR_ARGUMENT. Each message
- *  names what is wrong. */
+ *  only when count is 0. Checked in this order: `fn` NULL: DFS_ERR_NULL; `dispatch` not
+ *  a live dispatch: DFS_ERR_NULL or DFS_ERR_HANDLE; a dispatch of another event type:
+ *  DFS_ERR_TYPE; a bad return type or count: DFS_ERR_ARGUMENT; NULL args with a count:
+ *  DFS_ERR_NULL; a bad argument type: DFS_ERR_ARGUMENT. Each message names what is
+ *  wrong. */
 DFS_API dfs_status dfs_closure_new(dfs_dispatch *dispatch, dfs_ffi_type ret,
                            const dfs_ffi_type *args, size_t count, void (**fn)(void));
 
@@ -484,7 +486,7 @@ typedef enum dfs_list_flags {
      *  batch. */
     DFS_LIST_BATCH_MOVE_THEN_RELOAD = 2,
     /** Also the step-by-step script (the script fields). */
-    DFS_LIST_SCRIPT = 4,
+    DFS_LIST_SCRIPT = 4
 } dfs_list_flags;
 
 /** The kinds of script steps. Each step is three int32_t: kind, a, b. */
@@ -497,7 +499,7 @@ typedef enum dfs_list_step {
     /** Insert new items a..a+b-1 at a. Inserts come after the moves, lowest first. */
     DFS_LIST_INSERT = 3,
     /** Items a..a+b-1 (final positions) changed content. Changes come last. */
-    DFS_LIST_CHANGE = 4,
+    DFS_LIST_CHANGE = 4
 } dfs_list_step;
 
 /** A diff. Every index array is ascending (pair arrays by their new index). */
@@ -679,7 +681,9 @@ DFS_API void dfs_list_sections_diff_free(dfs_list_sections_diff *diff);
 /** How an into_list node reads a list value. Each function receives the list (the value
  *  passed to the run, or the one the node kept from an earlier run) and the reader's
  *  ctx, and returns 0, or non-zero to abort the run (DFS_ERR_CALLBACK). Indices are
- *  0 ..< count.
+ *  0 ..< count. The list is the value as it came, NULL too: a reader of a type whose
+ *  values may be NULL answers for NULL (as an empty list, or by failing with a
+ *  message).
  *
  *  count:        stores the number of items in *count (at most INT32_MAX - 1).
  *  key:          stores the 64-bit key of item `index` in *key.
@@ -819,7 +823,9 @@ DFS_API dfs_status dfs_diffuser_into_list(dfs_type *type, const dfs_list_reader 
  * latest when the registration's *out is disposed or released.
  *
  * Errors: an update that fails leaves the model as it was; the inspector sees it and
- * the loop goes on. So do failing handlers and observers.
+ * the loop goes on. So do failing handlers and observers. The inspector is the only
+ * place these failures go: a loop made without one drops them, so give every loop an
+ * inspector that logs them.
  */
 
 typedef struct dfs_loop dfs_loop;
@@ -909,7 +915,7 @@ typedef enum dfs_trace_kind {
      *  returned non-zero) when the loop connected it, on the loop's turn after the call
      *  or at a start: `error`. Nothing of that fuser is connected for the run; the next
      *  start tries again. */
-    DFS_TRACE_SOURCE_FAILED = 9,
+    DFS_TRACE_SOURCE_FAILED = 9
 } dfs_trace_kind;
 
 /** Why an accepted event never reached the update. */
@@ -917,7 +923,7 @@ typedef enum dfs_drop_reason {
     DFS_DROP_CANCELLED_WORK = 1, /* the job that sent it was cancelled first */
     DFS_DROP_COALESCED = 2,      /* a newer event with the same key replaced it */
     DFS_DROP_STOPPED = 3,        /* the loop stopped first */
-    DFS_DROP_DISPOSED = 4,       /* the loop was disposed first */
+    DFS_DROP_DISPOSED = 4       /* the loop was disposed first */
 } dfs_drop_reason;
 
 /** One thing the inspector sees; every pointer is borrowed for the call. Fields that do
@@ -1029,7 +1035,7 @@ typedef enum dfs_overlap {
     DFS_OVERLAP_KEEP_PREVIOUS = 1,
     /** Start anew and let it run to its end. Finish every job: the open ones are kept
      *  until the loop stops. */
-    DFS_OVERLAP_CONCURRENT = 2,
+    DFS_OVERLAP_CONCURRENT = 2
 } dfs_overlap;
 
 /** Work a feedback starts on a value (a model, or a request), borrowed for the call.
@@ -1260,7 +1266,7 @@ typedef enum dfs_journal_entry {
     /** A run started from the model. */
     DFS_JOURNAL_START = 1,
     /** The event reached the update. */
-    DFS_JOURNAL_EVENT = 2,
+    DFS_JOURNAL_EVENT = 2
 } dfs_journal_entry;
 
 /** Sees one entry: its kind and its value (a model or an event), borrowed for the

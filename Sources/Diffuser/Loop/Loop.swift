@@ -55,8 +55,10 @@
 /// at `start()`). `stop()` ends the run and keeps the model and the registrations;
 /// `start()` then starts a new run from the kept model (through `restart` if given),
 /// publishing it again and reconnecting the sources, as a Mobius controller does across
-/// an Android rotation. `dispose()` ends the loop for good. Both `stop()` and
-/// `dispose()`:
+/// an Android rotation. `dispose()` ends the loop for good: a registration on a
+/// disposed loop (`subscribe`, `observe`, `connect`, `add`) returns a disposable and does
+/// nothing (none of its callbacks is ever called), and `record(into:)` records nothing.
+/// Both `stop()` and `dispose()`:
 /// - refuse events from the moment they are called (`dispatch` returns false,
 ///   `tryDispatch` throws `LoopError`);
 /// - let the events accepted before them be handled when the drain can be waited for
@@ -95,6 +97,8 @@
 /// ## Errors
 /// An update that throws leaves the model unchanged; the inspector sees the error and
 /// the loop goes on with the next event. So do a throwing handler and a throwing render.
+/// The inspector is the only place these errors go: a loop made without one drops them,
+/// so give every loop an inspector that logs them (the traces that carry an `error`).
 public final class Loop<Model, Event, Effect>: Subscribable {
     public typealias Value = Model
 

@@ -121,7 +121,6 @@ final class LoopSession<Event>: @unchecked Sendable {
     /// Ends the session: the first call runs every cancel action; every call then waits
     /// for the callbacks in progress (`awaitCallbacks(sparing:)`).
     func cancel(sparing spared: UInt = 0) {
-        let me = currentThreadID()
         let actions: [() -> Void] = monitor.withLock {
             if cancelledFlag.exchange(true, ordering: .acquiringAndReleasing) { return [] }
             defer { cancelActions.removeAll() }

@@ -63,7 +63,10 @@ import java.util.function.BiFunction;
  * <p><b>Lifecycle.</b> The loop starts when built (unless {@link Builder#manualStart()}).
  * {@link #stop()} ends the run and keeps the model and the registrations;
  * {@link #start()} starts a new run from the kept model, publishing it again and
- * reconnecting the sources. {@link #dispose()} (or {@link #close()}) ends it for good.
+ * reconnecting the sources. {@link #dispose()} (or {@link #close()}) ends it for good:
+ * a registration on a disposed loop ({@link #observe}, {@link #render}, {@link #connect},
+ * {@link #add}) returns a {@code Disposable} and does nothing (none of its callbacks is
+ * ever called), and {@link #record} records nothing.
  * Both refuse events from the moment they are called; handle the events accepted before
  * them when the running thread can be waited for (always without an executor); cancel
  * every {@link Job}; disconnect the sources; and once they return, no callback of that
@@ -100,7 +103,9 @@ import java.util.function.BiFunction;
  * failed update keeps the model); the inspector sees the exception and the loop goes on.
  * So does a source that throws from {@code connect} when the loop connects it
  * ({@link LoopTrace.Kind#SOURCE_FAILED}): nothing of its fuser is connected until the
- * next start.
+ * next start. The inspector is the only place these exceptions go: a loop built without
+ * one drops them, so give every loop an inspector that logs failures
+ * ({@link LoopTrace#failure()}, {@link LoopTrace#error()}).
  *
  * <p>The class and its builder are kept in one source file because this comment is the
  * loop's whole contract: every method below is a thin call into the core described
