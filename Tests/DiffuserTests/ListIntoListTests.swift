@@ -109,6 +109,28 @@ final class ListIntoListTests: XCTestCase {
         XCTAssertEqual(received[0].old, [])
     }
 
+    /// The key and content functions, called in the core's order: Java's `intoList`
+    /// checks the same log for the same lists (IntoListTest.theCoreAsksInItsOrder).
+    func testKeyCallsInTheCoresOrder() {
+        struct Named { var name: String; var key: String }
+        func named(_ list: String, _ keys: String...) -> [Named] { keys.map { Named(name: list + $0, key: $0) } }
+        var log: [String] = []
+        let diffuser = Diffuser<[Named]>.intoList(key: { (item: Named) -> String in
+            log.append("k:\(item.name)")
+            return item.key
+        }, sameContent: { x, y in
+            log.append("c:\(x.name),\(y.name)")
+            return true
+        }) { _ in log.append("sink") }
+        diffuser.run(named("a", "1", "2", "3"))
+        XCTAssertEqual(log, ["sink"], "the first run reads no key")
+        log = []
+        diffuser.run(named("b", "1", "3", "2"))
+        XCTAssertEqual(log.joined(separator: " "), [
+            "k:a1 k:b1 c:a1,b1", "k:a2 k:b3", "k:a3 k:b2", "k:a2 k:a3 k:b3 k:b2", "c:a3,b3", "c:a2,b2", "sink",
+        ].joined(separator: " "))
+    }
+
     func testComposesWithMap() {
         var titles: [String] = []
         var lists: [[Int]] = []

@@ -329,8 +329,9 @@ public final class Diffuser<A> {
    *
    * <p>Items are paired by key (see {@link ListDiff} for duplicates and moves): keys are
    * compared with {@link Object#equals(Object)} and {@link Object#hashCode()}
-   * ({@code null} is a key like any other), exactly: the core asks for a key's hash, and
-   * for the equality of two keys with equal hashes. {@code sameContent.test(oldItem,
+   * ({@code null} is a key like any other), exactly: the core asks for a key's hash (a
+   * call of {@code key}, at most twice an item a run), and for the equality of two keys
+   * with equal hashes (of the keys those calls returned). {@code sameContent.test(oldItem,
    * newItem)} is called once per matched pair; {@code false} makes it an update. The core
    * calls these functions when it needs them, in the same order as in Swift and C, also on
    * the list it kept from the previous run: they must be pure, and a list must not change

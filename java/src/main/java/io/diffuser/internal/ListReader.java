@@ -15,8 +15,12 @@ import java.util.function.ToLongFunction;
  * <p>Keys: with a key function returning objects, {@link #key} is the key's
  * {@link Objects#hashCode(Object) hash} and {@link #sameKey} compares the key objects
  * with {@link Objects#equals(Object, Object)}: the core matches items exactly by key,
- * asking the equality only for keys with equal hashes. With a {@code long} key function,
- * {@link #key} is the key itself, and the core compares keys as numbers.
+ * asking the equality only for keys with equal hashes. The key function is called only
+ * where the core asks for a key, as Swift's {@code intoList} calls its key function:
+ * {@link #sameKey} compares the key objects {@link #key} made for those items in the
+ * same run, which the reader keeps until the next run's {@link #count}. With a
+ * {@code long} key function, {@link #key} is the key itself, and the core compares keys
+ * as numbers.
  *
  * <p>Not API.
  */
@@ -24,6 +28,15 @@ public final class ListReader {
   private final Function<Object, ?> key;
   private final ToLongFunction<Object> longKey;
   private final BiPredicate<Object, Object> sameContent;
+  /**
+   * The key objects of a run's two lists, by index (null where not asked yet), for
+   * {@link #sameKey}; a run counts each list before asking anything else, which
+   * starts its keys afresh. Touched only by the node's runs, which the graph's lock
+   * orders.
+   */
+  private final Object[] lists = new Object[2];
+  private final Object[][] keys = new Object[2][];
+  private int nextSide;
 
   @SuppressWarnings("unchecked")
   private ListReader(Function<?, ?> key, ToLongFunction<?> longKey, BiPredicate<?, ?> sameContent) {
@@ -77,7 +90,19 @@ public final class ListReader {
     if (list == null) {
       throw new NullPointerException("intoList: the list is null (run it with an empty list instead)");
     }
-    return ((List<?>) list).size();
+    int size = ((List<?>) list).size();
+    if (key != null) {
+      int side = lists[0] == list ? 0 : lists[1] == list ? 1 : nextSide;
+      if (side == nextSide) nextSide ^= 1;
+      lists[side] = list;
+      keys[side] = new Object[size];
+    }
+    return size;
+  }
+
+  /** The key objects of {@code list}, made in this run. */
+  private Object[] keysOf(Object list) {
+    return keys[lists[0] == list ? 0 : 1];
   }
 
   /**
@@ -89,7 +114,10 @@ public final class ListReader {
    */
   public long key(Object list, int index) {
     Object item = item(list, index);
-    return longKey != null ? longKey.applyAsLong(item) : Objects.hashCode(key.apply(item));
+    if (longKey != null) return longKey.applyAsLong(item);
+    Object k = key.apply(item);
+    keysOf(list)[index] = k;
+    return Objects.hashCode(k);
   }
 
   /**
@@ -99,10 +127,10 @@ public final class ListReader {
    * @param i an index in {@code a}
    * @param b a list
    * @param j an index in {@code b}
-   * @return {@code Objects.equals(key(a[i]), key(b[j]))}
+   * @return {@code Objects.equals} of the key objects {@link #key} made for them
    */
   public boolean sameKey(Object a, int i, Object b, int j) {
-    return Objects.equals(key.apply(item(a, i)), key.apply(item(b, j)));
+    return Objects.equals(keysOf(a)[i], keysOf(b)[j]);
   }
 
   /**
