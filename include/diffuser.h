@@ -758,6 +758,19 @@ DFS_API dfs_status dfs_diffuser_into_list(dfs_type *type, const dfs_list_reader 
                                   dfs_destroy_fn reader_destroy, unsigned int flags, dfs_list_sink_fn sink,
                                   void *sink_ctx, dfs_destroy_fn sink_destroy, dfs_diffuser **out);
 
+/** Diffs `old_list` -> `new_list`, two list values read through `reader`, into *out (as
+ *  dfs_list_diff_compute: the caller owns it, dfs_list_diff_free frees it), with the
+ *  parts `flags` asks for. The reader is asked as an into_list node asks it on a later
+ *  run: count(old_list), count(new_list), then its other functions in the order the
+ *  core's diff asks for them (see dfs_list_reader), each key at most twice; so a key is
+ *  asked only where the diff needs it. `reader` is read during the call only (nothing is
+ *  destroyed). Errors: DFS_ERR_NULL for a NULL reader, reader->count, reader->key or
+ *  out; DFS_ERR_ARGUMENT for unknown flags and lists longer than INT32_MAX - 1 items;
+ *  DFS_ERR_CALLBACK if a reader function failed (nothing is called after it);
+ *  DFS_ERR_MEMORY. On failure *out is zeroed (freeing it is allowed). */
+DFS_API dfs_status dfs_list_diff_read(const dfs_list_reader *reader, void *reader_ctx, const void *old_list,
+                              const void *new_list, unsigned int flags, dfs_list_diff *out);
+
 /* ------------------------------------------------------------------------------------
  * Loops
  * ------------------------------------------------------------------------------------

@@ -266,6 +266,48 @@ final class CListReader {
     }
 }
 
+extension CListReader {
+    /// The diff from `old` to `new`, asking the reader as the `intoList` node asks it on
+    /// a later run: `count(old)`, `count(new)`, then keys, `same_key` and content in the
+    /// order `ListDiff` asks for them.
+    func diff(from old: CValue, to new: CValue) throws -> ListDiff {
+        let oldCount = try count(of: old)
+        let newCount = try count(of: new)
+        let sameContent: (Int, Int) throws -> Bool = { try self.sameContent(old, $0, new, $1) }
+        if reader.same_key == nil {
+            return try ListDiff(
+                oldCount: oldCount, newCount: newCount,
+                oldKey: { try self.key(of: old, $0) }, newKey: { try self.key(of: new, $0) },
+                sameKey: { $0 == $1 }, sameContent: sameContent)
+        }
+        return try ListDiff(
+            oldCount: oldCount, newCount: newCount,
+            oldKey: { try self.hashedKey(of: old, $0) }, newKey: { try self.hashedKey(of: new, $0) },
+            sameKey: { a, b in try a.hash == b.hash && self.sameKey(a, b) }, sameContent: sameContent)
+    }
+
+    /// The key of item `index` of `list` as a hash that `same_key` decides.
+    func hashedKey(of list: CValue, _ index: Int) throws -> CHashedListKey {
+        CHashedListKey(hash: try key(of: list, index), list: list.pointer, index: Int32(truncatingIfNeeded: index))
+    }
+}
+
+@_cdecl("dfs_list_diff_read")
+public func dfs_list_diff_read(
+    _ reader: UnsafePointer<dfs_list_reader>?, _ readerCtx: UnsafeMutableRawPointer?,
+    _ oldList: UnsafeRawPointer?, _ newList: UnsafeRawPointer?, _ flags: UInt32,
+    _ out: UnsafeMutablePointer<dfs_list_diff>?
+) -> dfs_status {
+    out?.pointee = dfs_list_diff()
+    return guarded {
+        guard let out else { throw CError.null("out") }
+        guard let reader else { throw CError.null("reader") }
+        let lists = try CListReader(CCallback(reader.pointee, readerCtx, nil))
+        try checkListFlags(flags)
+        out.pointee = try listDiffBlock(lists.diff(from: CValue(oldList), to: CValue(newList)), flags: flags)
+    }
+}
+
 /// A key of a list whose reader has `same_key`: the 64-bit key is only a hash, and the
 /// item it came from is what `same_key` compares. The core compares these keys only
 /// through `CListReader.sameKey` (after their hashes); `==` here is the exact identity
@@ -352,10 +394,7 @@ public func dfs_diffuser_into_list(
         } else {
             node = .intoList(
                 count: { try lists.count(of: $0) },
-                key: { list, index in
-                    CHashedListKey(hash: try lists.key(of: list, index), list: list.pointer,
-                                   index: Int32(truncatingIfNeeded: index))
-                },
+                key: { try lists.hashedKey(of: $0, $1) },
                 sameKey: { a, b in try a.hash == b.hash && lists.sameKey(a, b) },
                 sameContent: { try lists.sameContent($0, $1, $2, $3) },
                 keep: keep, sink)

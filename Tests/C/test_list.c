@@ -1204,6 +1204,60 @@ static void test_into_list_reader_promises(void) {
     dfs_diffuser_release(d);
 }
 
+/* dfs_list_diff_read: the same diff as dfs_list_diff_compute on the same keys, the reader
+ * asked as an into_list node asks it (keys only where the diff needs them), and its
+ * errors. */
+static int failing_key(const void *list, int32_t index, uint64_t *key, void *ctx) {
+    (void)list;
+    (void)index;
+    (void)key;
+    (void)ctx;
+    dfs_set_error("no key here");
+    return 3;
+}
+
+static void test_diff_read(void) {
+    check_section("dfs_list_diff_read");
+    dfs_list_reader reader = {promise_count, promise_key, NULL, NULL, NULL};
+    promise_list a = {{1, 7, 7, 2, 5}, 5, 'a', {0}, 0};
+    promise_list b = {{3, 7, 2, 9, 5}, 5, 'b', {0}, 0};
+    dfs_list_diff read, computed;
+    unsigned int flags = DFS_LIST_BATCH | DFS_LIST_SCRIPT;
+    CHECK_OK(dfs_list_diff_read(&reader, NULL, &a, &b, flags, &read), "read");
+    dfs_list_side old_side = {a.keys, NULL, (size_t)a.n}, new_side = {b.keys, NULL, (size_t)b.n};
+    CHECK_OK(dfs_list_diff_compute(&old_side, &new_side, NULL, NULL, flags, &computed), "compute");
+    CHECK(read.delete_count == computed.delete_count && read.insert_count == computed.insert_count &&
+              read.move_count == computed.move_count && read.update_count == computed.update_count &&
+              read.has_duplicates == computed.has_duplicates,
+          "the same counts as dfs_list_diff_compute");
+    CHECK(memcmp(read.old_to_new, computed.old_to_new, sizeof(int32_t) * (size_t)a.n) == 0 &&
+              memcmp(read.new_to_old, computed.new_to_old, sizeof(int32_t) * (size_t)b.n) == 0,
+          "the same pairs");
+    CHECK(read.script_count == computed.script_count &&
+              memcmp(read.script, computed.script, sizeof(int32_t) * 3 * (size_t)read.script_count) == 0,
+          "the same script");
+    CHECK(a.asked[4] == 1 && b.asked[4] == 1, "the suffix's paired items asked once");
+    for (int i = 0; i < a.n; i++) CHECK(a.asked[i] <= 2 && b.asked[i] <= 2, "item %d asked at most twice", i);
+    dfs_list_diff_free(&read);
+    dfs_list_diff_free(&computed);
+
+    /* A key is asked only where the diff needs it: none for an empty old list. */
+    promise_list empty = {{0}, 0, 'e', {0}, 0};
+    dfs_list_reader refusing = {promise_count, failing_key, NULL, NULL, NULL};
+    CHECK_OK(dfs_list_diff_read(&refusing, NULL, &empty, &b, 0, &read), "from an empty list: no key asked");
+    CHECK(read.insert_count == b.n, "every item inserted");
+    dfs_list_diff_free(&read);
+    CHECK_STATUS(dfs_list_diff_read(&refusing, NULL, &a, &b, 0, &read), DFS_ERR_CALLBACK, "a failing key");
+    CHECK_STR(dfs_last_error(), "no key here", "its message");
+    CHECK(read.block == NULL && read.old_count == 0, "out zeroed on failure");
+
+    CHECK_STATUS(dfs_list_diff_read(NULL, NULL, &a, &b, 0, &read), DFS_ERR_NULL, "NULL reader");
+    dfs_list_reader keyless = {promise_count, NULL, NULL, NULL, NULL};
+    CHECK_STATUS(dfs_list_diff_read(&keyless, NULL, &a, &b, 0, &read), DFS_ERR_NULL, "NULL reader->key");
+    CHECK_STATUS(dfs_list_diff_read(&reader, NULL, &a, &b, 0, NULL), DFS_ERR_NULL, "NULL out");
+    CHECK_STATUS(dfs_list_diff_read(&reader, NULL, &a, &b, 1u << 9, &read), DFS_ERR_ARGUMENT, "unknown flags");
+}
+
 int main(int argc, char **argv) {
     check_init(argc, argv);
     test_examples();
@@ -1218,5 +1272,6 @@ int main(int argc, char **argv) {
     test_into_list_composed();
     test_into_list_misuse();
     test_into_list_reader_promises();
+    test_diff_read();
     return check_finish();
 }

@@ -267,6 +267,23 @@ final class ListDiffTests: XCTestCase {
         XCTAssertFalse(pairs.contains("o2-o1"), "\(pairs)")
     }
 
+    /// Keys and contents asked in the core's order: Java's `ListDiff.of` checks the same
+    /// log for the same lists (ListDiffTest.theCoreAsksForKeysInItsOrder).
+    func testKeyCallsInTheCoresOrder() {
+        var log: [String] = []
+        let old = ["1", "2", "3"].map { ("a" + $0, $0) }, new = ["1", "3", "2"].map { ("b" + $0, $0) }
+        let diff = ListDiff(from: old, to: new, key: { (item: (String, String)) -> String in
+            log.append("k:\(item.0)")
+            return item.1
+        }, sameContent: { x, y in
+            log.append("c:\(x.0),\(y.0)")
+            return true
+        })
+        XCTAssertEqual(log.joined(separator: " "),
+                       "k:a1 k:b1 c:a1,b1 k:a2 k:b3 k:a3 k:b2 k:a2 k:a3 k:b3 k:b2 c:a3,b3 c:a2,b2")
+        XCTAssertEqual(diff.moves.count, 1)
+    }
+
     func testIndexBasedEntry() {
         let oldKeys: [UInt64] = [10, 20, 30, 40]
         let newKeys: [UInt64] = [40, 10, 30, 50]

@@ -2,13 +2,13 @@
  * list_jni.c — the JNI glue of the keyed list diff (package io.diffuser.list) and of the
  * intoList node (Diffuser.intoList).
  *
- * io.diffuser.internal.ListNative.diff calls dfs_list_diff_compute once and returns
+ * io.diffuser.internal.ListNative.diff calls dfs_list_diff_compute once (diffRead,
+ * dfs_list_diff_read over two Java lists through a ListReader) and returns
  * every array of the result (the diff, and the batch and the script when asked for) as
  * one int[][]. It only translates: the pairing, the moves, the batch and the script are
  * all computed by libdiffuser.so.
  *
- * Keys and content fingerprints arrive as long[] (the Java side maps key objects to
- * longs). Content compared by a Java predicate reaches it through dfs_list_same_fn: the
+ * For diff, keys and content fingerprints arrive as long[] (ListDiff.ofKeys). Content compared by a Java predicate reaches it through dfs_list_same_fn: the
  * callback calls ListNative.SameIndex.same(oldIndex, newIndex) on the calling thread,
  * inside this native method. If the predicate throws, the callback keeps the Throwable,
  * clears it and returns -1, so that the core stops and returns DFS_ERR_CALLBACK; the
@@ -322,8 +322,9 @@ static jclass global_class(JNIEnv *env, const char *name) {
     return global;
 }
 
-/* Fills the contexts of a node: 0, or -1 with an exception pending. */
-static int contexts(JNIEnv *env, jobject reader, jobject sink, jint flags, reader_ctx *r, sink_ctx *k) {
+/* The methods of io.diffuser.internal.ListReader in `r`: 0, or -1 with an exception
+ * pending. */
+static int reader_methods(JNIEnv *env, reader_ctx *r) {
     jclass reader_class = (*env)->FindClass(env, "io/diffuser/internal/ListReader");
     if (reader_class == NULL) return -1;
     r->count = (*env)->GetMethodID(env, reader_class, "count", "(Ljava/lang/Object;)I");
@@ -332,7 +333,12 @@ static int contexts(JNIEnv *env, jobject reader, jobject sink, jint flags, reade
     if (r->same_key)
         r->same_content = (*env)->GetMethodID(env, reader_class, "sameContent", "(Ljava/lang/Object;ILjava/lang/Object;I)Z");
     (*env)->DeleteLocalRef(env, reader_class);
-    if (r->same_content == NULL) return -1;
+    return r->same_content == NULL ? -1 : 0;
+}
+
+/* Fills the contexts of a node: 0, or -1 with an exception pending. */
+static int contexts(JNIEnv *env, jobject reader, jobject sink, jint flags, reader_ctx *r, sink_ctx *k) {
+    if (reader_methods(env, r)) return -1;
 
     jclass sink_class = (*env)->FindClass(env, "io/diffuser/list/ListSink");
     if (sink_class == NULL) return -1;
@@ -383,4 +389,36 @@ JNIEXPORT jlong JNICALL Java_io_diffuser_internal_ListNative_intoList(JNIEnv *en
                                                sink_apply, k, sink_destroy, &out);
     dfsj_finish(env, status, dfsj_leave(&e), 0);
     return (jlong)(intptr_t)out;
+}
+
+/* ListNative.diffRead: dfs_list_diff_read over two Java lists, through the same reader
+ * functions as the node's. The reader is the method's own argument, a local reference
+ * valid for the call; its functions are upcalls under this native method, so a
+ * Throwable of the user's key or content function reaches the caller unchanged. */
+JNIEXPORT jobjectArray JNICALL Java_io_diffuser_internal_ListNative_diffRead(JNIEnv *env, jclass cls, jobject reader,
+                                                                           jboolean key_objects, jobject old_list,
+                                                                           jobject new_list, jint flags) {
+    (void)cls;
+    if (reader == NULL) {
+        dfsj_list_throw(env, "java/lang/NullPointerException", "reader");
+        return NULL;
+    }
+    reader_ctx r = {reader, NULL, NULL, NULL, NULL};
+    if (reader_methods(env, &r)) return NULL;
+    dfs_list_reader functions = {reader_count, reader_key, key_objects ? reader_same_key : NULL, reader_same_content,
+                                 NULL};
+    dfs_list_diff d;
+    dfsj_entry e;
+    dfsj_enter(&e, env);
+    dfs_status status = dfs_list_diff_read(&functions, &r, old_list, new_list, (unsigned int)flags, &d);
+    dfsj_finish(env, status, dfsj_leave(&e), 0);
+    if (status != DFS_OK) return NULL;
+    jobjectArray out = NULL;
+    jclass int_array = (*env)->FindClass(env, "[I");
+    if (int_array != NULL) {
+        out = dfsj_list_arrays(env, &d, flags, int_array);
+        (*env)->DeleteLocalRef(env, int_array);
+    }
+    dfs_list_diff_free(&d);
+    return out;
 }

@@ -146,6 +146,21 @@ public final class ListNative {
       int flags);
 
   /**
+   * {@code dfs_list_diff_read}: two Java lists read through {@code reader}, which the
+   * core asks as the {@code intoList} node does.
+   *
+   * @param reader the reader
+   * @param keyObjects whether keys are objects: the core then asks
+   *     {@link ListReader#sameKey} for keys with equal hashes
+   * @param oldList the list applied last
+   * @param newList the list to apply
+   * @param flags from {@link #flags}
+   * @return the result's arrays, at the indices named by this class's constants
+   */
+  public static native int[][] diffRead(ListReader reader, boolean keyObjects, Object oldList,
+      Object newList, int flags);
+
+  /**
    * {@code dfs_list_diff_compute}.
    *
    * @param oldKeys the old list's keys

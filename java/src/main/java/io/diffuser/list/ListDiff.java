@@ -2,11 +2,11 @@ package io.diffuser.list;
 
 import io.diffuser.Function;
 import io.diffuser.internal.ListNative;
+import io.diffuser.internal.ListReader;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
+import java.util.RandomAccess;
 import java.util.function.BiPredicate;
 import java.util.function.ToLongFunction;
 
@@ -43,10 +43,12 @@ import java.util.function.ToLongFunction;
  * object: do not modify them.
  *
  * <p><b>Calls.</b> Every factory computes the diff, and the batch and the script when
- * asked for, in one call of the native core. Key functions are called in Java, once per
- * item, before it; the content comparison is called back from the core, once per matched
- * pair, during it, on the calling thread. An exception thrown by either reaches the
- * caller of the factory unchanged.
+ * asked for, in one call of the native core, which calls the key function and the
+ * content comparison back on the calling thread when it needs them, in the order Swift's
+ * {@code ListDiff} calls them: a key where the diff asks for it (at most twice an item;
+ * none of an item the diff does not need, such as every item of either list when the
+ * other is empty), the content once per matched pair. An exception thrown by either
+ * stops the diff and reaches the caller of the factory unchanged.
  */
 public final class ListDiff {
   /** The parts a factory computes besides the diff itself. */
@@ -130,8 +132,9 @@ public final class ListDiff {
    * {@code sameContent}.
    *
    * <p>Keys are compared with {@link Object#equals(Object)} and {@link Object#hashCode()}
-   * ({@code null} is a key like any other): each distinct key reaches the core as its own
-   * number, so the pairing is exact. {@code sameContent.test(oldItem, newItem)} is called
+   * ({@code null} is a key like any other), exactly: the core asks for a key's hash (a
+   * call of {@code key}), and for the equality of two keys with equal hashes (of the keys
+   * those calls returned). {@code sameContent.test(oldItem, newItem)} is called
    * once for every matched pair; {@code false} makes the pair an update.
    *
    * @param <T> the type of items
@@ -145,18 +148,7 @@ public final class ListDiff {
    */
   public static <T> ListDiff of(List<? extends T> oldList, List<? extends T> newList,
       Function<? super T, ?> key, BiPredicate<? super T, ? super T> sameContent, Part... parts) {
-    Objects.requireNonNull(key, "key");
-    Map<Object, Long> numbers = new HashMap<>();
-    Function<T, Long> number = item -> {
-      Object k = key.apply(item);
-      Long n = numbers.get(k);
-      if (n == null) {
-        n = (long) numbers.size();
-        numbers.put(k, n);
-      }
-      return n;
-    };
-    return byLongKey(oldList, newList, item -> number.apply(item), sameContent, parts);
+    return read(ListReader.byKey(key, sameContent), true, oldList, newList, parts);
   }
 
   /**
@@ -192,14 +184,22 @@ public final class ListDiff {
    */
   public static <T> ListDiff byLongKey(List<? extends T> oldList, List<? extends T> newList,
       ToLongFunction<? super T> key, BiPredicate<? super T, ? super T> sameContent, Part... parts) {
-    Objects.requireNonNull(key, "key");
-    Objects.requireNonNull(sameContent, "sameContent");
-    Object[] olds = oldList.toArray();
-    Object[] news = newList.toArray();
-    long[] oldKeys = keys(olds, key);
-    long[] newKeys = keys(news, key);
-    ListNative.SameIndex same = (i, j) -> sameContent.test(item(olds[i]), item(news[j]));
-    return compute(oldKeys, null, newKeys, null, same, parts);
+    return read(ListReader.byLongKey(key, sameContent), false, oldList, newList, parts);
+  }
+
+  /** {@code list}, or a copy of it whose {@code get} takes constant time. */
+  private static List<?> indexed(List<?> list, String name) {
+    Objects.requireNonNull(list, name);
+    return list instanceof RandomAccess ? list : Arrays.asList(list.toArray());
+  }
+
+  /** The diff of two lists read through {@code reader} by the core. */
+  private static ListDiff read(ListReader reader, boolean keyObjects, List<?> oldList, List<?> newList,
+      Part... parts) {
+    int flags = ListNative.flags(parts);
+    return new ListDiff(ListNative.diffRead(reader, keyObjects, indexed(oldList, "oldList"),
+        indexed(newList, "newList"), flags),
+        (flags & ListNative.BATCH_MOVE_THEN_RELOAD) != 0);
   }
 
   /**
@@ -236,17 +236,6 @@ public final class ListDiff {
     Objects.requireNonNull(newKeys, "newKeys");
     Objects.requireNonNull(newContents, "newContents");
     return compute(oldKeys, oldContents, newKeys, newContents, null, parts);
-  }
-
-  @SuppressWarnings("unchecked")
-  private static <T> T item(Object item) {
-    return (T) item;
-  }
-
-  private static <T> long[] keys(Object[] items, ToLongFunction<? super T> key) {
-    long[] keys = new long[items.length];
-    for (int i = 0; i < items.length; i++) keys[i] = key.applyAsLong(item(items[i]));
-    return keys;
   }
 
   private static ListDiff compute(long[] oldKeys, long[] oldContents, long[] newKeys,

@@ -700,4 +700,40 @@ public class ListDiffTest {
       assertEquals(diff.matchedCount(), calls);
     }
   }
+
+  /** The core asks for keys and contents in its order, as Swift's ListDiff does
+   * (ListDiffTests.testKeyCallsInTheCoresOrder): a key where the diff needs it. */
+  @Test
+  public void theCoreAsksForKeysInItsOrder() {
+    List<String> log = new ArrayList<>();
+    ListDiff diff = ListDiff.of(IntoListTest.named("a", "1", "2", "3"), IntoListTest.named("b", "1", "3", "2"),
+        (IntoListTest.Named item) -> {
+          log.add("k:" + item.name);
+          return item.key;
+        }, (IntoListTest.Named x, IntoListTest.Named y) -> {
+          log.add("c:" + x.name + "," + y.name);
+          return true;
+        });
+    assertEquals("k:a1 k:b1 c:a1,b1 k:a2 k:b3 k:a3 k:b2 k:a2 k:a3 k:b3 k:b2 c:a3,b3 c:a2,b2",
+        String.join(" ", log));
+    assertEquals(1, diff.moves.length / 2);
+  }
+
+  /** A key the diff does not need is not asked for: none, when one list is empty. */
+  @Test
+  public void keysOfAnEmptySideAreNotAsked() {
+    ListDiff diff = ListDiff.of(Collections.<String>emptyList(), Arrays.asList("x", "y"), (String item) -> {
+      throw new IllegalStateException("no key may be asked");
+    });
+    assertEquals(2, diff.inserts.length);
+    IllegalStateException thrown = new IllegalStateException("refused");
+    try {
+      ListDiff.of(Arrays.asList("x"), Arrays.asList("y"), (String item) -> {
+        throw thrown;
+      });
+      fail("a key that is needed and throws");
+    } catch (IllegalStateException e) {
+      assertSame(thrown, e);
+    }
+  }
 }
