@@ -170,12 +170,12 @@ static jlong n_diffuser_into_always_all(JNIEnv *env, jclass cls, jlongArray chil
 
 static jlong n_diffuser_map(JNIEnv *env, jclass cls, jobject transform, jlong child) {
     (void)cls;
-    jobject ref = dfsj_hold_weak(env, transform);
+    dfsj_map_ctx *ref = dfsj_map_ctx_new(env, transform);
     if (ref == NULL) return 0;
     dfs_diffuser *out = NULL;
     dfsj_entry e;
     dfsj_enter(&e, env);
-    dfs_status status = dfs_diffuser_map_borrowed(dfsj_type, dfsj_part_cb, ref, dfsj_destroy_weak, H(dfs_diffuser, child), &out);
+    dfs_status status = dfs_diffuser_map_borrowed(dfsj_type, dfsj_part_cb, ref, dfsj_destroy_map, H(dfs_diffuser, child), &out);
     dfsj_finish(env, status, dfsj_leave(&e), 0);
     return J(out);
 }

@@ -48,6 +48,13 @@ typedef struct {
     jint room;
     jobject *spill;
     size_t spilled, spill_cap;
+    /* uid:     the thread's number, unique in the process (0 until its first native call);
+     * frame:   the number of the innermost native method running on the thread (frames
+     *          counts them), so that (uid, frame) names one frame: a map's transform
+     *          frees the part it lent last only in the frame that holds it (see
+     *          dfsj_map_ctx). */
+    uint64_t uid;
+    uint64_t frame, frames;
     /* pins:    the Java diffusers whose runs were asked for from inside another native
      *          method of the thread (a run from an effect, which the core may queue),
      *          and the Java fusers of loop connections disposed there (whose sources the
@@ -89,7 +96,11 @@ typedef struct {
     jthrowable saved;
     jint saved_lent, saved_room;
     size_t saved_spilled;
+    uint64_t saved_frame;
 } dfsj_entry;
+
+/* The next thread number (threads.c). */
+uint64_t dfsj_next_uid(void);
 
 /* Deletes the parts spilled since `mark` (upcalls.c); the out-of-line half of dfsj_leave. */
 void dfsj_drop_spilled(dfsj_thread_state *ts, size_t mark);
@@ -109,6 +120,9 @@ static inline void dfsj_enter(dfsj_entry *e, JNIEnv *env) {
     ts->room = 0;
     ts->depth++;
     ts->env = env;
+    if (ts->uid == 0) ts->uid = dfsj_next_uid();
+    e->saved_frame = ts->frame;
+    ts->frame = ++ts->frames;
 }
 
 static inline jthrowable dfsj_leave(dfsj_entry *e) {
@@ -121,6 +135,7 @@ static inline jthrowable dfsj_leave(dfsj_entry *e) {
     if (ts->refusal != NULL && ts->depth == 1) dfsj_drop_refusal(ts);
     ts->lent = e->saved_lent;
     ts->room = e->saved_room;
+    ts->frame = e->saved_frame;
     ts->depth--;
     return mine;
 }
@@ -179,6 +194,25 @@ int dfsj_did_change_cb(const void *old_value, const void *new_value, void *ctx);
 int dfsj_transform_cb(const void *value, const void **out, void *ctx);
 int dfsj_extract_cb(const void *value, const void **out, void *ctx);
 int dfsj_part_cb(const void *value, const void **out, void *ctx);
+
+/* The context of a map's transform (dfsj_part_cb): the Function, held weakly like every
+ * user object of a node, and the part it lent last. A part is dead once the transform
+ * is called again (the core lends a part to the map's child only, and a map never runs
+ * inside its own child), so the transform frees its last part then, if that part is
+ * still held by the innermost frame of the thread: the passes of runs queued from an
+ * effect all lend into the frame of the outermost run, which would otherwise hold every
+ * pass's parts until it returns. */
+typedef struct {
+    jweak function;
+    jobject last;        /* a local reference of the frame, or a global one it spilled */
+    uint64_t uid, frame; /* the thread and the frame that hold `last` */
+    size_t spill_slot;   /* where `last` is in the thread's spill array; SIZE_MAX: local */
+} dfsj_map_ctx;
+
+/* A map's context for `function` (made weak here): NULL with an exception pending if it
+ * cannot be made. Its destroy is dfsj_destroy_map. */
+dfsj_map_ctx *dfsj_map_ctx_new(JNIEnv *env, jobject function);
+void dfsj_destroy_map(void *ctx);
 int dfsj_source_connect_cb(dfs_dispatch *dispatch, void *ctx, void **connection);
 void dfsj_source_disconnect_cb(void *connection, void *ctx);
 

@@ -13,6 +13,12 @@ JavaVM *dfsj_vm;
 
 __thread __attribute__((tls_model("initial-exec"))) dfsj_thread_state dfsj_thread;
 
+static uint64_t last_uid;
+
+uint64_t dfsj_next_uid(void) {
+    return __atomic_add_fetch(&last_uid, 1, __ATOMIC_RELAXED);
+}
+
 int dfsj_env_enter(dfsj_upcall_env *u) {
     dfsj_thread_state *ts = &dfsj_thread;
     u->attached = 0;

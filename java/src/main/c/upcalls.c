@@ -227,10 +227,12 @@ int dfsj_extract_cb(const void *value, const void **out, void *ctx) {
 
 /* The parts of a diffuser's maps are borrowed (dfs_diffuser_map_borrowed): each is the
  * local reference the upcall returned, valid until the native method running the
- * diffuser returns, which is as long as the core may use a part it does not keep. A
- * gate that caches a part retains it (a global reference, value_retain in values.c); the others
- * cost no global reference at all, which is what most parts of a run are: compared with
- * their cache and dropped.
+ * diffuser returns, which is as long as the core may use a part it does not keep, or
+ * until its map's transform is called again in that native method (a later pass, of a
+ * run queued from an effect: see dfsj_map_ctx), when it is dead. A gate that caches a
+ * part retains it (a global reference, value_retain in values.c); the others cost no
+ * global reference at all, which is what most parts of a run are: compared with their
+ * cache and dropped.
  *
  * They need that native method below them on the same thread. Diffusers of this binding
  * are only ever run from Java (Native.diffuserRun), so this always holds; were it not, the
@@ -271,9 +273,16 @@ static int make_room(JNIEnv *env) {
 
 /* The part `local` as a global reference the innermost native method deletes when it
  * returns (dfsj_drop_spilled), for a frame that has no room left; `local` is deleted.
- * NULL with the failure pending (an OutOfMemoryError) if it cannot be kept. */
-static jobject spill(JNIEnv *env, jobject local) {
+ * It takes the place `*slot` names if that is free (SIZE_MAX: none), and *slot is set to
+ * where it went. NULL with the failure pending (an OutOfMemoryError) if it cannot be
+ * kept. */
+static jobject spill(JNIEnv *env, jobject local, size_t *slot) {
     dfsj_thread_state *ts = &dfsj_thread;
+    if (*slot < ts->spilled && ts->spill[*slot] == NULL) {
+        jobject global = promote(env, local);
+        ts->spill[*slot] = global;
+        return global;
+    }
     if (ts->spilled == ts->spill_cap) {
         size_t cap = ts->spill_cap ? ts->spill_cap * 2 : ROOM_CHUNK;
         jobject *grown = cap <= SIZE_MAX / sizeof *grown ? realloc(ts->spill, cap * sizeof *grown) : NULL;
@@ -286,12 +295,18 @@ static jobject spill(JNIEnv *env, jobject local) {
         ts->spill_cap = cap;
     }
     jobject global = promote(env, local);
-    if (global != NULL) ts->spill[ts->spilled++] = global;
+    if (global != NULL) {
+        *slot = ts->spilled;
+        ts->spill[ts->spilled++] = global;
+    }
     return global;
 }
 
 void dfsj_drop_spilled(dfsj_thread_state *ts, size_t mark) {
-    while (ts->spilled > mark) (*ts->env)->DeleteGlobalRef(ts->env, ts->spill[--ts->spilled]);
+    while (ts->spilled > mark) {
+        jobject part = ts->spill[--ts->spilled];
+        if (part != NULL) (*ts->env)->DeleteGlobalRef(ts->env, part); /* NULL: freed by its map */
+    }
     if (ts->depth == 1) {
         /* The outermost native method returns: the thread may never run another. */
         free(ts->spill);
@@ -300,32 +315,77 @@ void dfsj_drop_spilled(dfsj_thread_state *ts, size_t mark) {
     }
 }
 
+dfsj_map_ctx *dfsj_map_ctx_new(JNIEnv *env, jobject function) {
+    dfsj_map_ctx *m = calloc(1, sizeof *m);
+    if (m == NULL) {
+        (*env)->ThrowNew(env, dfsj_c_oome, "cannot make a map's context");
+        return NULL;
+    }
+    if ((m->function = dfsj_hold_weak(env, function)) == NULL) {
+        free(m);
+        return NULL;
+    }
+    m->spill_slot = SIZE_MAX;
+    return m;
+}
+
+void dfsj_destroy_map(void *ctx) {
+    dfsj_map_ctx *m = ctx;
+    if (m == NULL) return;
+    dfsj_destroy_weak(m->function);
+    free(m);
+}
+
+/* Frees the part `m` lent last if the innermost frame of this thread holds it (see
+ * dfsj_map_ctx); its place in the spill array stays reserved for `m`'s next part. */
+static void free_last_part(JNIEnv *env, dfsj_map_ctx *m) {
+    dfsj_thread_state *ts = &dfsj_thread;
+    if (m->last == NULL || m->uid != ts->uid || m->frame != ts->frame) {
+        m->spill_slot = SIZE_MAX;
+    } else if (m->spill_slot == SIZE_MAX) {
+        (*env)->DeleteLocalRef(env, m->last);
+        ts->lent--;
+    } else {
+        (*env)->DeleteGlobalRef(env, m->last);
+        ts->spill[m->spill_slot] = NULL;
+    }
+    m->last = NULL;
+}
+
 /* Function.apply for a map: the result is a borrowed part (see above). A part spilled
  * from a full frame is made in a frame of its own, so that the full one never holds more
  * than the JVM granted. */
 int dfsj_part_cb(const void *value, const void **out, void *ctx) {
     *out = NULL;
     if (!borrowing_caller()) return -1;
+    dfsj_map_ctx *m = ctx;
     JNIEnv *env = dfsj_thread.env;
+    free_last_part(env, m);
+    jobject result;
     if (make_room(env)) {
-        jobject target = dfsj_target(env, ctx);
+        jobject target = dfsj_target(env, m->function);
         if (target == NULL) return 1;
-        jobject result = (*env)->CallObjectMethod(env, target, m_function_apply, (jobject)value);
+        result = (*env)->CallObjectMethod(env, target, m_function_apply, (jobject)value);
         (*env)->DeleteLocalRef(env, target);
         if (dfsj_upcall_failed(env)) return 1;
-        *out = result;
-        return 0;
+        m->spill_slot = SIZE_MAX;
+    } else {
+        if ((*env)->PushLocalFrame(env, 16) != 0) {
+            if (!dfsj_upcall_failed(env)) dfsj_fail_with(env, dfsj_c_oome, "cannot make a local frame for a part");
+            return -1;
+        }
+        jobject target = dfsj_target(env, m->function);
+        result = target == NULL ? NULL : (*env)->CallObjectMethod(env, target, m_function_apply, (jobject)value);
+        int failed = target == NULL || dfsj_upcall_failed(env);
+        if (!failed && result != NULL && (result = spill(env, result, &m->spill_slot)) == NULL) failed = 1;
+        (*env)->PopLocalFrame(env, NULL);
+        if (failed) return 1;
     }
-    if ((*env)->PushLocalFrame(env, 16) != 0) {
-        if (!dfsj_upcall_failed(env)) dfsj_fail_with(env, dfsj_c_oome, "cannot make a local frame for a part");
-        return -1;
+    if (result != NULL) {
+        m->last = result;
+        m->uid = dfsj_thread.uid;
+        m->frame = dfsj_thread.frame;
     }
-    jobject target = dfsj_target(env, ctx);
-    jobject result = target == NULL ? NULL : (*env)->CallObjectMethod(env, target, m_function_apply, (jobject)value);
-    int failed = target == NULL || dfsj_upcall_failed(env);
-    if (!failed && result != NULL && (result = spill(env, result)) == NULL) failed = 1;
-    (*env)->PopLocalFrame(env, NULL);
-    if (failed) return 1;
     *out = result;
     return 0;
 }

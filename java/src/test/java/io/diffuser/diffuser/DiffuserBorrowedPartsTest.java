@@ -11,8 +11,9 @@ import org.junit.Test;
  * instead of handed over as global references, and the value of a run is kept only by
  * the gates that cache it. What must hold: a cached part or value outlives its run and
  * any garbage collection, a part that is only compared costs nothing that outlives the
- * run, and runs with many parts (more than a JNI frame's default capacity, and more than
- * the JVM lets a frame hold) work.
+ * run (nor its pass, when runs queued from effects make one run of many passes), and
+ * runs with many parts (more than a JNI frame's default capacity, and more than the JVM
+ * lets a frame hold) work.
  */
 public class DiffuserBorrowedPartsTest {
   /** A value equal to another with the same number, but never the same object. */
@@ -297,5 +298,63 @@ public class DiffuserBorrowedPartsTest {
     current[0] = two;
     d.run("run 8");
     assertEquals(List.of("one=two", "effect:two"), log);
+  }
+
+  private static Diffuser<Integer> feedback;
+  private static int passes;
+
+  /**
+   * Runs queued from an effect are passes of the same outermost run, one after the
+   * other: a part is dead once the pass that lent it has passed its map, and must not be
+   * kept until the outermost run returns (1,000 passes of a 1 MB part in a 256 MB heap).
+   */
+  @Test(timeout = 60000)
+  public void queuedPassesDoNotKeepTheirPartsUntilTheRunReturns() {
+    passes = 0;
+    feedback = Diffuser.map((Integer x) -> new byte[1 << 20], Diffuser.intoAlways((byte[] part) -> {
+      passes++;
+      if (passes < 1000) feedback.run(passes); // queued: the next pass of this run
+    }));
+    try {
+      feedback.run(0);
+    } finally {
+      feedback = null;
+    }
+    assertEquals(1000, passes);
+  }
+
+  /**
+   * The same with more parts than the test JVM lets a frame hold (so that later parts are
+   * spilled as global references): 200 passes of 64 parts of 64 KB, 800 MB if every
+   * pass's parts were kept, in a 256 MB heap; every pass sees its own parts.
+   */
+  @Test(timeout = 60000)
+  public void queuedPassesPastTheFrameCapDoNotKeepTheirParts() {
+    passes = 0;
+    int[] wrong = {0};
+    List<Diffuser<Integer>> maps = new ArrayList<>();
+    for (int k = 0; k < 64; k++) {
+      final int slot = k;
+      maps.add(Diffuser.map((Integer n) -> {
+        byte[] part = new byte[64 << 10];
+        part[0] = (byte) n.intValue();
+        part[1] = (byte) slot;
+        return part;
+      }, Diffuser.intoAlways((byte[] part) -> {
+        if (part[0] != (byte) passes || part[1] != (byte) slot) wrong[0]++;
+      })));
+    }
+    maps.add(Diffuser.intoAlways((Integer n) -> {
+      passes++;
+      if (passes < 200) feedback.run(passes);
+    }));
+    feedback = Diffuser.intoAlways(maps);
+    try {
+      feedback.run(0);
+    } finally {
+      feedback = null;
+    }
+    assertEquals(200, passes);
+    assertEquals("parts seen by the wrong pass or map", 0, wrong[0]);
   }
 }
