@@ -706,8 +706,11 @@ DFS_API void dfs_list_sections_diff_free(dfs_list_sections_diff *diff);
  *  new key at each place (same_key if they are equal), then the pair's content; the
  *  same along the common suffix, from the end (where it reaches the place the prefix
  *  ended at, with that place's key asked already); then the keys of the rest of the old
- *  list and of the new list, and for each new item matched, same_key and its content.
- *  Each key is asked at most twice. Then `type`'s retain of the new list, then the sink.
+ *  list and of the new list; then same_key for items of the rest of the old list whose
+ *  keys are equal (looking for duplicates, from the last item to the first); then, for
+ *  each item of the rest of the new list in order, same_key with the items whose keys
+ *  are equal to its own (old items, or a new item met before it), and the content of
+ *  its pair if it has one. Each key is asked at most twice. Then `type`'s retain of the new list, then the sink.
  *  The first run asks count(new) only.
  *  A key is asked only where the diff needs it: never on the first run, and past the
  *  common prefix and suffix only when both lists have items left there. A `key` that

@@ -114,18 +114,25 @@ enum ThreadError {
     }
 }
 
+/// Runs the body of an exported function that may call callbacks, then forgets a
+/// `dfs_set_error` message set during it and still pending: a failing callback takes its
+/// own message, so one left was set by callbacks that returned 0, and is for no failure,
+/// not even that of the callback that made this call (a nested run, an emission) if it
+/// fails after it.
+@inline(__always)
+func forgettingUntakenMessages<R>(_ body: () throws -> R) rethrows -> R {
+    let serial = dfsi_error_serial()
+    defer { if dfsi_error_serial() != serial { ThreadError.discardPending() } }
+    return try body()
+}
+
 /// Runs the body of an exported function: turns a thrown `CError` into its status and
 /// records its message; any other error (which the core would only throw if a callback
 /// layer were missing) becomes DFS_ERR_CALLBACK.
 @inline(__always)
 func guarded(_ body: () throws -> Void) -> dfs_status {
-    let serial = dfsi_error_serial()
     do {
-        try body()
-        // A message set during a call that succeeded was set by callbacks that succeeded
-        // (a failing one takes its own): it is for no failure, not even that of the
-        // callback that made this call (a nested run, an emission) and fails after it.
-        if dfsi_error_serial() != serial { ThreadError.discardPending() }
+        try forgettingUntakenMessages(body)
         return DFS_OK
     } catch let error as CError {
         ThreadError.setLast(error.message)

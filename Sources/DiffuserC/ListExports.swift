@@ -258,9 +258,12 @@ final class CListReader {
         guard let content = reader.content else { return true }
         var a: UInt64 = 0
         var b: UInt64 = 0
-        let serial = dfsi_error_serial()
+        var serial = dfsi_error_serial()
         var code = content(old.pointer, oldIndex, &a, ctx)
-        if code == 0 { code = content(new.pointer, newIndex, &b, ctx) }
+        if code == 0 {
+            serial = dfsi_error_serial()
+            code = content(new.pointer, newIndex, &b, ctx)
+        }
         if code != 0 { throw CError.callback("the list reader's content", code: code, since: serial) }
         return a == b
     }

@@ -144,6 +144,35 @@ static int nested_run_then_failure(const void *value, void *ctx) {
     return 44;
 }
 
+/* A list reader whose count sets a message, returns 0 and gives a count the core
+ * refuses: the nested call fails for a reason of its own (DFS_ERR_ARGUMENT). */
+static int refused_count(const void *list, size_t *count, void *ctx) {
+    (void)list;
+    (void)ctx;
+    dfs_set_error("a tentative message of a count that succeeded");
+    *count = (size_t)-1;
+    return 0;
+}
+
+static int no_key(const void *list, int32_t index, uint64_t *key, void *ctx) {
+    (void)list;
+    (void)index;
+    (void)ctx;
+    *key = 0;
+    return 0;
+}
+
+/* Makes a nested call that fails for a reason of its own, then fails. */
+static int nested_refusal_then_failure(const void *value, void *ctx) {
+    (void)value;
+    (void)ctx;
+    dfs_list_reader reader = {refused_count, no_key, NULL, NULL, NULL};
+    dfs_list_diff d;
+    int list = 0;
+    if (dfs_list_diff_read(&reader, NULL, &list, &list, 0, &d) == DFS_OK) dfs_list_diff_free(&d);
+    return 5;
+}
+
 static void test_message_belongs_to_its_callback(void) {
     check_section("a callback's dfs_set_error message is its own");
     dfs_diffuser *tentative = NULL, *silent = NULL, *nested = NULL, *both[2] = {NULL, NULL}, *all = NULL;
@@ -167,6 +196,11 @@ static void test_message_belongs_to_its_callback(void) {
     CHECK_OK(dfs_diffuser_into_always(dfs_type_pointer(), nested_run_then_failure, tentative, NULL, &nested), "nested");
     CHECK_STATUS(dfs_diffuser_run(nested, NULL), DFS_ERR_CALLBACK, "an effect fails after a nested run's effect set a message and succeeded");
     CHECK_ERROR_HAS("returned 44", "its own description, not the nested effect's message (\"%s\")", dfs_last_error());
+    dfs_diffuser *refusal = NULL;
+    CHECK_OK(dfs_diffuser_into_always(dfs_type_pointer(), nested_refusal_then_failure, NULL, NULL, &refusal), "refusal");
+    CHECK_STATUS(dfs_diffuser_run(refusal, NULL), DFS_ERR_CALLBACK, "an effect fails after a nested call failed otherwise");
+    CHECK_ERROR_HAS("returned 5", "its own description, not the nested count's message (\"%s\")", dfs_last_error());
+    dfs_diffuser_release(refusal);
     dfs_diffuser_release(all);
     dfs_diffuser_release(outer);
     dfs_diffuser_release(quiet);

@@ -1258,6 +1258,83 @@ static void test_diff_read(void) {
     CHECK_STATUS(dfs_list_diff_read(&reader, NULL, &a, &b, 1u << 9, &read), DFS_ERR_ARGUMENT, "unknown flags");
 }
 
+/* The order of a reader's calls, as the header gives it, with a duplicate in the rest of
+ * the old list; and a content callback that set a message and succeeded for the old
+ * item does not give it to the new item's failure. */
+typedef struct {
+    uint64_t keys[8];
+    int n;
+    char name;
+} order_list;
+
+static test_log order_log;
+
+static int order_count(const void *list, size_t *count, void *ctx) {
+    const order_list *l = list;
+    (void)ctx;
+    log_add(&order_log, "count(%c)", l->name);
+    *count = (size_t)l->n;
+    return 0;
+}
+
+static int order_key(const void *list, int32_t i, uint64_t *key, void *ctx) {
+    const order_list *l = list;
+    (void)ctx;
+    log_add(&order_log, "key(%c%d)", l->name, i);
+    *key = l->keys[i];
+    return 0;
+}
+
+static int order_same_key(const void *a, int32_t i, const void *b, int32_t j, void *ctx) {
+    const order_list *x = a, *y = b;
+    (void)ctx;
+    log_add(&order_log, "same_key(%c%d,%c%d)", x->name, i, y->name, j);
+    return x->keys[i] == y->keys[j];
+}
+
+static int order_same_content(const void *a, int32_t i, const void *b, int32_t j, void *ctx) {
+    (void)a;
+    (void)b;
+    (void)ctx;
+    log_add(&order_log, "content(%d,%d)", i, j);
+    return 1;
+}
+
+static const order_list *content_old_list;
+
+static int order_content(const void *list, int32_t index, uint64_t *fingerprint, void *ctx) {
+    (void)ctx;
+    (void)index;
+    if (list == content_old_list) {
+        dfs_set_error("a tentative message of the old item's content");
+        *fingerprint = 1;
+        return 0;
+    }
+    return 7;
+}
+
+static void test_reader_order(void) {
+    check_section("dfs_list_reader: the header's order, with a duplicate in the old list");
+    order_list o = {{1, 5, 5, 9}, 4, 'o'}, n = {{1, 9, 5, 7}, 4, 'n'};
+    dfs_list_reader reader = {order_count, order_key, order_same_key, order_same_content, NULL};
+    dfs_list_diff d;
+    log_clear(&order_log);
+    CHECK_OK(dfs_list_diff_read(&reader, NULL, &o, &n, 0, &d), "read");
+    CHECK_LOG(&order_log,
+              "count(o) count(n) key(o0) key(n0) same_key(o0,n0) content(0,0) key(o1) key(n1) key(o3) key(n3) "
+              "key(o1) key(o2) key(o3) key(n1) key(n2) key(n3) same_key(o1,o2) "
+              "same_key(o3,n1) content(3,1) same_key(o1,n2) content(1,2)",
+              "the calls in the header's order");
+    dfs_list_diff_free(&d);
+
+    check_section("dfs_list_reader: content's message belongs to the call that set it");
+    order_list a = {{1, 2}, 2, 'a'}, b = {{1, 2}, 2, 'b'};
+    content_old_list = &a;
+    dfs_list_reader fingerprints = {order_count, order_key, NULL, NULL, order_content};
+    CHECK_STATUS(dfs_list_diff_read(&fingerprints, NULL, &a, &b, 0, &d), DFS_ERR_CALLBACK, "content of the new item fails");
+    CHECK_ERROR_HAS("returned 7", "its own description, not the old item's message (\"%s\")", dfs_last_error());
+}
+
 int main(int argc, char **argv) {
     check_init(argc, argv);
     test_examples();
@@ -1273,5 +1350,6 @@ int main(int argc, char **argv) {
     test_into_list_misuse();
     test_into_list_reader_promises();
     test_diff_read();
+    test_reader_order();
     return check_finish();
 }

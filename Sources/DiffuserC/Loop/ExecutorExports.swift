@@ -94,7 +94,7 @@ private func manualExecutor(_ handle: OpaquePointer?) -> Result<ManualExecutor, 
 @_cdecl("dfs_executor_run_next")
 public func dfs_executor_run_next(_ executor: OpaquePointer?) -> Int32 {
     switch manualExecutor(executor) {
-    case .success(let manual): return manual.runNext() ? 1 : 0
+    case .success(let manual): return forgettingUntakenMessages { manual.runNext() } ? 1 : 0
     case .failure(let error): return -Int32(error.status.rawValue)
     }
 }
@@ -102,7 +102,7 @@ public func dfs_executor_run_next(_ executor: OpaquePointer?) -> Int32 {
 @_cdecl("dfs_executor_run_all")
 public func dfs_executor_run_all(_ executor: OpaquePointer?) -> Int32 {
     switch manualExecutor(executor) {
-    case .success(let manual): return Int32(clamping: manual.runAll())
+    case .success(let manual): return Int32(clamping: forgettingUntakenMessages { manual.runAll() })
     case .failure(let error): return -Int32(error.status.rawValue)
     }
 }
@@ -113,7 +113,7 @@ public func dfs_work_run(_ work: OpaquePointer?) -> dfs_status {
     let status = guarded {
         body = (try handles.take(work, .work, name: "work") as! CWork).body
     }
-    body?()
+    if let body { forgettingUntakenMessages(body) }
     return status
 }
 
