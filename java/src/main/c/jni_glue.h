@@ -205,8 +205,10 @@ int dfsj_part_cb(const void *value, const void **out, void *ctx);
 typedef struct {
     jweak function;
     jobject last;        /* a local reference of the frame, or a global one it spilled */
-    uint64_t uid, frame; /* the thread and the frame that hold `last` */
-    size_t spill_slot;   /* where `last` is in the thread's spill array; SIZE_MAX: local */
+    int last_spilled;    /* whether `last` is in the spill array, at spill_slot */
+    uint64_t uid, frame; /* the thread and the frame of the transform's last call */
+    size_t spill_slot;   /* the place in that frame's spill array the map's parts take
+                            (SIZE_MAX: none yet), free while `last` is not spilled */
 } dfsj_map_ctx;
 
 /* A map's context for `function` (made weak here): NULL with an exception pending if it

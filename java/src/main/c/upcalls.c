@@ -337,19 +337,24 @@ void dfsj_destroy_map(void *ctx) {
 }
 
 /* Frees the part `m` lent last if the innermost frame of this thread holds it (see
- * dfsj_map_ctx); its place in the spill array stays reserved for `m`'s next part. */
+ * dfsj_map_ctx), and marks this call as the frame's: the map's place in the frame's
+ * spill array stays reserved for its next spilled part. */
 static void free_last_part(JNIEnv *env, dfsj_map_ctx *m) {
     dfsj_thread_state *ts = &dfsj_thread;
-    if (m->last == NULL || m->uid != ts->uid || m->frame != ts->frame) {
+    if (m->uid != ts->uid || m->frame != ts->frame) {
+        /* Lent in another frame, which holds it or freed it; its spill slot is not ours. */
         m->spill_slot = SIZE_MAX;
-    } else if (m->spill_slot == SIZE_MAX) {
-        (*env)->DeleteLocalRef(env, m->last);
-        ts->lent--;
-    } else {
+        m->uid = ts->uid;
+        m->frame = ts->frame;
+    } else if (m->last != NULL && m->last_spilled) {
         (*env)->DeleteGlobalRef(env, m->last);
         ts->spill[m->spill_slot] = NULL;
+    } else if (m->last != NULL) {
+        (*env)->DeleteLocalRef(env, m->last);
+        ts->lent--;
     }
     m->last = NULL;
+    m->last_spilled = 0;
 }
 
 /* Function.apply for a map: the result is a borrowed part (see above). A part spilled
@@ -364,11 +369,11 @@ int dfsj_part_cb(const void *value, const void **out, void *ctx) {
     jobject result;
     if (make_room(env)) {
         jobject target = dfsj_target(env, m->function);
-        if (target == NULL) return 1;
-        result = (*env)->CallObjectMethod(env, target, m_function_apply, (jobject)value);
-        (*env)->DeleteLocalRef(env, target);
-        if (dfsj_upcall_failed(env)) return 1;
-        m->spill_slot = SIZE_MAX;
+        result = target == NULL ? NULL : (*env)->CallObjectMethod(env, target, m_function_apply, (jobject)value);
+        int failed = target == NULL || dfsj_upcall_failed(env);
+        if (target != NULL) (*env)->DeleteLocalRef(env, target);
+        if (failed || result == NULL) dfsj_thread.lent--; /* no part took the room */
+        if (failed) return 1;
     } else {
         if ((*env)->PushLocalFrame(env, 16) != 0) {
             if (!dfsj_upcall_failed(env)) dfsj_fail_with(env, dfsj_c_oome, "cannot make a local frame for a part");
@@ -380,12 +385,9 @@ int dfsj_part_cb(const void *value, const void **out, void *ctx) {
         if (!failed && result != NULL && (result = spill(env, result, &m->spill_slot)) == NULL) failed = 1;
         (*env)->PopLocalFrame(env, NULL);
         if (failed) return 1;
+        m->last_spilled = result != NULL;
     }
-    if (result != NULL) {
-        m->last = result;
-        m->uid = dfsj_thread.uid;
-        m->frame = dfsj_thread.frame;
-    }
+    m->last = result;
     *out = result;
     return 0;
 }

@@ -197,4 +197,53 @@ public class MemoryTest {
     assertTrue("VmRSS grew by " + (growth >> 20) + " MiB", growth < LIMIT);
     assertEquals(true, sink != 0);
   }
+
+  /** A part that comes and goes. */
+  static final class Part {
+    final int n;
+
+    Part(int n) {
+      this.n = n;
+    }
+  }
+
+  private static Diffuser<Integer> feedback;
+  private static int passes;
+  private static long heapAtStart;
+  private static long heapAtEnd;
+
+  /** Native heap growth over `total` passes queued from an effect, after 10,000 first. */
+  private static long queuedPassesGrowth(boolean nullEveryOtherPass, int total) {
+    passes = 0;
+    feedback = Diffuser.intoAlways(
+        Diffuser.map((Integer n) -> !nullEveryOtherPass || n % 2 == 0 ? new Part(n) : null,
+            Diffuser.intoAlways((Part part) -> { })),
+        Diffuser.intoAlways((Integer n) -> {
+          passes++;
+          if (passes == 10_000) heapAtStart = NativeHeap.inUse();
+          if (passes == total) heapAtEnd = NativeHeap.inUse();
+          if (passes < total) feedback.run(passes); // queued: the next pass of this run
+        }));
+    try {
+      feedback.run(0);
+    } finally {
+      feedback = null;
+    }
+    return heapAtEnd - heapAtStart;
+  }
+
+  /**
+   * The passes of runs queued from an effect all lend their parts in the frame of the
+   * outermost run; a map frees its last part when it is called again. A map whose part
+   * is null every other pass must not grow what that frame keeps (the room counted for
+   * its parts, the places of its spilled parts): 200,000 passes grow the native heap no
+   * more than with a part on every pass.
+   */
+  @Test(timeout = 120000)
+  public void queuedPassesWithAPartThatComesAndGoesDoNotGrow() {
+    long steady = queuedPassesGrowth(false, 200_000);
+    long toggling = queuedPassesGrowth(true, 200_000);
+    assertTrue("native heap grew by " + toggling + " B over the passes (a part on every pass: " + steady + " B)",
+        toggling < steady + (256 << 10));
+  }
 }
