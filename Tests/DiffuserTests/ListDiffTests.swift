@@ -203,22 +203,17 @@ final class ListDiffTests: XCTestCase {
                 func hash(into hasher: inout Hasher) { hasher.combine(key) }
             }
             var made: [Tagged] = []
+            /// The key of item `index` of `list`, counted and remembered with its origin.
+            func key(_ list: Character, _ index: Int) -> Tagged {
+                if list == "o" { oldAsked[index] += 1 } else { newAsked[index] += 1 }
+                let key = Tagged(Crowded(value: (list == "o" ? old : new)[index].key))
+                made.append(key)
+                origin[ObjectIdentifier(key)] = (list, index)
+                return key
+            }
             let diff = ListDiff(
                 oldCount: old.count, newCount: new.count,
-                oldKey: { i in
-                    oldAsked[i] += 1
-                    let key = Tagged(Crowded(value: old[i].key))
-                    made.append(key)
-                    origin[ObjectIdentifier(key)] = ("o", i)
-                    return key
-                },
-                newKey: { j in
-                    newAsked[j] += 1
-                    let key = Tagged(Crowded(value: new[j].key))
-                    made.append(key)
-                    origin[ObjectIdentifier(key)] = ("n", j)
-                    return key
-                },
+                oldKey: { key("o", $0) }, newKey: { key("n", $0) },
                 sameKey: { a, b in
                     let x = origin[ObjectIdentifier(a)]!, y = origin[ObjectIdentifier(b)]!
                     if x.list == y.list && x.index >= y.index || x.list == "n" && y.list == "o" {

@@ -9,7 +9,6 @@ import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.Test;
@@ -23,55 +22,36 @@ import org.junit.Test;
  * drop shows.)
  */
 public class FuserDisposeRaceTest {
-  private static volatile Effect<Object> emitter;
-
   /** Deterministic: the inner transform waits while the connection is disposed and GC runs. */
   @Test(timeout = 20000)
   public void anEventInFlightDuringDisposeOnAnotherThreadIsDroppedNotFailed() throws Exception {
-    CountDownLatch inInner = new CountDownLatch(1);
-    CountDownLatch goOn = new CountDownLatch(1);
+    HeldEvent held = new HeldEvent();
     AtomicReference<Throwable> thrown = new AtomicReference<>();
     AtomicInteger delivered = new AtomicInteger();
-    String tag = "#" + System.nanoTime(); // capturing lambdas: not cached by their call sites
-    Fuser<Object> outer = Fuser.extract((Object x) -> x + tag,
-        Fuser.extract((Object x) -> {
-          if ("block".equals(x)) {
-            inInner.countDown();
-            try {
-              goOn.await();
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            }
-          }
-          return x + tag;
-        }, Fuser.from(e -> {
-          emitter = e;
-          return () -> { };
-        })));
+    Fuser<String> outer = held.fuser("#" + System.nanoTime());
     Disposable connection = outer.connect(v -> delivered.incrementAndGet());
-    WeakReference<Fuser<Object>> weak = new WeakReference<>(outer);
+    WeakReference<Fuser<String>> weak = new WeakReference<>(outer);
     outer = null;
 
     Thread source = new Thread(() -> {
       try {
-        emitter.run("block");
+        held.emitter.run("block");
       } catch (Throwable t) {
         thrown.set(t);
       }
     }, "emitting source");
     source.start();
-    inInner.await();
+    held.inTransforms.await();
     connection.dispose(); // returns at once: the event is not being delivered yet
     for (int i = 0; i < 100 && weak.get() != null; i++) {
       System.gc();
       Thread.sleep(10);
     }
     boolean collected = weak.get() == null;
-    goOn.countDown();
+    held.release.countDown();
     source.join();
 
     assertTrue("the fuser was collected while the event was in its transforms", collected);
-
     assertEquals("dispose() had returned: the event must not be delivered", 0, delivered.get());
     assertNull("the emitter of an event racing dispose() got an exception: " + thrown.get(), thrown.get());
   }

@@ -3,11 +3,10 @@ package io.diffuser.loop;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNull;
 
-import io.diffuser.Effect;
 import io.diffuser.fuser.Disposable;
 import io.diffuser.fuser.Fuser;
+import io.diffuser.fuser.HeldEvent;
 import java.lang.ref.WeakReference;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.Test;
 
@@ -18,29 +17,11 @@ import org.junit.Test;
  * exception even if the fuser's objects were collected meanwhile.
  */
 public class LoopConnectionRaceTest {
-  private static volatile Effect<Object> emitter;
-
   @Test(timeout = 20000)
   public void anEventInFlightWhenItsLoopConnectionIsDisposedIsDropped() throws Exception {
-    CountDownLatch inInner = new CountDownLatch(1);
-    CountDownLatch goOn = new CountDownLatch(1);
+    HeldEvent held = new HeldEvent();
     AtomicReference<Throwable> thrown = new AtomicReference<>();
-    String tag = "#" + System.nanoTime(); // capturing lambdas: each a new object
-    Fuser<String> sources = Fuser.extract((Object x) -> x + tag,
-        Fuser.extract((Object x) -> {
-          if ("block".equals(x)) {
-            inInner.countDown();
-            try {
-              goOn.await();
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            }
-          }
-          return x + tag;
-        }, Fuser.from(e -> {
-          emitter = e;
-          return () -> { };
-        })));
+    Fuser<String> sources = held.fuser("#" + System.nanoTime());
     try (Loop<Integer, String, String> loop =
         Loop.<Integer, String, String>builder(0, (model, event) -> Next.next(model + 1)).build()) {
       Disposable connection = loop.connect(sources);
@@ -49,13 +30,13 @@ public class LoopConnectionRaceTest {
 
       Thread source = new Thread(() -> {
         try {
-          emitter.run("block");
+          held.emitter.run("block");
         } catch (Throwable t) {
           thrown.set(t);
         }
       }, "emitting source");
       source.start();
-      inInner.await();
+      held.inTransforms.await();
       connection.dispose();
       connection = null; // a disposed connection holds its fuser
       for (int i = 0; i < 100 && weak.get() != null; i++) {
@@ -63,7 +44,7 @@ public class LoopConnectionRaceTest {
         Thread.sleep(10);
       }
       boolean collected = weak.get() == null;
-      goOn.countDown();
+      held.release.countDown();
       source.join();
 
       org.junit.Assert.assertTrue("the fuser was collected", collected);
