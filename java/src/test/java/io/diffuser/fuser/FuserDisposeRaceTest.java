@@ -26,34 +26,20 @@ public class FuserDisposeRaceTest {
   @Test(timeout = 20000)
   public void anEventInFlightDuringDisposeOnAnotherThreadIsDroppedNotFailed() throws Exception {
     HeldEvent held = new HeldEvent();
-    AtomicReference<Throwable> thrown = new AtomicReference<>();
     AtomicInteger delivered = new AtomicInteger();
     Fuser<String> outer = held.fuser("#" + System.nanoTime());
     Disposable connection = outer.connect(v -> delivered.incrementAndGet());
     WeakReference<Fuser<String>> weak = new WeakReference<>(outer);
     outer = null;
 
-    Thread source = new Thread(() -> {
-      try {
-        held.emitter.run("block");
-      } catch (Throwable t) {
-        thrown.set(t);
-      }
-    }, "emitting source");
-    source.start();
-    held.inTransforms.await();
+    held.emitAndHold();
     connection.dispose(); // returns at once: the event is not being delivered yet
-    for (int i = 0; i < 100 && weak.get() != null; i++) {
-      System.gc();
-      Thread.sleep(10);
-    }
-    boolean collected = weak.get() == null;
-    held.release.countDown();
-    source.join();
+    boolean collected = HeldEvent.collect(weak);
+    held.releaseAndJoin();
 
     assertTrue("the fuser was collected while the event was in its transforms", collected);
     assertEquals("dispose() had returned: the event must not be delivered", 0, delivered.get());
-    assertNull("the emitter of an event racing dispose() got an exception: " + thrown.get(), thrown.get());
+    assertNull("the emitter of an event racing dispose() got an exception: " + held.thrown.get(), held.thrown.get());
   }
 
   /** The same race without any blocking: emitters on two threads, connect/dispose/GC on a third. */

@@ -2,12 +2,12 @@ package io.diffuser.loop;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNull;
+import static org.junit.Assert.assertTrue;
 
 import io.diffuser.fuser.Disposable;
 import io.diffuser.fuser.Fuser;
 import io.diffuser.fuser.HeldEvent;
 import java.lang.ref.WeakReference;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.Test;
 
 /**
@@ -20,7 +20,6 @@ public class LoopConnectionRaceTest {
   @Test(timeout = 20000)
   public void anEventInFlightWhenItsLoopConnectionIsDisposedIsDropped() throws Exception {
     HeldEvent held = new HeldEvent();
-    AtomicReference<Throwable> thrown = new AtomicReference<>();
     Fuser<String> sources = held.fuser("#" + System.nanoTime());
     try (Loop<Integer, String, String> loop =
         Loop.<Integer, String, String>builder(0, (model, event) -> Next.next(model + 1)).build()) {
@@ -28,27 +27,14 @@ public class LoopConnectionRaceTest {
       WeakReference<Fuser<String>> weak = new WeakReference<>(sources);
       sources = null;
 
-      Thread source = new Thread(() -> {
-        try {
-          held.emitter.run("block");
-        } catch (Throwable t) {
-          thrown.set(t);
-        }
-      }, "emitting source");
-      source.start();
-      held.inTransforms.await();
+      held.emitAndHold();
       connection.dispose();
       connection = null; // a disposed connection holds its fuser
-      for (int i = 0; i < 100 && weak.get() != null; i++) {
-        System.gc();
-        Thread.sleep(10);
-      }
-      boolean collected = weak.get() == null;
-      held.release.countDown();
-      source.join();
+      boolean collected = HeldEvent.collect(weak);
+      held.releaseAndJoin();
 
-      org.junit.Assert.assertTrue("the fuser was collected", collected);
-      assertNull("the emitter of an event racing dispose() got an exception: " + thrown.get(), thrown.get());
+      assertTrue("the fuser was collected while the event was in its transforms", collected);
+      assertNull("the emitter of an event racing dispose() got an exception: " + held.thrown.get(), held.thrown.get());
       assertEquals("the event reached the loop after its connection was disposed", 0, (int) loop.model());
     }
   }
