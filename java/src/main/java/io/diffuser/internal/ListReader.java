@@ -7,10 +7,12 @@ import java.util.function.BiPredicate;
 import java.util.function.ToLongFunction;
 
 /**
- * How the native {@code intoList} node reads a Java list: the functions of its
- * {@code dfs_list_reader}, each called by the core (through {@code list_jni.c}) when the
- * core needs it, on the run's thread. Each only translates one question into calls of
- * the user's functions: it holds no state and decides nothing.
+ * How the native core reads a Java list, for the {@code intoList} node and for
+ * {@link io.diffuser.list.ListDiff}'s factories ({@code dfs_list_diff_read}): the
+ * functions of a {@code dfs_list_reader}, each called by the core (through
+ * {@code list_jni.c}) when the core needs it, on the calling thread. Each only
+ * translates one question into calls of the user's functions and decides nothing; the
+ * only state it holds is the key objects of the run under way (below).
  *
  * <p>Keys: with a key function returning objects, {@link #key} is the key's
  * {@link Objects#hashCode(Object) hash} and {@link #sameKey} compares the key objects
