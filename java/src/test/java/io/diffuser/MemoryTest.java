@@ -165,9 +165,16 @@ public class MemoryTest {
     d.run(b);
   }
 
-  private static final int INTO_LIST_ROUNDS = 100_000;
+  private static final int INTO_LIST_ROUNDS = 300_000;
+  /**
+   * The native heap moves by a few MB around these rounds without any leak (the Cleaner
+   * releases nodes while the JVM and malloc's arenas come and go: 100,000 rounds grew
+   * it by 2.8 to 4.4 MB, 300,000 by -1.7 MB); a leak of a malloc'd context (48 B) a
+   * node is 14.4 MB over the rounds.
+   */
+  private static final long INTO_LIST_LIMIT = 8L << 20;
 
-  /** A leak of a malloc'd context (48 B) a node, 4.8 MB in all, exceeds MERGE_LIMIT. */
+  /** A leak of a malloc'd context (48 B) a node exceeds INTO_LIST_LIMIT. */
   @Test
   public void droppedIntoListNodesAreFreed() throws Exception {
     for (int i = 0; i < 20_000; i++) {
@@ -182,7 +189,7 @@ public class MemoryTest {
     System.out.printf("MemoryTest: %d intoList nodes, native heap %d KiB -> %d KiB (growth %d B, %d B a node)%n",
         INTO_LIST_ROUNDS, before >> 10, after >> 10, growth, growth / INTO_LIST_ROUNDS);
     assertTrue("the native heap grew by " + growth + " bytes over " + INTO_LIST_ROUNDS + " nodes",
-        growth < MERGE_LIMIT);
+        growth < INTO_LIST_LIMIT);
   }
 
   @Test
