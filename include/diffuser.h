@@ -710,7 +710,8 @@ DFS_API void dfs_list_sections_diff_free(dfs_list_sections_diff *diff);
  *  keys are equal (looking for duplicates, from the last item to the first); then, for
  *  each item of the rest of the new list in order, same_key with the items whose keys
  *  are equal to its own (old items, or a new item met before it), and the content of
- *  its pair if it has one. Each key is asked at most twice. Then `type`'s retain of the new list, then the sink.
+ *  its pair if it has one. Each key is asked at most twice. Then `type`'s retain of the
+ *  new list, then the sink.
  *  The first run asks count(new) only.
  *  A key is asked only where the diff needs it: never on the first run, and past the
  *  common prefix and suffix only when both lists have items left there. A `key` that
