@@ -2,19 +2,16 @@
  * list_jni.c — the JNI glue of the keyed list diff (package io.diffuser.list) and of the
  * intoList node (Diffuser.intoList).
  *
- * io.diffuser.internal.ListNative.diff calls dfs_list_diff_compute once (diffRead,
- * dfs_list_diff_read over two Java lists through a ListReader) and returns
- * every array of the result (the diff, and the batch and the script when asked for) as
- * one int[][]. It only translates: the pairing, the moves, the batch and the script are
- * all computed by libdiffuser.so.
- *
- * For diff, keys and content fingerprints arrive as long[] (ListDiff.ofKeys). Content compared by a Java predicate reaches it through dfs_list_same_fn: the
- * callback calls ListNative.SameIndex.same(oldIndex, newIndex) on the calling thread,
- * inside this native method. If the predicate throws, the callback keeps the Throwable,
- * clears it and returns -1, so that the core stops and returns DFS_ERR_CALLBACK; the
- * native method then throws that same Throwable, unchanged. Other statuses become
- * NullPointerException, IllegalArgumentException, OutOfMemoryError or
- * IllegalStateException with dfs_last_error().
+ * io.diffuser.internal.ListNative.diff calls dfs_list_diff_compute once on keys and
+ * content fingerprints given as long[] (ListDiff.ofKeys), and ListNative.diffRead calls
+ * dfs_list_diff_read once on two Java lists read through a ListReader (ListDiff.of and
+ * byLongKey, whose key and content functions are then upcalls under that native
+ * method, a Throwable of theirs reaching the caller unchanged). Each returns every array
+ * of the result (the diff, and the batch and the script when asked for) as one int[][].
+ * They only translate: the pairing, the moves, the batch and the script are all
+ * computed by libdiffuser.so. Failing statuses become NullPointerException,
+ * IllegalArgumentException, OutOfMemoryError or IllegalStateException with
+ * dfs_last_error().
  *
  * ListNative.intoList makes a dfs_diffuser_into_list node over Java lists (values of the
  * binding's dfs_type, values.c). Its dfs_list_reader calls the methods of an
@@ -37,27 +34,6 @@
 
 #include "jni_glue.h"
 #include "list_jni.h"
-
-/* The context of dfs_list_same_fn: the predicate and the Throwable it threw. */
-typedef struct {
-    JNIEnv *env;
-    jobject same;
-    jmethodID method;
-    jthrowable thrown; /* a local reference of the native method's frame, or NULL */
-} same_ctx;
-
-static int same_content(int32_t old_index, int32_t new_index, void *ctx) {
-    same_ctx *c = ctx;
-    JNIEnv *env = c->env;
-    jboolean same = (*env)->CallBooleanMethod(env, c->same, c->method, (jint)old_index, (jint)new_index);
-    if ((*env)->ExceptionCheck(env)) {
-        if (c->thrown == NULL) c->thrown = (*env)->ExceptionOccurred(env);
-        (*env)->ExceptionClear(env);
-        dfs_set_error("the content predicate threw");
-        return -1;
-    }
-    return same ? 1 : 0;
-}
 
 void dfsj_list_throw(JNIEnv *env, const char *class_name, const char *message) {
     jclass cls = (*env)->FindClass(env, class_name);
@@ -129,7 +105,7 @@ jlong *dfsj_list_longs(JNIEnv *env, jlongArray array, jsize *count) {
 
 JNIEXPORT jobjectArray JNICALL Java_io_diffuser_internal_ListNative_diff(
     JNIEnv *env, jclass cls, jlongArray old_keys, jlongArray old_contents, jlongArray new_keys,
-    jlongArray new_contents, jobject same, jint flags) {
+    jlongArray new_contents, jint flags) {
     (void)cls;
     if (old_keys == NULL || new_keys == NULL) {
         dfsj_list_throw(env, "java/lang/NullPointerException", "keys");
@@ -152,22 +128,13 @@ JNIEXPORT jobjectArray JNICALL Java_io_diffuser_internal_ListNative_diff(
         goto done;
     }
 
-    same_ctx ctx = {env, same, NULL, NULL};
-    if (same != NULL) {
-        jclass same_class = (*env)->GetObjectClass(env, same);
-        ctx.method = (*env)->GetMethodID(env, same_class, "same", "(II)Z");
-        (*env)->DeleteLocalRef(env, same_class);
-        if (ctx.method == NULL) goto done;
-    }
     /* jlong and uint64_t have the same size and representation. */
     dfs_list_side o = {(const uint64_t *)ok, (const uint64_t *)oc, (size_t)old_count};
     dfs_list_side n = {(const uint64_t *)nk, (const uint64_t *)nc, (size_t)new_count};
     dfs_list_diff d;
-    dfs_status status = dfs_list_diff_compute(&o, &n, same != NULL ? same_content : NULL, &ctx,
-                                              (unsigned int)flags, &d);
+    dfs_status status = dfs_list_diff_compute(&o, &n, NULL, NULL, (unsigned int)flags, &d);
     if (status != DFS_OK) {
-        if (status == DFS_ERR_CALLBACK && ctx.thrown != NULL) (*env)->Throw(env, ctx.thrown);
-        else dfsj_list_throw_status(env, status);
+        dfsj_list_throw_status(env, status);
         dfs_list_diff_free(&d);
         goto done;
     }

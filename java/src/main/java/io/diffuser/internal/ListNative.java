@@ -70,20 +70,6 @@ public final class ListNative {
   /** The number of arrays of one diff (HEADER ... SCRIPT_STEPS). */
   public static final int DIFF_SIZE = 13;
 
-  /** Compares the contents of matched items, by their indices. */
-  @FunctionalInterface
-  public interface SameIndex {
-    /**
-     * Whether old item {@code oldIndex} and new item {@code newIndex} (same key) have the
-     * same content. May throw: the diff stops and rethrows it unchanged.
-     *
-     * @param oldIndex the index in the old list
-     * @param newIndex the index in the new list
-     * @return whether the content is the same
-     */
-    boolean same(int oldIndex, int newIndex);
-  }
-
   /** Compares the contents of matched sections, or of matched items, by their indices. */
   @FunctionalInterface
   public interface SameSectionIndex {
@@ -166,14 +152,14 @@ public final class ListNative {
    * @param oldKeys the old list's keys
    * @param oldContents the old list's content fingerprints, or null
    * @param newKeys the new list's keys
-   * @param newContents the new list's content fingerprints, or null
-   * @param same the content comparison, or null (then fingerprints, or no content change)
+   * @param newContents the new list's content fingerprints, or null (then no content
+   *     change)
    * @param flags a combination of {@link #BATCH}, {@link #BATCH_MOVE_THEN_RELOAD} and
    *     {@link #SCRIPT}
    * @return the result's arrays, at the indices named by this class's constants
    */
   public static native int[][] diff(long[] oldKeys, long[] oldContents, long[] newKeys,
-      long[] newContents, SameIndex same, int flags);
+      long[] newContents, int flags);
 
   /**
    * {@code dfs_list_sections_diff_compute}: each list of sections as flat arrays (the

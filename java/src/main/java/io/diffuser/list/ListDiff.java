@@ -213,7 +213,7 @@ public final class ListDiff {
   public static ListDiff ofKeys(long[] oldKeys, long[] newKeys, Part... parts) {
     Objects.requireNonNull(oldKeys, "oldKeys");
     Objects.requireNonNull(newKeys, "newKeys");
-    return compute(oldKeys, null, newKeys, null, null, parts);
+    return compute(oldKeys, null, newKeys, null, parts);
   }
 
   /**
@@ -235,13 +235,13 @@ public final class ListDiff {
     Objects.requireNonNull(oldContents, "oldContents");
     Objects.requireNonNull(newKeys, "newKeys");
     Objects.requireNonNull(newContents, "newContents");
-    return compute(oldKeys, oldContents, newKeys, newContents, null, parts);
+    return compute(oldKeys, oldContents, newKeys, newContents, parts);
   }
 
   private static ListDiff compute(long[] oldKeys, long[] oldContents, long[] newKeys,
-      long[] newContents, ListNative.SameIndex same, Part... parts) {
+      long[] newContents, Part... parts) {
     int flags = ListNative.flags(parts);
-    return new ListDiff(ListNative.diff(oldKeys, oldContents, newKeys, newContents, same, flags),
+    return new ListDiff(ListNative.diff(oldKeys, oldContents, newKeys, newContents, flags),
         (flags & ListNative.BATCH_MOVE_THEN_RELOAD) != 0);
   }
 
