@@ -143,6 +143,18 @@ func guarded(_ body: () throws -> Void) -> dfs_status {
     }
 }
 
+/// Stores the value `body` makes through an out pointer, which holds `empty` from the
+/// start (so a failure leaves it so): for the functions that fill a struct the caller
+/// owns.
+@inline(__always)
+func produce<T>(_ out: UnsafeMutablePointer<T>?, empty: T, _ body: () throws -> T) -> dfs_status {
+    out?.pointee = empty
+    return guarded {
+        guard let out else { throw CError.null("out") }
+        out.pointee = try body()
+    }
+}
+
 /// Stores `value` through an out pointer after `body` succeeded; clears it on failure.
 @inline(__always)
 func produce(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ body: () throws -> OpaquePointer) -> dfs_status {

@@ -37,9 +37,7 @@ public func dfs_list_diff_compute(
     _ sameContent: dfs_list_same_fn?, _ ctx: UnsafeMutableRawPointer?, _ flags: UInt32,
     _ out: UnsafeMutablePointer<dfs_list_diff>?
 ) -> dfs_status {
-    out?.pointee = dfs_list_diff()
-    return guarded {
-        guard let out else { throw CError.null("out") }
+    produce(out, empty: dfs_list_diff()) {
         try checkListFlags(flags)
         let old = try CListSide(oldList, "old_list")
         let new = try CListSide(newList, "new_list")
@@ -67,7 +65,7 @@ public func dfs_list_diff_compute(
                 oldKey: { old.keys![$0] }, newKey: { new.keys![$0] },
                 sameContent: { _, _ in true })
         }
-        out.pointee = try listDiffBlock(diff, flags: flags)
+        return try listDiffBlock(diff, flags: flags)
     }
 }
 
@@ -301,13 +299,11 @@ public func dfs_list_diff_read(
     _ oldList: UnsafeRawPointer?, _ newList: UnsafeRawPointer?, _ flags: UInt32,
     _ out: UnsafeMutablePointer<dfs_list_diff>?
 ) -> dfs_status {
-    out?.pointee = dfs_list_diff()
-    return guarded {
-        guard let out else { throw CError.null("out") }
+    produce(out, empty: dfs_list_diff()) {
         guard let reader else { throw CError.null("reader") }
         let lists = try CListReader(CCallback(reader.pointee, readerCtx, nil))
         try checkListFlags(flags)
-        out.pointee = try listDiffBlock(lists.diff(from: CValue(oldList), to: CValue(newList)), flags: flags)
+        return try listDiffBlock(lists.diff(from: CValue(oldList), to: CValue(newList)), flags: flags)
     }
 }
 

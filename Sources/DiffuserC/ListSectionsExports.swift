@@ -66,9 +66,7 @@ public func dfs_list_sections_diff_compute(
     _ sameContent: dfs_list_sections_same_fn?, _ ctx: UnsafeMutableRawPointer?, _ flags: UInt32,
     _ out: UnsafeMutablePointer<dfs_list_sections_diff>?
 ) -> dfs_status {
-    out?.pointee = dfs_list_sections_diff()
-    return guarded {
-        guard let out else { throw CError.null("out") }
+    produce(out, empty: dfs_list_sections_diff()) {
         try checkListFlags(flags)
         let old = try CSectionsSide(oldList, "old_list")
         let new = try CSectionsSide(newList, "new_list")
@@ -110,7 +108,7 @@ public func dfs_list_sections_diff_compute(
             },
             itemKey: { side($0.isNew).itemKeys![$0.flat] },
             sameItem: sameItem)
-        out.pointee = try CSectionsDiffBlock.make(diff, flags: flags)
+        return try CSectionsDiffBlock.make(diff, flags: flags)
     }
 }
 
