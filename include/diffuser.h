@@ -775,6 +775,50 @@ DFS_API dfs_status dfs_diffuser_into_list(dfs_type *type, const dfs_list_reader 
 DFS_API dfs_status dfs_list_diff_read(const dfs_list_reader *reader, void *reader_ctx, const void *old_list,
                               const void *new_list, unsigned int flags, dfs_list_diff *out);
 
+/** How dfs_list_sections_diff_read reads two lists of sections. Each reader comes with
+ *  the ctx its functions receive, so that a dfs_list_reader made for lists of items
+ *  (for dfs_diffuser_into_list, say) serves here as it is.
+ *
+ *  sections:      reads a list of sections as a dfs_list_reader reads a list (with
+ *                 sections_ctx): its keys pair the sections; its content functions
+ *                 compare a section's own content (a header), apart from its items.
+ *  items:         stores in *items the items of section `index` of `sections` (with
+ *                 items_ctx): a list value for items_reader, which must stay valid until
+ *                 items_release (or, without it, until the call returns). Returns 0, or
+ *                 non-zero to abort. It is asked only for paired old sections and for
+ *                 new sections.
+ *  items_release: may be NULL. Called (with items_ctx) once for each list `items`
+ *                 stored, when the diff no longer reads it (also when the call fails).
+ *  items_reader:  reads the items of a section (with items_reader_ctx).
+ *
+ *  Order: the sections are diffed first, `sections` asked as dfs_list_diff_read asks a
+ *  reader. Then, for each new section j in order: items(old, o) if new section j is
+ *  paired with old section o, then items(new, j), then the diff of those two lists of
+ *  items, items_reader asked as dfs_list_diff_read asks a reader (for a new section:
+ *  count(new items) only, as from an empty list), then items_release of the new list
+ *  and of the old one. Apart from count and items_release, this is the order in which
+ *  Swift's ListSectionsDiff calls its functions. */
+typedef struct dfs_list_sections_reader {
+    dfs_list_reader sections;
+    void *sections_ctx;
+    int (*items)(const void *sections, int32_t index, const void **items, void *ctx);
+    void (*items_release)(const void *items, void *ctx);
+    void *items_ctx;
+    dfs_list_reader items_reader;
+    void *items_reader_ctx;
+} dfs_list_sections_reader;
+
+/** Diffs two lists of sections, `old_list` -> `new_list`, read through `reader`, into
+ *  *out (as dfs_list_sections_diff_compute: the caller owns it, dfs_list_sections_diff_
+ *  free frees it), with the parts `flags` asks for. `reader` is read during the call
+ *  only. Errors: DFS_ERR_NULL for a NULL reader, out, reader->items, or count or key of
+ *  either of its list readers; DFS_ERR_ARGUMENT for unknown flags and for more than
+ *  INT32_MAX - 1 sections or items in a section; DFS_ERR_CALLBACK if a reader function
+ *  failed (nothing is called after it but items_release); DFS_ERR_MEMORY. On failure
+ *  *out is zeroed (freeing it is allowed). */
+DFS_API dfs_status dfs_list_sections_diff_read(const dfs_list_sections_reader *reader, const void *old_list,
+                                       const void *new_list, unsigned int flags, dfs_list_sections_diff *out);
+
 /* ------------------------------------------------------------------------------------
  * Loops
  * ------------------------------------------------------------------------------------

@@ -204,26 +204,31 @@ final class CListReader {
     let ctx: UnsafeMutableRawPointer?
     /// Runs the reader's destroy once the node is gone.
     let keeper: CallbackContext?
+    /// Who the reader is in error messages ("the list reader").
+    let role: String
 
-    init(_ callback: CCallback<dfs_list_reader>) throws {
-        let function = try CFunction(callback, "reader")
-        guard let count = function.fn.count else { throw CError.null("reader->count") }
-        guard let key = function.fn.key else { throw CError.null("reader->key") }
+    /// `name`: the reader's parameter, for a NULL function (`reader`, `reader->sections`);
+    /// `role`: what failing callbacks are called in messages.
+    init(_ callback: CCallback<dfs_list_reader>, name: String = "reader", role: String = "the list reader") throws {
+        let function = try CFunction(callback, name)
+        guard let count = function.fn.count else { throw CError.null("\(name)->count") }
+        guard let key = function.fn.key else { throw CError.null("\(name)->key") }
         reader = function.fn
         self.count = count
         self.key = key
         ctx = function.ctx
         keeper = function.keeper
+        self.role = role
     }
 
     func count(of list: CValue) throws -> Int {
         var result = 0
         let serial = dfsi_error_serial()
         let code = count(list.pointer, &result, ctx)
-        if code != 0 { throw CError.callback("the list reader's count", code: code, since: serial) }
+        if code != 0 { throw CError.callback("\(role)'s count", code: code, since: serial) }
         // size_t read as Int: a count above PTRDIFF_MAX is negative here.
         guard result >= 0 && result <= maxListCount else {
-            throw CError.argument("the list reader's count \(UInt(bitPattern: result)) is too large (at most \(maxListCount))")
+            throw CError.argument("\(role)'s count \(UInt(bitPattern: result)) is too large (at most \(maxListCount))")
         }
         return result
     }
@@ -232,7 +237,7 @@ final class CListReader {
         var result: UInt64 = 0
         let serial = dfsi_error_serial()
         let code = key(list.pointer, Int32(truncatingIfNeeded: index), &result, ctx)
-        if code != 0 { throw CError.callback("the list reader's key", code: code, since: serial) }
+        if code != 0 { throw CError.callback("\(role)'s key", code: code, since: serial) }
         return result
     }
 
@@ -240,7 +245,7 @@ final class CListReader {
         // Only called when the reader has same_key (the other keys are compared by ==).
         let serial = dfsi_error_serial()
         let answer = reader.same_key!(a.list, a.index, b.list, b.index, ctx)
-        if answer < 0 { throw CError.callback("the list reader's same_key", code: answer, since: serial) }
+        if answer < 0 { throw CError.callback("\(role)'s same_key", code: answer, since: serial) }
         return answer != 0
     }
 
@@ -250,7 +255,7 @@ final class CListReader {
         if let sameContent = reader.same_content {
             let serial = dfsi_error_serial()
             let answer = sameContent(old.pointer, oldIndex, new.pointer, newIndex, ctx)
-            if answer < 0 { throw CError.callback("the list reader's same_content", code: answer, since: serial) }
+            if answer < 0 { throw CError.callback("\(role)'s same_content", code: answer, since: serial) }
             return answer != 0
         }
         guard let content = reader.content else { return true }
@@ -262,7 +267,7 @@ final class CListReader {
             serial = dfsi_error_serial()
             code = content(new.pointer, newIndex, &b, ctx)
         }
-        if code != 0 { throw CError.callback("the list reader's content", code: code, since: serial) }
+        if code != 0 { throw CError.callback("\(role)'s content", code: code, since: serial) }
         return a == b
     }
 }
@@ -270,9 +275,11 @@ final class CListReader {
 extension CListReader {
     /// The diff from `old` to `new`, asking the reader as the `intoList` node asks it on
     /// a later run: `count(old)`, `count(new)`, then keys, `same_key` and content in the
-    /// order `ListDiff` asks for them.
-    func diff(from old: CValue, to new: CValue) throws -> ListDiff {
-        let oldCount = try count(of: old)
+    /// order `ListDiff` asks for them. A nil `old` is the empty list, not asked.
+    func diff(from old: CValue?, to new: CValue) throws -> ListDiff {
+        let oldCount = try old.map { try count(of: $0) } ?? 0
+        // Without an old list there are no old items to ask about: `new` stands in, unread.
+        let old = old ?? new
         let newCount = try count(of: new)
         let sameContent: (Int, Int) throws -> Bool = { try self.sameContent(old, $0, new, $1) }
         if reader.same_key == nil {

@@ -6,10 +6,11 @@ import Glibc
 import Darwin
 #endif
 
-// The sections diff for C (include/diffuser.h, "Lists", dfs_list_sections_diff_compute):
-// lists of sections whose keys, item counts and item keys are flat C arrays. The diff is
-// the core's ListSectionsDiff (and its ListSectionsBatch), computed over the sections as
-// indices; this file only reads the arrays and lays the result out in one block.
+// The sections diff for C (include/diffuser.h, "Lists"): dfs_list_sections_diff_compute
+// takes lists of sections whose keys, item counts and item keys are flat C arrays;
+// dfs_list_sections_diff_read reads two list values through a dfs_list_sections_reader.
+// The diff is the core's ListSectionsDiff (and its ListSectionsBatch); this file only
+// reads the arrays or the reader and lays the result out in one block.
 
 /// One side of a sections diff, read and checked from a `dfs_list_sections_side`.
 private struct CSectionsSide {
@@ -108,6 +109,43 @@ public func dfs_list_sections_diff_compute(
             },
             itemKey: { side($0.isNew).itemKeys![$0.flat] },
             sameItem: sameItem)
+        return try CSectionsDiffBlock.make(diff, flags: flags)
+    }
+}
+
+@_cdecl("dfs_list_sections_diff_read")
+public func dfs_list_sections_diff_read(
+    _ reader: UnsafePointer<dfs_list_sections_reader>?, _ oldList: UnsafeRawPointer?, _ newList: UnsafeRawPointer?, _ flags: UInt32,
+    _ out: UnsafeMutablePointer<dfs_list_sections_diff>?
+) -> dfs_status {
+    produce(out, empty: dfs_list_sections_diff()) {
+        guard let reader else { throw CError.null("reader") }
+        let functions = reader.pointee
+        let sections = try CListReader(
+            CCallback(functions.sections, functions.sections_ctx, nil), name: "reader->sections", role: "the sections reader")
+        guard let items = functions.items else { throw CError.null("reader->items") }
+        let itemsReader = try CListReader(
+            CCallback(functions.items_reader, functions.items_reader_ctx, nil), name: "reader->items_reader", role: "the items reader")
+        try checkListFlags(flags)
+        let old = CValue(oldList)
+        let new = CValue(newList)
+
+        /// The items of section `index` of `list`, released once `body` returns.
+        func withItems<R>(of list: CValue, _ index: Int, _ body: (CValue) throws -> R) throws -> R {
+            var stored: UnsafeRawPointer?
+            let serial = dfsi_error_serial()
+            let code = items(list.pointer, Int32(truncatingIfNeeded: index), &stored, functions.items_ctx)
+            if code != 0 { throw CError.callback("the sections reader's items", code: code, since: serial) }
+            defer { functions.items_release?(stored, functions.items_ctx) }
+            return try body(CValue(stored))
+        }
+
+        let diff = try ListSectionsDiff(sections: sections.diff(from: old, to: new), itemDiffs: { o, j in
+            guard let o else { return try withItems(of: new, j) { try itemsReader.diff(from: nil, to: $0) } }
+            return try withItems(of: old, o) { oldItems in
+                try withItems(of: new, j) { try itemsReader.diff(from: oldItems, to: $0) }
+            }
+        })
         return try CSectionsDiffBlock.make(diff, flags: flags)
     }
 }

@@ -5,7 +5,9 @@
  * items, and some large) whose every result is replayed (the sections' script, then each
  * section's item script, must turn old into new) and played as one UIKit batch by a
  * simulator of its rules, with every sub-diff checked (maps, counts, updates, moves equal
- * matched minus a slow LIS); the content callback; misuse.
+ * matched minus a slow LIS); the content callback; misuse; and dfs_list_sections_diff_read
+ * against it (the same arrays, the reader's order, failures, misuse). One file, as both
+ * read the same generated lists of sections.
  */
 #include "check.h"
 #include "list_oracles.h"
@@ -309,11 +311,283 @@ static void test_misuse(void) {
     dfs_list_sections_diff_free(&d);
 }
 
+/* ------------------------------------------------------------------------------------
+ * dfs_list_sections_diff_read: the same lists read through a dfs_list_sections_reader
+ * ------------------------------------------------------------------------------------ */
+
+/* The reader's context: a log of its calls (if logging), items lent and released, and
+ * the call that fails (counting every call, 0 for none). */
+typedef struct read_ctx {
+    test_log *log;
+    const sections *old;
+    int lent, released, calls, fail_at, fail_items;
+} read_ctx;
+
+static char list_name(const read_ctx *c, const sections *l) { return l == c->old ? 'o' : 'n'; }
+
+/* A section's name in the log: its list and its key (a letter in the order test). */
+static void section_name(const read_ctx *c, const section *s, char *out) {
+    int in_old = s >= c->old->s && s < c->old->s + MAX_SECTIONS;
+    out[0] = in_old ? 'o' : 'n';
+    out[1] = (char)s->key;
+    out[2] = '\0';
+}
+
+static int read_failing(read_ctx *c) {
+    if (++c->calls != c->fail_at) return 0;
+    char message[64];
+    snprintf(message, sizeof message, "the reader fails at call %d", c->calls);
+    dfs_set_error(message);
+    return 9;
+}
+
+static int rs_count(const void *list, size_t *count, void *ctx) {
+    read_ctx *c = ctx;
+    if (c->log) log_add(c->log, "count(%c)", list_name(c, list));
+    *count = (size_t)((const sections *)list)->count;
+    return read_failing(c);
+}
+
+static int rs_key(const void *list, int32_t i, uint64_t *key, void *ctx) {
+    read_ctx *c = ctx;
+    *key = ((const sections *)list)->s[i].key;
+    if (c->log) log_add(c->log, "sk(%c%c)", list_name(c, list), (char)*key);
+    return read_failing(c);
+}
+
+static int rs_content(const void *list, int32_t i, uint64_t *fingerprint, void *ctx) {
+    *fingerprint = ((const sections *)list)->s[i].content;
+    return read_failing(ctx);
+}
+
+static int rs_same(const void *a, int32_t i, const void *b, int32_t j, void *ctx) {
+    read_ctx *c = ctx;
+    const section *x = &((const sections *)a)->s[i], *y = &((const sections *)b)->s[j];
+    if (c->log) log_add(c->log, "ss(o%c,n%c)", (char)x->key, (char)y->key);
+    return read_failing(c) ? -1 : x->content == y->content;
+}
+
+static int rs_items(const void *list, int32_t index, const void **items, void *ctx) {
+    read_ctx *c = ctx;
+    const section *s = &((const sections *)list)->s[index];
+    char name[3];
+    section_name(c, s, name);
+    if (c->log) log_add(c->log, "items(%s)", name);
+    if (c->fail_items && ++c->calls == c->fail_at) return 9; /* without a message */
+    int failed = c->fail_items ? 0 : read_failing(c);
+    if (failed) return failed;
+    *items = s;
+    c->lent++;
+    return 0;
+}
+
+static void rs_release(const void *items, void *ctx) {
+    read_ctx *c = ctx;
+    char name[3];
+    section_name(c, items, name);
+    if (c->log) log_add(c->log, "release(%s)", name);
+    c->released++;
+}
+
+static int ri_count(const void *list, size_t *count, void *ctx) {
+    read_ctx *c = ctx;
+    char name[3];
+    section_name(c, list, name);
+    if (c->log) log_add(c->log, "count(%s)", name);
+    *count = (size_t)((const section *)list)->count;
+    return read_failing(c);
+}
+
+static int ri_key(const void *list, int32_t i, uint64_t *key, void *ctx) {
+    read_ctx *c = ctx;
+    char name[3];
+    section_name(c, list, name);
+    *key = ((const section *)list)->keys[i];
+    if (c->log) log_add(c->log, "ik(%s%d)", name, (int)*key);
+    return read_failing(c);
+}
+
+static int ri_content(const void *list, int32_t i, uint64_t *fingerprint, void *ctx) {
+    *fingerprint = ((const section *)list)->contents[i];
+    return read_failing(ctx);
+}
+
+static int ri_same(const void *a, int32_t i, const void *b, int32_t j, void *ctx) {
+    read_ctx *c = ctx;
+    const section *x = a, *y = b;
+    if (c->log) log_add(c->log, "si(o%c%d,n%c%d)", (char)x->key, (int)x->keys[i], (char)y->key, (int)y->keys[j]);
+    return read_failing(c) ? -1 : x->contents[i] == y->contents[j];
+}
+
+/* A reader of both kinds, all three contexts `c`. */
+static dfs_list_sections_reader reader_of(int fingerprints, read_ctx *c) {
+    dfs_list_reader sections = {rs_count, rs_key, NULL, fingerprints ? NULL : rs_same, fingerprints ? rs_content : NULL};
+    dfs_list_reader items = {ri_count, ri_key, NULL, fingerprints ? NULL : ri_same, fingerprints ? ri_content : NULL};
+    dfs_list_sections_reader reader = {sections, c, rs_items, rs_release, c, items, c};
+    return reader;
+}
+
+static int same_ints(const int32_t *a, const int32_t *b, int32_t count) {
+    return count == 0 || memcmp(a, b, sizeof(int32_t) * (size_t)count) == 0;
+}
+
+static int same_list_diff(const dfs_list_diff *a, const dfs_list_diff *b) {
+    return a->old_count == b->old_count && a->new_count == b->new_count && a->has_duplicates == b->has_duplicates &&
+           a->delete_count == b->delete_count && a->insert_count == b->insert_count &&
+           a->move_count == b->move_count && a->update_count == b->update_count &&
+           a->script_count == b->script_count && same_ints(a->deletes, b->deletes, a->delete_count) &&
+           same_ints(a->inserts, b->inserts, a->insert_count) && same_ints(a->moves, b->moves, 2 * a->move_count) &&
+           same_ints(a->updates, b->updates, 2 * a->update_count) &&
+           same_ints(a->old_to_new, b->old_to_new, a->old_count) &&
+           same_ints(a->new_to_old, b->new_to_old, a->new_count) &&
+           same_ints(a->script, b->script, 3 * a->script_count);
+}
+
+static int same_sections_diff(const dfs_list_sections_diff *a, const dfs_list_sections_diff *b) {
+    if (!same_list_diff(&a->sections, &b->sections) || a->item_diff_count != b->item_diff_count ||
+        a->has_duplicates != b->has_duplicates)
+        return 0;
+    for (int32_t j = 0; j < a->item_diff_count; j++)
+        if (!same_list_diff(&a->items[j], &b->items[j])) return 0;
+    return a->batch_section_delete_count == b->batch_section_delete_count &&
+           a->batch_section_insert_count == b->batch_section_insert_count &&
+           a->batch_section_move_count == b->batch_section_move_count &&
+           a->batch_section_reload_count == b->batch_section_reload_count &&
+           a->batch_section_reload_after_move_count == b->batch_section_reload_after_move_count &&
+           a->batch_item_delete_count == b->batch_item_delete_count &&
+           a->batch_item_insert_count == b->batch_item_insert_count &&
+           a->batch_item_move_count == b->batch_item_move_count &&
+           a->batch_item_reload_count == b->batch_item_reload_count &&
+           a->batch_item_reload_after_move_count == b->batch_item_reload_after_move_count &&
+           same_ints(a->batch_section_deletes, b->batch_section_deletes, a->batch_section_delete_count) &&
+           same_ints(a->batch_section_inserts, b->batch_section_inserts, a->batch_section_insert_count) &&
+           same_ints(a->batch_section_moves, b->batch_section_moves, 2 * a->batch_section_move_count) &&
+           same_ints(a->batch_section_reloads, b->batch_section_reloads, a->batch_section_reload_count) &&
+           same_ints(a->batch_section_reloads_after_moves, b->batch_section_reloads_after_moves,
+                     a->batch_section_reload_after_move_count) &&
+           same_ints(a->batch_item_deletes, b->batch_item_deletes, 2 * a->batch_item_delete_count) &&
+           same_ints(a->batch_item_inserts, b->batch_item_inserts, 2 * a->batch_item_insert_count) &&
+           same_ints(a->batch_item_moves, b->batch_item_moves, 4 * a->batch_item_move_count) &&
+           same_ints(a->batch_item_reloads, b->batch_item_reloads, 2 * a->batch_item_reload_count) &&
+           same_ints(a->batch_item_reloads_after_moves, b->batch_item_reloads_after_moves,
+                     2 * a->batch_item_reload_after_move_count);
+}
+
+static void test_read(void) {
+    check_section("dfs_list_sections_diff_read: the same diff as from flat arrays");
+    static sections old, new_;
+    static flat fo, fn;
+    int cases = check_scale(1000, 100), differ = 0, unbalanced = 0;
+    for (int k = 0; k < cases; k++) {
+        rng_state = 555000 + (uint64_t)k;
+        static const int alphabets[] = {1, 2, 3, 5, 8, 1000000};
+        int alphabet = alphabets[rng_below(6)];
+        sections_random(&old, rng_below(9), 10, alphabet);
+        sections_edited(&old, &new_, 8, 10, alphabet);
+        dfs_list_sections_side o = side_of(&old, &fo), n = side_of(&new_, &fn);
+        unsigned int flags = (k % 2 ? DFS_LIST_BATCH_MOVE_THEN_RELOAD : DFS_LIST_BATCH) | DFS_LIST_SCRIPT;
+        dfs_list_sections_diff read, computed;
+        read_ctx c = {NULL, &old, 0, 0, 0, 0, 0};
+        dfs_list_sections_reader fingerprints = reader_of(1, &c);
+        CHECK_OK(dfs_list_sections_diff_read(&fingerprints, &old, &new_, flags, &read), "case %d", k);
+        CHECK_OK(dfs_list_sections_diff_compute(&o, &n, NULL, NULL, flags, &computed), "case %d", k);
+        differ += !same_sections_diff(&read, &computed);
+        unbalanced += c.lent != c.released;
+        dfs_list_sections_diff_free(&read);
+        dfs_list_sections_diff_free(&computed);
+    }
+    CHECK_INT(differ, 0, "%d cases: every array equal", cases);
+    CHECK_INT(unbalanced, 0, "every list of items lent is released");
+
+    check_section("dfs_list_sections_diff_read: the header's order");
+    /* A [1 2] B [3] C [4 5] -> A [2 1] D [6] C [4 5]: A and C paired, B deleted, D new. */
+    static test_log log;
+    old.count = 3;
+    old.s[0] = (section){.key = 'A', .count = 2, .keys = {1, 2}};
+    old.s[1] = (section){.key = 'B', .count = 1, .keys = {3}};
+    old.s[2] = (section){.key = 'C', .count = 2, .keys = {4, 5}};
+    new_.count = 3;
+    new_.s[0] = (section){.key = 'A', .count = 2, .keys = {2, 1}};
+    new_.s[1] = (section){.key = 'D', .count = 1, .keys = {6}};
+    new_.s[2] = (section){.key = 'C', .count = 2, .keys = {4, 5}, .contents = {0, 1}};
+    read_ctx c = {&log, &old, 0, 0, 0, 0, 0};
+    dfs_list_sections_reader r = reader_of(0, &c);
+    dfs_list_sections_diff d;
+    log_clear(&log);
+    CHECK_OK(dfs_list_sections_diff_read(&r, &old, &new_, 0, &d), "read");
+    /* Without count and release: the calls Swift's ListSectionsDiff makes of its
+     * functions (ListSectionsTests.testCallOrder, Java ListSectionsDiffTest). */
+    CHECK_LOG(&log,
+              "count(o) count(n) sk(oA) sk(nA) ss(oA,nA) sk(oB) sk(nD) sk(oC) sk(nC) ss(oC,nC) sk(oB) sk(nD) "
+              "items(oA) items(nA) count(oA) count(nA) ik(oA1) ik(nA2) ik(oA2) ik(nA1) ik(oA1) ik(oA2) ik(nA2) "
+              "ik(nA1) si(oA2,nA2) si(oA1,nA1) release(nA) release(oA) "
+              "items(nD) count(nD) release(nD) "
+              "items(oC) items(nC) count(oC) count(nC) ik(oC4) ik(nC4) si(oC4,nC4) ik(oC5) ik(nC5) si(oC5,nC5) "
+              "release(nC) release(oC)",
+              "sections, then each new section's items, old before new");
+    CHECK(d.sections.delete_count == 1 && d.sections.insert_count == 1 && d.items[0].move_count == 1 &&
+              d.items[1].insert_count == 1 && d.items[2].update_count == 1,
+          "B deleted, D inserted, A's items move, C's 5 changed");
+    dfs_list_sections_diff_free(&d);
+
+    check_section("dfs_list_sections_diff_read: failures");
+    int calls = c.calls;
+    int released = 0;
+    for (int at = 1; at <= calls; at++) {
+        c = (read_ctx){NULL, &old, 0, 0, 0, at, 0};
+        memset(&d, 0x5a, sizeof d);
+        int status = dfs_list_sections_diff_read(&r, &old, &new_, DFS_LIST_BATCH, &d);
+        CHECK(status == DFS_ERR_CALLBACK && d.block == NULL && d.items == NULL, "call %d fails the diff", at);
+        CHECK(strstr(dfs_last_error(), "the reader fails") != NULL, "call %d: its message (%s)", at, dfs_last_error());
+        CHECK(c.calls == at, "call %d: nothing asked after it (%d calls)", at, c.calls);
+        released += c.lent == c.released;
+    }
+    CHECK_INT(released, calls, "every list of items lent before a failure is released");
+    /* Call 14 is items(nA): items fails for the new section, the old one's are lent. */
+    c = (read_ctx){NULL, &old, 0, 0, 0, 14, 1};
+    CHECK_STATUS(dfs_list_sections_diff_read(&r, &old, &new_, 0, &d), DFS_ERR_CALLBACK, "items fails");
+    CHECK_ERROR_HAS("the sections reader's items", "names the function (%s)", dfs_last_error());
+    CHECK(c.lent == 1 && c.released == 1, "the old section's items released (%d lent, %d released)", c.lent, c.released);
+
+    check_section("dfs_list_sections_diff_read: misuse");
+    c = (read_ctx){NULL, &old, 0, 0, 0, 0, 0};
+    dfs_list_sections_reader valid = reader_of(0, &c);
+    r = valid;
+    CHECK_STATUS(dfs_list_sections_diff_read(NULL, &old, &new_, 0, &d), DFS_ERR_NULL, "NULL reader");
+    CHECK_ERROR_HAS("reader", "names it");
+    CHECK_STATUS(dfs_list_sections_diff_read(&r, &old, &new_, 0, NULL), DFS_ERR_NULL, "NULL out");
+    CHECK_STATUS(dfs_list_sections_diff_read(&r, &old, &new_, 1u << 9, &d), DFS_ERR_ARGUMENT, "unknown flags");
+    r.items = NULL;
+    CHECK_STATUS(dfs_list_sections_diff_read(&r, &old, &new_, 0, &d), DFS_ERR_NULL, "NULL items");
+    CHECK_ERROR_HAS("reader->items", "names it");
+    r = valid;
+    r.sections.count = NULL;
+    CHECK_STATUS(dfs_list_sections_diff_read(&r, &old, &new_, 0, &d), DFS_ERR_NULL, "NULL sections.count");
+    CHECK_ERROR_HAS("reader->sections->count", "names it");
+    r = valid;
+    r.items_reader.key = NULL;
+    CHECK_STATUS(dfs_list_sections_diff_read(&r, &old, &new_, 0, &d), DFS_ERR_NULL, "NULL items_reader.key");
+    CHECK_ERROR_HAS("reader->items_reader->key", "names it");
+    CHECK_INT(c.calls, 0, "nothing was asked");
+    read_ctx own[3] = {{NULL, &old, 0, 0, 0, 0, 0}, {NULL, &old, 0, 0, 0, 0, 0}, {NULL, &old, 0, 0, 0, 0, 0}};
+    r = valid;
+    r.sections_ctx = &own[0], r.items_ctx = &own[1], r.items_reader_ctx = &own[2];
+    CHECK_OK(dfs_list_sections_diff_read(&r, &old, &new_, 0, &d), "three contexts");
+    CHECK(own[0].calls == 12 && own[1].lent == 5 && own[1].released == 5 && own[1].calls == 5 && own[2].calls == 21,
+          "each function gets its own reader's ctx (%d, %d, %d calls)", own[0].calls, own[1].calls, own[2].calls);
+    dfs_list_sections_diff_free(&d);
+    r = valid;
+    r.items_release = NULL;
+    CHECK_OK(dfs_list_sections_diff_read(&r, &old, &new_, 0, &d), "items_release may be NULL");
+    dfs_list_sections_diff_free(&d);
+}
+
 int main(int argc, char **argv) {
     check_init(argc, argv);
     test_example();
     test_properties();
     test_callback();
     test_misuse();
+    test_read();
     return check_finish();
 }

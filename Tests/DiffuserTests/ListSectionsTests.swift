@@ -81,6 +81,45 @@ final class ListSectionsTests: XCTestCase {
         XCTAssertEqual(batch.sectionReloads, [])
     }
 
+    /// The order in which the diff calls its functions: the sections first (keys as
+    /// `ListDiff` asks them, `sameSection` per pair), then for each new section its
+    /// paired old section's items, its own, and their diff. `items` is not called for a
+    /// deleted section (B). The C API's `dfs_list_sections_diff_read`
+    /// (test_list_sections.c) and Java's `ListSectionsDiff.of` (ListSectionsDiffTest)
+    /// check the same log for the same lists.
+    func testCallOrder() {
+        struct Named { let list: String; let key: Int; let items: [Int]; let changed: [Int] }
+        func named(_ list: String, _ key: Character, _ items: [Int], changed: [Int] = []) -> Named {
+            Named(list: list, key: Int(key.asciiValue!), items: items, changed: changed)
+        }
+        func name(_ s: Named) -> String { s.list + String(UnicodeScalar(UInt8(s.key))) }
+        struct Item { let section: String; let key: Int; let changed: Bool }
+        // A [1 2] B [3] C [4 5] -> A [2 1] D [6] C [4 5], C's 5 changed.
+        let old = [named("o", "A", [1, 2]), named("o", "B", [3]), named("o", "C", [4, 5])]
+        let new = [named("n", "A", [2, 1]), named("n", "D", [6]), named("n", "C", [4, 5], changed: [5])]
+        var log: [String] = []
+        let diff = ListSectionsDiff(
+            from: old, to: new,
+            sectionKey: { s -> Int in log.append("sk(\(name(s)))"); return s.key },
+            sameSection: { a, b in log.append("ss(\(name(a)),\(name(b)))"); return true },
+            items: { s -> [Item] in
+                log.append("items(\(name(s)))")
+                return s.items.map { Item(section: name(s), key: $0, changed: s.changed.contains($0)) }
+            },
+            itemKey: { i -> Int in log.append("ik(\(i.section)\(i.key))"); return i.key },
+            sameItem: { a, b in log.append("si(\(a.section)\(a.key),\(b.section)\(b.key))"); return a.changed == b.changed })
+        XCTAssertEqual(log.joined(separator: " "), [
+            "sk(oA) sk(nA) ss(oA,nA) sk(oB) sk(nD) sk(oC) sk(nC) ss(oC,nC) sk(oB) sk(nD)",
+            "items(oA) items(nA) ik(oA1) ik(nA2) ik(oA2) ik(nA1) ik(oA1) ik(oA2) ik(nA2) ik(nA1) si(oA2,nA2) si(oA1,nA1)",
+            "items(nD)",
+            "items(oC) items(nC) ik(oC4) ik(nC4) si(oC4,nC4) ik(oC5) ik(nC5) si(oC5,nC5)",
+        ].joined(separator: " "))
+        XCTAssertEqual(diff.sections.deletes, [1])
+        XCTAssertEqual(diff.sections.inserts, [1])
+        XCTAssertEqual(diff.items[0].moves.count, 1)
+        XCTAssertEqual(diff.items[2].updates, [ListDiff.Pair(old: 1, new: 1)])
+    }
+
     /// Plays a sections batch by UIKit's rules and returns what the view shows.
     func playUIKitSectionsBatch(_ batch: ListSectionsBatch, old: [Section], new: [Section]) throws -> [Section] {
         // The sections themselves, as a list batch whose reloads refresh the whole section.

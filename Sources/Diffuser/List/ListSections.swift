@@ -38,13 +38,32 @@ public struct ListSectionsDiff: Equatable, Sendable {
         itemKey: (Item) throws -> ItemKey,
         sameItem: (Item, Item) throws -> Bool
     ) rethrows {
-        let sections = try ListDiff(from: old, to: new, key: sectionKey, sameContent: sameSection)
+        try self.init(
+            sections: ListDiff(from: old, to: new, key: sectionKey, sameContent: sameSection),
+            itemDiff: { o, j in
+                let oldItems = try o.map { try items(old[$0]) } ?? []
+                return try ListDiff(from: oldItems, to: items(new[j]), key: itemKey, sameContent: sameItem)
+            })
+    }
+
+    /// The sections diff given the diff of the sections themselves: `itemDiff(o, j)` is
+    /// the diff of new section `j`'s items from those of old section `o` (nil for a new
+    /// section), asked for each new section in order. This is the one place that says
+    /// how a sections diff is made, and in which order its parts are asked for; the
+    /// bindings read their lists through it.
+    @_spi(Bindings)
+    public init(sections: ListDiff, itemDiffs itemDiff: (Int?, Int) throws -> ListDiff) rethrows {
+        try self.init(sections: sections, itemDiff: itemDiff)
+    }
+
+    /// `init(sections:itemDiffs:)`, callable from the public initializer's inlined body.
+    @usableFromInline
+    init(sections: ListDiff, itemDiff: (Int?, Int) throws -> ListDiff) rethrows {
         var itemDiffs: [ListDiff] = []
-        itemDiffs.reserveCapacity(new.count)
-        for j in 0..<new.count {
+        itemDiffs.reserveCapacity(sections.newCount)
+        for j in 0..<sections.newCount {
             let o = sections.newToOld[j]
-            let oldItems = o >= 0 ? try items(old[o]) : []
-            itemDiffs.append(try ListDiff(from: oldItems, to: items(new[j]), key: itemKey, sameContent: sameItem))
+            itemDiffs.append(try itemDiff(o >= 0 ? o : nil, j))
         }
         self.init(sections: sections, items: itemDiffs)
     }

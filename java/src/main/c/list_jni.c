@@ -158,11 +158,7 @@ done:
  * The intoList node: ListNative.intoList
  * ------------------------------------------------------------------------------------ */
 
-/* The reader's context: the io.diffuser.internal.ListReader and its methods. */
-typedef struct {
-    jobject reader; /* weak global reference: the Java Diffuser holds the reader */
-    jmethodID count, key, same_key, same_content;
-} reader_ctx;
+typedef dfsj_list_reader_ctx reader_ctx;
 
 /* The sink's context: the io.diffuser.list.ListSink, and what makes a ListDiff. */
 typedef struct {
@@ -231,6 +227,12 @@ static int reader_same_content(const void *a, int32_t i, const void *b, int32_t 
     return result;
 }
 
+dfs_list_reader dfsj_list_reader_functions(int key_objects) {
+    dfs_list_reader functions = {reader_count, reader_key, key_objects ? reader_same_key : NULL, reader_same_content,
+                                 NULL};
+    return functions;
+}
+
 /* The changes as a ListDiff (the arrays copied out of the borrowed diff), then
  * sink.apply(changes, newList). Every local reference made here is deleted: the run's
  * native frame holds only what the core lends. */
@@ -289,9 +291,7 @@ static jclass global_class(JNIEnv *env, const char *name) {
     return global;
 }
 
-/* The methods of io.diffuser.internal.ListReader in `r`: 0, or -1 with an exception
- * pending. */
-static int reader_methods(JNIEnv *env, reader_ctx *r) {
+int dfsj_list_reader_methods(JNIEnv *env, dfsj_list_reader_ctx *r) {
     jclass reader_class = (*env)->FindClass(env, "io/diffuser/internal/ListReader");
     if (reader_class == NULL) return -1;
     r->count = (*env)->GetMethodID(env, reader_class, "count", "(Ljava/lang/Object;)I");
@@ -299,13 +299,15 @@ static int reader_methods(JNIEnv *env, reader_ctx *r) {
     if (r->key) r->same_key = (*env)->GetMethodID(env, reader_class, "sameKey", "(Ljava/lang/Object;ILjava/lang/Object;I)Z");
     if (r->same_key)
         r->same_content = (*env)->GetMethodID(env, reader_class, "sameContent", "(Ljava/lang/Object;ILjava/lang/Object;I)Z");
+    if (r->same_content)
+        r->items = (*env)->GetMethodID(env, reader_class, "items", "(Ljava/lang/Object;I)Ljava/lang/Object;");
     (*env)->DeleteLocalRef(env, reader_class);
-    return r->same_content == NULL ? -1 : 0;
+    return r->items == NULL ? -1 : 0;
 }
 
 /* Fills the contexts of a node: 0, or -1 with an exception pending. */
 static int contexts(JNIEnv *env, jobject reader, jobject sink, jint flags, reader_ctx *r, sink_ctx *k) {
-    if (reader_methods(env, r)) return -1;
+    if (dfsj_list_reader_methods(env, r)) return -1;
 
     jclass sink_class = (*env)->FindClass(env, "io/diffuser/list/ListSink");
     if (sink_class == NULL) return -1;
@@ -346,8 +348,7 @@ JNIEXPORT jlong JNICALL Java_io_diffuser_internal_ListNative_intoList(JNIEnv *en
         return 0;
     }
 
-    dfs_list_reader functions = {reader_count, reader_key, key_objects ? reader_same_key : NULL, reader_same_content,
-                                 NULL};
+    dfs_list_reader functions = dfsj_list_reader_functions(key_objects);
     dfs_diffuser *out = NULL;
     dfsj_entry e;
     dfsj_enter(&e, env);
@@ -370,10 +371,9 @@ JNIEXPORT jobjectArray JNICALL Java_io_diffuser_internal_ListNative_diffRead(JNI
         dfsj_list_throw(env, "java/lang/NullPointerException", "reader");
         return NULL;
     }
-    reader_ctx r = {reader, NULL, NULL, NULL, NULL};
-    if (reader_methods(env, &r)) return NULL;
-    dfs_list_reader functions = {reader_count, reader_key, key_objects ? reader_same_key : NULL, reader_same_content,
-                                 NULL};
+    reader_ctx r = {reader, NULL, NULL, NULL, NULL, NULL};
+    if (dfsj_list_reader_methods(env, &r)) return NULL;
+    dfs_list_reader functions = dfsj_list_reader_functions(key_objects);
     dfs_list_diff d;
     dfsj_entry e;
     dfsj_enter(&e, env);

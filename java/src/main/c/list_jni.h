@@ -28,6 +28,23 @@ enum {
     OUT_COUNT
 };
 
+/* A dfs_list_reader's context: an io.diffuser.internal.ListReader (a weak global
+ * reference for a node, which its Java Diffuser holds; a local one for a native method's
+ * own argument) and its methods. `items` is ListReader.items, for a reader of sections. */
+typedef struct {
+    jobject reader;
+    jmethodID count, key, same_key, same_content, items;
+} dfsj_list_reader_ctx;
+
+/* Resolves the methods of io.diffuser.internal.ListReader into `r`: 0, or -1 with an
+ * exception pending. */
+int dfsj_list_reader_methods(JNIEnv *env, dfsj_list_reader_ctx *r);
+
+/* The dfs_list_reader whose functions call the ListReader of their dfsj_list_reader_ctx
+ * (same_key only if its keys are objects): upcalls through jni_glue.h, a Throwable kept
+ * for the native method to rethrow. */
+dfs_list_reader dfsj_list_reader_functions(int key_objects);
+
 /* Throws a new `class_name` with `message`. */
 void dfsj_list_throw(JNIEnv *env, const char *class_name, const char *message);
 

@@ -2,13 +2,14 @@
  * list_sections_jni.c — the JNI glue of the sections diff (io.diffuser.list.
  * ListSectionsDiff): io.diffuser.internal.ListNative.sectionsDiff calls
  * dfs_list_sections_diff_compute once and returns every array of the result as one
- * int[][]. It only translates; the diff and its batch are libdiffuser.so's.
+ * int[][] (ListSectionsDiff.ofKeys: keys only, no content); ListNative.sectionsDiffRead calls
+ * dfs_list_sections_diff_read once on two Java lists of sections read through two
+ * ListReaders (ListSectionsDiff.of), whose functions are then upcalls under that native
+ * method, in the core's order, a Throwable of theirs reaching the caller unchanged. It
+ * only translates; the diff and its batch are libdiffuser.so's.
  *
- * Each list of sections arrives as flat arrays: section keys (and fingerprints), the
- * number of items of each section, and the keys (and fingerprints) of all items,
- * section after section. Content compared by a Java predicate is called back through
- * dfs_list_sections_same_fn on the calling thread, inside this native method; a Throwable
- * it throws is kept, the diff stops, and the native method rethrows it unchanged.
+ * For sectionsDiff, each list of sections arrives as flat arrays: section keys, the
+ * number of items of each section, and the keys of all items, section after section.
  *
  * The result (ListNative.java reads the same indices):
  *   [0]                    {has_duplicates, item_diff_count}
@@ -23,30 +24,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "jni_glue.h"
 #include "list_jni.h"
 
 enum { SECTIONS_HEADER, SECTIONS_BATCH, SECTIONS_BATCH_COUNT = 10, SECTIONS_DIFFS = SECTIONS_BATCH + SECTIONS_BATCH_COUNT };
-
-/* The context of dfs_list_sections_same_fn: the predicate and the Throwable it threw. */
-typedef struct {
-    JNIEnv *env;
-    jobject same;
-    jmethodID method;
-    jthrowable thrown; /* a local reference of the native method's frame, or NULL */
-} same_ctx;
-
-static int same_content(int32_t os, int32_t oi, int32_t ns, int32_t ni, void *ctx) {
-    same_ctx *c = ctx;
-    JNIEnv *env = c->env;
-    jboolean same = (*env)->CallBooleanMethod(env, c->same, c->method, (jint)os, (jint)oi, (jint)ns, (jint)ni);
-    if ((*env)->ExceptionCheck(env)) {
-        if (c->thrown == NULL) c->thrown = (*env)->ExceptionOccurred(env);
-        (*env)->ExceptionClear(env);
-        dfs_set_error("the content predicate threw");
-        return -1;
-    }
-    return same ? 1 : 0;
-}
 
 /* One list of sections: the Java arrays' elements, pinned or copied, until release. */
 typedef struct side {
@@ -178,7 +159,7 @@ JNIEXPORT jobjectArray JNICALL Java_io_diffuser_internal_ListNative_sectionsDiff
     JNIEnv *env, jclass cls, jlongArray old_section_keys, jlongArray old_section_contents, jintArray old_item_counts,
     jlongArray old_item_keys, jlongArray old_item_contents, jlongArray new_section_keys,
     jlongArray new_section_contents, jintArray new_item_counts, jlongArray new_item_keys,
-    jlongArray new_item_contents, jobject same, jint flags) {
+    jlongArray new_item_contents, jint flags) {
     (void)cls;
     side o = {0}, n = {0};
     jobjectArray out = NULL;
@@ -188,26 +169,60 @@ JNIEXPORT jobjectArray JNICALL Java_io_diffuser_internal_ListNative_sectionsDiff
                   "new sections"))
         goto done;
 
-    same_ctx ctx = {env, same, NULL, NULL};
-    if (same != NULL) {
-        jclass same_class = (*env)->GetObjectClass(env, same);
-        ctx.method = (*env)->GetMethodID(env, same_class, "same", "(IIII)Z");
-        (*env)->DeleteLocalRef(env, same_class);
-        if (ctx.method == NULL) goto done;
-    }
     dfs_list_sections_diff d;
-    dfs_status status = dfs_list_sections_diff_compute(&o.c, &n.c, same != NULL ? same_content : NULL, &ctx,
-                                                       (unsigned int)flags, &d);
-    if (status != DFS_OK) {
-        if (status == DFS_ERR_CALLBACK && ctx.thrown != NULL) (*env)->Throw(env, ctx.thrown);
-        else dfsj_list_throw_status(env, status);
-    } else {
-        out = result_of(env, &d, flags);
-    }
+    dfs_status status = dfs_list_sections_diff_compute(&o.c, &n.c, NULL, NULL, (unsigned int)flags, &d);
+    if (status != DFS_OK) dfsj_list_throw_status(env, status);
+    else out = result_of(env, &d, flags);
     dfs_list_sections_diff_free(&d);
 
 done:
     side_release(env, &o);
     side_release(env, &n);
+    return out;
+}
+
+/* A section's items: ListReader.items(sections, index) of the sections' reader, a local
+ * reference of the native method's frame until sections_items_release deletes it. */
+static int sections_items(const void *sections, int32_t index, const void **items, void *ctx) {
+    dfsj_list_reader_ctx *r = ctx;
+    dfsj_upcall_env u;
+    if (dfsj_env_enter(&u)) return -1;
+    jobject list = (*u.env)->CallObjectMethod(u.env, r->reader, r->items, (jobject)sections, (jint)index);
+    int failed = dfsj_upcall_failed(u.env);
+    dfsj_env_leave(&u);
+    *items = failed ? NULL : list;
+    return failed;
+}
+
+static void sections_items_release(const void *items, void *ctx) {
+    (void)ctx;
+    dfsj_upcall_env u;
+    if (items != NULL && dfsj_env_enter(&u) == 0) {
+        (*u.env)->DeleteLocalRef(u.env, (jobject)items);
+        dfsj_env_leave(&u);
+    }
+}
+
+JNIEXPORT jobjectArray JNICALL Java_io_diffuser_internal_ListNative_sectionsDiffRead(
+    JNIEnv *env, jclass cls, jobject sections_reader, jboolean section_key_objects, jobject items_reader,
+    jboolean item_key_objects, jobject old_list, jobject new_list, jint flags) {
+    (void)cls;
+    if (sections_reader == NULL || items_reader == NULL) {
+        dfsj_list_throw(env, "java/lang/NullPointerException", sections_reader == NULL ? "sections reader" : "items reader");
+        return NULL;
+    }
+    dfsj_list_reader_ctx sections = {sections_reader, NULL, NULL, NULL, NULL, NULL};
+    dfsj_list_reader_ctx items = {items_reader, NULL, NULL, NULL, NULL, NULL};
+    if (dfsj_list_reader_methods(env, &sections) || dfsj_list_reader_methods(env, &items)) return NULL;
+    dfs_list_sections_reader reader = {dfsj_list_reader_functions(section_key_objects), &sections,
+                                       sections_items, sections_items_release, &sections,
+                                       dfsj_list_reader_functions(item_key_objects), &items};
+    dfs_list_sections_diff d;
+    dfsj_entry e;
+    dfsj_enter(&e, env);
+    dfs_status status = dfs_list_sections_diff_read(&reader, old_list, new_list, (unsigned int)flags, &d);
+    dfsj_finish(env, status, dfsj_leave(&e), 0);
+    jobjectArray out = status == DFS_OK ? result_of(env, &d, flags) : NULL;
+    dfs_list_sections_diff_free(&d);
     return out;
 }

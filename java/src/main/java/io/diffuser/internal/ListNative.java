@@ -70,24 +70,6 @@ public final class ListNative {
   /** The number of arrays of one diff (HEADER ... SCRIPT_STEPS). */
   public static final int DIFF_SIZE = 13;
 
-  /** Compares the contents of matched sections, or of matched items, by their indices. */
-  @FunctionalInterface
-  public interface SameSectionIndex {
-    /**
-     * With {@code oldItem} and {@code newItem} both -1: whether old section
-     * {@code oldSection} and new section {@code newSection} (same key) have the same own
-     * content. Otherwise: whether those items of those (paired) sections do. May throw:
-     * the diff stops and rethrows it unchanged.
-     *
-     * @param oldSection the section's index in the old list
-     * @param oldItem the item's index in that section, or -1
-     * @param newSection the section's index in the new list
-     * @param newItem the item's index in that section, or -1
-     * @return whether the content is the same
-     */
-    boolean same(int oldSection, int oldItem, int newSection, int newItem);
-  }
-
   /**
    * The flags of {@code dfs_list_diff_compute} for the parts asked for:
    * {@link ListDiff.Part#BATCH_MOVE_THEN_RELOAD} takes the place of
@@ -99,7 +81,7 @@ public final class ListNative {
    */
   public static int flags(ListDiff.Part... parts) {
     int flags = 0;
-    for (ListDiff.Part part : parts) {
+    for (ListDiff.Part part : Objects.requireNonNull(parts, "parts")) {
       switch (Objects.requireNonNull(part, "part")) {
         case BATCH:
           flags |= BATCH;
@@ -147,6 +129,24 @@ public final class ListNative {
       Object newList, int flags);
 
   /**
+   * {@code dfs_list_sections_diff_read}: two Java lists of sections read through
+   * {@code sections} (its keys, content and {@link ListReader#items}) and
+   * {@code items}, which the core asks in its order.
+   *
+   * @param sections reads the lists of sections; made by {@link ListReader#sections}
+   * @param sectionKeyObjects {@code sections.hasKeyObjects()}
+   * @param items reads the lists of items of the sections
+   * @param itemKeyObjects {@code items.hasKeyObjects()}
+   * @param oldList the sections applied last
+   * @param newList the sections to apply
+   * @param flags from {@link #flags}
+   * @return the result's arrays, at {@link #SECTIONS_HEADER}, {@link #SECTIONS_BATCH} and
+   *     {@link #SECTIONS_DIFFS}
+   */
+  public static native int[][] sectionsDiffRead(ListReader sections, boolean sectionKeyObjects,
+      ListReader items, boolean itemKeyObjects, Object oldList, Object newList, int flags);
+
+  /**
    * {@code dfs_list_diff_compute}.
    *
    * @param oldKeys the old list's keys
@@ -175,7 +175,6 @@ public final class ListNative {
    * @param newItemCounts the number of items of each new section
    * @param newItemKeys the keys of the new items
    * @param newItemContents their content fingerprints, or null
-   * @param same the content comparison, or null (then fingerprints, or no content change)
    * @param flags a combination of {@link #BATCH}, {@link #BATCH_MOVE_THEN_RELOAD} and
    *     {@link #SCRIPT}
    * @return the result's arrays, at {@link #SECTIONS_HEADER}, {@link #SECTIONS_BATCH} and
@@ -184,5 +183,5 @@ public final class ListNative {
   public static native int[][] sectionsDiff(long[] oldSectionKeys, long[] oldSectionContents,
       int[] oldItemCounts, long[] oldItemKeys, long[] oldItemContents, long[] newSectionKeys,
       long[] newSectionContents, int[] newItemCounts, long[] newItemKeys, long[] newItemContents,
-      SameSectionIndex same, int flags);
+      int flags);
 }

@@ -1,8 +1,10 @@
 package io.diffuser.internal;
 
 import io.diffuser.Function;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import java.util.RandomAccess;
 import java.util.function.BiPredicate;
 import java.util.function.ToLongFunction;
 
@@ -24,12 +26,16 @@ import java.util.function.ToLongFunction;
  * {@code long} key function, {@link #key} is the key itself, and the core compares keys
  * as numbers.
  *
+ * <p>A reader of sections ({@link #sections}) also gives each section's items
+ * ({@link #items}), for {@code dfs_list_sections_diff_read}.
+ *
  * <p>Not API.
  */
 public final class ListReader {
   private final Function<Object, ?> key;
   private final ToLongFunction<Object> longKey;
   private final BiPredicate<Object, Object> sameContent;
+  private final Function<Object, ? extends List<?>> items;
   /**
    * The key objects of a run's two lists, by index (null where not asked yet), for
    * {@link #sameKey}; a run counts each list before asking anything else, which
@@ -41,10 +47,12 @@ public final class ListReader {
   private int nextSide;
 
   @SuppressWarnings("unchecked")
-  private ListReader(Function<?, ?> key, ToLongFunction<?> longKey, BiPredicate<?, ?> sameContent) {
+  private ListReader(Function<?, ?> key, ToLongFunction<?> longKey, BiPredicate<?, ?> sameContent,
+      Function<?, ? extends List<?>> items) {
     this.key = (Function<Object, ?>) key;
     this.longKey = (ToLongFunction<Object>) longKey;
     this.sameContent = (BiPredicate<Object, Object>) Objects.requireNonNull(sameContent, "sameContent");
+    this.items = (Function<Object, ? extends List<?>>) items;
   }
 
   /**
@@ -55,7 +63,21 @@ public final class ListReader {
    * @return the reader
    */
   public static ListReader byKey(Function<?, ?> key, BiPredicate<?, ?> sameContent) {
-    return new ListReader(Objects.requireNonNull(key, "key"), null, sameContent);
+    return new ListReader(Objects.requireNonNull(key, "key"), null, sameContent, null);
+  }
+
+  /**
+   * A reader of lists of sections identified by key objects, each holding a list of items.
+   *
+   * @param key identifies a section
+   * @param sameContent whether two matched sections have the same own content
+   * @param items the items of a section
+   * @return the reader
+   */
+  public static ListReader sections(Function<?, ?> key, BiPredicate<?, ?> sameContent,
+      Function<?, ? extends List<?>> items) {
+    return new ListReader(Objects.requireNonNull(key, "key"), null, sameContent,
+        Objects.requireNonNull(items, "items"));
   }
 
   /**
@@ -66,7 +88,7 @@ public final class ListReader {
    * @return the reader
    */
   public static ListReader byLongKey(ToLongFunction<?> key, BiPredicate<?, ?> sameContent) {
-    return new ListReader(null, Objects.requireNonNull(key, "key"), sameContent);
+    return new ListReader(null, Objects.requireNonNull(key, "key"), sameContent, null);
   }
 
   /**
@@ -146,5 +168,20 @@ public final class ListReader {
    */
   public boolean sameContent(Object oldList, int oldIndex, Object newList, int newIndex) {
     return sameContent.test(item(oldList, oldIndex), item(newList, newIndex));
+  }
+
+  /**
+   * The items of a section, for a reader made by {@link #sections}: a list whose
+   * {@code get} takes constant time (the section's own list, or a copy of it).
+   *
+   * @param sections a list of sections
+   * @param index the section's index
+   * @return its items
+   * @throws NullPointerException if the items function returned null
+   */
+  public Object items(Object sections, int index) {
+    List<?> list = items.apply(item(sections, index));
+    if (list == null) throw new NullPointerException("the items of section " + index + " are null");
+    return list instanceof RandomAccess ? list : Arrays.asList(list.toArray());
   }
 }

@@ -2,13 +2,13 @@ package io.diffuser.list;
 
 import io.diffuser.Function;
 import io.diffuser.internal.ListNative;
+import io.diffuser.internal.ListReader;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
+import java.util.RandomAccess;
 import java.util.function.BiPredicate;
 
 /**
@@ -29,10 +29,14 @@ import java.util.function.BiPredicate;
  * section is deleted from one and inserted into the other.
  *
  * <p>Every factory computes the whole diff, and the batch and the scripts when asked for,
- * in one call of the native core ({@code dfs_list_sections_diff_compute}), the code the
- * Swift and C APIs use. Key and item functions are called in Java before it; content
- * comparisons are called back from the core during it, on the calling thread. An
- * exception thrown by any of them reaches the caller of the factory unchanged.
+ * in one call of the native core ({@code dfs_list_sections_diff_read}, or
+ * {@code dfs_list_sections_diff_compute} for keys), the code the Swift and C APIs use. The
+ * key, items and content functions are called back from the core during it, on the
+ * calling thread, when and in the order Swift's {@code ListSectionsDiff} calls them: the
+ * sections' keys and contents as {@link ListDiff#of} asks them, then for each new section
+ * the items of the old section paired with it, its own items, and their diff. An
+ * exception thrown by any of them reaches the caller of the factory unchanged, and
+ * nothing is called after it.
  */
 public final class ListSectionsDiff {
   /**
@@ -79,8 +83,10 @@ public final class ListSectionsDiff {
    * Diffs two lists of sections.
    *
    * <p>Section keys and item keys are compared with {@link Object#equals(Object)} and
-   * {@link Object#hashCode()} ({@code null} is a key like any other). {@code items} is
-   * called once per section; {@code sameSection} once per matched pair of sections and
+   * {@link Object#hashCode()} ({@code null} is a key like any other). A key function is
+   * called only where the diff needs a key, as for {@link ListDiff#of}. {@code items} is
+   * called for each new section and for each old section paired with one (not for a
+   * deleted section); {@code sameSection} once per matched pair of sections and
    * {@code sameItem} once per matched pair of items; {@code false} makes the pair an
    * update.
    *
@@ -110,13 +116,18 @@ public final class ListSectionsDiff {
     Objects.requireNonNull(items, "items");
     Objects.requireNonNull(itemKey, "itemKey");
     Objects.requireNonNull(sameItem, "sameItem");
-    Side<S, T> old = new Side<>(oldSections, sectionKey, items, itemKey, new Numbers(), new Numbers());
-    Side<S, T> next = new Side<>(newSections, sectionKey, items, itemKey, old.sectionNumbers, old.itemNumbers);
-    ListNative.SameSectionIndex same = (os, oi, ns, ni) -> oi < 0
-        ? sameSection.test(ListSectionsDiff.<S>cast(old.sections[os]), cast(next.sections[ns]))
-        : sameItem.test(ListSectionsDiff.<T>cast(old.items[os][oi]), cast(next.items[ns][ni]));
-    return compute(old.sectionKeys, old.itemCounts, old.itemKeys, next.sectionKeys, next.itemCounts,
-        next.itemKeys, same, parts);
+    ListReader sectionReader = ListReader.sections(sectionKey, sameSection, items);
+    ListReader itemReader = ListReader.byKey(itemKey, sameItem);
+    int flags = ListNative.flags(parts);
+    int[][] result = ListNative.sectionsDiffRead(sectionReader, true, itemReader, true,
+        indexed(oldSections, "oldSections"), indexed(newSections, "newSections"), flags);
+    return new ListSectionsDiff(result, (flags & ListNative.BATCH_MOVE_THEN_RELOAD) != 0);
+  }
+
+  /** {@code list}, or a copy of it whose {@code get} takes constant time. */
+  private static List<?> indexed(List<?> list, String name) {
+    Objects.requireNonNull(list, name);
+    return list instanceof RandomAccess ? list : Arrays.asList(list.toArray());
   }
 
   /**
@@ -160,7 +171,7 @@ public final class ListSectionsDiff {
     int[] oldCounts = counts(Objects.requireNonNull(oldItemKeys, "oldItemKeys"), oldSectionKeys.length, "old");
     int[] newCounts = counts(Objects.requireNonNull(newItemKeys, "newItemKeys"), newSectionKeys.length, "new");
     return compute(oldSectionKeys, oldCounts, flatten(oldItemKeys), newSectionKeys, newCounts,
-        flatten(newItemKeys), null, parts);
+        flatten(newItemKeys), parts);
   }
 
   private static int[] counts(long[][] itemKeys, int sections, String name) {
@@ -189,68 +200,11 @@ public final class ListSectionsDiff {
   }
 
   private static ListSectionsDiff compute(long[] oldSectionKeys, int[] oldCounts, long[] oldItemKeys,
-      long[] newSectionKeys, int[] newCounts, long[] newItemKeys, ListNative.SameSectionIndex same,
-      ListDiff.Part... parts) {
+      long[] newSectionKeys, int[] newCounts, long[] newItemKeys, ListDiff.Part... parts) {
     int flags = ListNative.flags(parts);
     int[][] result = ListNative.sectionsDiff(oldSectionKeys, null, oldCounts, oldItemKeys, null, newSectionKeys,
-        null, newCounts, newItemKeys, null, same, flags);
+        null, newCounts, newItemKeys, null, flags);
     return new ListSectionsDiff(result, (flags & ListNative.BATCH_MOVE_THEN_RELOAD) != 0);
-  }
-
-  /** Numbers for key objects: each distinct key its own, so that pairing is exact. */
-  private static final class Numbers {
-    private final Map<Object, Long> numbers = new HashMap<>();
-
-    long of(Object key) {
-      Long n = numbers.get(key);
-      if (n == null) {
-        n = (long) numbers.size();
-        numbers.put(key, n);
-      }
-      return n;
-    }
-  }
-
-  /** One list of sections, read once: its sections, their items, and all keys as numbers. */
-  private static final class Side<S, T> {
-    final Object[] sections;
-    final Object[][] items;
-    final long[] sectionKeys;
-    final int[] itemCounts;
-    final long[] itemKeys;
-    final Numbers sectionNumbers;
-    final Numbers itemNumbers;
-
-    Side(List<? extends S> list, Function<? super S, ?> sectionKey,
-        Function<? super S, ? extends List<? extends T>> itemsOf, Function<? super T, ?> itemKey,
-        Numbers sectionNumbers, Numbers itemNumbers) {
-      this.sectionNumbers = sectionNumbers;
-      this.itemNumbers = itemNumbers;
-      sections = list.toArray();
-      items = new Object[sections.length][];
-      sectionKeys = new long[sections.length];
-      itemCounts = new int[sections.length];
-      int total = 0;
-      for (int s = 0; s < sections.length; s++) {
-        S section = cast(sections[s]);
-        sectionKeys[s] = sectionNumbers.of(sectionKey.apply(section));
-        List<? extends T> its = itemsOf.apply(section);
-        final int index = s;
-        items[s] = Objects.requireNonNull(its, () -> "items of section " + index).toArray();
-        itemCounts[s] = items[s].length;
-        total += items[s].length;
-      }
-      itemKeys = new long[total];
-      int at = 0;
-      for (Object[] section : items) {
-        for (Object item : section) itemKeys[at++] = itemNumbers.of(itemKey.apply(cast(item)));
-      }
-    }
-  }
-
-  @SuppressWarnings("unchecked")
-  private static <X> X cast(Object value) {
-    return (X) value;
   }
 
   /**

@@ -676,6 +676,12 @@ public class ListDiffTest {
     } catch (NullPointerException expected) {
       // parts are not null
     }
+    try {
+      ListDiff.of(Collections.<Item>emptyList(), Collections.<Item>emptyList(), item -> item.key, (ListDiff.Part[]) null);
+      fail("no exception");
+    } catch (NullPointerException expected) {
+      assertEquals("parts", expected.getMessage());
+    }
     List<Item> empty = Collections.emptyList();
     ListDiff diff = ListDiff.of(empty, empty, item -> item.key, ListDiff.Part.BATCH, ListDiff.Part.SCRIPT);
     assertTrue(diff.isEmpty());

@@ -355,6 +355,60 @@ public class ListSectionsDiffTest {
     assertNotNull(diff(old, next, ListDiff.Part.BATCH).batch);
   }
 
+  /** A section named by its list and key ("oA"), for a log of the functions' calls. */
+  static final class Named {
+    final String name;
+    final List<String> items;
+
+    Named(String list, char key, String... items) {
+      this.name = list + key;
+      this.items = Arrays.asList(items);
+    }
+  }
+
+  /**
+   * The core calls the functions in the order Swift's ListSectionsDiff calls them
+   * (ListSectionsTests.testCallOrder; test_list_sections.c checks the same log):
+   * the sections first, then for each new section the items of its old section, its
+   * own, and their diff; never the items of a deleted section (B). Items are named
+   * by section and key, "5*" a changed 5.
+   */
+  @Test
+  public void theCoreCallsTheFunctionsInSwiftsOrder() {
+    // A [1 2] B [3] C [4 5] -> A [2 1] D [6] C [4 5*].
+    List<Named> old = Arrays.asList(new Named("o", 'A', "1", "2"), new Named("o", 'B', "3"),
+        new Named("o", 'C', "4", "5"));
+    List<Named> next = Arrays.asList(new Named("n", 'A', "2", "1"), new Named("n", 'D', "6"),
+        new Named("n", 'C', "4", "5*"));
+    List<String> log = new ArrayList<>();
+    ListSectionsDiff d = ListSectionsDiff.of(old, next, (Named s) -> {
+      log.add("sk(" + s.name + ")");
+      return s.name.charAt(1);
+    }, (Named a, Named b) -> {
+      log.add("ss(" + a.name + "," + b.name + ")");
+      return true;
+    }, (Named s) -> {
+      log.add("items(" + s.name + ")");
+      List<String> items = new ArrayList<>();
+      for (String item : s.items) items.add(s.name + item);
+      return items;
+    }, (String item) -> {
+      log.add("ik(" + item.substring(0, 3) + ")");
+      return item.charAt(2);
+    }, (String a, String b) -> {
+      log.add("si(" + a.substring(0, 3) + "," + b.substring(0, 3) + ")");
+      return a.length() == b.length();
+    });
+    assertEquals(String.join(" ",
+        "sk(oA) sk(nA) ss(oA,nA) sk(oB) sk(nD) sk(oC) sk(nC) ss(oC,nC) sk(oB) sk(nD)",
+        "items(oA) items(nA) ik(oA1) ik(nA2) ik(oA2) ik(nA1) ik(oA1) ik(oA2) ik(nA2) ik(nA1) si(oA2,nA2) si(oA1,nA1)",
+        "items(nD)",
+        "items(oC) items(nC) ik(oC4) ik(nC4) si(oC4,nC4) ik(oC5) ik(nC5) si(oC5,nC5)"), String.join(" ", log));
+    assertArrayEquals(new int[] {1}, d.sections.deletes);
+    assertArrayEquals(new int[] {1}, d.sections.inserts);
+    assertArrayEquals(new int[] {1, 1}, d.items.get(2).updates);
+  }
+
   @Test
   public void badArguments() {
     try {
@@ -376,13 +430,16 @@ public class ListSectionsDiffTest {
     } catch (NullPointerException e) {
       assertEquals("oldSections", e.getMessage());
     }
+    List<Section> itemless = Arrays.asList(new Section(1, 0, null));
     try {
-      ListSectionsDiff.of(Arrays.asList(new Section(1, 0, null)), Collections.<Section>emptyList(),
-          (Section s) -> s.key, (Section s) -> s.items, (Item i) -> i.key);
+      ListSectionsDiff.of(itemless, itemless, (Section s) -> s.key, (Section s) -> s.items, (Item i) -> i.key);
       fail("no exception");
     } catch (NullPointerException e) {
       assertTrue(e.getMessage(), e.getMessage().contains("items of section 0"));
     }
+    // The items of a deleted section are not asked for (as in Swift).
+    assertEquals(1, ListSectionsDiff.of(itemless, Collections.<Section>emptyList(), (Section s) -> s.key,
+        (Section s) -> s.items, (Item i) -> i.key).sections.deletes.length);
     assertTrue(Objects.requireNonNull(ListSectionsDiff.ofKeys(new long[0], new long[0][], new long[0],
         new long[0][])).isEmpty());
   }
