@@ -433,9 +433,18 @@ DFS_API dfs_type *dfs_type_ffi_event(void);
  *  `dispatch` (which must carry events of dfs_type_ffi_event()). `ret` is DFS_FFI_VOID
  *  or DFS_FFI_INT; an int function returns the dfs_status of the emission.
  *  *fn receives the function pointer: cast it to the real signature. The closure is
- *  freed when the connection of `dispatch` is disposed (after the source's disconnect
- *  returns, so unregister it there); calling it afterwards is undefined. A closure whose
- *  dispatch was disposed but is called before being freed drops the event.
+ *  freed when the connection of `dispatch` is disposed, right after the source's
+ *  disconnect returns. So disconnect must unregister it and wait for the calls through
+ *  it under way on other threads, as for any callback whose memory is freed: a caller
+ *  holds a lock or a use count from before it reads the pointer until its call
+ *  returned, and disconnect takes that lock or waits for the count (a call that has
+ *  entered the closure cannot be waited for by the library). Calling it after
+ *  disconnect returned is undefined. A call from inside the closure's own emission (an
+ *  effect disposing the connection) is safe: the closure is freed once that call
+ *  returns. A closure called after its connection was disposed but before its
+ *  disconnect returned drops the event. A dfs_closure_new that meets the dispose of
+ *  `dispatch`'s connection on another thread makes a closure of the live connection,
+ *  or fails with DFS_ERR_HANDLE; it never returns a closure already freed.
  *  At most 32 arguments, each of DFS_FFI_INT8 to DFS_FFI_STRING; `args` may be NULL
  *  only when count is 0. Checked in this order: `fn` NULL: DFS_ERR_NULL; `dispatch` not
  *  a live dispatch: DFS_ERR_NULL or DFS_ERR_HANDLE; a dispatch of another event type:

@@ -18,8 +18,11 @@ typedef struct binding {
     uintptr_t userdata;
     dfsi_ffi_handler handler;
     /* One reference for the owner (dropped by dfsi_ffi_closure_free) and one for each
-     * call in progress: a handler may dispose the dispatch, and so free the closure,
-     * while its own call is still inside the trampoline. The last one frees. */
+     * call in the trampoline: a handler may dispose the dispatch, and so free the
+     * closure, while its own call is still inside the trampoline. The last one frees.
+     * A call on another thread is not covered: libffi reads the closure before the
+     * trampoline runs, so the source's disconnect must wait for such calls (the
+     * contract of dfs_closure_new in diffuser.h). */
     _Atomic size_t refs;
 } binding;
 

@@ -38,7 +38,10 @@ public func dfs_closure_new(
                             ? "libffi could not allocate a closure"
                             : "libffi refused the closure's signature")
         }
-        target.adopt(closure: closure)
+        guard target.adopt(closure: closure) else {
+            dfsi_ffi_closure_free(closure)
+            throw CError(status: DFS_ERR_HANDLE, message: "dispatch: its connection was disposed")
+        }
         fn.pointee = made
     }
 }

@@ -19,19 +19,27 @@ final class Dispatch: @unchecked Sendable {
     let type: ValueType
     private let lock = Lock()
     private var closures: [UnsafeMutableRawPointer] = []
+    private var ended = false
 
     init(sink: @escaping (CValue) throws -> Void, type: ValueType) {
         self.sink = sink
         self.type = type
     }
 
-    func adopt(closure: UnsafeMutableRawPointer) {
-        lock.withLock { closures.append(closure) }
+    /// Keeps `closure` until the connection ends; false (and the closure not kept) if it
+    /// already has: a closure made while another thread disposed the connection.
+    func adopt(closure: UnsafeMutableRawPointer) -> Bool {
+        lock.withLock {
+            if ended { return false }
+            closures.append(closure)
+            return true
+        }
     }
 
     /// Frees the closures: called once the source has disconnected.
     func end() {
         let dead = lock.withLock { () -> [UnsafeMutableRawPointer] in
+            ended = true
             defer { closures.removeAll() }
             return closures
         }

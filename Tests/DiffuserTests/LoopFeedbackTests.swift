@@ -414,6 +414,30 @@ final class LoopFeedbackTests: XCTestCase {
         feature.dispose()
     }
 
+    /// A gear feedback added and disposed while the loop runs keeps nothing of the run:
+    /// its gear subscription is let go with it, not at the run's end.
+    func testGearFeedbacksDisposedWhileRunningAreLetGo() {
+        final class Held {}
+        let gear = Gear<Int>()
+        let loop = Loop(model: Counter(), update: counterUpdate)
+        weak var lastHeld: Held?
+        for _ in 0..<500 {
+            let held = Held()
+            lastHeld = held
+            let feedback = loop.add(.attached(to: gear) { n -> CounterEvent? in
+                _ = held
+                return .add(n)
+            })
+            gear.send(1)
+            feedback.dispose()
+            gear.send(100)
+        }
+        XCTAssertEqual(loop.model.count, 500)
+        XCTAssertNil(lastHeld, "the subscription, and what its function captures, is let go")
+        XCTAssertEqual(loop.core.session?.cancelActionCount, 0)
+        loop.dispose()
+    }
+
     func testGearShortFormPushingOnAModel() {
         let gear = Gear<String>()
         let heard = Recorder<String>()

@@ -5,6 +5,38 @@ import XCTest
 
 /// Start, stop, restart, dispose; sources.
 final class LoopLifecycleTests: XCTestCase {
+    /// A running loop that connects and disposes sources again and again keeps nothing
+    /// of the disposed ones: neither their fusers (and what those capture) nor an action
+    /// of the run for each.
+    func testDisposedConnectionsAreLetGoWhileRunning() {
+        final class Held {}
+        let loop = Loop(model: Counter(), update: counterUpdate)
+        weak var lastHeld: Held?
+        for round in 0..<1_000 {
+            let held = Held()
+            lastHeld = held
+            let source = ManualSource<CounterEvent>()
+            let connection = loop.connect(Fuser(tryConnector: { sink in
+                _ = held
+                return source.connect { try? sink($0) }
+            }))
+            source.emit(.add(1))
+            connection.dispose()
+            XCTAssertEqual(source.activeConnections, 0, "round \(round)")
+        }
+        XCTAssertNil(lastHeld, "the last fuser is released once its connection is disposed")
+        XCTAssertEqual(loop.model.count, 1_000)
+        XCTAssertEqual(loop.core.sources.count, 0, "no slot is kept for a disposed connection")
+        XCTAssertEqual(loop.core.session?.cancelActionCount, 0, "no action is kept for a disposed connection")
+        let source = ManualSource<CounterEvent>()
+        loop.connect(.from(source))
+        loop.stop()
+        XCTAssertTrue(loop.start())
+        XCTAssertEqual(source.activeConnections, 1, "a live connection is still reconnected")
+        loop.dispose()
+        XCTAssertEqual(source.activeConnections, 0)
+    }
+
     func testSourcesAreConnectedWhileRunning() {
         let source = ManualSource<Int>()
         let loop = Loop(

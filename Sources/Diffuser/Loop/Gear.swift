@@ -59,8 +59,11 @@ extension Feedback {
             let subscription = gear.subscribe { gearEvent in
                 if let event = propagate(gearEvent), !session.isCancelled { _ = session.enqueue(event, nil) }
             }
-            session.onCancel { subscription.dispose() }
-            return FeedbackReactor(receive: { _ in }, stop: { subscription.dispose() })
+            let action = session.onCancel { subscription.dispose() }
+            return FeedbackReactor(receive: { _ in }, stop: {
+                subscription.dispose()
+                session.removeAction(action)
+            })
         }
     }
 

@@ -251,6 +251,9 @@ public final class Loop<Model, Event, Effect>: Subscribable {
     }
 
     private func connect(_ slot: SourceSlot<Event>) -> Disposable {
+        slot.remove = { [weak core] in
+            core?.enqueueControl { core, _ in core.sources.removeAll { $0.isRemoved } }
+        }
         core.enqueueControl { core, session in
             guard !slot.isRemoved else { return }
             core.sources.append(slot)

@@ -51,7 +51,12 @@ final class SourceSlot<Event>: _Disposable, @unchecked Sendable {
     let keep: ((Event) throws -> Event)?
     private let lock = Lock()
     private var connection: _Disposable?
+    /// The session's action that disconnects `connection` when the run ends, dropped
+    /// when the connection ends first.
+    private var disconnectAction: (session: LoopSession<Event>, id: UInt64)?
     private var removed = false
+    /// Takes the slot out of the loop's sources; set once registered.
+    var remove: (() -> Void)?
 
     init(_ fuser: Fuser<Event>, keeping keep: ((Event) throws -> Event)?) {
         self.fuser = fuser
@@ -84,21 +89,32 @@ final class SourceSlot<Event>: _Disposable, @unchecked Sendable {
             made.dispose()
             return
         }
-        session.onCancel { [weak self] in self?.disconnect() }
+        let id = session.onCancel { [weak self] in self?.disconnect() }
+        let disposed: Bool = lock.withLock {
+            if removed { return true }
+            disconnectAction = (session, id)
+            return false
+        }
+        if disposed { session.removeAction(id) }
     }
 
     /// Disconnects the current run's connection, keeping the registration.
     func disconnect() {
-        let current: _Disposable? = lock.withLock {
-            defer { connection = nil }
-            return connection
+        let (current, action) = lock.withLock {
+            defer { (connection, disconnectAction) = (nil, nil) }
+            return (connection, disconnectAction)
         }
         current?.dispose()
+        if let action { action.session.removeAction(action.id) }
     }
 
     /// Ends the registration and disconnects.
     func dispose() {
-        lock.withLock { removed = true }
+        let first: Bool = lock.withLock {
+            defer { removed = true }
+            return !removed
+        }
         disconnect()
+        if first { remove?() }
     }
 }

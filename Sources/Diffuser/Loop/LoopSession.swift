@@ -17,8 +17,10 @@ final class LoopSession<Event>: @unchecked Sendable {
     @usableFromInline let cancelledFlag = Atomic<Bool>(false)
     private let monitor = Monitor()
     /// Guarded by `monitor`: what to run when the session ends, by owner (a job's id,
-    /// or 0 for the session's own).
-    private var cancelActions: [UInt64: [() -> Void]] = [:]
+    /// or 0 for the session's own), each with the number `onCancel` gave it.
+    private var cancelActions: [UInt64: [(id: UInt64, run: () -> Void)]] = [:]
+    /// Guarded by `monitor`: the number of the last action.
+    private var lastActionID: UInt64 = 0
     /// A thread running callbacks of this session.
     private struct Caller {
         let thread: UInt
@@ -45,19 +47,34 @@ final class LoopSession<Event>: @unchecked Sendable {
     func makeJobID() -> UInt64 { nextJobID.add(1, ordering: .relaxed).newValue }
 
     /// Runs `action` when the session ends, or now if it has; `owner` names a group
-    /// that `takeActions(of:)` can remove.
-    func onCancel(owner: UInt64 = 0, _ action: @escaping () -> Void) {
-        let now: Bool = monitor.withLock {
-            if isCancelled { return true }
-            cancelActions[owner, default: []].append(action)
-            return false
+    /// that `takeActions(of:)` can remove. Returns the action's number, for
+    /// `removeAction(_:of:)` (0 if it ran now).
+    @discardableResult
+    func onCancel(owner: UInt64 = 0, _ action: @escaping () -> Void) -> UInt64 {
+        let id: UInt64 = monitor.withLock {
+            if isCancelled { return 0 }
+            lastActionID += 1
+            cancelActions[owner, default: []].append((lastActionID, action))
+            return lastActionID
         }
-        if now { action() }
+        if id == 0 { action() }
+        return id
     }
+
+    /// Drops the action numbered `id` of `owner` without running it (what it would end
+    /// has ended already): a registration disposed during the run.
+    func removeAction(_ id: UInt64, of owner: UInt64 = 0) {
+        monitor.withLock {
+            cancelActions[owner]?.removeAll { $0.id == id }
+        }
+    }
+
+    /// The number of cancel actions held (for tests).
+    var cancelActionCount: Int { monitor.withLock { cancelActions.values.reduce(0) { $0 + $1.count } } }
 
     /// Removes and returns the actions of `owner` (a job that ended).
     func takeActions(of owner: UInt64) -> [() -> Void] {
-        monitor.withLock { cancelActions.removeValue(forKey: owner) ?? [] }
+        monitor.withLock { cancelActions.removeValue(forKey: owner)?.map(\.run) ?? [] }
     }
 
     /// Marks the calling thread as running a callback of this session; false (and
@@ -126,7 +143,7 @@ final class LoopSession<Event>: @unchecked Sendable {
             defer { cancelActions.removeAll() }
             // The session's own actions (sources, gears) first, then the jobs', in the
             // order the jobs were made.
-            return cancelActions.sorted { $0.key < $1.key }.flatMap(\.value)
+            return cancelActions.sorted { $0.key < $1.key }.flatMap { $0.value.map(\.run) }
         }
         for action in actions { action() }
         awaitCallbacks(sparing: spared)

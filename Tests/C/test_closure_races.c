@@ -1,0 +1,202 @@
+/*
+ * test_closure_races.c — libffi closures (dfs_closure_new) called and made on other
+ * threads while the connection whose dispatch they emit through is disposed.
+ *
+ * 1. Calls from other threads: threads call the function pointer a registry holds (as a
+ *    C library calling its callback on its own threads) while the main thread connects
+ *    and disposes. The source's disconnect does what the header asks: it unregisters
+ *    the pointer and waits for the calls through it under way. No event reaches an
+ *    effect after its dispose returned; valgrind (valgrind_test_closure_races) sees
+ *    every closure freed once, after its last call.
+ * 2. dfs_closure_new racing the dispose: threads make closures on the dispatch of the
+ *    current connection while the main thread disposes it. Each call either makes a
+ *    closure of the live connection (freed with it) or fails with DFS_ERR_HANDLE; none
+ *    leaks or is freed twice.
+ */
+#include "check.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+
+typedef void (*int_fn)(int32_t);
+
+/* ------------------------------------------------------------------------------------
+ * 1. Calls from other threads while the connection is disposed
+ * ------------------------------------------------------------------------------------ */
+
+static _Atomic(int_fn) registered;
+static atomic_int stop_callers;
+static atomic_long calls;
+static atomic_long late_events; /* events that reached an effect after its dispose returned */
+
+typedef struct round_ctx {
+    atomic_int disposed;
+} round_ctx;
+
+static int fly_connect(dfs_dispatch *dispatch, void *ctx, void **connection) {
+    (void)ctx;
+    static const dfs_ffi_type args[] = {DFS_FFI_INT32};
+    void (*fn)(void) = NULL;
+    if (dfs_closure_new(dispatch, DFS_FFI_VOID, args, 1, &fn) != DFS_OK) return 1;
+    atomic_store(&registered, (int_fn)fn);
+    *connection = NULL;
+    return 0;
+}
+
+enum { CALLERS = 3 };
+/* Per caller: 1 from before it reads the registered pointer until its call through it
+ * returned (a use count, as a registry keeps one around each callback it calls). */
+static atomic_int calling[CALLERS];
+
+/* Unregisters the pointer and waits for the calls through it under way: once it
+ * returns, no thread is inside the closure or about to enter it. */
+static void fly_disconnect(void *connection, void *ctx) {
+    (void)connection;
+    (void)ctx;
+    atomic_store(&registered, (int_fn)NULL);
+    for (int i = 0; i < CALLERS; i++) {
+        while (atomic_load(&calling[i])) sched_yield();
+    }
+}
+
+static int fly_effect(const void *value, void *ctx) {
+    (void)value;
+    round_ctx *r = ctx;
+    if (atomic_load(&r->disposed)) atomic_fetch_add(&late_events, 1);
+    return 0;
+}
+
+static void *caller(void *arg) {
+    atomic_int *mine = &calling[(intptr_t)arg];
+    while (!atomic_load(&stop_callers)) {
+        atomic_store(mine, 1);
+        int_fn fn = atomic_load(&registered);
+        if (fn) {
+            fn(7);
+            atomic_fetch_add(&calls, 1);
+        }
+        atomic_store(mine, 0);
+        if (!fn) sched_yield();
+    }
+    return NULL;
+}
+
+static void test_calls_from_other_threads(void) {
+    check_section("calls through a closure on other threads while its connection is disposed");
+    dfs_fuser *source = NULL;
+    CHECK_OK(dfs_fuser_from(dfs_type_ffi_event(), fly_connect, fly_disconnect, NULL, NULL, &source), "from");
+    pthread_t threads[CALLERS];
+    atomic_store(&stop_callers, 0);
+    for (intptr_t i = 0; i < CALLERS; i++) pthread_create(&threads[i], NULL, caller, (void *)i);
+    int rounds = check_scale(3000, 100);
+    int failures = 0;
+    for (int i = 0; i < rounds; i++) {
+        round_ctx r;
+        atomic_init(&r.disposed, 0);
+        dfs_disposable *connection = NULL;
+        if (dfs_fuser_connect(source, fly_effect, &r, NULL, &connection) != DFS_OK) {
+            failures++;
+            continue;
+        }
+        /* The callers go through this round's closure (yielding lets them run under
+         * valgrind, which runs one thread at a time). */
+        long before = atomic_load(&calls);
+        for (int spin = 0; spin < 1000 && atomic_load(&calls) == before; spin++) sched_yield();
+        if (dfs_disposable_dispose(connection) != DFS_OK) failures++;
+        atomic_store(&r.disposed, 1);
+        dfs_disposable_release(connection);
+    }
+    atomic_store(&stop_callers, 1);
+    for (int i = 0; i < CALLERS; i++) pthread_join(threads[i], NULL);
+    dfs_fuser_release(source);
+    printf("# %d rounds, %ld calls\n", rounds, (long)atomic_load(&calls));
+    CHECK_INT(failures, 0, "every connect and dispose succeeded");
+    CHECK(atomic_load(&calls) > 0, "the callers called");
+    CHECK_INT((int)atomic_load(&late_events), 0, "no event after dispose returned");
+}
+
+/* ------------------------------------------------------------------------------------
+ * 2. dfs_closure_new racing the dispose of its dispatch
+ * ------------------------------------------------------------------------------------ */
+
+static _Atomic(dfs_dispatch *) current_dispatch;
+static atomic_int stop_makers;
+static atomic_long made_ok, made_stale, made_other;
+
+static int keep_connect(dfs_dispatch *dispatch, void *ctx, void **connection) {
+    (void)ctx;
+    atomic_store(&current_dispatch, dispatch);
+    *connection = NULL;
+    return 0;
+}
+
+static void keep_disconnect(void *connection, void *ctx) {
+    (void)connection;
+    (void)ctx;
+    /* The handle is left in place on purpose: the maker may still use it after the
+     * dispose, and must get DFS_ERR_HANDLE then. */
+}
+
+static int keep_effect(const void *value, void *ctx) {
+    (void)value;
+    (void)ctx;
+    return 0;
+}
+
+static void *maker(void *arg) {
+    (void)arg;
+    static const dfs_ffi_type args[] = {DFS_FFI_INT32, DFS_FFI_STRING};
+    while (!atomic_load(&stop_makers)) {
+        dfs_dispatch *d = atomic_load(&current_dispatch);
+        if (!d) {
+            sched_yield();
+            continue;
+        }
+        void (*fn)(void) = NULL;
+        dfs_status s = dfs_closure_new(d, DFS_FFI_VOID, args, 2, &fn);
+        if (s == DFS_OK) atomic_fetch_add(&made_ok, 1);
+        else if (s == DFS_ERR_HANDLE) atomic_fetch_add(&made_stale, 1);
+        else atomic_fetch_add(&made_other, 1);
+        /* fn is never called: the closure dies with its connection. */
+    }
+    return NULL;
+}
+
+static void test_closure_new_racing_dispose(void) {
+    check_section("dfs_closure_new on another thread while the dispatch's connection is disposed");
+    dfs_fuser *source = NULL;
+    CHECK_OK(dfs_fuser_from(dfs_type_ffi_event(), keep_connect, keep_disconnect, NULL, NULL, &source), "from");
+    enum { MAKERS = 2 };
+    pthread_t threads[MAKERS];
+    atomic_store(&stop_makers, 0);
+    for (int i = 0; i < MAKERS; i++) pthread_create(&threads[i], NULL, maker, NULL);
+    int rounds = check_scale(3000, 100);
+    int failures = 0;
+    for (int i = 0; i < rounds; i++) {
+        dfs_disposable *connection = NULL;
+        if (dfs_fuser_connect(source, keep_effect, NULL, NULL, &connection) != DFS_OK) { failures++; continue; }
+        long before = atomic_load(&made_ok) + atomic_load(&made_stale);
+        for (int spin = 0; spin < 1000 && atomic_load(&made_ok) + atomic_load(&made_stale) == before; spin++)
+            sched_yield();
+        if (dfs_disposable_dispose(connection) != DFS_OK) failures++;
+        dfs_disposable_release(connection);
+    }
+    atomic_store(&stop_makers, 1);
+    for (int i = 0; i < MAKERS; i++) pthread_join(threads[i], NULL);
+    atomic_store(&current_dispatch, NULL);
+    dfs_fuser_release(source);
+    printf("# %d rounds: %ld closures made, %ld refused as stale, %ld other\n", rounds,
+           (long)atomic_load(&made_ok), (long)atomic_load(&made_stale), (long)atomic_load(&made_other));
+    CHECK_INT(failures, 0, "every connect and dispose succeeded");
+    CHECK_INT((int)atomic_load(&made_other), 0, "only DFS_OK or DFS_ERR_HANDLE");
+    CHECK(atomic_load(&made_ok) > 0, "closures were made");
+}
+
+int main(int argc, char **argv) {
+    check_init(argc, argv);
+    const char *only = getenv("RACE_SECTION");
+    if (!only || strcmp(only, "1") == 0) test_calls_from_other_threads();
+    if (!only || strcmp(only, "2") == 0) test_closure_new_racing_dispose();
+    return check_finish();
+}
