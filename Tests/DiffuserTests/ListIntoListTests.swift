@@ -109,6 +109,38 @@ final class ListIntoListTests: XCTestCase {
         XCTAssertEqual(received[0].old, [])
     }
 
+    /// A key or content function that throws aborts the run with its error and the node
+    /// keeps the list it applied, as the C reader's and Java's functions do
+    /// (test_list.c, IntoListTest).
+    func testThrowingKeyOrContentAbortsTheRun() throws {
+        struct Refused: Error, Equatable { let item: Int }
+        var refuseKey: Int?
+        var refuseContent: Int?
+        var received: [ListChanges<Row>] = []
+        let diffuser = Diffuser<[Row]>.intoList(key: { (row: Row) throws -> Int in
+            if row.id == refuseKey { throw Refused(item: row.id) }
+            return row.id
+        }, sameContent: { (a: Row, b: Row) throws -> Bool in
+            if a.id == refuseContent { throw Refused(item: -a.id) }
+            return a == b
+        }) { received.append($0) }
+        let a = [Row(id: 1, title: "a"), Row(id: 2, title: "b")]
+        let b = [Row(id: 2, title: "b"), Row(id: 1, title: "a")]
+        refuseKey = 1
+        diffuser.run(a)
+        XCTAssertEqual(received.count, 1, "the first run asks no key")
+        XCTAssertThrowsError(try diffuser.tryRun(b)) { XCTAssertEqual($0 as? Refused, Refused(item: 1)) }
+        refuseKey = nil
+        refuseContent = 2
+        XCTAssertThrowsError(try diffuser.tryRun(b)) { XCTAssertEqual($0 as? Refused, Refused(item: -2)) }
+        XCTAssertEqual(received.count, 1, "no sink call after a failure")
+        refuseContent = nil
+        try diffuser.tryRun(b)
+        XCTAssertEqual(received.count, 2)
+        XCTAssertEqual(received[1].old, a, "diffed from the list applied last")
+        XCTAssertEqual(received[1].diff.moves.count, 1)
+    }
+
     /// The key and content functions, called in the core's order: Java's `intoList`
     /// checks the same log for the same lists (IntoListTest.theCoreAsksInItsOrder).
     func testKeyCallsInTheCoresOrder() {

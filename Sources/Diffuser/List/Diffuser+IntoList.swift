@@ -62,7 +62,10 @@ extension Diffuser {
     ///   next run's diff starts from what the view shows; the error aborts the run.
     ///
     /// Items are paired by `key` (see `ListDiff` for duplicates and moves); `sameContent`
-    /// decides which matched items are updates.
+    /// decides which matched items are updates. `key` is called only where the diff needs
+    /// a key (never on the first run), `sameContent` once per matched pair. Either may
+    /// throw: the error aborts the run, nothing is called after it, and the node keeps
+    /// the last list it applied, as when `sink` throws.
     ///
     /// ```swift
     /// let diffuser = Diffuser<Model>.map(\.rows, .intoList(key: \.id, sameContent: ==) { changes in
@@ -73,15 +76,15 @@ extension Diffuser {
     /// ```
     @inlinable
     public static func intoList<Element, Key: Hashable>(
-        key: @escaping (Element) -> Key,
-        sameContent: @escaping (Element, Element) -> Bool,
+        key: @escaping (Element) throws -> Key,
+        sameContent: @escaping (Element, Element) throws -> Bool,
         _ sink: @escaping (ListChanges<Element>) throws -> Void
     ) -> Diffuser<A> where A == [Element] {
         listNode(
             count: { $0.count },
-            key: { list, index in key(list[index]) },
+            key: { list, index in try key(list[index]) },
             sameKey: { $0 == $1 },
-            sameContent: { old, i, new, j in sameContent(old[i], new[j]) },
+            sameContent: { old, i, new, j in try sameContent(old[i], new[j]) },
             keep: { $0 }
         ) { old, new, diff in
             try sink(ListChanges(old: old ?? [], new: new, diff: diff, isFirst: old == nil))
@@ -91,7 +94,7 @@ extension Diffuser {
     /// `intoList(key:sameContent:_:)` with content compared by `==`.
     @inlinable
     public static func intoList<Element: Equatable, Key: Hashable>(
-        key: @escaping (Element) -> Key,
+        key: @escaping (Element) throws -> Key,
         _ sink: @escaping (ListChanges<Element>) throws -> Void
     ) -> Diffuser<A> where A == [Element] {
         intoList(key: key, sameContent: ==, sink)
