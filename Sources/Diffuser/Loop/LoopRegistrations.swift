@@ -90,6 +90,7 @@ final class SourceSlot<Event>: _Disposable, @unchecked Sendable {
             return
         }
         let id = session.onCancel { [weak self] in self?.disconnect() }
+        if id == 0 { return } // the run has ended: the action ran already
         let disposed: Bool = lock.withLock {
             if removed { return true }
             disconnectAction = (session, id)
