@@ -435,16 +435,17 @@ DFS_API dfs_type *dfs_type_ffi_event(void);
  *  *fn receives the function pointer: cast it to the real signature. The closure is
  *  freed when the connection of `dispatch` is disposed, right after the source's
  *  disconnect returns. So disconnect must unregister it and wait for the calls through
- *  it under way on other threads, as for any callback whose memory is freed: a caller
- *  holds a lock or a use count from before it reads the pointer until its call
- *  returned, and disconnect takes that lock or waits for the count (a call that has
- *  entered the closure cannot be waited for by the library). Calling it after
- *  disconnect returned is undefined. A call from inside the closure's own emission (an
- *  effect disposing the connection) is safe: the closure is freed once that call
- *  returns. A closure called after its connection was disposed but before its
- *  disconnect returned drops the event. A dfs_closure_new that meets the dispose of
- *  `dispatch`'s connection on another thread makes a closure of the live connection,
- *  or fails with DFS_ERR_HANDLE; it never returns a closure already freed.
+ *  it under way on other threads, as for any callback whose memory is freed (a call
+ *  that has entered the closure cannot be waited for by the library): each caller
+ *  holds a use count, or a recursive lock, from before it reads the pointer until its
+ *  call returned, and disconnect waits for the other threads' counts, or takes the
+ *  lock. Not for its own thread's: an effect that disposes its connection runs the
+ *  disconnect inside the call through the closure that delivered the event, and the
+ *  closure is then freed once that call returns. Calling the closure after disconnect
+ *  returned is undefined. A call made after the connection's dispose began but before
+ *  its disconnect returned drops the event. Once the dispose has begun (its disconnect
+ *  running, on any thread), dfs_closure_new on `dispatch` fails with DFS_ERR_HANDLE: it
+ *  never returns a closure that the disconnect could not unregister.
  *  At most 32 arguments, each of DFS_FFI_INT8 to DFS_FFI_STRING; `args` may be NULL
  *  only when count is 0. Checked in this order: `fn` NULL: DFS_ERR_NULL; `dispatch` not
  *  a live dispatch: DFS_ERR_NULL or DFS_ERR_HANDLE; a dispatch of another event type:
@@ -797,7 +798,8 @@ DFS_API dfs_status dfs_list_diff_read(const dfs_list_reader *reader, void *reade
  *                 non-zero to abort. It is asked only for paired old sections and for
  *                 new sections.
  *  items_release: may be NULL. Called (with items_ctx) once for each list `items`
- *                 stored, when the diff no longer reads it (also when the call fails).
+ *                 stored, when the diff no longer reads it (also when the call fails,
+ *                 and for a non-NULL list stored by a call of `items` that failed).
  *  items_reader:  reads the items of a section (with items_reader_ctx).
  *
  *  Order: the sections are diffed first, `sections` asked as dfs_list_diff_read asks a
@@ -822,9 +824,10 @@ typedef struct dfs_list_sections_reader {
  *  free frees it), with the parts `flags` asks for. `reader` is read during the call
  *  only. Errors: DFS_ERR_NULL for a NULL reader, out, reader->items, or count or key of
  *  either of its list readers; DFS_ERR_ARGUMENT for unknown flags and for more than
- *  INT32_MAX - 1 sections or items in a section; DFS_ERR_CALLBACK if a reader function
- *  failed (nothing is called after it but items_release); DFS_ERR_MEMORY. On failure
- *  *out is zeroed (freeing it is allowed). */
+ *  INT32_MAX - 1 sections, items in a section, or items read in all; DFS_ERR_CALLBACK
+ *  if a reader function failed (nothing is called after it but items_release, which
+ *  takes back every list `items` stored, even one a failing call of it stored);
+ *  DFS_ERR_MEMORY. On failure *out is zeroed (freeing it is allowed). */
 DFS_API dfs_status dfs_list_sections_diff_read(const dfs_list_sections_reader *reader, const void *old_list,
                                        const void *new_list, unsigned int flags, dfs_list_sections_diff *out);
 

@@ -26,14 +26,20 @@ final class Dispatch: @unchecked Sendable {
         self.type = type
     }
 
-    /// Keeps `closure` until the connection ends; false (and the closure not kept) if it
-    /// already has: a closure made while another thread disposed the connection.
+    /// Keeps `closure` until the connection ends; false (and the closure not kept) once
+    /// the connection's dispose has begun: a closure made then, on another thread, could
+    /// never be unregistered by the source's disconnect.
     func adopt(closure: UnsafeMutableRawPointer) -> Bool {
         lock.withLock {
             if ended { return false }
             closures.append(closure)
             return true
         }
+    }
+
+    /// Refuses new closures: called before the source's disconnect.
+    func close() {
+        lock.withLock { ended = true }
     }
 
     /// Frees the closures: called once the source has disconnected.
@@ -96,6 +102,7 @@ public func dfs_fuser_from(
             }
             let token = connection
             return AnonymousDisposable {
+                dispatch.close()
                 disconnect?(token, context.ctx)
                 handles.invalidate(handle)
                 dispatch.end()

@@ -135,16 +135,30 @@ public func dfs_list_sections_diff_read(
             var stored: UnsafeRawPointer?
             let serial = dfsi_error_serial()
             let code = items(list.pointer, Int32(truncatingIfNeeded: index), &stored, functions.items_ctx)
-            if code != 0 { throw CError.callback("the sections reader's items", code: code, since: serial) }
+            if code != 0 {
+                // A list stored before failing is taken back all the same.
+                if let stored { functions.items_release?(stored, functions.items_ctx) }
+                throw CError.callback("the sections reader's items", code: code, since: serial)
+            }
             defer { functions.items_release?(stored, functions.items_ctx) }
             return try body(CValue(stored))
         }
 
+        // The items read in all, which the batch's counts hold as int32_t.
+        var oldItems = 0
+        var newItems = 0
         let diff = try ListSectionsDiff(sections: sections.diff(from: old, to: new), itemDiffs: { o, j in
-            guard let o else { return try withItems(of: new, j) { try itemsReader.diff(from: nil, to: $0) } }
-            return try withItems(of: old, o) { oldItems in
-                try withItems(of: new, j) { try itemsReader.diff(from: oldItems, to: $0) }
+            let items = try o.map { o in
+                try withItems(of: old, o) { oldItems in
+                    try withItems(of: new, j) { try itemsReader.diff(from: oldItems, to: $0) }
+                }
+            } ?? withItems(of: new, j) { try itemsReader.diff(from: nil, to: $0) }
+            oldItems += items.oldCount
+            newItems += items.newCount
+            guard oldItems <= maxListCount && newItems <= maxListCount else {
+                throw CError.argument("the sections hold more than \(maxListCount) items in all")
             }
+            return items
         })
         return try CSectionsDiffBlock.make(diff, flags: flags)
     }

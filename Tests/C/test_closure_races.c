@@ -12,6 +12,11 @@
  *    current connection while the main thread disposes it. Each call either makes a
  *    closure of the live connection (freed with it) or fails with DFS_ERR_HANDLE; none
  *    leaks or is freed twice.
+ * 3. dfs_closure_new on another thread while the source's disconnect runs: refused, as
+ *    the disconnect could not unregister the closure.
+ * 4. An effect that disposes its connection from inside a call through the closure: the
+ *    source's disconnect runs inside that call and waits only for other threads' calls
+ *    (the header's recipe); the closure is freed once the call returns.
  */
 #include "check.h"
 
@@ -193,10 +198,137 @@ static void test_closure_new_racing_dispose(void) {
     CHECK(atomic_load(&made_ok) > 0, "closures were made");
 }
 
+/* ------------------------------------------------------------------------------------
+ * 3. dfs_closure_new while the source's disconnect runs
+ * ------------------------------------------------------------------------------------ */
+
+static dfs_dispatch *during_dispatch;
+static dfs_status made_during = DFS_OK;
+static char made_during_message[256];
+
+static void *make_during(void *arg) {
+    (void)arg;
+    static const dfs_ffi_type args[] = {DFS_FFI_INT32};
+    void (*fn)(void) = NULL;
+    made_during = dfs_closure_new(during_dispatch, DFS_FFI_VOID, args, 1, &fn);
+    snprintf(made_during_message, sizeof made_during_message, "%s", dfs_last_error()); /* the thread's own */
+    return NULL;
+}
+
+static int during_connect(dfs_dispatch *dispatch, void *ctx, void **connection) {
+    (void)ctx;
+    during_dispatch = dispatch;
+    *connection = NULL;
+    return 0;
+}
+
+/* Another thread makes a closure on the dispatch while its connection disconnects (the
+ * disconnect waits for it): the closure could not be unregistered. */
+static void during_disconnect(void *connection, void *ctx) {
+    (void)connection;
+    (void)ctx;
+    pthread_t t;
+    pthread_create(&t, NULL, make_during, NULL);
+    pthread_join(t, NULL);
+}
+
+static void test_closure_new_during_disconnect(void) {
+    check_section("dfs_closure_new on another thread while the source disconnects");
+    dfs_fuser *source = NULL;
+    CHECK_OK(dfs_fuser_from(dfs_type_ffi_event(), during_connect, during_disconnect, NULL, NULL, &source), "from");
+    dfs_disposable *connection = NULL;
+    CHECK_OK(dfs_fuser_connect(source, keep_effect, NULL, NULL, &connection), "connect");
+    CHECK_OK(dfs_disposable_dispose(connection), "dispose");
+    CHECK_INT(made_during, DFS_ERR_HANDLE, "refused: the dispose has begun");
+    CHECK(strstr(made_during_message, "disposed") != NULL, "says why (%s)", made_during_message);
+    dfs_disposable_release(connection);
+    dfs_fuser_release(source);
+}
+
+/* ------------------------------------------------------------------------------------
+ * 4. An effect disposing its connection from inside a call through the closure
+ * ------------------------------------------------------------------------------------ */
+
+static _Atomic(int_fn) once_registered;
+static atomic_int once_calling[2];   /* per caller thread: a call through the closure under way */
+static _Thread_local int my_caller = -1;
+static dfs_disposable *once_connection;
+static atomic_int once_events, once_disconnects;
+
+static int once_connect(dfs_dispatch *dispatch, void *ctx, void **connection) {
+    (void)ctx;
+    static const dfs_ffi_type args[] = {DFS_FFI_INT32};
+    void (*fn)(void) = NULL;
+    if (dfs_closure_new(dispatch, DFS_FFI_VOID, args, 1, &fn) != DFS_OK) return 1;
+    atomic_store(&once_registered, (int_fn)fn);
+    *connection = NULL;
+    return 0;
+}
+
+/* The header's recipe: unregister, wait for the other threads' calls, not for this
+ * thread's own (it runs inside that call when the effect disposed the connection). */
+static void once_disconnect(void *connection, void *ctx) {
+    (void)connection;
+    (void)ctx;
+    atomic_store(&once_registered, (int_fn)NULL);
+    for (int i = 0; i < 2; i++) {
+        if (i == my_caller) continue;
+        while (atomic_load(&once_calling[i])) sched_yield();
+    }
+    atomic_fetch_add(&once_disconnects, 1);
+}
+
+/* A one-shot listener: its first event disposes its own connection. */
+static int once_effect(const void *value, void *ctx) {
+    (void)value;
+    (void)ctx;
+    atomic_fetch_add(&once_events, 1);
+    dfs_disposable_dispose(once_connection);
+    return 0;
+}
+
+static void *once_caller(void *arg) {
+    my_caller = (int)(intptr_t)arg;
+    for (int k = 0; k < 1000; k++) {
+        atomic_store(&once_calling[my_caller], 1);
+        int_fn fn = atomic_load(&once_registered);
+        if (fn) fn(k);
+        atomic_store(&once_calling[my_caller], 0);
+        sched_yield();
+    }
+    return NULL;
+}
+
+static void test_effect_disposing_inside_the_call(void) {
+    check_section("an effect disposes its connection inside a call through the closure");
+    dfs_fuser *source = NULL;
+    CHECK_OK(dfs_fuser_from(dfs_type_ffi_event(), once_connect, once_disconnect, NULL, NULL, &source), "from");
+    int rounds = check_scale(200, 20), failures = 0;
+    for (int r = 0; r < rounds; r++) {
+        atomic_store(&once_events, 0);
+        atomic_store(&once_disconnects, 0);
+        if (dfs_fuser_connect(source, once_effect, NULL, NULL, &once_connection) != DFS_OK) {
+            failures++;
+            continue;
+        }
+        pthread_t threads[2];
+        for (intptr_t i = 0; i < 2; i++) pthread_create(&threads[i], NULL, once_caller, (void *)i);
+        for (int i = 0; i < 2; i++) pthread_join(threads[i], NULL);
+        if (atomic_load(&once_events) != 1 || atomic_load(&once_disconnects) != 1) failures++;
+        dfs_disposable_dispose(once_connection);
+        dfs_disposable_release(once_connection);
+    }
+    CHECK_INT(failures, 0, "%d rounds: one event, one disconnect, no wait for itself", rounds);
+    dfs_fuser_release(source);
+}
+
+
 int main(int argc, char **argv) {
     check_init(argc, argv);
     const char *only = getenv("RACE_SECTION");
     if (!only || strcmp(only, "1") == 0) test_calls_from_other_threads();
     if (!only || strcmp(only, "2") == 0) test_closure_new_racing_dispose();
+    if (!only || strcmp(only, "3") == 0) test_closure_new_during_disconnect();
+    if (!only || strcmp(only, "4") == 0) test_effect_disposing_inside_the_call();
     return check_finish();
 }

@@ -373,7 +373,13 @@ static int rs_items(const void *list, int32_t index, const void **items, void *c
     char name[3];
     section_name(c, s, name);
     if (c->log) log_add(c->log, "items(%s)", name);
-    if (c->fail_items && ++c->calls == c->fail_at) return 9; /* without a message */
+    if (c->fail_items && ++c->calls == c->fail_at) {
+        if (c->fail_items == 2) { /* stores its list, then fails */
+            *items = s;
+            c->lent++;
+        }
+        return 9; /* without a message */
+    }
     int failed = c->fail_items ? 0 : read_failing(c);
     if (failed) return failed;
     *items = s;
@@ -548,6 +554,9 @@ static void test_read(void) {
     CHECK_STATUS(dfs_list_sections_diff_read(&r, &old, &new_, 0, &d), DFS_ERR_CALLBACK, "items fails");
     CHECK_ERROR_HAS("the sections reader's items", "names the function (%s)", dfs_last_error());
     CHECK(c.lent == 1 && c.released == 1, "the old section's items released (%d lent, %d released)", c.lent, c.released);
+    c = (read_ctx){NULL, &old, 0, 0, 0, 14, 2};
+    CHECK_STATUS(dfs_list_sections_diff_read(&r, &old, &new_, 0, &d), DFS_ERR_CALLBACK, "items stores and fails");
+    CHECK(c.lent == 2 && c.released == 2, "the list it stored is released too (%d lent, %d released)", c.lent, c.released);
 
     check_section("dfs_list_sections_diff_read: misuse");
     c = (read_ctx){NULL, &old, 0, 0, 0, 0, 0};
