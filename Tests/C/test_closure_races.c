@@ -39,12 +39,12 @@ typedef struct round_ctx {
     atomic_int disposed;
 } round_ctx;
 
-static int fly_connect(dfs_dispatch *dispatch, void *ctx, void **connection) {
-    (void)ctx;
+/* Registers a closure `void (int32_t)` in the registry slot `ctx` (an _Atomic(int_fn)). */
+static int registry_connect(dfs_dispatch *dispatch, void *ctx, void **connection) {
     static const dfs_ffi_type args[] = {DFS_FFI_INT32};
     void (*fn)(void) = NULL;
     if (dfs_closure_new(dispatch, DFS_FFI_VOID, args, 1, &fn) != DFS_OK) return 1;
-    atomic_store(&registered, (int_fn)fn);
+    atomic_store((_Atomic(int_fn) *)ctx, (int_fn)fn);
     *connection = NULL;
     return 0;
 }
@@ -90,7 +90,7 @@ static void *caller(void *arg) {
 static void test_calls_from_other_threads(void) {
     check_section("calls through a closure on other threads while its connection is disposed");
     dfs_fuser *source = NULL;
-    CHECK_OK(dfs_fuser_from(dfs_type_ffi_event(), fly_connect, fly_disconnect, NULL, NULL, &source), "from");
+    CHECK_OK(dfs_fuser_from(dfs_type_ffi_event(), registry_connect, fly_disconnect, &registered, NULL, &source), "from");
     pthread_t threads[CALLERS];
     atomic_store(&stop_callers, 0);
     for (intptr_t i = 0; i < CALLERS; i++) pthread_create(&threads[i], NULL, caller, (void *)i);
@@ -255,16 +255,6 @@ static _Thread_local int my_caller = -1;
 static dfs_disposable *once_connection;
 static atomic_int once_events, once_disconnects;
 
-static int once_connect(dfs_dispatch *dispatch, void *ctx, void **connection) {
-    (void)ctx;
-    static const dfs_ffi_type args[] = {DFS_FFI_INT32};
-    void (*fn)(void) = NULL;
-    if (dfs_closure_new(dispatch, DFS_FFI_VOID, args, 1, &fn) != DFS_OK) return 1;
-    atomic_store(&once_registered, (int_fn)fn);
-    *connection = NULL;
-    return 0;
-}
-
 /* The header's recipe: unregister, wait for the other threads' calls, not for this
  * thread's own (it runs inside that call when the effect disposed the connection). */
 static void once_disconnect(void *connection, void *ctx) {
@@ -302,7 +292,7 @@ static void *once_caller(void *arg) {
 static void test_effect_disposing_inside_the_call(void) {
     check_section("an effect disposes its connection inside a call through the closure");
     dfs_fuser *source = NULL;
-    CHECK_OK(dfs_fuser_from(dfs_type_ffi_event(), once_connect, once_disconnect, NULL, NULL, &source), "from");
+    CHECK_OK(dfs_fuser_from(dfs_type_ffi_event(), registry_connect, once_disconnect, &once_registered, NULL, &source), "from");
     int rounds = check_scale(200, 20), failures = 0;
     for (int r = 0; r < rounds; r++) {
         atomic_store(&once_events, 0);
