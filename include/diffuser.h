@@ -336,7 +336,9 @@ typedef struct dfs_dispatch dfs_dispatch;
 DFS_API dfs_status dfs_dispatch_emit(dfs_dispatch *dispatch, const void *event);
 
 /** Starts a source connection: keep `dispatch` and emit through it. Store anything you
- *  need to stop it in *connection. Return 0, or non-zero to refuse (connect fails). */
+ *  need to stop it in *connection. Return 0, or non-zero to refuse (connect fails; no
+ *  disconnect follows, and the closures made on `dispatch` are freed once connect
+ *  returns: unregister them first, as disconnect would). */
 typedef int (*dfs_source_connect_fn)(dfs_dispatch *dispatch, void *ctx, void **connection);
 
 /** Stops a source connection made by connect. After it returns, `dispatch` is invalid. */
@@ -384,7 +386,11 @@ DFS_API dfs_status dfs_fuser_retain(dfs_fuser *fuser);
 DFS_API dfs_status dfs_fuser_release(dfs_fuser *fuser);
 
 /** Stops a connection: disconnects every source it made. Idempotent. Once it returns,
- *  the effect receives nothing more, even from sources emitting on other threads. */
+ *  the effect receives nothing more, even from sources emitting on other threads. A
+ *  dispose made while another one is under way (an effect disposing its connection on a
+ *  source's thread) returns once the effect can no longer be called; the sources'
+ *  disconnects may then still be running on that other thread, so keep what they use
+ *  alive until they return (a ctx with a destroy is kept for you). */
 DFS_API dfs_status dfs_disposable_dispose(dfs_disposable *disposable);
 
 /** Drops the handle. A connection released without dispose stays connected: keep the
@@ -443,9 +449,13 @@ DFS_API dfs_type *dfs_type_ffi_event(void);
  *  disconnect inside the call through the closure that delivered the event, and the
  *  closure is then freed once that call returns. Calling the closure after disconnect
  *  returned is undefined. A call made after the connection's dispose began but before
- *  its disconnect returned drops the event. Once the dispose has begun (its disconnect
- *  running, on any thread), dfs_closure_new on `dispatch` fails with DFS_ERR_HANDLE: it
- *  never returns a closure that the disconnect could not unregister.
+ *  its disconnect returned drops the event. A dfs_closure_new on `dispatch` that starts
+ *  once the dispose has begun (its disconnect running, on any thread) fails with
+ *  DFS_ERR_HANDLE; one already under way may still succeed. So a source that makes
+ *  closures on other threads than connect's makes and registers each under the lock (or
+ *  use count) its disconnect waits for: the disconnect then unregisters every closure
+ *  made. A connect that refuses must unregister the closures it made (see
+ *  dfs_source_connect_fn).
  *  At most 32 arguments, each of DFS_FFI_INT8 to DFS_FFI_STRING; `args` may be NULL
  *  only when count is 0. Checked in this order: `fn` NULL: DFS_ERR_NULL; `dispatch` not
  *  a live dispatch: DFS_ERR_NULL or DFS_ERR_HANDLE; a dispatch of another event type:
@@ -854,7 +864,9 @@ DFS_API dfs_status dfs_list_sections_diff_read(const dfs_list_sections_reader *r
  * decides who runs the steps: NULL, the thread that dispatches into an idle loop (it
  * handles the queue before dfs_loop_dispatch returns; a thread that dispatches while
  * another one drains returns at once). dfs_loop_start and the registrations queue their
- * work the same way, so they too may drain the queue before returning.
+ * work the same way, so they too may drain the queue before returning; so does a source
+ * emitting into a loop it is connected to, once the connection has delivered the event
+ * (not while the connection holds its lock).
  *
  * Lifecycle: a loop starts when made (unless config.manual_start). dfs_loop_stop ends
  * the run and keeps the model and the registrations; dfs_loop_start starts a new run

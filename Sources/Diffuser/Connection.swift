@@ -23,9 +23,13 @@ final class Connection<A>: _Disposable, @unchecked Sendable {
     /// Guarded by `lock`: sources to disconnect once the delivery in progress on the
     /// owning thread has released the lock (a dispose from inside the effect).
     private var disconnectAfterDelivery: _Disposable?
+    /// Runs on the delivering thread after each outermost delivery, once the lock is
+    /// released: work the effect left for then (a loop's drain, see `SourceSlot`).
+    private let afterDelivery: (() -> Void)?
 
-    init(_ effect: @escaping (A) throws -> Void) {
+    init(_ effect: @escaping (A) throws -> Void, afterDelivery: (() -> Void)? = nil) {
         self.effect = effect
+        self.afterDelivery = afterDelivery
     }
 
     /// Hands `event` to the effect unless the connection is disposed.
@@ -46,6 +50,7 @@ final class Connection<A>: _Disposable, @unchecked Sendable {
             lock.unlock()
             // The effect outlives the disconnection, as in `dispose()`.
             withExtendedLifetime(delivering) { sources?.dispose() }
+            afterDelivery?()
         }
         guard let delivering else { return }
         try delivering(event)

@@ -107,7 +107,13 @@ public class Fuser<A> {
     /// stays connected then. Events are delivered as they are emitted, also while the
     /// sources connect: those emitted before a source refused have reached `effect`.
     public func tryConnect(_ effect: @escaping (A) throws -> Void) throws -> Disposable {
-        let connection = Connection(effect)
+        try tryConnect(effect, afterDelivery: nil)
+    }
+
+    /// `tryConnect(_:)`, running `afterDelivery` on the delivering thread after each
+    /// event's delivery, once the connection's lock is released.
+    func tryConnect(_ effect: @escaping (A) throws -> Void, afterDelivery: (() -> Void)?) throws -> Disposable {
+        let connection = Connection(effect, afterDelivery: afterDelivery)
         do {
             let sources = try connector { event in try connection.deliver(event) }
             connection.attach(sources)

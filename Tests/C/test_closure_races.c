@@ -17,11 +17,19 @@
  * 4. An effect that disposes its connection from inside a call through the closure: the
  *    source's disconnect runs inside that call and waits only for other threads' calls
  *    (the header's recipe); the closure is freed once the call returns.
+ * 5. A loop (the caller's executor) fed by the closure: a library thread's call drains
+ *    the idle loop; a step's observer stops it while a feedback on its own executor
+ *    calls the closure too. The stop waits for the feedback, whose call must not wait
+ *    for the draining thread: the drain runs once the delivery has let go of the
+ *    source's connection. Bounded by an alarm.
  */
 #include "check.h"
 
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdatomic.h>
 
 typedef void (*int_fn)(int32_t);
@@ -313,12 +321,127 @@ static void test_effect_disposing_inside_the_call(void) {
 }
 
 
+static void sleep_ms(int ms) {
+    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+static void on_alarm(int sig) {
+    (void)sig;
+    static const char msg[] = "FAIL timed out: deadlock\n";
+    ssize_t r = write(1, msg, sizeof msg - 1);
+    (void)r;
+    _exit(1);
+}
+
+/* ------------------------------------------------------------------------------------
+ * 5. A loop fed by the closure: a feedback calls it while the draining caller stops
+ * ------------------------------------------------------------------------------------ */
+
+static _Atomic(int_fn) a_registered;
+static atomic_int a_calling[2]; /* the header's use counts: [0] library thread, [1] feedback */
+static _Thread_local int a_me = -1;
+static atomic_int a_feedback_in, a_feedback_out;
+static dfs_loop *a_loop;
+
+static void a_disconnect(void *connection, void *ctx) {
+    (void)connection;
+    (void)ctx;
+    atomic_store(&a_registered, (int_fn)NULL);
+    for (int i = 0; i < 2; i++) {
+        if (i == a_me) continue;
+        while (atomic_load(&a_calling[i])) sched_yield();
+    }
+}
+
+static void a_call(int who, int32_t value) {
+    int saved = a_me;
+    a_me = who;
+    atomic_store(&a_calling[who], 1);
+    int_fn fn = atomic_load(&a_registered);
+    if (fn) fn(value);
+    atomic_store(&a_calling[who], 0);
+    a_me = saved;
+}
+
+static int a_update(const void *model, const void *event, dfs_next *next, void *ctx) {
+    (void)model;
+    (void)ctx;
+    const dfs_ffi_event *e = event;
+    dfs_next_model(next, (const void *)(intptr_t)(1000 + e->args[0].as.i));
+    return 0;
+}
+
+/* The feedback (on its own thread): a model of 1001 makes it write to the "widget",
+ * which calls its listener, the closure, at once. */
+static void a_feedback(const void *value, dfs_job *job, void *ctx) {
+    (void)ctx;
+    if ((intptr_t)value == 1001) {
+        atomic_store(&a_feedback_in, 1);
+        a_call(1, 2);
+        atomic_store(&a_feedback_out, 1);
+    }
+    dfs_job_finish(job);
+}
+
+/* An observer (in the step, on the draining library thread) stops the loop on 1001. */
+static int a_observer(const void *model, void *ctx) {
+    (void)ctx;
+    if ((intptr_t)model == 1001) {
+        for (int i = 0; i < 2000 && !atomic_load(&a_feedback_in); i++) sleep_ms(1);
+        sleep_ms(50); /* let the feedback reach the connection's lock */
+        dfs_loop_stop(a_loop);
+    }
+    return 0;
+}
+
+static void *a_library_thread(void *arg) {
+    (void)arg;
+    a_call(0, 1); /* the loop is idle: this call drains it */
+    return NULL;
+}
+
+static void test_loop_source(void) {
+    check_section("a loop: a feedback calls the closure while a step the closure's call drains stops the loop");
+    dfs_executor *bg = NULL;
+    CHECK_OK(dfs_executor_new_background(&bg), "background executor");
+    dfs_loop_config c = {0};
+    c.model_type = dfs_type_pointer();
+    c.event_type = dfs_type_ffi_event();
+    c.effect_type = dfs_type_pointer();
+    c.model = (const void *)(intptr_t)1000;
+    c.update = a_update;
+    CHECK_OK(dfs_loop_new(&c, &a_loop), "loop");
+    dfs_disposable *fb = NULL, *obs = NULL, *src = NULL;
+    CHECK_OK(dfs_loop_add_feedback(a_loop, DFS_OVERLAP_CONCURRENT, bg, a_feedback, NULL, NULL, &fb), "feedback");
+    CHECK_OK(dfs_loop_observe(a_loop, a_observer, NULL, NULL, &obs), "observer");
+    dfs_fuser *source = NULL;
+    CHECK_OK(dfs_fuser_from(dfs_type_ffi_event(), registry_connect, a_disconnect, &a_registered, NULL, &source), "from");
+    CHECK_OK(dfs_loop_connect(a_loop, source, &src), "loop connect");
+    CHECK(atomic_load(&a_registered) != NULL, "the source is connected");
+    alarm(10);
+    pthread_t t;
+    pthread_create(&t, NULL, a_library_thread, NULL);
+    pthread_join(t, NULL);
+    alarm(0);
+    CHECK_INT(atomic_load(&a_feedback_out), 1, "no deadlock: the feedback's call returned");
+    dfs_disposable_dispose(src);
+    dfs_disposable_release(src);
+    dfs_disposable_release(fb);
+    dfs_disposable_release(obs);
+    dfs_fuser_release(source);
+    dfs_loop_release(a_loop);
+    dfs_executor_release(bg);
+}
+
 int main(int argc, char **argv) {
     check_init(argc, argv);
+    signal(SIGALRM, on_alarm);
     const char *only = getenv("RACE_SECTION");
     if (!only || strcmp(only, "1") == 0) test_calls_from_other_threads();
     if (!only || strcmp(only, "2") == 0) test_closure_new_racing_dispose();
     if (!only || strcmp(only, "3") == 0) test_closure_new_during_disconnect();
     if (!only || strcmp(only, "4") == 0) test_effect_disposing_inside_the_call();
+    if (!only || strcmp(only, "5") == 0) test_loop_source();
     return check_finish();
 }

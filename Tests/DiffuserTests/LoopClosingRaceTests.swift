@@ -59,6 +59,48 @@ final class LoopClosingRaceTests: XCTestCase {
         XCTAssertEqual(loop?.isDisposed, stepDisposes)
     }
 
+    /// An event from a source drains the idle loop on the source's thread; a handler of
+    /// that step, on its own executor, emits into the same source while an inline handler
+    /// stops the loop, waiting for it. The drain runs once the source's delivery has let
+    /// go of the connection, so the handler's emission is not held up behind the stop
+    /// waiting for it.
+    func testAStopFromAStepDrainedBySourceWhileAHandlerEmitsIntoThatSource() {
+        let handlerExecutor = BackgroundExecutor()
+        let source = ManualSource<CounterEvent>()
+        let emitting = Atomic<Bool>(false)
+        let emitted = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        let box = Mutex<CounterLoop?>(nil)
+        let loop = CounterLoop(
+            model: Counter(),
+            update: counterUpdate,
+            handlers: [
+                EffectHandler(on: handlerExecutor) { effect, _ in
+                    guard case .note("go") = effect else { return }
+                    emitting.store(true, ordering: .sequentiallyConsistent)
+                    source.emit(.add(1))
+                    emitted.signal()
+                },
+                EffectHandler { effect, _ in
+                    guard case .note("go") = effect, let loop = box.withLock({ $0 }) else { return }
+                    _ = eventually(5) { emitting.load(ordering: .sequentiallyConsistent) }
+                    usleep(50_000) // the handler reaches the source's connection
+                    loop.stop()
+                },
+            ]
+        )
+        box.withLock { $0 = loop }
+        Self.stuck.append(loop)
+        loop.connect(.from(source))
+        Thread {
+            source.emit(.effects([.note("go")]))
+            finished.signal()
+        }.start()
+        XCTAssertEqual(finished.wait(timeout: .now() + 10), .success, "the source's emission never returned")
+        XCTAssertEqual(emitted.wait(timeout: .now() + 10), .success, "the handler's emission never returned")
+        XCTAssertFalse(loop.isRunning)
+    }
+
     func testAStopFromAStepTakesThePlaceOfACallbacksStopWaitingForIt() {
         checkAStepsCloseTakesThePlaceOfACallbacksWaitingStop(stepDisposes: false)
     }
