@@ -865,8 +865,9 @@ DFS_API dfs_status dfs_list_sections_diff_read(const dfs_list_sections_reader *r
  * handles the queue before dfs_loop_dispatch returns; a thread that dispatches while
  * another one drains returns at once). dfs_loop_start and the registrations queue their
  * work the same way, so they too may drain the queue before returning; so does a source
- * emitting into a loop it is connected to, once the connection has delivered the event
- * (not while the connection holds its lock).
+ * emitting into a loop it is connected to (dfs_loop_connect), once the connection has
+ * delivered the event (not while the connection holds its lock; another thread's
+ * emission meanwhile returns at once, its event handled by that drain).
  *
  * Lifecycle: a loop starts when made (unless config.manual_start). dfs_loop_stop ends
  * the run and keeps the model and the registrations; dfs_loop_start starts a new run

@@ -24,7 +24,8 @@ final class Connection<A>: _Disposable, @unchecked Sendable {
     /// owning thread has released the lock (a dispose from inside the effect).
     private var disconnectAfterDelivery: _Disposable?
     /// Runs on the delivering thread after each outermost delivery, once the lock is
-    /// released: work the effect left for then (a loop's drain, see `SourceSlot`).
+    /// released and before a disconnect the effect asked for: work the effect left for
+    /// then (a loop's drain, see `DeferredDrain`).
     private let afterDelivery: (() -> Void)?
 
     init(_ effect: @escaping (A) throws -> Void, afterDelivery: (() -> Void)? = nil) {
@@ -48,9 +49,12 @@ final class Connection<A>: _Disposable, @unchecked Sendable {
             disconnectAfterDelivery = nil
             owner.store(0, ordering: .releasing)
             lock.unlock()
+            // What the effect left for after the delivery (a loop's drain) runs before a
+            // disconnect it asked for, as it would have inside the effect: a source's
+            // disconnect may wait for another thread that waits for that drain.
+            afterDelivery?()
             // The effect outlives the disconnection, as in `dispose()`.
             withExtendedLifetime(delivering) { sources?.dispose() }
-            afterDelivery?()
         }
         guard let delivering else { return }
         try delivering(event)

@@ -9,17 +9,22 @@
 ///     .extract({ .usernameChanged($0) }, .from(usernameField)),
 ///     .extractConstant(.loginClicked, .from(loginButton))
 /// )
-/// let connection = fuser.connect { event in loop.dispatch(event) }
+/// let connection = fuser.connect { event in print(event) }
 /// // …
 /// connection.dispose()
 /// ```
 ///
 /// Here `usernameField` and `loginButton` are `Source`s (a text field's changes, a
-/// button's taps). For an `Output` hub, use its `fuser` (or `fromFuseable(_:)`).
+/// button's taps). For an `Output` hub, use its `fuser` (or `fromFuseable(_:)`). To feed
+/// a loop, connect the fuser to it with `Loop.connect(_:)`: the loop then runs its steps
+/// once the connection has delivered each event, not inside the effect.
 ///
 /// ## Threads
-/// Sources may emit on any thread. Each connection delivers one event at a time, and
-/// once its `dispose()` has returned no event reaches its effect. `connect` and
+/// Sources may emit on any thread. Each connection delivers one event at a time, holding
+/// its lock while the effect runs, and once its `dispose()` has returned no event reaches
+/// its effect. So an effect that waits for another thread (a `Loop.dispatch` that drains
+/// a loop with the caller's executor, whose step may wait for a callback on another
+/// thread) makes that thread wait too if it emits into the same connection. `connect` and
 /// `dispose` may be called from any thread. `Fuser` and its connections are not
 /// `Sendable` (a connection is a `Disposable`, which need not be): a fuser or a
 /// connection shared with another task is declared safe there by the caller

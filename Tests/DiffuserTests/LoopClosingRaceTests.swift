@@ -101,6 +101,48 @@ final class LoopClosingRaceTests: XCTestCase {
         XCTAssertFalse(loop.isRunning)
     }
 
+    /// A source whose disconnect waits for its other threads' emissions (the header's
+    /// recipe), with two listeners: a user one that stops the loop, and the loop's.
+    /// The loop's coalescing key disposes the source's registration on `.add(99)` (a
+    /// dispose from inside the connection's effect): the emitting thread then claims the
+    /// drain for `.add(99)` and, before paying it, runs the source's disconnect, which
+    /// waits for the other thread's emission, whose stop waits for the owed drain.
+    /// The owed drain runs first, before that disconnect.
+    func testAStopWaitingForADrainOwedByAnEmitterWhoseEffectDisposedTheSource() {
+        let source = CountingSource<CounterEvent>()
+        let box = Mutex<CounterLoop?>(nil)
+        let registration = Mutex<_Disposable?>(nil)
+        let tInDisconnect = Atomic<Bool>(false)
+        source.onDisconnect = { tInDisconnect.store(true, ordering: .sequentiallyConsistent) }
+        // The user's listener, connected first: on .request("stop") it waits until the
+        // other thread is in the source's disconnect, then stops the loop.
+        let userListener = source.connect { event in
+            guard case .request("stop") = event else { return }
+            _ = eventually(3) { tInDisconnect.load(ordering: .sequentiallyConsistent) }
+            box.withLock { $0 }?.stop()
+        }
+        let loop = CounterLoop(
+            model: Counter(),
+            update: counterUpdate,
+            coalescing: { event in
+                if case .add(99) = event { registration.withLock { $0 }?.dispose() }
+                return nil
+            }
+        )
+        box.withLock { $0 = loop }
+        Self.stuck.append(loop)
+        registration.withLock { $0 = loop.connect(Fuser<CounterEvent>.from(source)) }
+        let uDone = DispatchSemaphore(value: 0)
+        let tDone = DispatchSemaphore(value: 0)
+        Thread { source.emit(.request("stop")); uDone.signal() }.start()
+        _ = eventually(3) { source.inFlight > 0 }
+        Thread { source.emit(.add(99)); tDone.signal() }.start()
+        XCTAssertEqual(tDone.wait(timeout: .now() + 5), .success, "the emitter owing the drain never returned")
+        XCTAssertEqual(uDone.wait(timeout: .now() + 5), .success, "the stop waiting for the owed drain never returned")
+        Self.stuck.append(userListener as AnyObject) // its deinit would dispose (and wait)
+        Self.stuck.append(source)
+    }
+
     func testAStopFromAStepTakesThePlaceOfACallbacksStopWaitingForIt() {
         checkAStepsCloseTakesThePlaceOfACallbacksWaitingStop(stepDisposes: false)
     }
@@ -618,5 +660,35 @@ final class LoopClosingRaceTests: XCTestCase {
         fromTestThread.signal()
         XCTAssertTrue(eventually(5) { heard.withLock { $0.count } == 1 })
         XCTAssertEqual(heard.withLock { $0 }, [.success], "dispose() waited for the callback that stopped the loop")
+    }
+}
+
+/// A source whose disconnect waits for the emissions in progress on other threads.
+final class CountingSource<T>: Source, @unchecked Sendable {
+    typealias A = T
+    private let lock = NSLock()
+    private var effects: [(UInt64, Effect<T>)] = []
+    private var next: UInt64 = 0
+    private var calls: [UInt: Int] = [:]
+    var onDisconnect: (() -> Void)?
+
+    var inFlight: Int { lock.withLock { calls.values.reduce(0, +) } }
+
+    func connect(_ effect: @escaping Effect<T>) -> Fuser<T>.Disposable {
+        let id: UInt64 = lock.withLock { next += 1; effects.append((next, effect)); return next }
+        return AnonymousDisposable { [weak self] in
+            guard let self else { return }
+            self.lock.withLock { self.effects.removeAll { $0.0 == id } }
+            self.onDisconnect?()
+            let me = loopThreadID()
+            while self.lock.withLock({ self.calls.contains { $0.key != me && $0.value > 0 } }) { usleep(1_000) }
+        }
+    }
+
+    func emit(_ value: T) {
+        let me = loopThreadID()
+        let snapshot = lock.withLock { calls[me, default: 0] += 1; return effects }
+        for (_, effect) in snapshot { effect(value) }
+        lock.withLock { calls[me, default: 0] -= 1 }
     }
 }

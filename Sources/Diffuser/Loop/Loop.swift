@@ -38,10 +38,12 @@
 /// dispatches while another drains returns at once and its event is handled by the
 /// other. `start`, `subscribe`, `add` and the other registrations queue their work the
 /// same way, so they too may drain the queue before returning, and a draining thread
-/// returns only once the queue is empty. An event from a connected source is handled the
-/// same way by the thread that emitted it, once the source's connection has delivered it
-/// (not while the connection holds its lock). Observers, feedbacks and handlers without
-/// an executor of their own run on the thread running the step.
+/// returns only once the queue is empty. An event from a source connected with
+/// `connect(_:)` is handled the same way by the thread that emitted it, once the
+/// source's connection has delivered it (not while the connection holds its lock); an
+/// emission on another thread meanwhile returns at once, its event handled by that
+/// drain, as a dispatch that meets a drain does. Observers, feedbacks and handlers
+/// without an executor of their own run on the thread running the step.
 ///
 /// A loop and its jobs are `Sendable` when their models, events and effects are, so that
 /// events can be dispatched and sent from any task; the compiler does not check where

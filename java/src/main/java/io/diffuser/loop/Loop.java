@@ -49,7 +49,8 @@ import java.util.function.BiFunction;
  * executor, the thread that dispatches into an idle loop runs the steps before
  * {@code dispatch} returns (so may {@link #start()} and the registrations, which are
  * queued the same way, and a connected source's thread, once the source's connection
- * has delivered the event and let go of its lock); any {@link Executor} may run them instead (a UI thread's, a
+ * has delivered the event and let go of its lock: another thread's emission meanwhile
+ * returns at once, its event handled by that drain); any {@link Executor} may run them instead (a UI thread's, a
  * {@link ManualExecutor} in tests). The loop never loses work to an executor: work it
  * refuses ({@link java.util.concurrent.RejectedExecutionException}) runs on the thread
  * that handed it over, and so does work whose {@code execute} threw anything else, which
