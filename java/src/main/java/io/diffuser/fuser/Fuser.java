@@ -19,10 +19,14 @@ import java.util.Objects;
  * Fuser<LoginEvent> fuser = new Fuser<>(
  *     Fuser.extract(UsernameChanged::new, Fuser.from(usernameField)),
  *     Fuser.extractConstant(LoginClicked.INSTANCE, Fuser.from(loginButton)));
- * Disposable connection = fuser.connect(loop::dispatch);
+ * Disposable connection = fuser.connect(event -> System.out.println(event));
  * // ...
  * connection.dispose();
  * }</pre>
+ *
+ * <p>To feed a loop, connect the fuser to it with {@code loop.connect(fuser)}: the loop
+ * then runs its steps once the connection has delivered each event, not inside the
+ * effect.
  *
  * <p>A {@code Fuser} is a handle to a node of the native Diffuser core, which does the
  * dispatching: the Swift and C APIs share it.
@@ -33,7 +37,10 @@ import java.util.Objects;
  * its own connection, is delivered at once, nested in the delivery in progress), and once
  * its {@code dispose()} has returned no event reaches its effect, even when the effect
  * itself called it. Events a source emits before it is connected or after its connection
- * was disposed are dropped.
+ * was disposed are dropped. A connection holds its lock while the effect runs, so an
+ * effect that waits for another thread (a {@code loop.dispatch} that runs the loop's
+ * steps, one of which waits for a callback on another thread) makes that thread wait too
+ * if it emits into the same connection.
  *
  * <p><b>Depth.</b> A fuser nests at most {@link #MAX_DEPTH} combinators from itself down
  * to a source; composing a deeper one throws {@link IllegalArgumentException}. Width is

@@ -391,9 +391,10 @@ public final class Loop<M, E, F> implements AutoCloseable {
    * inner class: the loop's update bridge holds it, and must not hold the loop.
    *
    * <p>Disposed from a callback running inside the delivery of one of its events (the
-   * loop's update, without an executor), the native connection disconnects the sources
-   * only once that delivery ends, and they may emit until then: the fuser, which holds
-   * what they call, is then kept until the thread's outermost native call returns.
+   * loop's coalescing key, which runs as the event is queued), the native connection
+   * disconnects the sources only once that delivery ends, and they may emit until then:
+   * the fuser, which holds what they call, is then kept until the thread's outermost
+   * native call returns.
    */
   private static final class Connection implements Disposable {
     private final NativeDisposable link;
