@@ -257,24 +257,45 @@ static void test_closure_new_during_disconnect(void) {
  * 4. An effect disposing its connection from inside a call through the closure
  * ------------------------------------------------------------------------------------ */
 
-static _Atomic(int_fn) once_registered;
-static atomic_int once_calling[2];   /* per caller thread: a call through the closure under way */
-static _Thread_local int my_caller = -1;
-static dfs_disposable *once_connection;
-static atomic_int once_events, once_disconnects;
+/* A registry with two callers (as a C library's listener list): the closure it holds
+ * (first, for registry_connect) and, per caller, a use count held around each call. */
+typedef struct two_callers {
+    _Atomic(int_fn) fn;
+    atomic_int calling[2];
+    atomic_int disconnects;
+} two_callers;
 
-/* The header's recipe: unregister, wait for the other threads' calls, not for this
- * thread's own (it runs inside that call when the effect disposed the connection). */
-static void once_disconnect(void *connection, void *ctx) {
+/* The caller the running thread is, inside two_callers_call. */
+static _Thread_local int my_caller = -1;
+
+/* Calls the registered closure as caller `who`, holding its use count. */
+static void two_callers_call(two_callers *r, int who, int32_t value) {
+    int saved = my_caller;
+    my_caller = who;
+    atomic_store(&r->calling[who], 1);
+    int_fn fn = atomic_load(&r->fn);
+    if (fn) fn(value);
+    atomic_store(&r->calling[who], 0);
+    my_caller = saved;
+}
+
+/* The header's recipe, as a disconnect with the registry as ctx: unregister, wait for
+ * the other threads' calls, not for this thread's own (it runs inside that call when
+ * an effect disposed the connection). */
+static void two_callers_disconnect(void *connection, void *ctx) {
+    two_callers *r = ctx;
     (void)connection;
-    (void)ctx;
-    atomic_store(&once_registered, (int_fn)NULL);
+    atomic_store(&r->fn, (int_fn)NULL);
     for (int i = 0; i < 2; i++) {
         if (i == my_caller) continue;
-        while (atomic_load(&once_calling[i])) sched_yield();
+        while (atomic_load(&r->calling[i])) sched_yield();
     }
-    atomic_fetch_add(&once_disconnects, 1);
+    atomic_fetch_add(&r->disconnects, 1);
 }
+
+static two_callers once;
+static dfs_disposable *once_connection;
+static atomic_int once_events;
 
 /* A one-shot listener: its first event disposes its own connection. */
 static int once_effect(const void *value, void *ctx) {
@@ -286,12 +307,8 @@ static int once_effect(const void *value, void *ctx) {
 }
 
 static void *once_caller(void *arg) {
-    my_caller = (int)(intptr_t)arg;
     for (int k = 0; k < 1000; k++) {
-        atomic_store(&once_calling[my_caller], 1);
-        int_fn fn = atomic_load(&once_registered);
-        if (fn) fn(k);
-        atomic_store(&once_calling[my_caller], 0);
+        two_callers_call(&once, (int)(intptr_t)arg, k);
         sched_yield();
     }
     return NULL;
@@ -300,11 +317,11 @@ static void *once_caller(void *arg) {
 static void test_effect_disposing_inside_the_call(void) {
     check_section("an effect disposes its connection inside a call through the closure");
     dfs_fuser *source = NULL;
-    CHECK_OK(dfs_fuser_from(dfs_type_ffi_event(), registry_connect, once_disconnect, &once_registered, NULL, &source), "from");
+    CHECK_OK(dfs_fuser_from(dfs_type_ffi_event(), registry_connect, two_callers_disconnect, &once, NULL, &source), "from");
     int rounds = check_scale(200, 20), failures = 0;
     for (int r = 0; r < rounds; r++) {
         atomic_store(&once_events, 0);
-        atomic_store(&once_disconnects, 0);
+        atomic_store(&once.disconnects, 0);
         if (dfs_fuser_connect(source, once_effect, NULL, NULL, &once_connection) != DFS_OK) {
             failures++;
             continue;
@@ -312,7 +329,7 @@ static void test_effect_disposing_inside_the_call(void) {
         pthread_t threads[2];
         for (intptr_t i = 0; i < 2; i++) pthread_create(&threads[i], NULL, once_caller, (void *)i);
         for (int i = 0; i < 2; i++) pthread_join(threads[i], NULL);
-        if (atomic_load(&once_events) != 1 || atomic_load(&once_disconnects) != 1) failures++;
+        if (atomic_load(&once_events) != 1 || atomic_load(&once.disconnects) != 1) failures++;
         dfs_disposable_dispose(once_connection);
         dfs_disposable_release(once_connection);
     }
@@ -338,31 +355,11 @@ static void on_alarm(int sig) {
  * 5. A loop fed by the closure: a feedback calls it while the draining caller stops
  * ------------------------------------------------------------------------------------ */
 
-static _Atomic(int_fn) a_registered;
-static atomic_int a_calling[2]; /* the header's use counts: [0] library thread, [1] feedback */
-static _Thread_local int a_me = -1;
+static two_callers a_registry; /* callers: [0] the library thread, [1] the feedback */
 static atomic_int a_feedback_in, a_feedback_out;
 static dfs_loop *a_loop;
 
-static void a_disconnect(void *connection, void *ctx) {
-    (void)connection;
-    (void)ctx;
-    atomic_store(&a_registered, (int_fn)NULL);
-    for (int i = 0; i < 2; i++) {
-        if (i == a_me) continue;
-        while (atomic_load(&a_calling[i])) sched_yield();
-    }
-}
-
-static void a_call(int who, int32_t value) {
-    int saved = a_me;
-    a_me = who;
-    atomic_store(&a_calling[who], 1);
-    int_fn fn = atomic_load(&a_registered);
-    if (fn) fn(value);
-    atomic_store(&a_calling[who], 0);
-    a_me = saved;
-}
+static void a_call(int who, int32_t value) { two_callers_call(&a_registry, who, value); }
 
 static int a_update(const void *model, const void *event, dfs_next *next, void *ctx) {
     (void)model;
@@ -416,9 +413,9 @@ static void test_loop_source(void) {
     CHECK_OK(dfs_loop_add_feedback(a_loop, DFS_OVERLAP_CONCURRENT, bg, a_feedback, NULL, NULL, &fb), "feedback");
     CHECK_OK(dfs_loop_observe(a_loop, a_observer, NULL, NULL, &obs), "observer");
     dfs_fuser *source = NULL;
-    CHECK_OK(dfs_fuser_from(dfs_type_ffi_event(), registry_connect, a_disconnect, &a_registered, NULL, &source), "from");
+    CHECK_OK(dfs_fuser_from(dfs_type_ffi_event(), registry_connect, two_callers_disconnect, &a_registry, NULL, &source), "from");
     CHECK_OK(dfs_loop_connect(a_loop, source, &src), "loop connect");
-    CHECK(atomic_load(&a_registered) != NULL, "the source is connected");
+    CHECK(atomic_load(&a_registry.fn) != NULL, "the source is connected");
     alarm(10);
     pthread_t t;
     pthread_create(&t, NULL, a_library_thread, NULL);
