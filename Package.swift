@@ -44,7 +44,7 @@ let package = Package(
             name: "LoginDemo",
             dependencies: ["Diffuser"],
             path: "examples/swift/LoginDemo",
-            swiftSettings: [.swiftLanguageMode(.v5)]
+            swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // Prints ns per run against hand-written caching code. Not a test.
         // The heap in use, for the benchmark's bytes per leaf. Not part of Diffuser.

@@ -16,7 +16,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXPECT = {
     "swift": ["title: Inbox", "subtitle: 3 unread", "count: 3", "subtitle: 2 unread", "count: 2",
               'event: typed("hello")', "event: tapped", "rows: reload all 3",
-              "rows: delete [1] insert [2] moves 1 reload [0]"],
+              "rows: delete [1] insert [2] moves 1 reload [0]", "screen: tapped"],
     "c": ["title: Inbox", "title: Archive", "DFS_ERR_HANDLE: diffuser is not a live dfs_diffuser handle (released or invalid)"],
     "java": ["title: Inbox", "title: Archive", "event: clicked", "source disconnected"],
     "swift-loop": ["items: 0", "saved: true", "items: 1", "saved: false", "storing 1 items", "saved: true",

@@ -3,7 +3,7 @@ import Synchronization
 /// Something that can be stopped: a connection to a source or to a fuser.
 ///
 /// `dispose()` must be idempotent: calling it again does nothing.
-public protocol _Disposable: AnyObject {
+public protocol _Disposable {
     /// Stops the connection and releases what it holds. Idempotent.
     func dispose()
 }

@@ -42,6 +42,25 @@ final class FuserTests: XCTestCase {
         XCTAssertEqual(disposed, 1)
     }
 
+    /// Spotify's `_Disposable` is not class-bound: a source may return a struct.
+    func testSourceMayReturnAValueTypeDisposable() {
+        struct Counting: _Disposable {
+            let log: Recorder<String>
+            func dispose() { log.append("disposed") }
+        }
+        let log = Recorder<String>()
+        let fuser = Fuser<Int>.from { effect in
+            effect(1)
+            return Counting(log: log)
+        }
+        let got = Recorder<Int>()
+        let connection = fuser.connect { got.append($0) }
+        connection.dispose()
+        connection.dispose()
+        XCTAssertEqual(got.values, [1])
+        XCTAssertEqual(log.values, ["disposed"], "the connection disposes its source once")
+    }
+
     func testFromAllMergesAndDisposesAll() {
         let a = ManualSource<Int>(), b = ManualSource<Int>()
         let log = Recorder<Int>()
