@@ -23,7 +23,8 @@
  *   DFS_ERR_HANDLE (or DFS_ERR_NULL); it never crashes the process.
  * - Every function that can fail returns a dfs_status. On failure, dfs_last_error()
  *   gives a message for the calling thread, and `out` parameters are set to NULL. A call
- *   that succeeds leaves dfs_last_error() as it was: read it only after a failure.
+ *   that succeeds sets no message of its own (its callbacks may set one with
+ *   dfs_set_error): read dfs_last_error() only after a failure.
  * - Callbacks come as a (fn, ctx, destroy) triple: the core calls fn(..., ctx), and
  *   calls destroy(ctx) once it drops its last reference to the callback. destroy may be
  *   NULL. A constructor that fails still calls destroy(ctx) before it returns, so
@@ -145,7 +146,8 @@ DFS_API const char *dfs_status_name(int status);
 
 /** Sets the calling thread's error message. Meant for callbacks that are about to
  *  return non-zero: the message then reaches the caller of the run or emission.
- *  `message` is copied; NULL clears it. A failing callback's message is the last one
+ *  `message` is copied as UTF-8 text (a byte sequence that is not UTF-8 reads back with
+ *  U+FFFD in its place); NULL clears it. A failing callback's message is the last one
  *  set while it ran; one set by a callback that then returned 0 is for no failure (not
  *  a later callback's, nor that of a callback whose nested call it was set in). */
 DFS_API void dfs_set_error(const char *message);
@@ -341,7 +343,8 @@ DFS_API dfs_status dfs_dispatch_emit(dfs_dispatch *dispatch, const void *event);
  *  returns: unregister them first, as disconnect would). */
 typedef int (*dfs_source_connect_fn)(dfs_dispatch *dispatch, void *ctx, void **connection);
 
-/** Stops a source connection made by connect. After it returns, `dispatch` is invalid. */
+/** Stops a source connection made by connect. After it returns, `dispatch` is invalid.
+ *  May be NULL for a source with nothing to stop. */
 typedef void (*dfs_source_disconnect_fn)(void *connection, void *ctx);
 
 /** from(source): a fuser whose events of `type` come from a source written in C. The
@@ -478,6 +481,11 @@ DFS_API dfs_status dfs_closure_new(dfs_dispatch *dispatch, dfs_ffi_type ret,
  * The result comes in one struct whose arrays live in one block: free it with
  * dfs_list_diff_free. Indices and counts are int32_t (lists hold fewer than 2^31 - 1
  * items). A pair array holds `count` pairs as 2 * count values: old, new, old, new...
+ *
+ * Memory: a diff holds at least 12 bytes an item at once (the core's index maps and the
+ * result's). Each function here (and an into_list run) asks for that much as it learns a
+ * count, before it reads the items, and returns DFS_ERR_MEMORY if it cannot be had. The
+ * core is Swift: an allocation of its own that fails after that stops the process.
  */
 
 /** One list: `count` keys, and optionally `count` content fingerprints (items with the
@@ -770,9 +778,9 @@ typedef int (*dfs_list_sink_fn)(const dfs_list_diff *changes, const void *new_li
  *  (the first failure wins; nothing after it is called), and the node keeps the last
  *  list it applied, so the next run's diff starts from what the view shows: after a
  *  failed sink call, the next call gets changes from that same list. The same holds
- *  for a list longer than INT32_MAX - 1 items (DFS_ERR_ARGUMENT) and for a retain of
- *  `type` that returns NULL (DFS_ERR_MEMORY; the list is retained before the sink is
- *  called).
+ *  for a list longer than INT32_MAX - 1 items (DFS_ERR_ARGUMENT), for one too large for
+ *  the memory left (DFS_ERR_MEMORY, see Lists above) and for a retain of `type` that
+ *  returns NULL (DFS_ERR_MEMORY; the list is retained before the sink is called).
  *
  *  `reader` is copied; reader_ctx is passed to its functions and reader_destroy(reader_ctx)
  *  runs when the node is dropped; the same for the sink's triple. reader, reader->count,
@@ -1214,7 +1222,8 @@ typedef struct dfs_gear dfs_gear;
 
 /** Makes something of `value` (borrowed), or nothing: store a new value in *out and
  *  return 1 (ownership as a transform's output, with the type the caller names), or
- *  return 0 for nothing. Any other return counts as 0. */
+ *  return 0 for nothing. Any other return counts as 0. A value stored in *out with a
+ *  return other than 1 is released through that type, as a failing transform's is. */
 typedef int (*dfs_propagate_fn)(const void *value, const void **out, void *ctx);
 
 /** A gear whose events have `event_type`. On success *out is a new handle: release it

@@ -156,21 +156,28 @@ struct CTransform: TransformFunction {
     /// they are borrowed or their type has no `release`.
     let owned: ValueType?
 
-    init(_ callback: CCallback<dfs_transform_fn>, output: ValueType, borrowed: Bool) throws {
-        function = try CFunction(callback, "transform")
+    /// `role` names the callback in the message of a NULL one (and should be given
+    /// to `select(_:role:)` too).
+    init(_ callback: CCallback<dfs_transform_fn>, output: ValueType, borrowed: Bool, role: String = "transform") throws {
+        function = try CFunction(callback, role)
         owned = !borrowed && output.releaseFn != nil ? output : nil
     }
 
     /// The part, with an owner that releases it when the last copy goes (a gate that
     /// keeps it shares that owner).
     func select(_ value: CValue) throws -> CValue {
+        try select(value, role: "transform")
+    }
+
+    /// `select(_:)`, with `role` naming the callback in the message of a failure.
+    func select(_ value: CValue, role: String) throws -> CValue {
         var result: UnsafeRawPointer?
         let serial = dfsi_error_serial()
         let code = function.fn(value.pointer, &result, function.ctx)
         if code != 0 {
             // A transform that failed after producing a value: do not leak it.
             if let owned, let result { owned.releaseFn?(result, owned.context.ctx) }
-            throw CError.callback("transform", code: code, since: serial)
+            throw CError.callback(role, code: code, since: serial)
         }
         guard let owned else { return CValue(result) }
         return owned.adopt(result)

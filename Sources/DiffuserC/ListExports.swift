@@ -15,6 +15,18 @@ import Darwin
 /// The largest list the C API takes: indices are int32_t.
 let maxListCount = Int(Int32.max) - 1
 
+/// Refuses with `DFS_ERR_MEMORY` a list of `count` items whose diff could not be had: the
+/// bytes every diff of it holds at once (the core's two index maps, 8 bytes an item, and
+/// the result's, 4) are asked of malloc, and given back, before the diff starts. The core
+/// is Swift, which stops the process when an allocation of its own fails; this turns a
+/// list too large for the memory left into an error instead, before any of it is read.
+func reserveListMemory(_ count: Int, _ name: @autoclosure () -> String) throws {
+    let (bytes, overflow) = count.multipliedReportingOverflow(by: 12)
+    guard !overflow, dfsi_can_allocate(bytes) != 0 else {
+        throw CError(status: DFS_ERR_MEMORY, message: "out of memory for a list diff: \(name()) has \(count) items")
+    }
+}
+
 /// One side of a diff, read from a `dfs_list_side`.
 private struct CListSide {
     let keys: UnsafePointer<UInt64>?
@@ -26,6 +38,7 @@ private struct CListSide {
         let value = side.pointee
         count = try checkedCount(value.count, "\(name)->count", atMost: maxListCount)
         if count > 0 && value.keys == nil { throw CError.null("\(name)->keys") }
+        try reserveListMemory(count, name)
         keys = value.keys
         contents = value.contents
     }
@@ -230,6 +243,7 @@ final class CListReader {
         guard result >= 0 && result <= maxListCount else {
             throw CError.argument("\(role)'s count \(UInt(bitPattern: result)) is too large (at most \(maxListCount))")
         }
+        try reserveListMemory(result, "\(role)'s list")
         return result
     }
 

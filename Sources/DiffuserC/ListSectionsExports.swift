@@ -28,6 +28,7 @@ private struct CSectionsSide {
         count = try checkedCount(value.section_count, "\(name)->section_count", atMost: maxListCount)
         if count > 0 && value.section_keys == nil { throw CError.null("\(name)->section_keys") }
         if count > 0 && value.item_counts == nil { throw CError.null("\(name)->item_counts") }
+        try reserveListMemory(count, "\(name)'s sections")
         var starts = [Int](repeating: 0, count: count + 1)
         for s in 0..<count {
             let items = try checkedCount(value.item_counts![s], "\(name)->item_counts[\(s)]", atMost: maxListCount)
@@ -37,6 +38,7 @@ private struct CSectionsSide {
             }
         }
         if starts[count] > 0 && value.item_keys == nil { throw CError.null("\(name)->item_keys") }
+        try reserveListMemory(starts[count], "\(name)'s items")
         self.starts = starts
         sectionKeys = value.section_keys
         sectionContents = value.section_contents

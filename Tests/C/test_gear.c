@@ -3,7 +3,8 @@
  * from its models, a feedback of another loop turns them into its own events; events
  * sent straight into a gear; removal of either feedback; loops that are stopped hear
  * nothing; misuse (NULL and wrong-kind handles, a NULL propagate) is refused with a
- * message, and every box the core kept is released.
+ * message, and every box the core kept is released, also one a propagate stored before
+ * answering nothing.
  */
 #include "check.h"
 
@@ -66,6 +67,12 @@ static int to_hundred(const void *gear_event, const void **out, void *ctx) {
 static int nothing(const void *value, const void **out, void *ctx) {
     (void)value, (void)out, (void)ctx;
     return 0;
+}
+
+/* Stores a box, then answers ctx's code (0, or another that is not 1): nothing. */
+static int stores_then_declines(const void *value, const void **out, void *ctx) {
+    *out = box_new(((const box *)value)->value);
+    return *(int *)ctx;
 }
 
 static int destroyed;
@@ -165,12 +172,31 @@ static void test_misuse(void) {
     CHECK_INT(box_live, 0, "no box left");
 }
 
+static void test_declined_values_released(void) {
+    check_section("gears: a value stored by a propagate that answers nothing is released");
+    int codes[] = {0, 7, -1};
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+        dfs_gear *gear = NULL;
+        dfs_gear_new(gear_type, &gear);
+        dfs_loop *loop = adder(3);
+        dfs_disposable *push = NULL;
+        CHECK_STATUS(dfs_loop_push_to_gear(loop, gear, stores_then_declines, &codes[i], NULL, &push), DFS_OK,
+                     "a pushing feedback is added");
+        dfs_loop_dispatch(loop, EVENT(1));
+        dfs_disposable_release(push);
+        dfs_loop_release(loop);
+        dfs_gear_release(gear);
+        CHECK_INT(box_live, 0, "the boxes it stored with a return other than 1 are released");
+    }
+}
+
 int main(int argc, char **argv) {
     check_init(argc, argv);
     model_type = box_type_fresh(&model_type_ctx, NULL);
     gear_type = box_type_new("gear event", &gear_type_ctx);
     test_between_loops();
     test_misuse();
+    test_declined_values_released();
     dfs_type_release(model_type);
     dfs_type_release(gear_type);
     return check_finish();

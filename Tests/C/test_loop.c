@@ -643,8 +643,13 @@ static void test_config_feedback_errors(void) {
                                       fb_destroy, &made),
                  DFS_ERR_NULL, "no request type");
     CHECK_INT(f.destroyed + g.destroyed, 4, "both contexts of a request feedback");
+    CHECK_STATUS(dfs_feedback_request(model_type, NULL, NULL, NULL, DFS_OVERLAP_CANCEL_PREVIOUS, NULL, fb_work, &f,
+                                      fb_destroy, &made),
+                 DFS_ERR_NULL, "no request function");
+    CHECK_ERROR_HAS("request is NULL", "the message names it as the header does (\"%s\")", dfs_last_error());
+    CHECK_INT(f.destroyed, 4, "the work's context is destroyed");
     CHECK_STATUS(dfs_feedback_pushing(NULL, gear_log, &f, fb_destroy, &made), DFS_ERR_NULL, "no gear");
-    CHECK_INT(f.destroyed, 4, "a gear feedback's too");
+    CHECK_INT(f.destroyed, 5, "a gear feedback's too");
     CHECK_STATUS(dfs_feedback_work(DFS_OVERLAP_CANCEL_PREVIOUS, NULL, fb_work, NULL, NULL, NULL), DFS_ERR_NULL,
                  "no out");
 

@@ -66,4 +66,9 @@ static inline void dfsi_error_serial_advance(void) {
     dfsi_error_serial_storage++;
 }
 
+/** Whether malloc gives a block of `bytes` now (which is freed at once): 1 or 0. The
+ *  list diffs ask it for the memory they will need before they start, since an
+ *  allocation of the Swift core that fails stops the process. */
+int dfsi_can_allocate(size_t bytes);
+
 #endif

@@ -52,7 +52,7 @@ func requestFeedback(
     _ executor: OpaquePointer?, _ callback: CCallback<dfs_feedback_fn>
 ) throws -> CFeedback {
     let type = try lookupType(requestType, "request_type")
-    let select = try CTransform(selectCallback, output: type, borrowed: false)
+    let select = try CTransform(selectCallback, output: type, borrowed: false, role: "request")
     let function = try CFunction(callback, "fn")
     let strategy = try overlapOf(overlap)
     let runOn = try lookupExecutor(executor)?.executor
@@ -60,7 +60,7 @@ func requestFeedback(
     return CFeedback { eventType in
         .request(
             { model in
-                let value = try select.select(model)
+                let value = try select.select(model, role: "request")
                 return value.pointer == nil ? nil : value
             },
             isSame: { a, b in withExtendedLifetime(typeReference) { (try? type.equal(a.pointer, b.pointer)) ?? false } },

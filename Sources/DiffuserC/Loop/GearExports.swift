@@ -20,11 +20,15 @@ func lookupGear(_ handle: OpaquePointer?) throws -> CGear {
 }
 
 /// A `dfs_propagate_fn` as the core's `(Value) -> Output?`: 1 gives a value the core
-/// owns, anything else none.
+/// owns, anything else none (and a value stored with it is released, as a failing
+/// transform's is).
 func propagation(_ function: CFunction<dfs_propagate_fn>, output: ValueType) -> (CValue) -> CValue? {
     { value in
         var out: UnsafeRawPointer?
-        guard function.fn(value.pointer, &out, function.ctx) == 1 else { return nil }
+        guard function.fn(value.pointer, &out, function.ctx) == 1 else {
+            if let out { output.releaseFn?(out, output.context.ctx) }
+            return nil
+        }
         return output.adopt(out)
     }
 }

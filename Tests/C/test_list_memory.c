@@ -1,0 +1,141 @@
+/*
+ * test_list_memory.c — a list diff too large for the memory left returns DFS_ERR_MEMORY
+ * (include/diffuser.h, "Lists": the memory a diff needs is asked for before the items
+ * are read) instead of stopping the process. Each case runs in a child process whose
+ * address space is limited to what it has mapped plus 64 MB, and diffs a list of 20
+ * million items (a diff of it holds at least 240 MB): through dfs_list_diff_compute,
+ * dfs_list_diff_read, dfs_list_sections_diff_compute and an into_list run. The items are
+ * never there to read: a call that went on would read past them and crash the child.
+ *
+ * Under valgrind, which manages the address space itself, the limit cannot be applied
+ * to the program alone, and the cases are not run (the plain run of this test runs them).
+ */
+#include "check.h"
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define HUGE_COUNT ((size_t)20 * 1000 * 1000)
+
+static uint64_t few_keys[4] = {1, 2, 3, 4};
+
+/* Limits the address space to what is mapped now plus 64 MB. */
+static int limit_address_space(void) {
+    FILE *statm = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0;
+    if (!statm || fscanf(statm, "%lu", &pages) != 1) return -1;
+    fclose(statm);
+    rlim_t bytes = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)64 << 20);
+    struct rlimit limit = {bytes, bytes};
+    return setrlimit(RLIMIT_AS, &limit);
+}
+
+static int compute_huge(void) {
+    dfs_list_side old_list = {few_keys, NULL, 4}, new_list = {few_keys, NULL, HUGE_COUNT};
+    dfs_list_diff diff;
+    int status = dfs_list_diff_compute(&old_list, &new_list, NULL, NULL, DFS_LIST_BATCH, &diff);
+    dfs_list_diff_free(&diff);
+    return status;
+}
+
+/* A reader whose lists are counts: the list value is its count. */
+static int huge_count(const void *list, size_t *count, void *ctx) {
+    (void)ctx;
+    *count = (size_t)(uintptr_t)list;
+    return 0;
+}
+
+static int key_of(const void *list, int32_t index, uint64_t *key, void *ctx) {
+    (void)list, (void)ctx;
+    *key = few_keys[index % 4];
+    return 0;
+}
+
+static int read_huge(void) {
+    dfs_list_reader reader = {0};
+    reader.count = huge_count;
+    reader.key = key_of;
+    dfs_list_diff diff;
+    int status = dfs_list_diff_read(&reader, NULL, (const void *)(uintptr_t)4, (const void *)(uintptr_t)HUGE_COUNT,
+                                    0, &diff);
+    dfs_list_diff_free(&diff);
+    return status;
+}
+
+static int sections_huge(void) {
+    size_t old_counts[1] = {4}, new_counts[1] = {HUGE_COUNT};
+    dfs_list_sections_side old_list = {0}, new_list = {0};
+    old_list.section_keys = few_keys;
+    old_list.item_counts = old_counts;
+    old_list.item_keys = few_keys;
+    old_list.section_count = 1;
+    new_list.section_keys = few_keys;
+    new_list.item_counts = new_counts;
+    new_list.item_keys = few_keys;
+    new_list.section_count = 1;
+    dfs_list_sections_diff diff;
+    int status = dfs_list_sections_diff_compute(&old_list, &new_list, NULL, NULL, 0, &diff);
+    dfs_list_sections_diff_free(&diff);
+    return status;
+}
+
+static int sink_calls;
+
+static int count_sink(const dfs_list_diff *changes, const void *new_list, int is_first, void *ctx) {
+    (void)changes, (void)new_list, (void)is_first, (void)ctx;
+    sink_calls++;
+    return 0;
+}
+
+/* An into_list node runs a list of 4, then one of 20 million: the second run fails and
+ * the node keeps the list it applied. */
+static int into_list_huge(void) {
+    dfs_list_reader reader = {0};
+    reader.count = huge_count;
+    reader.key = key_of;
+    dfs_diffuser *node = NULL;
+    if (dfs_diffuser_into_list(dfs_type_pointer(), &reader, NULL, NULL, 0, count_sink, NULL, NULL, &node) != DFS_OK)
+        return 100;
+    if (dfs_diffuser_run(node, (const void *)(uintptr_t)4) != DFS_OK || sink_calls != 1) return 101;
+    int status = dfs_diffuser_run(node, (const void *)(uintptr_t)HUGE_COUNT);
+    if (sink_calls != 1) return 102;
+    dfs_diffuser_release(node);
+    return status;
+}
+
+/* Runs `diff` in a child under the limit; the child's exit code is its status (0 when
+ * the status was DFS_ERR_MEMORY with a message that says so). */
+static int in_limited_child(int (*diff)(void)) {
+    fflush(NULL);
+    pid_t child = fork();
+    if (child == 0) {
+        if (limit_address_space() != 0) _exit(90);
+        int status = diff();
+        int said = strstr(dfs_last_error(), "out of memory") != NULL;
+        _exit(status == DFS_ERR_MEMORY && said ? 0 : status == DFS_ERR_MEMORY ? 91 : 10 + status);
+    }
+    int wstatus = 0;
+    if (child < 0 || waitpid(child, &wstatus, 0) != child) return -1;
+    if (!WIFEXITED(wstatus)) return 1000 + (WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0);
+    return WEXITSTATUS(wstatus);
+}
+
+static int under_valgrind(void) {
+    const char *preload = getenv("LD_PRELOAD");
+    return preload && strstr(preload, "vgpreload");
+}
+
+int main(int argc, char **argv) {
+    check_init(argc, argv);
+    check_section("lists too large for the memory left: DFS_ERR_MEMORY, not a stop");
+    if (under_valgrind()) {
+        printf("# under valgrind: the address-space limit cannot be applied; see the plain run\n");
+        return check_finish();
+    }
+    CHECK_INT(in_limited_child(compute_huge), 0, "dfs_list_diff_compute refuses a list it cannot hold");
+    CHECK_INT(in_limited_child(read_huge), 0, "dfs_list_diff_read refuses once the reader gave the count");
+    CHECK_INT(in_limited_child(sections_huge), 0, "dfs_list_sections_diff_compute refuses items it cannot hold");
+    CHECK_INT(in_limited_child(into_list_huge), 0, "an into_list run fails and the node goes on");
+    return check_finish();
+}
