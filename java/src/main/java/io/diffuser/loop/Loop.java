@@ -72,9 +72,10 @@ import java.util.function.BiFunction;
  * Both refuse events from the moment they are called; handle the events accepted before
  * them when the running thread can be waited for (always without an executor); cancel
  * every {@link Job}; disconnect the sources; and once they return, no callback of that
- * run starts. Called from a callback, they skip the rest of that step; a handler or
- * observer that throws after stopping or disposing its loop is reported after the
- * STOPPED or DISPOSED trace. A callback must not wait for the thread that stops or
+ * run starts. Called from a callback, they skip the rest of that step (from inside the
+ * update: its result is dropped, so no model is stored, nothing is published or handled,
+ * and the journal does not record the event); a handler or observer that throws after
+ * stopping or disposing its loop is reported after the STOPPED or DISPOSED trace. A callback must not wait for the thread that stops or
  * disposes its loop.
  *
  * <p><b>Closes that meet.</b> A stop or dispose made while another thread's is under way
@@ -493,7 +494,9 @@ public final class Loop<M, E, F> implements AutoCloseable {
     }
 
     /**
-     * Effects handed to the handlers once the first model is published.
+     * Effects handed to the handlers once the first model is published: at the loop's
+     * first start only; a {@link Loop#start()} after {@link Loop#stop()} goes on from the
+     * kept model and hands out none.
      *
      * @param effects the effects, in order
      * @return this builder
