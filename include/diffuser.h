@@ -482,10 +482,15 @@ DFS_API dfs_status dfs_closure_new(dfs_dispatch *dispatch, dfs_ffi_type ret,
  * dfs_list_diff_free. Indices and counts are int32_t (lists hold fewer than 2^31 - 1
  * items). A pair array holds `count` pairs as 2 * count values: old, new, old, new...
  *
- * Memory: a diff holds at least 12 bytes an item at once (the core's index maps and the
- * result's). Each function here (and an into_list run) asks for that much as it learns a
- * count, before it reads the items, and returns DFS_ERR_MEMORY if it cannot be had. The
- * core is Swift: an allocation of its own that fails after that stops the process.
+ * Memory: each function here (and an into_list run), once it knows the counts and
+ * before it reads an item, asks malloc for what any diff of such lists holds at once,
+ * and returns DFS_ERR_MEMORY if it cannot be had: 12 bytes an item of both lists (the
+ * core's index maps and the result's), and for a sections diff about 250 bytes more a
+ * new section (its item diff, in the core and in the result). That is a lower bound, so
+ * no diff that fits is refused; a diff's peak can be twice as much (inserts and deletes,
+ * a batch, a script). The core is Swift: when an allocation of its own fails, which can
+ * happen to a diff that passed the check, the process stops. So the check turns lists
+ * far too large for the memory left into an error, not every diff that would not fit.
  */
 
 /** One list: `count` keys, and optionally `count` content fingerprints (items with the

@@ -15,15 +15,20 @@ import Darwin
 /// The largest list the C API takes: indices are int32_t.
 let maxListCount = Int(Int32.max) - 1
 
-/// Refuses with `DFS_ERR_MEMORY` a list of `count` items whose diff could not be had: the
-/// bytes every diff of it holds at once (the core's two index maps, 8 bytes an item, and
-/// the result's, 4) are asked of malloc, and given back, before the diff starts. The core
-/// is Swift, which stops the process when an allocation of its own fails; this turns a
-/// list too large for the memory left into an error instead, before any of it is read.
-func reserveListMemory(_ count: Int, _ name: @autoclosure () -> String) throws {
-    let (bytes, overflow) = count.multipliedReportingOverflow(by: 12)
-    guard !overflow, dfsi_can_allocate(bytes) != 0 else {
-        throw CError(status: DFS_ERR_MEMORY, message: "out of memory for a list diff: \(name()) has \(count) items")
+/// Refuses with `DFS_ERR_MEMORY` a diff whose memory could not be had, before any item is
+/// read: the core is Swift, which stops the process when an allocation of its own fails.
+/// What every diff holds at once is asked of malloc and given back: 12 bytes an item of
+/// either list (the core's index maps, 8, and the result's, 4) and, for a sections diff,
+/// each new section's item diff in the core and in the result. A lower bound, so that
+/// no diff that fits is refused: one that fits it but not the diff's whole peak still
+/// stops the process (include/diffuser.h, "Lists").
+func reserveListMemory(items: Int, newSections: Int = 0, _ what: @autoclosure () -> String) throws {
+    let perSection = MemoryLayout<ListDiff>.stride + MemoryLayout<dfs_list_diff>.stride
+    let (itemBytes, itemsOverflow) = items.multipliedReportingOverflow(by: 12)
+    let (sectionBytes, sectionsOverflow) = newSections.multipliedReportingOverflow(by: perSection)
+    let (bytes, sumOverflow) = itemBytes.addingReportingOverflow(sectionBytes)
+    guard !itemsOverflow, !sectionsOverflow, !sumOverflow, dfsi_can_allocate(bytes) != 0 else {
+        throw CError(status: DFS_ERR_MEMORY, message: "out of memory for a list diff of \(what())")
     }
 }
 
@@ -38,7 +43,6 @@ private struct CListSide {
         let value = side.pointee
         count = try checkedCount(value.count, "\(name)->count", atMost: maxListCount)
         if count > 0 && value.keys == nil { throw CError.null("\(name)->keys") }
-        try reserveListMemory(count, name)
         keys = value.keys
         contents = value.contents
     }
@@ -54,6 +58,7 @@ public func dfs_list_diff_compute(
         try checkListFlags(flags)
         let old = try CListSide(oldList, "old_list")
         let new = try CListSide(newList, "new_list")
+        try reserveListMemory(items: old.count + new.count, "\(old.count) + \(new.count) items")
         let diff: ListDiff
         if let sameContent {
             diff = try ListDiff(
@@ -243,7 +248,7 @@ final class CListReader {
         guard result >= 0 && result <= maxListCount else {
             throw CError.argument("\(role)'s count \(UInt(bitPattern: result)) is too large (at most \(maxListCount))")
         }
-        try reserveListMemory(result, "\(role)'s list")
+        try reserveListMemory(items: result, "\(result) items (\(role)'s count)")
         return result
     }
 
@@ -290,11 +295,16 @@ extension CListReader {
     /// The diff from `old` to `new`, asking the reader as the `intoList` node asks it on
     /// a later run: `count(old)`, `count(new)`, then keys, `same_key` and content in the
     /// order `ListDiff` asks for them. A nil `old` is the empty list, not asked.
-    func diff(from old: CValue?, to new: CValue) throws -> ListDiff {
+    /// `ofSections`: the lists are those of a sections diff, each of whose new items (a
+    /// section) gets an item diff.
+    func diff(from old: CValue?, to new: CValue, ofSections: Bool = false) throws -> ListDiff {
         let oldCount = try old.map { try count(of: $0) } ?? 0
         // Without an old list there are no old items to ask about: `new` stands in, unread.
         let old = old ?? new
         let newCount = try count(of: new)
+        try reserveListMemory(
+            items: oldCount + newCount, newSections: ofSections ? newCount : 0,
+            "\(oldCount) + \(newCount) \(ofSections ? "sections" : "items")")
         let sameContent: (Int, Int) throws -> Bool = { try self.sameContent(old, $0, new, $1) }
         if reader.same_key == nil {
             return try ListDiff(

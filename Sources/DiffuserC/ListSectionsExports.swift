@@ -28,7 +28,7 @@ private struct CSectionsSide {
         count = try checkedCount(value.section_count, "\(name)->section_count", atMost: maxListCount)
         if count > 0 && value.section_keys == nil { throw CError.null("\(name)->section_keys") }
         if count > 0 && value.item_counts == nil { throw CError.null("\(name)->item_counts") }
-        try reserveListMemory(count, "\(name)'s sections")
+        try reserveListMemory(items: count, "\(count) sections (\(name))")
         var starts = [Int](repeating: 0, count: count + 1)
         for s in 0..<count {
             let items = try checkedCount(value.item_counts![s], "\(name)->item_counts[\(s)]", atMost: maxListCount)
@@ -38,7 +38,6 @@ private struct CSectionsSide {
             }
         }
         if starts[count] > 0 && value.item_keys == nil { throw CError.null("\(name)->item_keys") }
-        try reserveListMemory(starts[count], "\(name)'s items")
         self.starts = starts
         sectionKeys = value.section_keys
         sectionContents = value.section_contents
@@ -73,6 +72,9 @@ public func dfs_list_sections_diff_compute(
         try checkListFlags(flags)
         let old = try CSectionsSide(oldList, "old_list")
         let new = try CSectionsSide(newList, "new_list")
+        try reserveListMemory(
+            items: old.count + new.count + old.itemCount + new.itemCount, newSections: new.count,
+            "\(old.count) + \(new.count) sections holding \(old.itemCount) + \(new.itemCount) items")
         let sides = (old: old, new: new)
         func side(_ isNew: Bool) -> CSectionsSide { isNew ? sides.new : sides.old }
 
@@ -149,7 +151,7 @@ public func dfs_list_sections_diff_read(
         // The items read in all, which the batch's counts hold as int32_t.
         var oldItems = 0
         var newItems = 0
-        let diff = try ListSectionsDiff(sections: sections.diff(from: old, to: new), itemDiffs: { o, j in
+        let diff = try ListSectionsDiff(sections: sections.diff(from: old, to: new, ofSections: true), itemDiffs: { o, j in
             let items = try o.map { o in
                 try withItems(of: old, o) { oldItems in
                     try withItems(of: new, j) { try itemsReader.diff(from: oldItems, to: $0) }

@@ -4,8 +4,10 @@
  * are read) instead of stopping the process. Each case runs in a child process whose
  * address space is limited to what it has mapped plus 64 MB, and diffs a list of 20
  * million items (a diff of it holds at least 240 MB): through dfs_list_diff_compute,
- * dfs_list_diff_read, dfs_list_sections_diff_compute and an into_list run. The items are
- * never there to read: a call that went on would read past them and crash the child.
+ * dfs_list_diff_read, dfs_list_sections_diff_compute and an into_list run; and a list of
+ * a million empty sections (whose item diffs alone take about 250 MB) through both
+ * sections diffs. The items are never there to read: a call that went on would read
+ * past them and crash the child.
  *
  * Under valgrind, which manages the address space itself, the limit cannot be applied
  * to the program alone, and the cases are not run (the plain run of this test runs them).
@@ -80,16 +82,56 @@ static int sections_huge(void) {
     return status;
 }
 
+/* A million new sections, none with items. */
+#define MANY_SECTIONS ((size_t)1000 * 1000)
+static uint64_t *many_keys;
+static size_t *no_items;
+
+static int sections_many_compute(void) {
+    dfs_list_sections_side old_list = {0}, new_list = {0};
+    new_list.section_keys = many_keys;
+    new_list.item_counts = no_items;
+    new_list.section_count = MANY_SECTIONS;
+    dfs_list_sections_diff diff;
+    int status = dfs_list_sections_diff_compute(&old_list, &new_list, NULL, NULL, 0, &diff);
+    dfs_list_sections_diff_free(&diff);
+    return status;
+}
+
+/* A sections reader over counts: a list value is its section count, and every section
+ * holds no items (the items list is the count 0). */
+static int no_items_of(const void *sections, int32_t index, const void **items, void *ctx) {
+    (void)sections, (void)index, (void)ctx;
+    *items = NULL;
+    return 0;
+}
+
+static int sections_many_read(void) {
+    dfs_list_sections_reader reader = {0};
+    reader.sections.count = huge_count;
+    reader.sections.key = key_of;
+    reader.items = no_items_of;
+    reader.items_reader.count = huge_count;
+    reader.items_reader.key = key_of;
+    dfs_list_sections_diff diff;
+    int status = dfs_list_sections_diff_read(&reader, NULL, (const void *)(uintptr_t)MANY_SECTIONS, 0, &diff);
+    dfs_list_sections_diff_free(&diff);
+    return status;
+}
+
 static int sink_calls;
+static int32_t sink_old_count, sink_new_count;
 
 static int count_sink(const dfs_list_diff *changes, const void *new_list, int is_first, void *ctx) {
-    (void)changes, (void)new_list, (void)is_first, (void)ctx;
+    (void)new_list, (void)is_first, (void)ctx;
     sink_calls++;
+    sink_old_count = changes->old_count;
+    sink_new_count = changes->new_count;
     return 0;
 }
 
 /* An into_list node runs a list of 4, then one of 20 million: the second run fails and
- * the node keeps the list it applied. */
+ * the node keeps the list it applied, from which the next run's diff starts. */
 static int into_list_huge(void) {
     dfs_list_reader reader = {0};
     reader.count = huge_count;
@@ -100,7 +142,11 @@ static int into_list_huge(void) {
     if (dfs_diffuser_run(node, (const void *)(uintptr_t)4) != DFS_OK || sink_calls != 1) return 101;
     int status = dfs_diffuser_run(node, (const void *)(uintptr_t)HUGE_COUNT);
     if (sink_calls != 1) return 102;
+    const char *said = strstr(dfs_last_error(), "out of memory") ? "out of memory" : "";
+    if (dfs_diffuser_run(node, (const void *)(uintptr_t)3) != DFS_OK) return 103;
+    if (sink_calls != 2 || sink_old_count != 4 || sink_new_count != 3) return 104;
     dfs_diffuser_release(node);
+    dfs_set_error(said); /* what the failing run said, for in_limited_child to check */
     return status;
 }
 
@@ -137,5 +183,13 @@ int main(int argc, char **argv) {
     CHECK_INT(in_limited_child(read_huge), 0, "dfs_list_diff_read refuses once the reader gave the count");
     CHECK_INT(in_limited_child(sections_huge), 0, "dfs_list_sections_diff_compute refuses items it cannot hold");
     CHECK_INT(in_limited_child(into_list_huge), 0, "an into_list run fails and the node goes on");
+    many_keys = calloc(MANY_SECTIONS, sizeof *many_keys);
+    no_items = calloc(MANY_SECTIONS, sizeof *no_items);
+    for (size_t i = 0; i < MANY_SECTIONS; i++) many_keys[i] = i;
+    CHECK_INT(in_limited_child(sections_many_compute), 0,
+              "dfs_list_sections_diff_compute refuses more new sections than their item diffs fit in");
+    CHECK_INT(in_limited_child(sections_many_read), 0, "so does dfs_list_sections_diff_read");
+    free(many_keys);
+    free(no_items);
     return check_finish();
 }
