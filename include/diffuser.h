@@ -16,9 +16,11 @@
  * - Objects are opaque handles (dfs_type, dfs_diffuser, dfs_fuser, dfs_disposable,
  *   dfs_dispatch; for loops dfs_loop, dfs_job, dfs_executor, dfs_work, dfs_feedback,
  *   dfs_gear, dfs_journal). A handle you receive through an `out` parameter is yours: release it
- *   with the matching *_release function. Handles are reference counted (*_retain adds
- *   a reference); the core also keeps what it needs, so you may release a child right
- *   after composing it into a parent.
+ *   with the matching *_release function. Handles are reference counted: *_retain adds
+ *   a reference to a type, diffuser, fuser, feedback, loop, gear, job or journal (a
+ *   disposable and an executor have one owner; a dispatch and a piece of work are lent,
+ *   see their functions). The core also keeps what it needs, so you may release a child
+ *   right after composing it into a parent.
  * - Handles are validated: a NULL, released or wrong-kind handle makes a call return
  *   DFS_ERR_HANDLE (or DFS_ERR_NULL); it never crashes the process.
  * - Every function that can fail returns a dfs_status. On failure, dfs_last_error()
@@ -108,6 +110,7 @@ extern "C" {
 
 /** Status codes. 0 is success; every error is positive. */
 typedef enum dfs_status {
+    /** Success. */
     DFS_OK = 0,
     /** A required pointer argument was NULL (or a field map's value, see
      *  dfs_diffuser_map_field). */
@@ -176,10 +179,13 @@ DFS_API void dfs_set_error(const char *message);
  *  release: drops a value the core kept, or a value a transform returned. NULL: no-op. */
 typedef struct dfs_type dfs_type;
 
+/** A type's equality (see dfs_type). */
 typedef int (*dfs_equal_fn)(const void *a, const void *b, void *ctx);
 /** What an equal callback may return for two references to one value (see dfs_type). */
 #define DFS_EQUAL_SAME 2
+/** A type's retain (see dfs_type). */
 typedef const void *(*dfs_retain_fn)(const void *value, void *ctx);
+/** A type's release (see dfs_type). */
 typedef void (*dfs_release_fn)(const void *value, void *ctx);
 
 /** Makes a value type. `name` (copied; may be NULL) appears in error messages.
@@ -207,6 +213,7 @@ DFS_API dfs_type *dfs_type_cstring(void);
  * Diffuser
  * ------------------------------------------------------------------------------------ */
 
+/** A diffuser: a tree of combinators over values of one type (dfs_diffuser_type). */
 typedef struct dfs_diffuser dfs_diffuser;
 
 /** An effect: receives a value (borrowed for the duration of the call). Return 0, or
@@ -324,7 +331,9 @@ DFS_API dfs_status dfs_diffuser_release(dfs_diffuser *diffuser);
  * Fuser
  * ------------------------------------------------------------------------------------ */
 
+/** A fuser: sources of events of one type (dfs_fuser_type), connected on demand. */
 typedef struct dfs_fuser dfs_fuser;
+/** A connection (of a fuser, or a registration with a loop): dispose it to end it. */
 typedef struct dfs_disposable dfs_disposable;
 
 /** Where a source sends its events: valid from the source's connect call until its
@@ -384,6 +393,7 @@ DFS_API dfs_status dfs_fuser_connect(dfs_fuser *fuser, dfs_effect_fn effect, voi
 /** The event type of a fuser (borrowed). NULL if invalid. */
 DFS_API dfs_type *dfs_fuser_type(dfs_fuser *fuser);
 
+/** Adds a reference: one more dfs_fuser_release is needed. */
 DFS_API dfs_status dfs_fuser_retain(dfs_fuser *fuser);
 /** NULL is accepted and ignored. */
 DFS_API dfs_status dfs_fuser_release(dfs_fuser *fuser);
@@ -927,6 +937,8 @@ DFS_API dfs_status dfs_list_sections_diff_read(const dfs_list_sections_reader *r
  * inspector that logs them.
  */
 
+/** A loop: a model, the update that turns events into models and effects, and what is
+ *  registered with it. */
 typedef struct dfs_loop dfs_loop;
 
 /** A piece of work a loop started (an effect being handled, a feedback reacting to a
@@ -1213,6 +1225,7 @@ DFS_API dfs_status dfs_loop_dispose(dfs_loop *loop);
  *  invalid handle. */
 DFS_API int dfs_loop_is_running(dfs_loop *loop);
 
+/** Adds a reference: one more dfs_loop_release is needed. */
 DFS_API dfs_status dfs_loop_retain(dfs_loop *loop);
 /** Drops a reference; the last one disposes the loop. NULL is accepted and ignored. */
 DFS_API dfs_status dfs_loop_release(dfs_loop *loop);
@@ -1257,6 +1270,7 @@ DFS_API dfs_status dfs_loop_push_to_gear(dfs_loop *loop, dfs_gear *gear, dfs_pro
 DFS_API dfs_status dfs_loop_attach_to_gear(dfs_loop *loop, dfs_gear *gear, dfs_propagate_fn propagate, void *ctx,
                                            dfs_destroy_fn destroy, dfs_disposable **out);
 
+/** Adds a reference: one more dfs_gear_release is needed. */
 DFS_API dfs_status dfs_gear_retain(dfs_gear *gear);
 /** NULL is accepted and ignored. */
 DFS_API dfs_status dfs_gear_release(dfs_gear *gear);
@@ -1284,6 +1298,7 @@ typedef void (*dfs_action_fn)(void *ctx);
  *  finishes first. destroy(ctx) runs when the action is no longer needed. */
 DFS_API dfs_status dfs_job_on_cancel(dfs_job *job, dfs_action_fn action, void *ctx, dfs_destroy_fn destroy);
 
+/** Adds a reference: one more dfs_job_release is needed. */
 DFS_API dfs_status dfs_job_retain(dfs_job *job);
 /** NULL is accepted and ignored. */
 DFS_API dfs_status dfs_job_release(dfs_job *job);
@@ -1390,6 +1405,7 @@ DFS_API dfs_status dfs_journal_clear(dfs_journal *journal);
 DFS_API dfs_status dfs_journal_replay(dfs_journal *journal, dfs_type *effect_type, dfs_update_fn update,
                                       void *update_ctx, dfs_effect_fn visit, void *visit_ctx);
 
+/** Adds a reference: one more dfs_journal_release is needed. */
 DFS_API dfs_status dfs_journal_retain(dfs_journal *journal);
 /** NULL is accepted and ignored. */
 DFS_API dfs_status dfs_journal_release(dfs_journal *journal);

@@ -69,6 +69,7 @@ public protocol TransformFunction {
 }
 
 extension TransformFunction {
+    /// Lends `select(value)` to `body`, then destroys it.
     @inlinable
     public func withSelected(_ value: Input, _ body: (Output) throws -> Void) throws {
         try body(select(value))

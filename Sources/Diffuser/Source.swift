@@ -13,6 +13,7 @@ public protocol Source {
 
 /// A type-erased `Source`.
 public class AnySource<T>: Source {
+    /// The type of the events.
     public typealias A = T
 
     @usableFromInline

@@ -33,6 +33,7 @@ public struct ListDiff: Equatable, Sendable {
         /// The item's index in the new list.
         public var new: Int
 
+        /// The pair of old index `old` and new index `new`.
         @inlinable
         public init(old: Int, new: Int) {
             self.old = old

@@ -93,11 +93,13 @@ public struct ListIndexPath: Hashable, Comparable, Sendable, CustomStringConvert
     /// The item's index within its section.
     public var item: Int
 
+    /// The path of item `item` of section `section`.
     public init(section: Int, item: Int) {
         self.section = section
         self.item = item
     }
 
+    /// Section order first, then item order within a section.
     public static func < (a: ListIndexPath, b: ListIndexPath) -> Bool {
         (a.section, a.item) < (b.section, b.item)
     }
@@ -120,9 +122,12 @@ public struct ListIndexPath: Hashable, Comparable, Sendable, CustomStringConvert
 public struct ListSectionsBatch: Equatable, Sendable {
     /// An item that moves within its section: from its old index path to its new one.
     public struct ItemMove: Equatable, Hashable, Sendable {
+        /// Where the item was, in the old sections.
         public var old: ListIndexPath
+        /// Where the item is, in the new sections.
         public var new: ListIndexPath
 
+        /// The move of the item at `old` to `new`.
         public init(old: ListIndexPath, new: ListIndexPath) {
             self.old = old
             self.new = new

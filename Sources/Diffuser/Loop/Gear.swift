@@ -14,6 +14,7 @@
 public final class Gear<GearEvent>: Subscribable {
     private let signal = Signal<GearEvent>()
 
+    /// A gear with no loop attached.
     public init() {}
 
     /// Pushes `event` to every loop attached to the gear.

@@ -15,7 +15,9 @@
 public final class Journal<Model, Event> {
     /// One record: a run started from a model, or an event reached the update.
     public enum Entry {
+        /// A run started from this model.
         case start(Model)
+        /// This event reached the update.
         case event(Event)
     }
 

@@ -104,6 +104,7 @@
 /// The inspector is the only place these errors go: a loop made without one drops them,
 /// so give every loop an inspector that logs them (the traces that carry an `error`).
 public final class Loop<Model, Event, Effect>: Subscribable {
+    /// What the loop publishes to its subscribers: its models.
     public typealias Value = Model
 
     @usableFromInline

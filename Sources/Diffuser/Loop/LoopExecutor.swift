@@ -53,6 +53,7 @@ extension LoopExecutor {
 /// Runs work at once on the calling thread: a loop with this executor is drained by
 /// whoever dispatches into it while it is idle.
 public struct CallerExecutor: LoopExecutor {
+    /// The executor of the calling thread.
     public init() {}
 
     public func execute(_ work: @escaping () -> Void) { work() }
@@ -65,6 +66,7 @@ public struct CallerExecutor: LoopExecutor {
 /// queue, an event loop of a toolkit).
 public struct AnyLoopExecutor: LoopExecutor {
     private let schedule: (@escaping () -> Void) -> Void
+    /// How many entries a loop handles in one piece of work it hands to `schedule`.
     public let stepsPerRun: Int
 
     /// An executor that hands work to `schedule`. `stepsPerRun` bounds how many entries

@@ -16,6 +16,7 @@ public final class ManualExecutor: LoopExecutor, @unchecked Sendable {
     private let lock = Lock()
     private var queue = RingQueue<() -> Void>()
 
+    /// An executor holding no work.
     public init() {}
 
     public func execute(_ work: @escaping () -> Void) {

@@ -59,9 +59,12 @@ extension Next: CustomStringConvertible {
 ///
 /// Mobius's `First`. Start effects typically load what the first model needs.
 public struct First<Model, Effect> {
+    /// The model the run starts from.
     public let model: Model
+    /// The effects handed to the handlers once the model is published, in order.
     public let effects: [Effect]
 
+    /// A start from `model`, with `effects`.
     @inlinable
     public init(_ model: Model, effects: [Effect] = []) {
         self.model = model

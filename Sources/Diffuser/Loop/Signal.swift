@@ -14,6 +14,7 @@
 public final class Signal<Value>: Subscribable {
     private let broadcast = Broadcast<Value>()
 
+    /// A signal with no observer.
     public init() {}
 
     /// Delivers `value` to every observer.

@@ -17,8 +17,10 @@
 /// goes on from it. The checks throw `UpdateSpec.Mismatch`, whose description says
 /// what differed; no test framework is needed.
 public struct UpdateSpec<Model, Event, Effect> {
+    /// The update under test.
     public let update: Update<Model, Event, Effect>
 
+    /// A spec of `update`.
     public init(_ update: Update<Model, Event, Effect>) {
         self.update = update
     }
@@ -28,6 +30,7 @@ public struct UpdateSpec<Model, Event, Effect> {
         Given(update: update, model: model)
     }
 
+    /// A model the update will be given events in (made by `given(_:)`).
     public struct Given {
         let update: Update<Model, Event, Effect>
         let model: Model
@@ -56,8 +59,11 @@ public struct UpdateSpec<Model, Event, Effect> {
 
     /// One event's step: the model it met and what the update made of it.
     public struct Step {
+        /// The event of the step.
         public let event: Event
+        /// The model the event met.
         public let model: Model
+        /// What the update returned, or the error it threw.
         public let result: Result<Next<Model, Effect>, Error>
     }
 
@@ -117,8 +123,10 @@ public struct UpdateSpec<Model, Event, Effect> {
 
     /// What an `Outcome` check found different.
     public struct Mismatch: Error, CustomStringConvertible {
+        /// What differed.
         public let description: String
 
+        /// A mismatch described by `description`.
         public init(_ description: String) {
             self.description = description
         }

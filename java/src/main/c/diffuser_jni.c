@@ -13,8 +13,16 @@
  *   threads.c       the JNIEnv of a callback's thread, attaching unknown threads
  *   jni_glue.h      what they share (dfsj_ names, hidden) and the per-thread state
  *
- * (list_jni.c is the glue of io.diffuser.list: the list diff, and the intoList node,
- * whose callbacks are upcalls of a run like those of upcalls.c.)
+ * The glue of the other packages, over the same helpers:
+ *
+ *   list_jni.c           io.diffuser.list: the list diff, and the intoList node, whose
+ *                        callbacks are upcalls of a run like those of upcalls.c
+ *   list_sections_jni.c  the sections diff
+ *   list_jni.h           what the two list files share
+ *   loop_jni.c           io.diffuser.loop: loops and their callbacks
+ *   job_jni.c            jobs, executors and work
+ *   gear_jni.c           gears and gear feedbacks
+ *   journal_jni.c        journals
  *
  * Every native method here brackets its core call with dfsj_enter and dfsj_leave, so that
  * the callbacks it causes find its JNIEnv and keep their Throwable for it, and ends with
