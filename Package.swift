@@ -31,7 +31,9 @@ let package = Package(
         ),
         .testTarget(
             name: "DiffuserTests",
-            dependencies: ["Diffuser", "PackedFixtures"],
+            // DiffuserC for the C ABI's own bookkeeping (HandleTableTests), below what the
+            // C tests reach.
+            dependencies: ["Diffuser", "DiffuserC", "PackedFixtures"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // C types the tests need and Swift cannot declare (a packed struct).

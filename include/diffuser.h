@@ -444,7 +444,9 @@ typedef struct dfs_ffi_event {
 } dfs_ffi_event;
 
 /** The type of ffi events (const dfs_ffi_event *): equal when arguments are equal
- *  (strings by content); retain makes a deep copy. Static handle. */
+ *  (strings by content, floats and doubles by ==, as Swift's Double: an event holding a
+ *  NaN equals no other, so a gate runs on every such event, since it keeps a copy);
+ *  retain makes a deep copy. Static handle. */
 DFS_API dfs_type *dfs_type_ffi_event(void);
 
 /** Makes a function pointer with the signature `ret (*)(args[0], ..., args[count-1])`

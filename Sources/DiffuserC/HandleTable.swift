@@ -32,7 +32,9 @@ enum HandleKind: UInt8, CustomStringConvertible {
 /// and counts the references to it in two tallies: the caller's (`dfs_*_retain` and
 /// `dfs_*_release`) and the library's own (a type used by a diffuser), so that a caller
 /// who releases more than it holds gets an error instead of taking the library's
-/// reference. The slot is freed when both reach zero.
+/// reference. The slot is freed when both reach zero. A slot whose every generation has
+/// been handed out is retired instead of reused, so that no released handle ever becomes
+/// live again.
 final class HandleTable: @unchecked Sendable {
     private struct Slot {
         var generation: UInt32 = 1
@@ -56,6 +58,14 @@ final class HandleTable: @unchecked Sendable {
     private var firstFree = -1
 
     static let shared = HandleTable()
+
+    /// The generation of a new slot: 1; tests of retirement start near the last one.
+    private let firstGeneration: UInt32
+
+    init(firstGeneration: UInt32 = 1) {
+        precondition(firstGeneration > 0, "generation 0 marks a retired slot")
+        self.firstGeneration = firstGeneration
+    }
 
     deinit {
         slots.deinitialize(count: slotCount)
@@ -91,7 +101,7 @@ final class HandleTable: @unchecked Sendable {
                 firstFree = slots[index].nextFree
             } else {
                 if slotCount == slotCapacity { grow() }
-                (slots + slotCount).initialize(to: Slot())
+                (slots + slotCount).initialize(to: Slot(generation: firstGeneration))
                 slotCount += 1
                 index = slotCount - 1
             }
@@ -118,8 +128,13 @@ final class HandleTable: @unchecked Sendable {
     private func freeSlot(_ index: Int) -> AnyObject? {
         let object = slots[index].object
         slots[index].object = nil
-        slots[index].generation &+= 1
-        if slots[index].generation == 0 { slots[index].generation = 1 }
+        guard slots[index].generation < UInt32.max else {
+            // A next generation would wrap to one handed out before: retire the slot.
+            // Generation 0 is in no handle, and the slot is on no free list.
+            slots[index].generation = 0
+            return object
+        }
+        slots[index].generation += 1
         slots[index].nextFree = firstFree
         firstFree = index
         return object

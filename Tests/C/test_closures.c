@@ -10,6 +10,8 @@
  */
 #include "check.h"
 
+#include <math.h>
+
 /* ------------------------------------------------------------------------------------
  * A fake context-less registry, as a C library would have it.
  * ------------------------------------------------------------------------------------ */
@@ -448,6 +450,21 @@ static void test_extract_and_type(void) {
     CHECK_OK(dfs_diffuser_run(d, &e0), "run an empty event");
     CHECK_OK(dfs_diffuser_run(d, &e0), "run it again");
     CHECK_LOG(&log, "args:2 args:2 args:0", "changes by string content, by argument type, by count");
+    dfs_diffuser_release(d);
+
+    /* Doubles compare by ==, as Swift's Double: NaN equals nothing, 0.0 equals -0.0. */
+    log_clear(&log);
+    CHECK_OK(dfs_diffuser_into(dfs_type_ffi_event(), count_args_effect, &log, NULL, &d), "into(ffi_event)");
+    dfs_ffi_value real = {DFS_FFI_DOUBLE, {.d = 0.0}};
+    dfs_ffi_event e = {1, &real};
+    dfs_diffuser_run(d, &e);
+    real.as.d = -0.0;
+    dfs_diffuser_run(d, &e);
+    CHECK_LOG(&log, "args:1", "0.0 then -0.0: equal, the second run is gated");
+    real.as.d = NAN;
+    dfs_diffuser_run(d, &e);
+    dfs_diffuser_run(d, &e);
+    CHECK_LOG(&log, "args:1 args:1", "an event holding a NaN equals no other: each run passes the gate");
     dfs_diffuser_release(d);
 }
 
