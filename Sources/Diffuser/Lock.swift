@@ -44,7 +44,7 @@ public final class Lock: @unchecked Sendable {
 
     /// Takes the lock if it is free; false (and nothing taken) if it is held.
     public func tryLock() -> Bool {
-        inline.state.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged
+        inline.tryLock()
     }
 
     /// Runs `body` with the lock held.
@@ -77,6 +77,11 @@ struct InlineLock: ~Copyable, @unchecked Sendable {
         if !state.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged {
             lockContended()
         }
+    }
+
+    /// Takes the lock if it is free; false (and nothing taken) if it is held.
+    func tryLock() -> Bool {
+        state.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged
     }
 
     @inlinable

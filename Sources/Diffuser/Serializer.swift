@@ -129,10 +129,8 @@ final class Serializer: @unchecked Sendable {
     /// Two threads that each run a graph and, from inside an effect, run a new tree over
     /// both graphs wait for each other, like any two locks taken in opposite orders.
     private static func merge(_ roots: [Serializer], me: UInt) {
-        let toLock = roots
-            .filter { $0.owner.load(ordering: .acquiring) != me }
-            .sorted { ObjectIdentifier($0) < ObjectIdentifier($1) }
-        for serializer in toLock { serializer.lock.lock() }
+        let toLock = roots.filter { $0.owner.load(ordering: .acquiring) != me }
+        lockAll(toLock)
         graphLock.lock()
         // Another thread may have merged some of them meanwhile; merge what is left, but
         // only serializers whose lock is held here (by this merge or by this thread's
@@ -159,6 +157,31 @@ final class Serializer: @unchecked Sendable {
         }
         graphLock.unlock()
         for serializer in toLock.reversed() { serializer.lock.unlock() }
+    }
+
+    /// Takes the locks of `serializers`, never waiting for one while holding another: a
+    /// merge holds none of them while it waits, so it cannot close a circle with passes
+    /// that wait for each other's graphs one way (A's effect running B while the merge
+    /// of A and B waits). It waits for the lock it last found held, then tries the
+    /// others, and lets them all go again if one is held.
+    private static func lockAll(_ serializers: [Serializer]) {
+        guard !serializers.isEmpty else { return }
+        var waitFor = 0
+        while true {
+            serializers[waitFor].lock.lock()
+            var held: Int?
+            for index in serializers.indices where index != waitFor {
+                if !serializers[index].lock.tryLock() {
+                    held = index
+                    break
+                }
+            }
+            guard let held else { return }
+            for index in serializers.indices where index != held && (index == waitFor || index < held) {
+                serializers[index].lock.unlock()
+            }
+            waitFor = held
+        }
     }
 
     // MARK: Running

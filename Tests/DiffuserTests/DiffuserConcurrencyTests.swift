@@ -115,6 +115,33 @@ final class DiffuserConcurrencyTests: XCTestCase {
         XCTAssertEqual(counter.value, 4 * 500 * 2)
     }
 
+    /// Calls one way (A's effect runs B) do not deadlock with the first run of a tree over
+    /// both, which merges their graphs while A's pass waits for B: the merge never holds
+    /// one graph's lock while it waits for the other's. Before, it took them in address
+    /// order, and when B came first it held B waiting for A, held by the pass waiting for B.
+    func testMergingTwoGraphsWhileOneEffectRunsTheOtherDoesNotDeadlock() {
+        for attempt in 0..<40 {
+            let inside = DispatchSemaphore(value: 0)
+            let b = Diffuser<Int>.into { _ in }
+            nonisolated(unsafe) let unsafeB = b
+            let a = Diffuser<Int>.into { v in
+                if v > 0 { inside.signal(); usleep(5_000) }   // the merge starts meanwhile
+                unsafeB.run(v)
+            }
+            a.run(0)
+            b.run(-1)                                          // two graphs, each run alone
+            nonisolated(unsafe) let (unsafeA, both) = (a, Diffuser<Int>(a, b))
+            let done = DispatchGroup()
+            done.enter()
+            Thread { unsafeA.run(1); done.leave() }.start()
+            done.enter()
+            Thread { inside.wait(); both.run(2); done.leave() }.start()
+            if done.wait(timeout: .now() + 10) == .timedOut {
+                return XCTFail("deadlocked at attempt \(attempt)")
+            }
+        }
+    }
+
     func testARunOfTheCachedValueWaitsForAPassInProgressOnAnotherThread() {
         // Thread 1 is inside the pass of 2, the root still holding 1. A run of 1 on thread
         // 2 must wait for that pass and then render 1.
