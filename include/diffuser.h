@@ -1055,7 +1055,9 @@ typedef struct dfs_trace {
 } dfs_trace;
 
 /** Sees every start, event (stepped, failed or dropped, each accepted event once),
- *  error, stop and dispose, one call at a time, in order. */
+ *  error, stop and dispose, one call at a time, in order: on the thread running the
+ *  loop's step, except for an error of a callback on another thread (a handler on its
+ *  own executor), which that thread reports at once. */
 typedef void (*dfs_inspect_fn)(const dfs_trace *trace, void *ctx);
 
 /** What dfs_loop_new makes. Zero what you do not use. */

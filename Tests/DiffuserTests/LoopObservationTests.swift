@@ -151,6 +151,32 @@ final class LoopObservationTests: XCTestCase {
         XCTAssertEqual(seen.values, Array(0...4_000), "every value, once, in order")
     }
 
+    /// A transform may use its own property: it reads the value as it was, a value it
+    /// stores is delivered first and its result replaces it, and an observer it adds
+    /// hears the value as it was, then the result. Before, each of these waited forever for the lock the
+    /// transform runs under.
+    func testPropertyModifyMayUseItsProperty() {
+        let property = Property(1)
+        let seen = Recorder<String>()
+        property.observe { seen.append("first \($0)") }
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            property.modify { $0 += property.value }                  // 1 + 1
+            property.modify { value in
+                property.value = 10                                   // delivered, then replaced
+                property.modify { $0 += 100 }                         // nested: 110, then replaced
+                value *= 3                                            // 2 * 3
+            }
+            property.modify { _ in property.observe { seen.append("late \($0)") } }
+            done.signal()
+        }.start()
+        guard done.wait(timeout: .now() + 10) == .success else {
+            return XCTFail("a transform waited for its own property")   // which stays locked
+        }
+        XCTAssertEqual(property.value, 6)
+        XCTAssertEqual(seen.values, ["first 1", "first 2", "first 10", "first 110", "first 6", "late 6", "first 6", "late 6"])
+    }
+
     func testSignal() {
         let signal = Signal<String>()
         let seen = Recorder<String>()

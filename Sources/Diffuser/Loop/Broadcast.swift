@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The delivery of values to subscribers, one value at a time, in the order sent, for
 /// `Property` and `Signal`.
 ///
@@ -6,6 +8,9 @@
 /// subscriber) is queued and delivered after the current one, never recursively. A new
 /// subscriber is added on the queue's turn, with the value that was current when it
 /// subscribed, so it sees every later value exactly once, in order.
+///
+/// A `modify` transform runs with the lock held; the broadcast's own calls from inside
+/// it, on its thread, use that hold instead of waiting for the lock (`modifier`).
 final class Broadcast<Value>: @unchecked Sendable {
     private enum Item {
         case value(Value)
@@ -18,6 +23,8 @@ final class Broadcast<Value>: @unchecked Sendable {
     private var current: Value?
     private var queue = RingQueue<Item>()
     private var draining = false
+    /// The thread running a `modify` transform (which holds `lock`), or 0.
+    private let modifier = Atomic<UInt>(0)
     /// The drainer's only.
     private var subscribers: [Subscription<Value>] = []
 
@@ -36,41 +43,67 @@ final class Broadcast<Value>: @unchecked Sendable {
         for subscription in subscribers { subscription.dispose() }
     }
 
+    /// Whether the calling thread is running a `modify` transform, and so holds `lock`.
+    private var inTransform: Bool {
+        modifier.load(ordering: .relaxed) == currentThreadID()
+    }
+
     /// The current value; only for a broadcast that holds one.
     var value: Value {
-        lock.withLock { current! }
+        if inTransform { return current! }
+        return lock.withLock { current! }
     }
 
     /// Stores `value` (if this broadcast holds one) and delivers it to every subscriber.
+    /// From inside a `modify` transform, it is queued, and the transform's result replaces
+    /// it as the current value once the transform returns.
     func send(_ value: Value) {
+        if inTransform { return storeLocked(value) }
         lock.lock()
-        if holdsValue { current = value }
-        queue.append(.value(value))
+        storeLocked(value)
         drainIfIdleLocked()
     }
 
     /// Stores `transform(current)` and delivers it, as one change: two threads modifying
-    /// at once lose neither change.
+    /// at once lose neither change. The transform may read the value; a value it sends
+    /// (or a `modify` nested in it makes) is delivered first and then replaced by its
+    /// result.
     func modify(_ transform: (inout Value) throws -> Void) rethrows {
+        if inTransform { return try modifyLocked(transform) }
         lock.lock()
-        var value = current!
+        // Written and cleared with the lock held, so no other thread's mark is touched.
+        modifier.store(currentThreadID(), ordering: .relaxed)
         do {
-            try transform(&value)
+            try modifyLocked(transform)
         } catch {
+            modifier.store(0, ordering: .relaxed)
             lock.unlock()
             throw error
         }
-        current = value
-        queue.append(.value(value))
+        modifier.store(0, ordering: .relaxed)
         drainIfIdleLocked()
+    }
+
+    /// `modify`'s change, with `lock` held.
+    private func modifyLocked(_ transform: (inout Value) throws -> Void) rethrows {
+        var value = current!
+        try transform(&value)
+        storeLocked(value)
+    }
+
+    /// Stores and queues `value`, with `lock` held.
+    private func storeLocked(_ value: Value) {
+        if holdsValue { current = value }
+        queue.append(.value(value))
     }
 
     /// Adds a subscriber; it receives the current value first, if there is one.
     func subscribe(_ receiver: @escaping (Value) throws -> Void) -> _Disposable {
         let subscription = Subscription(receiver)
-        lock.lock()
+        let inside = inTransform
+        if !inside { lock.lock() }
         queue.append(.add(subscription, current: holdsValue ? current : nil))
-        drainIfIdleLocked()
+        if !inside { drainIfIdleLocked() }
         return subscription
     }
 

@@ -1,10 +1,11 @@
 /// What a loop's inspector sees: every start, every event (handled, failed or dropped),
 /// every step and every error.
 ///
-/// The inspector is called on the loop's steps, one call at a time, in the order things
-/// happened; an error thrown on another thread (a handler on its own executor) is
-/// reported on the next step. Each event a loop accepted is reported exactly once, as
-/// `stepped`, `failed` or `dropped`.
+/// The inspector is called one call at a time, in the order things happened: on the
+/// thread running the loop's step, except for an error thrown by a callback on another
+/// thread (a handler on its own executor), which that thread reports at once. So an
+/// inspector tied to one thread must hop there itself. Each event a loop accepted is
+/// reported exactly once, as `stepped`, `failed` or `dropped`.
 public enum LoopTrace<Model, Event, Effect> {
     /// The loop started (or restarted) from `first`; its model is about to be published.
     case started(First<Model, Effect>)

@@ -45,7 +45,10 @@ public final class Property<Value>: Subscribable {
     /// The property itself, for `$name.observe(…)`.
     public var projectedValue: Property<Value> { self }
 
-    /// Changes the value in place, as one change, and notifies observers.
+    /// Changes the value in place, as one change, and notifies observers: two threads
+    /// modifying at once lose neither change. `transform` may use the property: it
+    /// reads the value as it was, and a value it stores (or a `modify` inside it makes)
+    /// is delivered first, then replaced by its result.
     public func modify(_ transform: (inout Value) throws -> Void) rethrows {
         try broadcast.modify(transform)
     }
