@@ -907,7 +907,8 @@ DFS_API dfs_status dfs_list_sections_diff_read(const dfs_list_sections_reader *r
  * skipped (from inside the update: no model is stored, nothing is published or handled,
  * the journal does not record the event, and the event's STEPPED or FAILED trace comes
  * right after the STOPPED or DISPOSED one; a handler or observer that fails after
- * stopping or disposing its loop is reported after it too). A callback must not wait
+ * stopping or disposing its loop is reported after it too, and so are the drops a stop
+ * still reports when a callback of it disposes the loop). A callback must not wait
  * for the thread that stops or disposes its loop.
  *
  * Closes that meet: a stop or dispose made while another thread's is under way returns

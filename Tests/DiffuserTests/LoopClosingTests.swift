@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 @testable import Diffuser
 
@@ -61,6 +62,56 @@ final class LoopClosingTests: XCTestCase {
         loop.dispatch(.increment)
         XCTAssertEqual(loop.model.count, 20)
         loopRef = nil
+    }
+
+    /// A stop from the update drops the events queued behind the step; the inspector,
+    /// hearing the first drop, disposes the loop (nested in the stop) and then disposes it
+    /// again from another thread. That second dispose meets the stop, which is still
+    /// reporting its drops: it returns only once the stop has ended, so nothing is
+    /// reported after it returned. Before, the nested dispose ended the "close under way"
+    /// and the other thread's dispose returned at once.
+    func testADisposeMeetingAStopThatANestedDisposeInterruptedWaitsForTheStop() {
+        final class State: @unchecked Sendable {
+            let lock = NSLock()
+            var loop: Loop<Int, Int, Never>?
+            var otherReturned = false
+            var afterOtherReturned: [String] = []
+        }
+        let state = State()
+        let loop = Loop<Int, Int, Never>(
+            model: 0,
+            update: Update { model, event in
+                if event == 0 {
+                    let loop = state.lock.withLock { state.loop! }
+                    for i in 1...5 { loop.dispatch(i) }             // queued behind this step
+                    loop.stop()                                    // drops 1...5
+                }
+                return .next(model + 1)
+            },
+            inspector: { trace in
+                let line = TraceLog.describe(trace)
+                let loop = state.lock.withLock {
+                    if state.otherReturned { state.afterOtherReturned.append(line) }
+                    return state.loop
+                }
+                guard case .dropped(1, _) = trace, let loop else { return }
+                loop.dispose()                                      // nested in the stop
+                let returned = DispatchSemaphore(value: 0)
+                Thread {
+                    loop.dispose()                                  // meets the stop
+                    state.lock.withLock { state.otherReturned = true }
+                    returned.signal()
+                }.start()
+                _ = returned.wait(timeout: .now() + 0.5)            // returns only once the stop ends
+            })
+        state.lock.withLock { state.loop = loop }
+        loop.dispatch(0)
+        usleep(100_000)
+        state.lock.withLock {
+            XCTAssertTrue(state.otherReturned)
+            XCTAssertEqual(state.afterOtherReturned, [], "nothing is reported after the second dispose returned")
+            state.loop = nil
+        }
     }
 
     func testALoopWhoseExecutorStillHoldsWorkIsFreedWithIt() {

@@ -77,7 +77,9 @@
 /// inside the update, no model is stored, nothing is published or handled, the journal
 /// does not record the event, and the event's trace comes right after the dispose's; a
 /// handler or observer that throws after stopping or disposing its loop is reported after
-/// it too).
+/// it too, and so are the drops a stop still reports when a callback of it, such as the
+/// inspector hearing a drop, disposes the loop: a close on another thread that meets
+/// that stop returns once the stop has ended).
 /// Dropping the last reference to a loop disposes it; work it handed to an executor does
 /// not keep it alive. Like any lock, waiting has one
 /// rule: a callback of the loop must not wait for the thread that stops or disposes it.

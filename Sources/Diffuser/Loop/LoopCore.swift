@@ -262,6 +262,11 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         let me = currentThreadID()
         lock.lock()
         if target == .disposed { disposing = true }
+        // A dispose from a callback of this thread's own stop (an on-cancel action, a
+        // source's disconnect, the inspector hearing a drop) does its work nested in that
+        // stop, which then ends its own: the stop stays the closer until then, so that a
+        // close on another thread waits for both.
+        let outerClose = closer == me ? (closer, closingSession) : nil
         // The close this one takes the place of (it waits for this thread's drain), or 0.
         var replaced: UInt = 0
         // Whether a close from the drainer's step took this one's place while it waited,
@@ -338,7 +343,7 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         keyed.removeAll()
         let ending = session
         session = nil
-        closingSession = ending
+        closingSession = ending ?? outerClose?.1
         let wasRunning = status == .running
         status = target
         let lastModel = model
@@ -362,8 +367,8 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         if clearNow { clearStructures() }
 
         lock.lock()
-        closer = 0
-        closingSession = nil
+        closer = outerClose?.0 ?? 0
+        closingSession = outerClose?.1
         let disposeNow = disposeWhenClosed && target == .stopped
         disposeWhenClosed = false
         // Registrations queued while stopping wait for a drain.

@@ -75,8 +75,10 @@ import java.util.function.BiFunction;
  * run starts. Called from a callback, they skip the rest of that step (from inside the
  * update: its result is dropped, so no model is stored, nothing is published or handled,
  * and the journal does not record the event); a handler or observer that throws after
- * stopping or disposing its loop is reported after the STOPPED or DISPOSED trace. A callback must not wait for the thread that stops or
- * disposes its loop.
+ * stopping or disposing its loop is reported after the STOPPED or DISPOSED trace, and so
+ * are the drops a stop still reports when a callback of it (the inspector hearing a drop)
+ * disposes the loop. A callback must not wait for the thread that stops or disposes its
+ * loop.
  *
  * <p><b>Closes that meet.</b> A stop or dispose made while another thread's is under way
  * returns once that one has (a second dispose too), except from a callback of the run,
