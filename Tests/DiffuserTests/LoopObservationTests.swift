@@ -177,6 +177,31 @@ final class LoopObservationTests: XCTestCase {
         XCTAssertEqual(seen.values, ["first 1", "first 2", "first 10", "first 110", "first 6", "late 6", "first 6", "late 6"])
     }
 
+    /// A transform that stores into its property or observes it and then throws: its
+    /// result is not stored, and what it did meanwhile is delivered at once.
+    func testPropertyModifyThrowingAfterUsingItsProperty() {
+        struct Boom: Error {}
+        let property = Property(0)
+        let seen = Recorder<Int>()
+        let observation = property.subscribe { seen.append($0) }
+        XCTAssertThrowsError(try property.modify { value in
+            property.value = 5
+            value = 99
+            throw Boom()
+        })
+        XCTAssertEqual(property.value, 5, "the value stored inside stands; the result is not stored")
+        XCTAssertEqual(seen.values, [0, 5], "observers hear it at once")
+        let late = Recorder<Int>()
+        var lateObservation: _Disposable?
+        XCTAssertThrowsError(try property.modify { _ in
+            lateObservation = property.subscribe { late.append($0) }
+            throw Boom()
+        })
+        XCTAssertEqual(late.values, [5], "an observer added inside hears the current value at once")
+        observation.dispose()
+        lateObservation?.dispose()
+    }
+
     func testSignal() {
         let signal = Signal<String>()
         let seen = Recorder<String>()

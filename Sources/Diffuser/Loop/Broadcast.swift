@@ -65,9 +65,10 @@ final class Broadcast<Value>: @unchecked Sendable {
     }
 
     /// Stores `transform(current)` and delivers it, as one change: two threads modifying
-    /// at once lose neither change. The transform may read the value; a value it sends
-    /// (or a `modify` nested in it makes) is delivered first and then replaced by its
-    /// result.
+    /// at once lose neither change. The transform may read the value (the last stored);
+    /// a value it sends (or a `modify` nested in it makes) is delivered first and then
+    /// replaced by its result. If it throws, its result is not stored, and what it sent
+    /// or subscribed meanwhile is delivered all the same.
     func modify(_ transform: (inout Value) throws -> Void) rethrows {
         if inTransform { return try modifyLocked(transform) }
         lock.lock()
@@ -76,8 +77,9 @@ final class Broadcast<Value>: @unchecked Sendable {
         do {
             try modifyLocked(transform)
         } catch {
+            // Its result is not stored; what it stored or added meanwhile is delivered.
             modifier.store(0, ordering: .relaxed)
-            lock.unlock()
+            drainIfIdleLocked()
             throw error
         }
         modifier.store(0, ordering: .relaxed)

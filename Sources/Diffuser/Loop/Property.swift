@@ -46,9 +46,11 @@ public final class Property<Value>: Subscribable {
     public var projectedValue: Property<Value> { self }
 
     /// Changes the value in place, as one change, and notifies observers: two threads
-    /// modifying at once lose neither change. `transform` may use the property: it
-    /// reads the value as it was, and a value it stores (or a `modify` inside it makes)
-    /// is delivered first, then replaced by its result.
+    /// modifying at once lose neither change. `transform` may use the property: a read
+    /// gives the value last stored, and a value it stores (or a `modify` inside it
+    /// makes) is delivered first, then replaced by its result, so a nested change is
+    /// lost unless the transform reads it back. If `transform` throws, its result is not
+    /// stored; what it stored or observed meanwhile stands.
     public func modify(_ transform: (inout Value) throws -> Void) rethrows {
         try broadcast.modify(transform)
     }
