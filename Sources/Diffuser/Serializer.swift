@@ -163,7 +163,7 @@ final class Serializer: @unchecked Sendable {
     /// merge holds none of them while it waits, so it cannot close a circle with passes
     /// that wait for each other's graphs one way (A's effect running B while the merge
     /// of A and B waits). It waits for the lock it last found held, then tries the
-    /// others, and lets them all go again if one is held.
+    /// others, and if one is held lets go of those it took and starts again.
     private static func lockAll(_ serializers: [Serializer]) {
         guard !serializers.isEmpty else { return }
         var waitFor = 0
