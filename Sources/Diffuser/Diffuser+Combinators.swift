@@ -269,3 +269,47 @@ extension Diffuser {
         Diffuser(node: GateNode(Inequality(equality), ChildNode(FanOutNode(children))), above: deepest(of: children))
     }
 }
+
+// MARK: Gates of bindings
+
+/// The gates of the callable-value combinators, for a binding that knows, when it builds
+/// a gate, that its `keep` returns the value it is given (the same bits) and calls no
+/// user code, although the type of its predicate does not say so: a C type without
+/// `retain`. Such a gate, like those of the closure combinators, leaves an equal value
+/// with its cache's very bits as it is instead of keeping it again. With `keepsItself`
+/// false each is the public combinator of the same name.
+extension Diffuser {
+    /// `intoWhen(calling:effect:)`, with what `change.keep` does known.
+    @_spi(Bindings) @inlinable
+    public static func intoWhen<Change: ChangeFunction, Effect: EffectFunction>(
+        calling change: Change, effect: Effect, keepsItself: Bool
+    ) -> Diffuser<A> where Change.Value == A, Effect.Value == A {
+        Diffuser(node: GateNode(change, CalledEffect(effect), keepsItself: keepsItself))
+    }
+
+    /// `intoWhen(calling:_:)`, with what `change.keep` does known.
+    @_spi(Bindings) @inlinable
+    public static func intoWhen<Change: ChangeFunction>(
+        calling change: Change, _ diffuser: Diffuser<A>, keepsItself: Bool
+    ) -> Diffuser<A> where Change.Value == A {
+        Diffuser(node: GateNode(change, ChildNode(diffuser.node), keepsItself: keepsItself), above: diffuser.depth)
+    }
+
+    /// `into(comparing:calling:)`, with what `equality.keep` does known.
+    @_spi(Bindings) @inlinable
+    public static func into<Equality: EqualityFunction, Effect: EffectFunction>(
+        comparing equality: Equality, calling effect: Effect, keepsItself: Bool
+    ) -> Diffuser<A> where Equality.Value == A, Effect.Value == A {
+        Diffuser(node: GateNode(Inequality(equality), CalledEffect(effect), keepsItself: keepsItself))
+    }
+
+    /// `intoAll(comparing:_:)`, with what `equality.keep` does known.
+    @_spi(Bindings) @inlinable
+    public static func intoAll<Equality: EqualityFunction>(
+        comparing equality: Equality, _ children: [Diffuser<A>], keepsItself: Bool
+    ) -> Diffuser<A> where Equality.Value == A {
+        Diffuser(
+            node: GateNode(Inequality(equality), ChildNode(FanOutNode(children)), keepsItself: keepsItself),
+            above: deepest(of: children))
+    }
+}

@@ -69,6 +69,10 @@ struct CChange: ChangeFunction {
         try type.kept(value)
     }
 
+    /// Whether `keep` returns the value it is given and calls no user code: a type
+    /// without `retain` keeps a value as it is (`ValueType.kept`).
+    var keepsItself: Bool { type.retainFn == nil }
+
     func didChange(_ old: CValue, _ new: CValue) throws -> Bool {
         let serial = dfsi_error_serial()
         let answer = function.fn(old.pointer, new.pointer, function.ctx)

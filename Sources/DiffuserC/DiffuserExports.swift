@@ -108,7 +108,7 @@ public func dfs_diffuser_into(
     _ destroy: dfs_destroy_fn?, _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> dfs_status {
     effectDiffuser(type, effect, ctx, destroy, out) { type, effect in
-        .into(comparing: CEquality(type: type), calling: effect)
+        .into(comparing: CEquality(type: type), calling: effect, keepsItself: type.retainFn == nil)
     }
 }
 
@@ -130,7 +130,8 @@ public func dfs_diffuser_into_when(
         let inner = try lookupDiffuser(child, "child")
         let predicate = try CChange(callback, type: inner.type.type)
         try checkDepth(above: inner.diffuser.depth)
-        return try publish(.intoWhen(calling: predicate, inner.diffuser), inner.type.type)
+        return try publish(
+            .intoWhen(calling: predicate, inner.diffuser, keepsItself: predicate.keepsItself), inner.type.type)
     }
 }
 
@@ -146,7 +147,9 @@ public func dfs_diffuser_into_when_effect(
     return produce(out) {
         let valueType = try lookupType(type)
         let predicate = try CChange(predicateCallback, type: valueType)
-        return try publish(.intoWhen(calling: predicate, effect: CEffect(effectCallback)), valueType)
+        return try publish(
+            .intoWhen(calling: predicate, effect: CEffect(effectCallback), keepsItself: predicate.keepsItself),
+            valueType)
     }
 }
 
@@ -158,7 +161,8 @@ public func dfs_diffuser_into_all(
     produce(out) {
         let valueType = try lookupType(type)
         let all = try children(list, count, of: valueType)
-        return try publish(.intoAll(comparing: CEquality(type: valueType), all), valueType)
+        return try publish(
+            .intoAll(comparing: CEquality(type: valueType), all, keepsItself: valueType.retainFn == nil), valueType)
     }
 }
 

@@ -30,9 +30,12 @@ where Change.Value == A, Child.Value == A {
     var cache: A?
 
     /// A gate over `child` with `change`, which keeps each value with `change.keep`.
+    /// `keepsItself` promises that this `change.keep` returns a value with the same bits
+    /// as the one it is given and calls no user code, although its type does not say so
+    /// (a C type without `retain`): see `pass`.
     @inlinable
-    convenience init(_ change: Change, _ child: Child) {
-        self.init(change, child, takesOwned: false)
+    convenience init(_ change: Change, _ child: Child, keepsItself: Bool = false) {
+        self.init(change, child, takesOwned: false, keepsItself: keepsItself)
     }
 
     /// `takesOwned` promises that `change.keep` is the value itself, so that the gate may
@@ -40,16 +43,25 @@ where Change.Value == A, Child.Value == A {
     /// copying it. Called only by `init(_:_:)` and by `init(taking:_:)`, whose
     /// constraint (`KeepsItself`) makes the promise checked.
     @inlinable
-    init(_ change: Change, _ child: Child, takesOwned: Bool) {
+    init(_ change: Change, _ child: Child, takesOwned: Bool, keepsItself: Bool = false) {
         self.change = change
         self.child = child
-        super.init(step: takesOwned
-            ? { node, value, owned in
-                try unsafeDowncast(node, to: GateNode<A, Change, Child>.self).pass(value, taking: owned)
-            }
-            : { node, value, _ in
-                try unsafeDowncast(node, to: GateNode<A, Change, Child>.self).pass(value, taking: false)
+        if takesOwned {
+            super.init(step: { node, value, owned in
+                try unsafeDowncast(node, to: GateNode<A, Change, Child>.self)
+                    .pass(value, taking: owned, keepsItself: true)
             })
+        } else if keepsItself || Change.self is KeepsItself.Type {
+            super.init(step: { node, value, _ in
+                try unsafeDowncast(node, to: GateNode<A, Change, Child>.self)
+                    .pass(value, taking: false, keepsItself: true)
+            })
+        } else {
+            super.init(step: { node, value, _ in
+                try unsafeDowncast(node, to: GateNode<A, Change, Child>.self)
+                    .pass(value, taking: false, keepsItself: false)
+            })
+        }
     }
 
     /// The gate's step: compare with the previous value, run the child if it changed,
@@ -59,18 +71,23 @@ where Change.Value == A, Child.Value == A {
     /// in place) and copied only to be kept; the child gets it at the same address. With
     /// `take`, the value is owned and `keep` is the value itself: it is exchanged with
     /// the cache instead of copied, except into an empty cache (`keep(owned:)`).
+    /// `keepsItself` promises that `change.keep` is the value itself and calls no user
+    /// code (`KeepsItself`): only then may an equal value with the cache's very bits be
+    /// left unkept, as keeping it would change nothing and call nothing.
     @inlinable @inline(__always)
-    final func pass(_ value: UnsafePointer<A>, taking take: Bool) throws {
+    final func pass(_ value: UnsafePointer<A>, taking take: Bool, keepsItself: Bool) throws {
         if let old = cachedValue {
             let changed = try withBorrowed(old) { old in
                 try withBorrowed(value) { try change.didChange(old, $0) }
             }
             if !changed {
-                // Equal: keep the new value all the same, unless it is the very value kept
-                // (the same bits), which storing would not change. An owned value with
-                // the same bits is left to its owner, which destroys it: it holds its own
-                // references, the cache holds others.
-                if sameBits(old, value) { return }
+                // Equal: keep the new value all the same, unless `keep` is the value
+                // itself and this is the very value kept (the same bits), which storing
+                // would not change. A `keep` that is user code (a C type's retain, an
+                // equality's own `keep`) is called on every equal run, as it may fail or
+                // count. An owned value with the same bits is left to its owner, which
+                // destroys it: it holds its own references, the cache holds others.
+                if keepsItself && sameBits(old, value) { return }
                 if take { return keep(owned: value) }
                 cache = try withBorrowed(value) { try change.keep($0) }
                 return
