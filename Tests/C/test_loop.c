@@ -1170,6 +1170,25 @@ static int next_outside(const void *model, const void *event, dfs_next *next, vo
     return 0;
 }
 
+/* Keeps the dfs_next of event 1; in the update of event 2 (of this loop or another, as
+ * `kept` is shared), gives that stale next a model, which must be refused. */
+typedef struct stale_next {
+    dfs_next *kept;
+    dfs_status later;
+} stale_next;
+
+static int next_kept(const void *model, const void *event, dfs_next *next, void *ctx) {
+    (void)model;
+    stale_next *s = ctx;
+    if (VALUE(event) == 1) s->kept = next;
+    if (VALUE(event) == 2) {
+        box *late = box_new(42);
+        s->later = dfs_next_model(s->kept, late);
+        if (s->later != DFS_OK) box_unref(late); /* refused: the value stays the caller's */
+    }
+    return 0;
+}
+
 static void test_errors(void) {
     check_section("errors: NULL and wrong handles, types, dfs_next outside its update, destroy once");
     update_ctx u = {0};
@@ -1228,6 +1247,32 @@ static void test_errors(void) {
     CHECK(stale != NULL, "the update saw its next");
     CHECK_STATUS(dfs_next_effect(stale, NULL), DFS_ERR_HANDLE, "a dfs_next after its update returned is refused");
     dfs_loop_release(capturing);
+
+    /* A later update's dfs_next may lie where the stale one did: still refused, in this
+     * loop and in another. */
+    for (int other = 0; other < 2; other++) {
+        stale_next kept = {NULL, DFS_OK};
+        update_ctx u3 = {0};
+        dfs_loop_config c3 = counter_config(0, &u3);
+        c3.update = next_kept;
+        c3.update_ctx = &kept;
+        c3.update_destroy = NULL;
+        dfs_loop *first = counter_loop(&c3);
+        dfs_loop *second = NULL;
+        if (other) {
+            c3 = counter_config(0, &u3);
+            c3.update = next_kept;
+            c3.update_ctx = &kept;
+            c3.update_destroy = NULL;
+            second = counter_loop(&c3);
+        }
+        CHECK_OK(dfs_loop_dispatch(first, EVENT(1)), "the update keeps its next");
+        CHECK_OK(dfs_loop_dispatch(other ? second : first, EVENT(2)), "a later update uses it");
+        CHECK_STATUS(kept.later, DFS_ERR_HANDLE, "a kept dfs_next is refused in a later update of %s",
+                     other ? "another loop" : "its loop");
+        dfs_loop_release(first);
+        dfs_loop_release(second);
+    }
 
     CHECK_STATUS(dfs_executor_run_all(NULL), -DFS_ERR_NULL, "run_all of NULL");
     CHECK_OK(dfs_loop_release(NULL), "releasing NULL is allowed");
