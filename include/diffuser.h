@@ -75,8 +75,10 @@
  *
  * Limits
  * ------
- * A composite takes fewer than 2^24 children. Handles are 64-bit values; the library
- * is built for 64-bit platforms.
+ * A composite takes fewer than 2^24 children, and each array of a loop's config (its
+ * handlers, start effects and feedbacks) fewer than 2^24 entries: a longer count fails
+ * with DFS_ERR_ARGUMENT, and the array is not read. Handles are 64-bit values; the
+ * library is built for 64-bit platforms.
  */
 #ifndef DIFFUSER_H
 #define DIFFUSER_H
@@ -1106,8 +1108,9 @@ typedef struct dfs_loop_config {
 /** Makes a loop. Every destroy of the config (update, handlers, coalesce, inspect) runs
  *  once the loop no longer needs its callback, also if dfs_loop_new fails (the
  *  feedbacks' callbacks belong to their dfs_feedback handles: a failure leaves them as
- *  they were). On success *out is a new handle: dfs_loop_release it; the last release
- *  disposes the loop. */
+ *  they were), except the handlers' when handler_count is out of range (2^24 or more:
+ *  DFS_ERR_ARGUMENT, and the handlers are not read). On success *out is a new handle:
+ *  dfs_loop_release it; the last release disposes the loop. */
 DFS_API dfs_status dfs_loop_new(const dfs_loop_config *config, dfs_loop **out);
 
 /** Queues `event` (retained through the event type; a type without retain must keep
