@@ -1179,7 +1179,8 @@ DFS_API dfs_status dfs_feedback_work(dfs_overlap overlap, dfs_executor *executor
  *  request_type, ownership as dfs_transform_fn; NULL for none). fn(request, job) starts
  *  when the request changes (request_type's equality) to a non-NULL one, and the job is
  *  cancelled when it becomes NULL; `overlap` decides about the work of the previous
- *  request. A failing `request` leaves the request as it was. */
+ *  request. A failing `request`, or a failing equality of request_type, leaves the
+ *  request as it was: nothing starts or stops. */
 DFS_API dfs_status dfs_feedback_request(dfs_type *request_type, dfs_transform_fn request, void *request_ctx,
                                         dfs_destroy_fn request_destroy, dfs_overlap overlap, dfs_executor *executor,
                                         dfs_feedback_fn fn, void *ctx, dfs_destroy_fn destroy, dfs_feedback **out);

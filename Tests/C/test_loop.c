@@ -468,6 +468,30 @@ static void test_feedbacks(void) {
     CHECK_LOG(&log, "req:2", "a request again after none starts again");
     dfs_disposable_dispose(dr);
 
+    /* A request type whose equality fails (on request 4): that model leaves the request
+     * as it was, as a failing request does; nothing starts or stops. */
+    box_type_ctx failing_ctx;
+    dfs_type *failing = box_type_fresh(&failing_ctx, NULL);
+    failing_ctx.fail_enabled = 1;
+    failing_ctx.fail_on = 4;
+    fb fails = {.name = "fails", .log = &log};
+    dfs_disposable *df = NULL;
+    CHECK_OK(dfs_loop_add_request_feedback(loop, failing, request_of, NULL, NULL, DFS_OVERLAP_CANCEL_PREVIOUS, NULL,
+                                           fb_work, &fails, fb_destroy, &df),
+             "a request-gated feedback whose equality fails on 4");
+    CHECK_LOG(&log, "fails:2", "it starts on the current request");
+    dfs_loop_dispatch(loop, EVENT(20)); /* 40: request 4, whose comparison fails */
+    CHECK_LOG(&log, "", "a failing comparison starts nothing");
+    CHECK_INT(fails.cancels[0], 0, "and stops nothing");
+    dfs_loop_dispatch(loop, EVENT(-10)); /* 30: request 3, compared with 2 */
+    CHECK_LOG(&log, "fails:3", "the next request is compared with the one kept");
+    CHECK_INT(fails.cancels[0], 1, "and cancels its work");
+    CHECK_INT(failing_ctx.equal_calls, 2, "one comparison a model");
+    dfs_disposable_dispose(df);
+    dfs_disposable_release(df);
+    fb_release(&fails);
+    dfs_type_release(failing);
+
     dfs_disposable_release(dc);
     dfs_disposable_release(dk);
     dfs_disposable_release(db);

@@ -238,6 +238,36 @@ final class LoopFeedbackTests: XCTestCase {
         ])
     }
 
+    /// A comparison that throws changes nothing either: the request stays the one kept,
+    /// and the next is compared with it.
+    func testRequestFeedbackWithAThrowingIsSame() {
+        struct Query { let text: String }
+        let log = Recorder<String>()
+        let loop = Loop(
+            model: Counter(),
+            update: counterUpdate,
+            feedbacks: [.request(
+                { (model: Counter) -> Query? in model.request.map { Query(text: $0) } },
+                isSame: { old, new in
+                    log.append("same \(old.text) \(new.text)")
+                    if new.text == "fails" { throw TestFailure(tag: "isSame") }
+                    return old.text == new.text
+                }
+            ) { query, job in
+                log.append("start \(query.text)")
+                job.onCancel { log.append("cancel \(query.text)") }
+            }]
+        )
+        loop.dispatch(.request("a"))
+        loop.dispatch(.request("fails"))
+        loop.dispatch(.request("b"))
+        XCTAssertEqual(log.values, [
+            "start a",
+            "same a fails",
+            "same a b", "cancel a", "start b",
+        ])
+    }
+
     func testFeedbackOnItsOwnExecutor() {
         let feedbackExecutor = ManualExecutor()
         let seen = Recorder<Int>()

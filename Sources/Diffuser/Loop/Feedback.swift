@@ -111,25 +111,25 @@ extension Feedback {
     }
 
     /// `request(_:on:overlap:_:)` for requests compared by `isSame` instead of `==`,
-    /// selected by a function that may throw: a model whose selection throws leaves the
-    /// request as it was (nothing starts or stops).
+    /// selected by a function that may throw: a model whose selection or comparison
+    /// throws leaves the request as it was (nothing starts or stops).
     public static func request<Request>(
         _ request: @escaping (Model) throws -> Request?,
-        isSame: @escaping (Request, Request) -> Bool,
+        isSame: @escaping (Request, Request) throws -> Bool,
         on executor: LoopExecutor? = nil,
         overlap: Overlap = .cancelPrevious,
         _ effect: @escaping (Request, Job<Event>) -> Void
     ) -> Feedback {
         Feedback { session in
             let slot = WorkSlot<Event>(overlap)
-            let changed: (Request?, Request?) -> Bool = { old, new in
+            let changed: (Request?, Request?) throws -> Bool = { old, new in
                 switch (old, new) {
                 case (nil, nil): return false
-                case let (old?, new?): return !isSame(old, new)
+                case let (old?, new?): return try !isSame(old, new)
                 default: return true
                 }
             }
-            let gate = Diffuser<Model>.map(throwing: request, .intoWhen(changed) { (value: Request?) in
+            let gate = Diffuser<Model>.map(throwing: request, .intoWhen(throwing: changed) { (value: Request?) in
                 guard let value else {
                     slot.cancelAll()
                     return

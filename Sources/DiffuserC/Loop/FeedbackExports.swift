@@ -46,7 +46,8 @@ func workFeedback(
 }
 
 /// `Feedback.request` over a `dfs_transform_fn` selecting requests of `requestType`
-/// (NULL for none, compared with the type's equality) and a `dfs_feedback_fn`.
+/// (NULL for none, compared with the type's equality) and a `dfs_feedback_fn`. A model
+/// whose selection or comparison fails leaves the request as it was.
 func requestFeedback(
     _ requestType: OpaquePointer?, _ selectCallback: CCallback<dfs_transform_fn>, _ overlap: dfs_overlap,
     _ executor: OpaquePointer?, _ callback: CCallback<dfs_feedback_fn>
@@ -63,7 +64,7 @@ func requestFeedback(
                 let value = try select.select(model, role: "request")
                 return value.pointer == nil ? nil : value
             },
-            isSame: { a, b in withExtendedLifetime(typeReference) { (try? type.equal(a.pointer, b.pointer)) ?? false } },
+            isSame: { a, b in try withExtendedLifetime(typeReference) { try type.equal(a.pointer, b.pointer) } },
             on: runOn,
             overlap: strategy
         ) { request, job in

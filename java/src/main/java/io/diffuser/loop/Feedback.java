@@ -26,7 +26,8 @@ import java.util.concurrent.Executor;
  * throws goes to the thread's uncaught exception handler (which prints it, by default);
  * work that throws is finished, as if it had called {@link Job#finish()}, so that the
  * events it sent stay queued and an overlap strategy waiting for it goes on; a request
- * that throws leaves the request as it was; a propagate that throws counts as no event.
+ * that throws, or whose {@code equals} throws, leaves the request as it was; a propagate
+ * that throws counts as no event.
  *
  * @param <M> the type of models
  * @param <E> the type of events
