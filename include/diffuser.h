@@ -208,7 +208,10 @@ DFS_API dfs_status dfs_type_release(dfs_type *type);
 DFS_API dfs_type *dfs_type_pointer(void);
 
 /** A built-in type: NUL-terminated strings compared with strcmp (NULL equals only
- *  NULL); retain copies the string, release frees the copy. Static handle. */
+ *  NULL); retain copies the string (malloc), release frees it (free). Static handle. So
+ *  a string handed over as a new reference (a dfs_diffuser_map transform's output,
+ *  dfs_next_model, dfs_next_effect) must come from malloc or strdup; a string inside
+ *  the input belongs with dfs_diffuser_map_borrowed or dfs_diffuser_map_field. */
 DFS_API dfs_type *dfs_type_cstring(void);
 
 /* ------------------------------------------------------------------------------------
@@ -490,7 +493,8 @@ DFS_API dfs_status dfs_closure_new(dfs_dispatch *dispatch, dfs_ffi_type ret,
  * place; elsewhere the k-th old occurrence of a key pairs with its k-th new occurrence,
  * extra occurrences are deletes or inserts, and has_duplicates says it happened.
  * Only matched items outside one longest increasing subsequence move: no fewer moves
- * can reorder them. Expected O(n) plus O(k log k) for k matched items.
+ * can reorder them, for this pairing (with duplicate keys another pairing may need
+ * fewer: a b a b to b a b a moves two items here, where one would do). Expected O(n) plus O(k log k) for k matched items.
  *
  * The result comes in one struct whose arrays live in one block: free it with
  * dfs_list_diff_free. Indices and counts are int32_t (lists hold fewer than 2^31 - 1

@@ -1,4 +1,5 @@
-// The keyed list diff: pairs the items of two lists by key and finds the fewest moves.
+// The keyed list diff: pairs the items of two lists by key and finds the fewest moves for
+// that pairing.
 //
 // 1. Trim the common prefix and suffix: items with equal keys at the same places from
 //    either end pair in place (an unchanged list is done here, without hashing).
@@ -17,7 +18,7 @@ extension ListDiff {
     /// `sameContent`.
     ///
     /// `sameContent(old, new)` is called once for every matched pair (same key); `false`
-    /// makes the pair an update. `key` is called once or twice per item. Either may throw;
+    /// makes the pair an update. `key` is called at most twice per item. Either may throw;
     /// the error comes back from this initializer.
     ///
     /// ```swift
