@@ -15,6 +15,8 @@
  * to the exception's text (the only case where the glue calls the Throwable's toString()).
  */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "jni_glue.h"
 
@@ -40,6 +42,128 @@ int dfsj_exceptions_load(JNIEnv *env) {
     return m_object_to_string && m_add_suppressed ? 0 : -1;
 }
 
+/* ------------------------------------------------------------------------------------
+ * Text across the C ABI
+ *
+ * The core's text (dfs_set_error, dfs_last_error, a trace's error) is standard UTF-8 in
+ * a C string. JNI's *UTF* functions (GetStringUTFChars, NewStringUTF, ThrowNew) use
+ * Java's modified UTF-8 instead, which writes a character outside the BMP as two
+ * 3-byte surrogates and U+0000 as two bytes: the core would take those for invalid
+ * UTF-8. So text is converted here, from and to UTF-16. A lone surrogate becomes
+ * U+FFFD; so does U+0000, which a C string cannot hold (the Java side keeps the exact
+ * text where it has the Throwable: see Bridges.InspectorBridge).
+ * ------------------------------------------------------------------------------------ */
+
+/* Sets dfs_set_error() to `text` as standard UTF-8; 0, or -1 (an exception pending, or
+ * no memory) with nothing set. */
+int dfsj_set_error_text(JNIEnv *env, jstring text) {
+    jsize length = (*env)->GetStringLength(env, text);
+    const jchar *units = (*env)->GetStringChars(env, text, NULL);
+    if (units == NULL) return -1;
+    /* At most 3 bytes per UTF-16 unit: a surrogate pair (2 units) takes 4. */
+    char *out = malloc((size_t)length * 3 + 1);
+    if (out == NULL) {
+        (*env)->ReleaseStringChars(env, text, units);
+        return -1;
+    }
+    size_t n = 0;
+    for (jsize i = 0; i < length; i++) {
+        uint32_t c = units[i];
+        if (c >= 0xD800 && c <= 0xDBFF && i + 1 < length && units[i + 1] >= 0xDC00 && units[i + 1] <= 0xDFFF) {
+            c = 0x10000 + ((c - 0xD800) << 10) + (units[i + 1] - 0xDC00);
+            i++;
+        } else if ((c >= 0xD800 && c <= 0xDFFF) || c == 0) {
+            c = 0xFFFD;
+        }
+        if (c < 0x80) {
+            out[n++] = (char)c;
+        } else if (c < 0x800) {
+            out[n++] = (char)(0xC0 | (c >> 6));
+            out[n++] = (char)(0x80 | (c & 0x3F));
+        } else if (c < 0x10000) {
+            out[n++] = (char)(0xE0 | (c >> 12));
+            out[n++] = (char)(0x80 | ((c >> 6) & 0x3F));
+            out[n++] = (char)(0x80 | (c & 0x3F));
+        } else {
+            out[n++] = (char)(0xF0 | (c >> 18));
+            out[n++] = (char)(0x80 | ((c >> 12) & 0x3F));
+            out[n++] = (char)(0x80 | ((c >> 6) & 0x3F));
+            out[n++] = (char)(0x80 | (c & 0x3F));
+        }
+    }
+    out[n] = '\0';
+    (*env)->ReleaseStringChars(env, text, units);
+    dfs_set_error(out);
+    free(out);
+    return 0;
+}
+
+/* A new String of the standard UTF-8 `utf8` (an ill-formed sequence becomes U+FFFD);
+ * NULL with an exception pending if it cannot be made. */
+jstring dfsj_new_string(JNIEnv *env, const char *utf8) {
+    const unsigned char *s = (const unsigned char *)utf8;
+    size_t size = strlen(utf8);
+    /* At most one UTF-16 unit per byte. */
+    jchar *units = malloc((size + 1) * sizeof *units);
+    if (units == NULL) {
+        (*env)->ThrowNew(env, dfsj_c_oome, "out of memory");
+        return NULL;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < size;) {
+        unsigned char b = s[i];
+        uint32_t c;
+        size_t more;
+        uint32_t min;
+        if (b < 0x80) {
+            units[n++] = b;
+            i++;
+            continue;
+        } else if (b >= 0xC2 && b <= 0xDF) {
+            c = b & 0x1F, more = 1, min = 0x80;
+        } else if (b >= 0xE0 && b <= 0xEF) {
+            c = b & 0x0F, more = 2, min = 0x800;
+        } else if (b >= 0xF0 && b <= 0xF4) {
+            c = b & 0x07, more = 3, min = 0x10000;
+        } else {
+            units[n++] = 0xFFFD;
+            i++;
+            continue;
+        }
+        size_t j = 1;
+        for (; j <= more && i + j < size && (s[i + j] & 0xC0) == 0x80; j++) c = (c << 6) | (s[i + j] & 0x3F);
+        if (j <= more || c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) {
+            units[n++] = 0xFFFD; /* the lead byte and the continuation bytes read */
+            i += j;
+            continue;
+        }
+        i += j;
+        if (c >= 0x10000) {
+            units[n++] = (jchar)(0xD800 + ((c - 0x10000) >> 10));
+            units[n++] = (jchar)(0xDC00 + ((c - 0x10000) & 0x3FF));
+        } else {
+            units[n++] = (jchar)c;
+        }
+    }
+    jstring string = (*env)->NewString(env, units, (jsize)n);
+    free(units);
+    return string;
+}
+
+/* Throws a new `cls` (a Throwable class with a constructor taking a String) whose
+ * message is the standard UTF-8 `utf8`. */
+void dfsj_throw_text(JNIEnv *env, jclass cls, const char *utf8) {
+    jmethodID init = (*env)->GetMethodID(env, cls, "<init>", "(Ljava/lang/String;)V");
+    if (init == NULL) return;
+    jstring message = dfsj_new_string(env, utf8);
+    if (message == NULL) return;
+    jthrowable ex = (jthrowable)(*env)->NewObject(env, cls, init, message);
+    (*env)->DeleteLocalRef(env, message);
+    if (ex == NULL) return;
+    (*env)->Throw(env, ex);
+    (*env)->DeleteLocalRef(env, ex);
+}
+
 /* Sets dfs_set_error() to the Throwable's toString(), best effort. */
 static void describe(JNIEnv *env, jthrowable ex) {
     jstring text = (jstring)(*env)->CallObjectMethod(env, ex, m_object_to_string);
@@ -52,11 +176,7 @@ static void describe(JNIEnv *env, jthrowable ex) {
         dfs_set_error("a Java callback threw");
         return;
     }
-    const char *chars = (*env)->GetStringUTFChars(env, text, NULL);
-    if (chars != NULL) {
-        dfs_set_error(chars);
-        (*env)->ReleaseStringUTFChars(env, text, chars);
-    } else {
+    if (dfsj_set_error_text(env, text)) {
         (*env)->ExceptionClear(env);
         dfs_set_error("a Java callback threw");
     }
@@ -151,7 +271,7 @@ void dfsj_throw_status(JNIEnv *env, dfs_status status) {
     }
     char message[1024];
     snprintf(message, sizeof message, "%s: %s", dfs_status_name(status), dfs_last_error());
-    (*env)->ThrowNew(env, cls, message);
+    dfsj_throw_text(env, cls, message);
 }
 
 /* Turns the outcome of a core call into the Java outcome of the native method: nothing,

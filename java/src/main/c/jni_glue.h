@@ -168,6 +168,12 @@ int dfsj_connect_failed(JNIEnv *env);
 jthrowable dfsj_take_refusal(JNIEnv *env);
 void dfsj_fail_with(JNIEnv *env, jclass cls, const char *message);
 void dfsj_throw_status(JNIEnv *env, dfs_status status);
+/* Text between Java Strings and the core's standard UTF-8 (never JNI's modified UTF-8):
+ * every String the glue hands to the core, or makes of the core's text, goes through
+ * these. */
+int dfsj_set_error_text(JNIEnv *env, jstring text);
+jstring dfsj_new_string(JNIEnv *env, const char *utf8);
+void dfsj_throw_text(JNIEnv *env, jclass cls, const char *utf8);
 void dfsj_finish(JNIEnv *env, dfs_status status, jthrowable thrown, int rethrow_on_ok);
 jint dfsj_finish_refusable(JNIEnv *env, dfs_status status, jthrowable thrown);
 

@@ -140,8 +140,6 @@ JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_setError(JNIEnv *env, jc
         dfs_set_error(NULL);
         return;
     }
-    const char *chars = (*env)->GetStringUTFChars(env, message, NULL);
-    if (chars == NULL) return;
-    dfs_set_error(chars);
-    (*env)->ReleaseStringUTFChars(env, message, chars);
+    if (dfsj_set_error_text(env, message) && !(*env)->ExceptionCheck(env))
+        dfs_set_error("a Java callback failed (no memory for its message)");
 }

@@ -37,7 +37,9 @@
 
 void dfsj_list_throw(JNIEnv *env, const char *class_name, const char *message) {
     jclass cls = (*env)->FindClass(env, class_name);
-    if (cls != NULL) (*env)->ThrowNew(env, cls, message);
+    if (cls == NULL) return;
+    dfsj_throw_text(env, cls, message);
+    (*env)->DeleteLocalRef(env, cls);
 }
 
 void dfsj_list_throw_status(JNIEnv *env, dfs_status status) {

@@ -130,7 +130,7 @@ static void inspect_cb(const dfs_trace *trace, void *ctx) {
         for (size_t i = 0; effects != NULL && i < trace->effect_count; i++)
             (*env)->SetObjectArrayElement(env, effects, (jsize)i, (jobject)trace->effects[i]);
     }
-    jstring error = trace->error && !(*env)->ExceptionCheck(env) ? (*env)->NewStringUTF(env, trace->error) : NULL;
+    jstring error = trace->error && !(*env)->ExceptionCheck(env) ? dfsj_new_string(env, trace->error) : NULL;
     if (!(*env)->ExceptionCheck(env)) {
         (*env)->CallVoidMethod(env, (jobject)ctx, m_inspect, (jint)trace->kind, (jobject)trace->event,
                                (jobject)trace->model, (jboolean)(trace->has_next_model != 0),

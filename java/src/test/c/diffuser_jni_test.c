@@ -11,6 +11,9 @@
  * the thread was detached again after the emissions (the glue detaches what it
  * attached), 0 if it was left attached.
  *
+ * NativeErrors.lastError() (class io.diffuser.loop.NativeErrors): the bytes of
+ * dfs_last_error() on the calling thread, as the core holds them (standard UTF-8).
+ *
  * NativeHeap.inUse() (class io.diffuser.NativeHeap): the bytes malloc has handed out and
  * not taken back, over every arena (glibc's mallinfo2: uordblks + hblkhd). The core and
  * the glue allocate through malloc, so a leak per round of some operation shows here,
@@ -21,6 +24,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "diffuser.h"
 
@@ -80,6 +84,15 @@ Java_io_diffuser_fuser_NativeThreads_emitOnNativeThread(JNIEnv *env, jclass cls,
     free(job.events);
     free(job.statuses);
     return result;
+}
+
+JNIEXPORT jbyteArray JNICALL Java_io_diffuser_loop_NativeErrors_lastError(JNIEnv *env, jclass cls) {
+    (void)cls;
+    const char *text = dfs_last_error();
+    jsize size = (jsize)strlen(text);
+    jbyteArray bytes = (*env)->NewByteArray(env, size);
+    if (bytes != NULL) (*env)->SetByteArrayRegion(env, bytes, 0, size, (const jbyte *)text);
+    return bytes;
 }
 
 JNIEXPORT jlong JNICALL Java_io_diffuser_NativeHeap_inUse(JNIEnv *env, jclass cls) {

@@ -24,14 +24,29 @@ final class Bridges {
   static final Object NO_MODEL = new Object();
 
   /** The exception of the callback that failed last on this thread, for the inspector. */
-  private static final ThreadLocal<Throwable> FAILURE = new ThreadLocal<>();
+  private static final ThreadLocal<Failure> FAILURE = new ThreadLocal<>();
 
   private Bridges() {}
 
+  /**
+   * An exception and its text, made once: the trace's {@link LoopTrace#error()} is this
+   * text, not the core's copy of it, which is a C string and cannot hold U+0000.
+   */
+  static final class Failure {
+    final Throwable thrown;
+    final String text;
+
+    Failure(Throwable thrown, String text) {
+      this.thrown = thrown;
+      this.text = text;
+    }
+  }
+
   /** Keeps {@code failure} for the inspector and gives the core its message. */
   static void fail(Throwable failure) {
-    FAILURE.set(failure);
-    LoopNative.setError(String.valueOf(failure));
+    String text = String.valueOf(failure);
+    FAILURE.set(new Failure(failure, text));
+    LoopNative.setError(text);
   }
 
   /**
@@ -48,8 +63,8 @@ final class Bridges {
     }
   }
 
-  static Throwable takeFailure() {
-    Throwable failure = FAILURE.get();
+  static Failure takeFailure() {
+    Failure failure = FAILURE.get();
     FAILURE.remove();
     return failure;
   }
@@ -227,7 +242,8 @@ final class Bridges {
       LoopTrace.Kind k = KINDS[kind - 1];
       boolean failed = k == LoopTrace.Kind.FAILED || k == LoopTrace.Kind.EFFECT_FAILED
           || k == LoopTrace.Kind.OBSERVER_FAILED;
-      Throwable failure = k == LoopTrace.Kind.SOURCE_FAILED ? refusal : failed ? takeFailure() : null;
+      Failure kept = failed ? takeFailure() : null;
+      Throwable failure = k == LoopTrace.Kind.SOURCE_FAILED ? refusal : kept == null ? null : kept.thrown;
       LoopInspector<Object, Object, Object> target = inspector.get();
       if (target == null) {
         return; // the loop was disposed and collected, with its inspector
@@ -235,6 +251,8 @@ final class Bridges {
       try {
         if (refusal != null) {
           error = String.valueOf(refusal); // as fail() makes the message of the others
+        } else if (kept != null) {
+          error = kept.text;
         }
         target.inspect(new LoopTrace<>(k, event, model, hasNextModel, nextModel,
             effects == null ? List.of() : java.util.Collections.unmodifiableList(java.util.Arrays.asList(effects)),

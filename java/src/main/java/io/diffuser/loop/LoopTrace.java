@@ -148,7 +148,8 @@ public final class LoopTrace<M, E, F> {
   }
 
   /**
-   * The failure's message.
+   * The failure's message: for an exception of a Java callback ({@link #failure()}), its
+   * {@code toString()}, character for character.
    *
    * @return the message, for FAILED, EFFECT_FAILED, OBSERVER_FAILED and SOURCE_FAILED
    */

@@ -1,5 +1,6 @@
 package io.diffuser.loop;
 
+import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertNotNull;
@@ -10,6 +11,7 @@ import static org.junit.Assert.fail;
 import io.diffuser.diffuser.Diffuser;
 import io.diffuser.fuser.Disposable;
 import io.diffuser.fuser.Fuser;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -205,6 +207,50 @@ public class LoopTest {
           effectFailed.toString().startsWith("effectFailed inc->1: ") && effectFailed.toString().contains("handler"));
     }
     assertEquals(LoopTrace.Kind.DISPOSED, traces.get(traces.size() - 1).kind());
+  }
+
+  @Test
+  public void aTraceCarriesTheTextOfTheFailureExactly() {
+    // Characters outside the BMP and U+0000 included: the trace's error is the
+    // exception's own text, not a copy that went through the core's C string.
+    RuntimeException update = new RuntimeException("caf\u00e9 \uD83D\uDE00 end");
+    RuntimeException handler = new RuntimeException("nul\u0000byte");
+    List<LoopTrace<Integer, Integer, String>> traces = new ArrayList<>();
+    try (Loop<Integer, Integer, String> loop = Loop.<Integer, Integer, String>builder(0, (m, e) -> {
+          if (e == 1) throw update;
+          return Next.next(m + e, "f");
+        })
+        .handler((f, job) -> {
+          throw handler;
+        })
+        .inspector(traces::add).build()) {
+      loop.dispatch(1);
+      loop.dispatch(2);
+    }
+    LoopTrace<Integer, Integer, String> failed = find(traces, LoopTrace.Kind.FAILED);
+    assertSame(update, failed.failure());
+    assertEquals(String.valueOf(update), failed.error());
+    LoopTrace<Integer, Integer, String> effectFailed = find(traces, LoopTrace.Kind.EFFECT_FAILED);
+    assertSame(handler, effectFailed.failure());
+    assertEquals(String.valueOf(handler), effectFailed.error());
+  }
+
+  @Test
+  public void theCoreGetsTheTextOfAFailureAsStandardUtf8() {
+    // A character outside the BMP is one 4-byte sequence (not two 3-byte surrogates);
+    // a lone surrogate and U+0000, which a C string cannot hold, become U+FFFD.
+    LoopNative.setError("caf\u00e9 \uD83D\uDE00 \uD800 nul\u0000 end");
+    assertArrayEquals("caf\u00e9 \uD83D\uDE00 \uFFFD nul\uFFFD end".getBytes(StandardCharsets.UTF_8),
+        NativeErrors.lastError());
+  }
+
+  private static <M, E, F> LoopTrace<M, E, F> find(List<LoopTrace<M, E, F>> traces, LoopTrace.Kind kind) {
+    for (LoopTrace<M, E, F> trace : traces) {
+      if (trace.kind() == kind) {
+        return trace;
+      }
+    }
+    throw new AssertionError("no " + kind + " trace in " + traces);
   }
 
   @Test
