@@ -522,6 +522,53 @@ public class ReachabilityTest {
     }
   }
 
+  /** A large object that an exception reaches. */
+  static final class Payload {
+    final byte[] data = new byte[1 << 20];
+  }
+
+  static final class Carrying extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    final Payload payload;
+
+    Carrying(Payload payload) {
+      super("carrying a payload");
+      this.payload = payload;
+    }
+  }
+
+  /** A loop without an inspector whose update, handler and observer throw, used and disposed. */
+  private static List<WeakReference<Payload>> failWithoutInspector() {
+    List<WeakReference<Payload>> payloads = new ArrayList<>();
+    List<RuntimeException> failures = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      Payload payload = new Payload();
+      payloads.add(new WeakReference<>(payload));
+      failures.add(new Carrying(payload));
+    }
+    try (Loop<Integer, Integer, Integer> loop = Loop.<Integer, Integer, Integer>builder(0, (m, e) -> {
+          if (e == 1) throw failures.get(0);
+          return Next.next(m + e, e);
+        })
+        .handler((effect, job) -> {
+          throw failures.get(1);
+        }).build()) {
+      loop.observe(model -> {
+        if (model == 2) throw failures.get(2);
+      });
+      loop.dispatch(1);
+      loop.dispatch(2);
+    }
+    return payloads;
+  }
+
+  @Test
+  public void theFailuresOfALoopWithoutInspectorAreNotKept() throws Exception {
+    // Nothing takes them (an inspector would): the thread that ran the callbacks does not
+    // keep them either, once the loop is gone.
+    assertEquals(0, uncollected(failWithoutInspector()));
+  }
+
   /** The JVM's count of JNI global references (HotSpot's thread dump reports it). */
   private static long globalReferences() throws Exception {
     String dump = (String) ManagementFactory.getPlatformMBeanServer().invoke(

@@ -42,10 +42,17 @@ final class Bridges {
     }
   }
 
-  /** Keeps {@code failure} for the inspector and gives the core its message. */
-  static void fail(Throwable failure) {
+  /**
+   * Gives the core the message of {@code failure}, and keeps it for the inspector if the
+   * loop has one ({@code inspected}): the inspector's trace of the failure, on this
+   * thread, takes it. Without an inspector nothing would take it, and this thread would
+   * keep the exception (and what it reaches) for good.
+   */
+  static void fail(Throwable failure, boolean inspected) {
     String text = String.valueOf(failure);
-    FAILURE.set(new Failure(failure, text));
+    if (inspected) {
+      FAILURE.set(new Failure(failure, text));
+    }
     LoopNative.setError(text);
   }
 
@@ -72,6 +79,7 @@ final class Bridges {
   /** {@code dfs_update_fn}: {model or NO_MODEL, effects...}, or null if it failed. */
   static final class UpdateBridge {
     private final Held<Update<Object, Object, Object>> update;
+    private final boolean inspected;
     /**
      * What the native loop must keep reachable for as long as it holds this bridge (the
      * fusers of its connections); never read.
@@ -79,14 +87,17 @@ final class Bridges {
     @SuppressWarnings("unused")
     private final Object held;
 
+    /** An update with no inspector (a journal's replay). */
     UpdateBridge(Update<?, ?, ?> update) {
-      this(new Held<>(update), null);
+      this(new Held<>(update), null, false);
     }
 
+    /** {@code inspected}: whether the loop has an inspector (see {@link Bridges#fail}). */
     @SuppressWarnings("unchecked")
-    UpdateBridge(Held<? extends Update<?, ?, ?>> update, Object held) {
+    UpdateBridge(Held<? extends Update<?, ?, ?>> update, Object held, boolean inspected) {
       this.update = (Held<Update<Object, Object, Object>>) update;
       this.held = held;
+      this.inspected = inspected;
     }
 
     Object[] next(Object model, Object event) {
@@ -103,7 +114,7 @@ final class Bridges {
         }
         return result;
       } catch (Throwable failure) {
-        fail(failure);
+        fail(failure, inspected);
         return null;
       }
     }
@@ -112,10 +123,13 @@ final class Bridges {
   /** {@code dfs_handler_fn}. */
   static final class HandlerBridge {
     private final Held<EffectHandler<Object, Object>> handler;
+    private final boolean inspected;
 
+    /** {@code inspected}: whether the loop has an inspector (see {@link Bridges#fail}). */
     @SuppressWarnings("unchecked")
-    HandlerBridge(Held<? extends EffectHandler<?, ?>> handler) {
+    HandlerBridge(Held<? extends EffectHandler<?, ?>> handler, boolean inspected) {
       this.handler = (Held<EffectHandler<Object, Object>>) handler;
+      this.inspected = inspected;
     }
 
     boolean handle(Object effect, long job) {
@@ -123,7 +137,7 @@ final class Bridges {
         present(handler).handle(effect, new Job<>(job));
         return true;
       } catch (Throwable failure) {
-        fail(failure);
+        fail(failure, inspected);
         return false;
       }
     }
@@ -179,10 +193,13 @@ final class Bridges {
   /** {@code dfs_effect_fn} of an observer. */
   static final class ObserverBridge {
     private final Effect<Object> observer;
+    private final boolean inspected;
 
+    /** {@code inspected}: whether the loop has an inspector (see {@link Bridges#fail}). */
     @SuppressWarnings("unchecked")
-    ObserverBridge(Effect<?> observer) {
+    ObserverBridge(Effect<?> observer, boolean inspected) {
       this.observer = (Effect<Object>) observer;
+      this.inspected = inspected;
     }
 
     boolean accept(Object model) {
@@ -190,7 +207,7 @@ final class Bridges {
         observer.run(model);
         return true;
       } catch (Throwable failure) {
-        fail(failure);
+        fail(failure, inspected);
         return false;
       }
     }

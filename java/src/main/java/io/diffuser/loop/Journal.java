@@ -89,8 +89,6 @@ public final class Journal<M, E> {
     try {
       replay(handle, new Bridges.UpdateBridge(update), models);
     } finally {
-      // The failures of the update, kept for an inspector that a replay does not have.
-      Bridges.takeFailure();
       Reference.reachabilityFence(this);
     }
     return Collections.unmodifiableList(models);

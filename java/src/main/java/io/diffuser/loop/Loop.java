@@ -138,11 +138,14 @@ public final class Loop<M, E, F> implements AutoCloseable {
    */
   private final List<Held<?>> held;
   private final Object[] callbacks;
+  /** Whether the loop has an inspector, which takes the exceptions of its observers. */
+  private final boolean inspected;
 
-  private Loop(long handle, Set<Connection> connections, List<Held<?>> held) {
+  private Loop(long handle, Set<Connection> connections, List<Held<?>> held, boolean inspected) {
     this.handle = handle;
     this.connections = connections;
     this.held = held;
+    this.inspected = inspected;
     this.callbacks = held.stream().map(Held::get).toArray();
     this.cleanable = LoopNative.track(this, LoopNative.Kind.LOOP, handle);
   }
@@ -235,7 +238,7 @@ public final class Loop<M, E, F> implements AutoCloseable {
   public Disposable observe(Effect<? super M> observer) {
     Objects.requireNonNull(observer, "observer");
     try {
-      return new NativeDisposable(LoopNative.observe(handle, new Bridges.ObserverBridge(observer)));
+      return new NativeDisposable(LoopNative.observe(handle, new Bridges.ObserverBridge(observer, inspected)));
     } finally {
       Reference.reachabilityFence(this);
     }
@@ -645,7 +648,7 @@ public final class Loop<M, E, F> implements AutoCloseable {
       List<Held<?>> held = new ArrayList<>();
       try {
         for (int i = 0; i < handlers.size(); i++) {
-          handlerBridges[i] = new Bridges.HandlerBridge(hold(held, handlers.get(i)));
+          handlerBridges[i] = new Bridges.HandlerBridge(hold(held, handlers.get(i)), inspector != null);
           if (handlerExecutors.get(i) != null) {
             executors[i] = Bridges.executorHandle(hold(held, handlerExecutors.get(i)), Integer.MAX_VALUE);
           }
@@ -658,12 +661,12 @@ public final class Loop<M, E, F> implements AutoCloseable {
         }
         Set<Connection> connections = ConcurrentHashMap.newKeySet();
         long made = LoopNative.loopNew(model, startEffects.toArray(),
-            new Bridges.UpdateBridge(hold(held, update), connections), handlerBridges, executors, loopExecutor,
+            new Bridges.UpdateBridge(hold(held, update), connections, inspector != null), handlerBridges, executors, loopExecutor,
             coalescing == null ? null : new Bridges.KeyBridge(hold(held, coalescing)),
             inspector == null ? null : new Bridges.InspectorBridge(hold(held, inspector)), Journal.handleOf(journal),
             descriptions, manualStart);
         Reference.reachabilityFence(journal);
-        return new Loop<>(made, connections, held);
+        return new Loop<>(made, connections, held, inspector != null);
       } finally {
         for (long handle : executors) {
           if (handle != 0) {
