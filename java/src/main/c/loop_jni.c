@@ -368,29 +368,33 @@ JNIEXPORT jboolean JNICALL Java_io_diffuser_loop_LoopNative_start(JNIEnv *env, j
 }
 
 /* stop, dispose and release: they wait for callbacks in progress and may run the last
- * steps of the loop on this thread. */
+ * steps of the loop on this thread. With `rethrow_on_ok` (stop and dispose), a Throwable
+ * kept although the core call succeeded is thrown once the close is complete: that of a
+ * source's Disposable.dispose(), which the core's disconnect cannot report (later ones
+ * are suppressed by it), as a Fuser connection's dispose throws it. The release, a
+ * Cleaner's, has no caller to throw to. */
 typedef dfs_status (*loop_call)(dfs_loop *);
 
-static void call_loop(JNIEnv *env, loop_call call, jlong loop) {
+static void call_loop(JNIEnv *env, loop_call call, jlong loop, int rethrow_on_ok) {
     dfsj_entry e;
     dfsj_enter(&e, env);
     dfs_status status = call(H(dfs_loop, loop));
-    dfsj_finish(env, status, dfsj_leave(&e), 0);
+    dfsj_finish(env, status, dfsj_leave(&e), rethrow_on_ok);
 }
 
 JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_stop(JNIEnv *env, jclass cls, jlong loop) {
     (void)cls;
-    call_loop(env, dfs_loop_stop, loop);
+    call_loop(env, dfs_loop_stop, loop, 1);
 }
 
 JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_dispose(JNIEnv *env, jclass cls, jlong loop) {
     (void)cls;
-    call_loop(env, dfs_loop_dispose, loop);
+    call_loop(env, dfs_loop_dispose, loop, 1);
 }
 
 JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_release(JNIEnv *env, jclass cls, jlong loop) {
     (void)cls;
-    call_loop(env, dfs_loop_release, loop);
+    call_loop(env, dfs_loop_release, loop, 0);
 }
 
 JNIEXPORT jboolean JNICALL Java_io_diffuser_loop_LoopNative_isRunning(JNIEnv *env, jclass cls, jlong loop) {

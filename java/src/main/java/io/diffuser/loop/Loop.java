@@ -110,7 +110,13 @@ import java.util.function.BiFunction;
  * ({@link LoopTrace.Kind#SOURCE_FAILED}): nothing of its fuser is connected until the
  * next start. The inspector is the only place these exceptions go: a loop built without
  * one drops them, so give every loop an inspector that logs failures
- * ({@link LoopTrace#failure()}, {@link LoopTrace#error()}).
+ * ({@link LoopTrace#failure()}, {@link LoopTrace#error()}). An exception a source's
+ * {@link Disposable#dispose()} throws as {@link #stop()} or {@link #dispose()}
+ * disconnects it is thrown by that call once it is complete (the loop is stopped or
+ * disposed, every other source disconnected; later such exceptions are suppressed by
+ * the first), as disposing a {@link Fuser#connect} connection throws it. A close that
+ * leaves its work to another (see <b>Closes that meet</b>) leaves that exception to it
+ * too.
  *
  * <p>The class and its builder are kept in one source file because this comment is the
  * loop's whole contract: every method below is a thin call into the core described
@@ -362,7 +368,12 @@ public final class Loop<M, E, F> implements AutoCloseable {
     }
   }
 
-  /** Ends the run, keeping the model and the registrations (see the class comment). */
+  /**
+   * Ends the run, keeping the model and the registrations (see the class comment).
+   *
+   * @throws RuntimeException (or Error) what a connected source's
+   *     {@link Disposable#dispose()} threw, once the loop is stopped
+   */
   public void stop() {
     try {
       LoopNative.stop(handle);
@@ -371,7 +382,12 @@ public final class Loop<M, E, F> implements AutoCloseable {
     }
   }
 
-  /** Ends the loop for good (see the class comment). Idempotent. */
+  /**
+   * Ends the loop for good (see the class comment). Idempotent.
+   *
+   * @throws RuntimeException (or Error) what a connected source's
+   *     {@link Disposable#dispose()} threw, once the loop is disposed
+   */
   public void dispose() {
     // Taken first: another thread's dispose may clear the set meanwhile (and its pins
     // last only until its own native call returns).
@@ -431,7 +447,11 @@ public final class Loop<M, E, F> implements AutoCloseable {
     }
   }
 
-  /** The same as {@link #dispose()}, for try-with-resources. */
+  /**
+   * The same as {@link #dispose()}, for try-with-resources.
+   *
+   * @throws RuntimeException (or Error) as {@link #dispose()}
+   */
   @Override
   public void close() {
     dispose();

@@ -254,6 +254,43 @@ public class LoopTest {
   }
 
   @Test
+  public void stopAndDisposeThrowWhatASourceDisposeThrewOnceTheyAreDone() {
+    // As disposing a Fuser connection does: every source is disconnected and the loop
+    // closed, then the call throws the source's exception.
+    RuntimeException boom = new RuntimeException("source dispose failed");
+    List<String> seen = new CopyOnWriteArrayList<>();
+    List<LoopTrace<Integer, Integer, Void>> traces = new CopyOnWriteArrayList<>();
+    Loop<Integer, Integer, Void> loop = Loop.<Integer, Integer>reducer(0, Integer::sum).inspector(traces::add).build();
+    loop.connect(Fuser.fromAll(
+        Fuser.from(effect -> () -> {
+          seen.add("failing disconnected");
+          throw boom;
+        }),
+        Fuser.from(effect -> () -> seen.add("other disconnected"))));
+    try {
+      loop.stop();
+      fail("stop returned");
+    } catch (RuntimeException thrown) {
+      assertSame(boom, thrown);
+    }
+    assertFalse(loop.isRunning());
+    assertEquals(List.of("failing disconnected", "other disconnected"), seen);
+    assertEquals(LoopTrace.Kind.STOPPED, traces.get(traces.size() - 1).kind());
+    assertTrue(loop.start());
+    seen.clear();
+    try {
+      loop.dispose();
+      fail("dispose returned");
+    } catch (RuntimeException thrown) {
+      assertSame(boom, thrown);
+    }
+    assertEquals(List.of("failing disconnected", "other disconnected"), seen);
+    assertEquals(LoopTrace.Kind.DISPOSED, traces.get(traces.size() - 1).kind());
+    assertFalse(loop.dispatch(1));
+    loop.dispose(); // disposed already: nothing to disconnect, nothing thrown
+  }
+
+  @Test
   public void eventsSentDuringAStepAreQueued() throws Exception {
     List<Job<String>> kept = new CopyOnWriteArrayList<>();
     try (Loop<Integer, String, String> loop = counter()
