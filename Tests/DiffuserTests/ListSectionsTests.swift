@@ -57,7 +57,7 @@ final class ListSectionsTests: XCTestCase {
                 }
                 for mode in [ListBatch.MovedAndChanged.deleteAndInsert, .moveThenReload] {
                     let batch = diff.batch(movedAndChanged: mode)
-                    let shown = try playUIKitSectionsBatch(batch, old: old, new: new)
+                    let shown = try Self.playUIKitSectionsBatch(batch, old: old, new: new)
                     guard shown == new else { throw ListCheckFailure("batch \(mode) shows \(shown)") }
                     movedSections += batch.sectionMoves.count
                     itemMoves += batch.itemMoves.count
@@ -121,7 +121,7 @@ final class ListSectionsTests: XCTestCase {
     }
 
     /// Plays a sections batch by UIKit's rules and returns what the view shows.
-    func playUIKitSectionsBatch(_ batch: ListSectionsBatch, old: [Section], new: [Section]) throws -> [Section] {
+    static func playUIKitSectionsBatch(_ batch: ListSectionsBatch, old: [Section], new: [Section]) throws -> [Section] {
         // The sections themselves, as a list batch whose reloads refresh the whole section.
         let sectionBatch = ListBatch(
             deletes: batch.sectionDeletes, inserts: batch.sectionInserts, moves: batch.sectionMoves,
