@@ -11,7 +11,6 @@ import io.diffuser.fuser.Source;
 import io.diffuser.list.ListSink;
 import io.diffuser.loop.Feedback;
 import io.diffuser.loop.Loop;
-import io.diffuser.loop.ManualExecutor;
 import io.diffuser.loop.Next;
 import java.lang.management.ManagementFactory;
 import java.lang.ref.WeakReference;
@@ -568,62 +567,6 @@ public class ReachabilityTest {
     // Nothing takes them (an inspector would): the thread that ran the callbacks does not
     // keep them either, once the loop is gone.
     assertEquals(0, uncollected(failWithoutInspector()));
-  }
-
-  /** A coalescing key, equal by its number. */
-  static final class Key {
-    final int id;
-
-    Key(int id) {
-      this.id = id;
-    }
-
-    @Override
-    public boolean equals(Object other) {
-      return other instanceof Key && ((Key) other).id == id;
-    }
-
-    @Override
-    public int hashCode() {
-      return id;
-    }
-  }
-
-  @Test
-  public void aLoopKeepsNoCoalescingKeyOfAnEventItHandled() throws Exception {
-    // Nor of an event replaced in the queue, once that event is gone: a key is held
-    // only while an event given it may still be queued.
-    List<WeakReference<Key>> keys = new CopyOnWriteArrayList<>();
-    ManualExecutor executor = new ManualExecutor();
-    try (Loop<Integer, Integer, Void> loop = Loop.<Integer, Integer>reducer(0, Integer::sum)
-        .coalescing(e -> {
-          Key k = new Key(e % 2000);
-          keys.add(new WeakReference<>(k));
-          return k;
-        }).build()) {
-      for (int i = 0; i < 1000; i++) loop.dispatch(i);
-      assertEquals(Integer.valueOf(999 * 1000 / 2), loop.model());
-      assertEquals(0, uncollected(keys));
-    }
-    try (Loop<Integer, Integer, Void> loop = Loop.<Integer, Integer>reducer(0, Integer::sum)
-        .executor(executor)
-        .coalescing(e -> {
-          if (e < 0) return null;
-          Key k = new Key(e % 10);
-          keys.add(new WeakReference<>(k));
-          return k;
-        }).build()) {
-      executor.runAll();
-      for (int i = 1000; i < 2000; i++) loop.dispatch(i); // each replaces the one ten before
-      executor.runAll();
-      assertEquals("the last event of each key was handled", Integer.valueOf(1990 + 1991 + 1992 + 1993 + 1994
-          + 1995 + 1996 + 1997 + 1998 + 1999), loop.model());
-      // The replaced events are let go of by the core; the loop notices at its next event.
-      collect();
-      loop.dispatch(-1);
-      executor.runAll();
-      assertEquals(0, uncollected(keys));
-    }
   }
 
   /** The JVM's count of JNI global references (HotSpot's thread dump reports it). */

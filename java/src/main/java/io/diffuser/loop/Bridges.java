@@ -2,15 +2,12 @@ package io.diffuser.loop;
 
 import io.diffuser.Effect;
 import io.diffuser.Function;
-import java.lang.ref.Reference;
-import java.lang.ref.ReferenceQueue;
-import java.lang.ref.WeakReference;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The objects the native loop calls: each wraps a user callback, turns its exception
@@ -83,8 +80,6 @@ final class Bridges {
   static final class UpdateBridge {
     private final Held<Update<Object, Object, Object>> update;
     private final boolean inspected;
-    /** The loop's coalescing keys, told of each event the update is called with; or null. */
-    private final KeyBridge keys;
     /**
      * What the native loop must keep reachable for as long as it holds this bridge (the
      * fusers of its connections); never read.
@@ -94,25 +89,18 @@ final class Bridges {
 
     /** An update with no inspector (a journal's replay). */
     UpdateBridge(Update<?, ?, ?> update) {
-      this(new Held<>(update), null, false, null);
+      this(new Held<>(update), null, false);
     }
 
-    /**
-     * {@code inspected}: whether the loop has an inspector (see {@link Bridges#fail});
-     * {@code keys}: its coalescing keys, or null.
-     */
+    /** {@code inspected}: whether the loop has an inspector (see {@link Bridges#fail}). */
     @SuppressWarnings("unchecked")
-    UpdateBridge(Held<? extends Update<?, ?, ?>> update, Object held, boolean inspected, KeyBridge keys) {
+    UpdateBridge(Held<? extends Update<?, ?, ?>> update, Object held, boolean inspected) {
       this.update = (Held<Update<Object, Object, Object>>) update;
       this.held = held;
       this.inspected = inspected;
-      this.keys = keys;
     }
 
     Object[] next(Object model, Object event) {
-      if (keys != null) {
-        keys.handled(event);
-      }
       try {
         Next<Object, Object> next = present(update).next(model, event);
         if (next == null) {
@@ -225,27 +213,11 @@ final class Bridges {
     }
   }
 
-  /**
-   * {@code dfs_key_fn}: a number per distinct key, or Long.MIN_VALUE for none.
-   *
-   * <p>The core compares keys as numbers, so a key must keep its number while an event
-   * given it may still be queued, and only then. The C ABI does not say when the core is
-   * done with a key, so each key is held for the events it was given: it lets go of an
-   * event's key when the update is called with that event ({@link #handled}, the core
-   * took it out of the queue), or when the event is collected (an event the core dropped
-   * or refused: a queued event is held by the core, so it is not collected while
-   * queued). A key no event holds loses its number; given again, it gets a new one.
-   */
+  /** {@code dfs_key_fn}: a number per distinct key, or Long.MIN_VALUE for none. */
   static final class KeyBridge {
-    /** The holder of keys given to a {@code null} event (never collected). */
-    private static final Object NULL_EVENT = new Object();
     private final Held<java.util.function.Function<Object, ?>> key;
-    /** Each key held, with its number and how many times events hold it. */
-    private final HashMap<Object, Number> numbers = new HashMap<>();
-    /** Each event (by identity) still holding keys, with how many times it holds each. */
-    private final HashMap<EventRef, LinkedHashMap<Object, int[]>> holders = new HashMap<>();
-    private final ReferenceQueue<Object> collected = new ReferenceQueue<>();
-    private long next;
+    private final ConcurrentHashMap<Object, Long> numbers = new ConcurrentHashMap<>();
+    private final AtomicLong next = new AtomicLong();
 
     @SuppressWarnings("unchecked")
     KeyBridge(Held<? extends java.util.function.Function<?, ?>> key) {
@@ -253,105 +225,16 @@ final class Bridges {
     }
 
     long key(Object event) {
-      Object k;
       try {
         java.util.function.Function<Object, ?> function = key.get();
         if (function == null) {
           return Long.MIN_VALUE; // the loop is gone: it refuses the event anyway
         }
-        k = function.apply(event);
+        Object k = function.apply(event);
+        return k == null ? Long.MIN_VALUE : numbers.computeIfAbsent(k, unused -> next.getAndIncrement());
       } catch (Throwable failure) {
         uncaught(failure);
         return Long.MIN_VALUE;
-      }
-      if (k == null) {
-        return Long.MIN_VALUE;
-      }
-      synchronized (this) {
-        expunge();
-        Number number = numbers.computeIfAbsent(k, unused -> new Number(next++));
-        number.holds++;
-        Object holder = event == null ? NULL_EVENT : event;
-        LinkedHashMap<Object, int[]> held = holders.get(new EventRef(holder, null));
-        if (held == null) {
-          held = new LinkedHashMap<>();
-          holders.put(new EventRef(holder, collected), held);
-        }
-        held.computeIfAbsent(k, unused -> new int[1])[0]++;
-        return number.value;
-      }
-    }
-
-    /** The update is called with {@code event}: it lets go of the key it was given first. */
-    synchronized void handled(Object event) {
-      expunge();
-      EventRef lookup = new EventRef(event == null ? NULL_EVENT : event, null);
-      LinkedHashMap<Object, int[]> held = holders.get(lookup);
-      if (held == null) {
-        return; // an event without a key
-      }
-      java.util.Iterator<java.util.Map.Entry<Object, int[]>> first = held.entrySet().iterator();
-      java.util.Map.Entry<Object, int[]> entry = first.next();
-      if (--entry.getValue()[0] == 0) {
-        first.remove();
-      }
-      if (held.isEmpty()) {
-        holders.remove(lookup);
-      }
-      release(entry.getKey(), 1);
-    }
-
-    /** Lets go of the keys of the events collected since. */
-    private void expunge() {
-      for (Reference<?> ref; (ref = collected.poll()) != null; ) {
-        LinkedHashMap<Object, int[]> held = holders.remove(ref);
-        if (held != null) {
-          held.forEach((k, count) -> release(k, count[0]));
-        }
-      }
-    }
-
-    private void release(Object k, int times) {
-      Number number = numbers.get(k);
-      if (number != null && (number.holds -= times) <= 0) {
-        numbers.remove(k);
-      }
-    }
-
-    /** A key's number and how many times events hold it. */
-    private static final class Number {
-      final long value;
-      int holds;
-
-      Number(long value) {
-        this.value = value;
-      }
-    }
-
-    /** An event, weakly and by identity. */
-    private static final class EventRef extends WeakReference<Object> {
-      private final int hash;
-
-      EventRef(Object event, ReferenceQueue<Object> queue) {
-        super(event, queue);
-        this.hash = System.identityHashCode(event);
-      }
-
-      @Override
-      public int hashCode() {
-        return hash;
-      }
-
-      @Override
-      public boolean equals(Object other) {
-        if (this == other) {
-          return true;
-        }
-        if (!(other instanceof EventRef)) {
-          return false;
-        }
-        Object event = get();
-        return event != null && event == ((EventRef) other).get();
       }
     }
   }

@@ -605,9 +605,7 @@ public final class Loop<M, E, F> implements AutoCloseable {
      * coalesce. Called on the dispatching thread for every event sent, before the loop
      * decides to accept it: also for an event that a stopped loop then refuses. A key
      * function that throws gives the event no key; the exception goes to the thread's
-     * uncaught exception handler. The loop holds a key only while an event given it may
-     * be queued: until the update is called with that event, or, for an event dropped or
-     * refused, until the event is collected (noticed at a later event).
+     * uncaught exception handler.
      *
      * @param key the key of an event
      * @return this builder
@@ -682,10 +680,9 @@ public final class Loop<M, E, F> implements AutoCloseable {
           loopExecutor = Bridges.executorHandle(hold(held, executor), stepsPerRun);
         }
         Set<Connection> connections = ConcurrentHashMap.newKeySet();
-        Bridges.KeyBridge keys = coalescing == null ? null : new Bridges.KeyBridge(hold(held, coalescing));
         long made = LoopNative.loopNew(model, startEffects.toArray(),
-            new Bridges.UpdateBridge(hold(held, update), connections, inspector != null, keys), handlerBridges,
-            executors, loopExecutor, keys,
+            new Bridges.UpdateBridge(hold(held, update), connections, inspector != null), handlerBridges, executors, loopExecutor,
+            coalescing == null ? null : new Bridges.KeyBridge(hold(held, coalescing)),
             inspector == null ? null : new Bridges.InspectorBridge(hold(held, inspector)), Journal.handleOf(journal),
             descriptions, manualStart);
         Reference.reachabilityFence(journal);
