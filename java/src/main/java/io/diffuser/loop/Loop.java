@@ -605,7 +605,10 @@ public final class Loop<M, E, F> implements AutoCloseable {
      * coalesce. Called on the dispatching thread for every event sent, before the loop
      * decides to accept it: also for an event that a stopped loop then refuses. A key
      * function that throws gives the event no key; the exception goes to the thread's
-     * uncaught exception handler.
+     * uncaught exception handler. The core compares keys as numbers, one for each distinct
+     * key ({@code equals}), and the loop keeps every key it was given, with its number,
+     * for its life: the C ABI does not say when the core is done with a key. So give
+     * keys from a bounded set (an enum constant, a field's name), not an id or a time.
      *
      * @param key the key of an event
      * @return this builder

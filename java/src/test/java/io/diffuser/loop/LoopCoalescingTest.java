@@ -1,0 +1,124 @@
+package io.diffuser.loop;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.After;
+import org.junit.Before;
+import org.junit.Test;
+
+/**
+ * Coalescing keys: each queued entry keeps the key it was sent with, and a key that fails
+ * loses no event.
+ */
+public class LoopCoalescingTest {
+  private final List<Throwable> uncaught = Collections.synchronizedList(new ArrayList<>());
+  private Thread.UncaughtExceptionHandler saved;
+
+  @Before
+  public void catchUncaught() {
+    saved = Thread.currentThread().getUncaughtExceptionHandler();
+    Thread.currentThread().setUncaughtExceptionHandler((thread, failure) -> uncaught.add(failure));
+  }
+
+  @After
+  public void restore() {
+    Thread.currentThread().setUncaughtExceptionHandler(saved);
+  }
+
+  /** An event whose key is read from a field (a pooled or reused event object). */
+  static final class Ev {
+    final String name;
+    String key;
+
+    Ev(String name, String key) {
+      this.name = name;
+      this.key = key;
+    }
+  }
+
+  /**
+   * The key is taken when the event is sent, so a queued entry keeps the key it was
+   * given: one object queued twice with two keys is two entries, and handling one leaves
+   * the other's key as it was, for the next event with it to replace.
+   */
+  @Test
+  public void aQueuedEventKeepsItsKeyWhenTheSameObjectWasHandledUnderAnotherKey() {
+    ManualExecutor executor = new ManualExecutor();
+    List<String> seen = new CopyOnWriteArrayList<>();
+    try (Loop<Integer, Ev, Void> loop = Loop.<Integer, Ev, Void>builder(0, (model, event) -> {
+      seen.add(event.name);
+      return Next.next(model + 1);
+    }).executor(executor, 1).coalescing(event -> event.key).build()) {
+      executor.runAll(); // the start
+      Ev a = new Ev("a", "y");
+      Ev e = new Ev("e", "x");
+      loop.dispatch(a); // [a(y)]
+      loop.dispatch(e); // [a(y), e(x)]
+      e.key = "y";
+      loop.dispatch(e); // replaces a in place: [e(y), e(x)]
+      assertTrue(executor.runNext()); // handles e(y); queue [e(x)]
+      loop.dispatch(new Ev("b", "x")); // must replace e(x): [b(x)]
+      executor.runAll();
+      assertEquals("b replaced the queued x entry", List.of("e", "b"), seen);
+    }
+  }
+
+  /** A key object whose hashCode throws once broken. */
+  static final class BadKey {
+    volatile boolean broken;
+
+    @Override
+    public int hashCode() {
+      if (broken) {
+        throw new IllegalStateException("hashCode");
+      }
+      return 1;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+      return other == this;
+    }
+  }
+
+  /**
+   * A key that cannot be hashed is a key function that throws: the event gets no key,
+   * and the exception goes to the thread's uncaught exception handler.
+   */
+  @Test
+  public void aKeyThatCannotBeHashedIsReportedAndGivesNoKey() {
+    BadKey key = new BadKey();
+    key.broken = true;
+    try (Loop<Integer, Integer, Void> loop = Loop.<Integer, Integer>reducer(0, Integer::sum)
+        .coalescing((Integer event) -> key).build()) {
+      assertTrue(loop.dispatch(2));
+      assertTrue(loop.dispatch(3));
+      assertEquals(Integer.valueOf(5), loop.model());
+    }
+    assertEquals("each failure reported", 2, uncaught.size());
+  }
+
+  /**
+   * A key is hashed only when its event is sent: one that cannot be hashed later, while
+   * its event is queued, does not keep the update from being called with the event.
+   */
+  @Test
+  public void aKeysHashCodeDoesNotFailTheUpdate() {
+    ManualExecutor executor = new ManualExecutor();
+    BadKey key = new BadKey();
+    List<LoopTrace<Integer, Integer, Void>> traces = new CopyOnWriteArrayList<>();
+    try (Loop<Integer, Integer, Void> loop = Loop.<Integer, Integer>reducer(0, Integer::sum)
+        .executor(executor).inspector(traces::add).coalescing((Integer event) -> key).build()) {
+      executor.runAll();
+      assertTrue(loop.dispatch(2));
+      key.broken = true;
+      executor.runAll();
+      assertEquals("the update ran", Integer.valueOf(2), loop.model());
+    }
+  }
+}
