@@ -209,8 +209,9 @@ DFS_API dfs_type *dfs_type_pointer(void);
 
 /** A built-in type: NUL-terminated strings compared with strcmp (NULL equals only
  *  NULL); retain copies the string (malloc), release frees it (free). Static handle. So
- *  a string handed over as a new reference (a dfs_diffuser_map transform's output,
- *  dfs_next_model, dfs_next_effect) must come from malloc or strdup; a string inside
+ *  a string handed over as a new reference (a dfs_diffuser_map transform's output, a
+ *  model or effect given to dfs_next, a request or an event a callback returns) must
+ *  come from malloc or strdup; a string inside
  *  the input belongs with dfs_diffuser_map_borrowed or dfs_diffuser_map_field. */
 DFS_API dfs_type *dfs_type_cstring(void);
 
@@ -285,13 +286,14 @@ DFS_API dfs_status dfs_diffuser_into_always_all(dfs_type *type, dfs_diffuser *co
 DFS_API dfs_status dfs_diffuser_map(dfs_type *type, dfs_transform_fn transform, void *ctx,
                             dfs_destroy_fn destroy, dfs_diffuser *child, dfs_diffuser **out);
 
-/** dfs_diffuser_map for parts the core borrows instead of owning: a part must stay valid until the dfs_diffuser_run call during which the
- *  transform made it returns (runs queued from inside effects are performed within the
- *  outermost call), for instance a JNI local reference. The core never releases a
- *  borrowed part, not even one stored by a failing transform; a gate that caches a part
- *  retains it through the part type first, so give that type a retain function unless
- *  the parts outlive every cache anyway. Saves a retain and a release per part and run
- *  where references are dear and most parts are only compared. */
+/** dfs_diffuser_map for parts the core borrows instead of owning: a part must stay
+ *  valid until the dfs_diffuser_run call during which the transform made it returns
+ *  (runs queued from inside effects are performed within the outermost call), for
+ *  instance a JNI local reference. The core never releases a borrowed part, not even one
+ *  stored by a failing transform; a gate that caches a part retains it through the part
+ *  type first, so give that type a retain function unless the parts outlive every cache
+ *  anyway. Saves a retain and a release per part and run where references are dear and
+ *  most parts are only compared. */
 DFS_API dfs_status dfs_diffuser_map_borrowed(dfs_type *type, dfs_transform_fn transform, void *ctx,
                                      dfs_destroy_fn destroy, dfs_diffuser *child,
                                      dfs_diffuser **out);
@@ -494,7 +496,8 @@ DFS_API dfs_status dfs_closure_new(dfs_dispatch *dispatch, dfs_ffi_type ret,
  * extra occurrences are deletes or inserts, and has_duplicates says it happened.
  * Only matched items outside one longest increasing subsequence move: no fewer moves
  * can reorder them, for this pairing (with duplicate keys another pairing may need
- * fewer: a b a b to b a b a moves two items here, where one would do). Expected O(n) plus O(k log k) for k matched items.
+ * fewer: a b a b to b a b a moves two items here, where one would do). Expected O(n)
+ * plus O(k log k) for k matched items.
  *
  * The result comes in one struct whose arrays live in one block: free it with
  * dfs_list_diff_free. Indices and counts are int32_t (lists hold fewer than 2^31 - 1

@@ -64,7 +64,7 @@ final class GateKeepTests: XCTestCase {
 
     /// Equal values with other bits (0.0 == -0.0) and with the same bits fail alike: which
     /// error a run reports does not depend on the bits of an equal value.
-    func testWhetherKeepsErrorSurfacesDependsOnBits() {
+    func testKeepsErrorDoesNotDependOnTheBitsOfAnEqualValue() {
         func secondRunThrows(_ first: Double, _ second: Double) -> Bool {
             let log = Log()
             let diffuser = Diffuser<Double>.into(comparing: FailingKeepEquality<Double>(log: log),

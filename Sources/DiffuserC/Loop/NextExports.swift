@@ -40,7 +40,8 @@ final class NextBuilder {
     /// Runs `body` with this builder as the thread's current one, and its `dfs_next`.
     func current<R>(_ body: (OpaquePointer) -> R) -> R {
         let previous = pthread_getspecific(Self.key)
-        token = Self.tokens.wrappingAdd(1, ordering: .relaxed).newValue
+        // 0 is no dfs_next; the counter reaches it again only after 2^64 updates.
+        token = max(1, Self.tokens.wrappingAdd(1, ordering: .relaxed).newValue)
         pthread_setspecific(Self.key, Unmanaged.passUnretained(self).toOpaque())
         defer {
             token = 0
