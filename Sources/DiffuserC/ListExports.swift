@@ -413,6 +413,10 @@ public func dfs_diffuser_into_list(
         let sink: (CValue?, CValue, ListDiff) throws -> Void = { old, new, diff in
             try apply.apply(diff, new, isFirst: old == nil)
         }
+        // What any diff of the two lists holds at once, as `CListReader.diff` asks.
+        let reserveBoth: (Int, Int) throws -> Void = { old, new in
+            try reserveListMemory(items: old + new, "\(old) + \(new) items")
+        }
         let node: Diffuser<CValue>
         if lists.reader.same_key == nil {
             node = .intoList(
@@ -420,14 +424,14 @@ public func dfs_diffuser_into_list(
                 key: { try lists.key(of: $0, $1) },
                 sameKey: { $0 == $1 },
                 sameContent: { try lists.sameContent($0, $1, $2, $3) },
-                keep: keep, sink)
+                keep: keep, counted: reserveBoth, sink)
         } else {
             node = .intoList(
                 count: { try lists.count(of: $0) },
                 key: { try lists.hashedKey(of: $0, $1) },
                 sameKey: { a, b in try a.hash == b.hash && lists.sameKey(a, b) },
                 sameContent: { try lists.sameContent($0, $1, $2, $3) },
-                keep: keep, sink)
+                keep: keep, counted: reserveBoth, sink)
         }
         return try publish(node, valueType)
     }

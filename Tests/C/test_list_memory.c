@@ -6,7 +6,8 @@
  * million items (a diff of it holds at least 240 MB): through dfs_list_diff_compute,
  * dfs_list_diff_read, dfs_list_sections_diff_compute and an into_list run; and a list of
  * a million empty sections (whose item diffs alone take about 250 MB) through both
- * sections diffs. The items are never there to read: a call that went on would read
+ * sections diffs; and an into_list run between two lists that fit one at a time but not
+ * together. The items are never there to read: a call that went on would read
  * past them and crash the child.
  *
  * Under valgrind, which manages the address space itself, the limit cannot be applied
@@ -150,6 +151,23 @@ static int into_list_huge(void) {
     return status;
 }
 
+/* Two lists that fit one at a time but not together (48 MB each, 96 MB both): an
+ * into_list node that applied the first is run with the second in the child, and must
+ * ask for both lists' memory before it reads an item. The lists are counts tagged apart. */
+#define HALF_COUNT ((size_t)4 * 1000 * 1000)
+#define LIST_TAG ((uintptr_t)1 << 40)
+static dfs_diffuser *half_node;
+
+static int tagged_count(const void *list, size_t *count, void *ctx) {
+    (void)ctx;
+    *count = (size_t)((uintptr_t)list & (LIST_TAG - 1));
+    return 0;
+}
+
+static int into_list_both_halves(void) {
+    return dfs_diffuser_run(half_node, (const void *)((uintptr_t)HALF_COUNT | LIST_TAG));
+}
+
 /* Runs `diff` in a child under the limit; the child's exit code is its status (0 when
  * the status was DFS_ERR_MEMORY with a message that says so). */
 static int in_limited_child(int (*diff)(void)) {
@@ -183,6 +201,15 @@ int main(int argc, char **argv) {
     CHECK_INT(in_limited_child(read_huge), 0, "dfs_list_diff_read refuses once the reader gave the count");
     CHECK_INT(in_limited_child(sections_huge), 0, "dfs_list_sections_diff_compute refuses items it cannot hold");
     CHECK_INT(in_limited_child(into_list_huge), 0, "an into_list run fails and the node goes on");
+    dfs_list_reader halves = {0};
+    halves.count = tagged_count;
+    halves.key = key_of;
+    CHECK_OK(dfs_diffuser_into_list(dfs_type_pointer(), &halves, NULL, NULL, 0, count_sink, NULL, NULL, &half_node),
+             "an into_list node");
+    CHECK_OK(dfs_diffuser_run(half_node, (const void *)(uintptr_t)HALF_COUNT), "its first list, before the limit");
+    CHECK_INT(in_limited_child(into_list_both_halves), 0,
+              "an into_list run refuses two lists that fit one at a time but not together");
+    dfs_diffuser_release(half_node);
     many_keys = calloc(MANY_SECTIONS, sizeof *many_keys);
     no_items = calloc(MANY_SECTIONS, sizeof *no_items);
     for (size_t i = 0; i < MANY_SECTIONS; i++) many_keys[i] = i;

@@ -120,8 +120,9 @@ extension Diffuser {
     ///
     /// The node keeps the last list it applied, and on each run:
     /// 1. diffs the kept list (none on the first run: an empty one) against the new one,
-    ///    asking `count(old)` (not on the first run), `count(new)`, then `key`, `sameKey`
-    ///    and `sameContent` in the order `ListDiff` asks for them
+    ///    asking `count(old)` (not on the first run), `count(new)`, then telling
+    ///    `counted` both counts (0 for the old one on the first run), then asking `key`,
+    ///    `sameKey` and `sameContent` in the order `ListDiff` asks for them
     ///    (`init(oldCount:newCount:oldKey:newKey:sameKey:sameContent:)`);
     /// 2. calls `keep(new)` for what it will store (a binding retains a borrowed value);
     /// 3. if this is not the first run and the diff is empty, stores that and returns
@@ -145,6 +146,8 @@ extension Diffuser {
     ///   - sameContent: whether old item `oldIndex` and new item `newIndex`, matched by
     ///     key, have the same content.
     ///   - keep: what the node stores to keep a list past the run.
+    ///   - counted: told the counts of both lists before any key is asked (a binding
+    ///     that must not run out of memory checks here that the diff's can be had).
     ///   - sink: applies the diff; receives the kept list (`nil` on the first run), the
     ///     new list and the diff between them.
     @_spi(Bindings) @inlinable
@@ -154,9 +157,10 @@ extension Diffuser {
         sameKey: @escaping (Key, Key) throws -> Bool,
         sameContent: @escaping (_ old: A, _ oldIndex: Int, _ new: A, _ newIndex: Int) throws -> Bool,
         keep: @escaping (_ list: A) throws -> A,
+        counted: @escaping (_ oldCount: Int, _ newCount: Int) throws -> Void = { _, _ in },
         _ sink: @escaping (_ old: A?, _ new: A, _ diff: ListDiff) throws -> Void
     ) -> Diffuser<A> {
-        listNode(count: count, key: key, sameKey: sameKey, sameContent: sameContent, keep: keep, sink)
+        listNode(count: count, key: key, sameKey: sameKey, sameContent: sameContent, keep: keep, counted: counted, sink)
     }
 
     /// `intoList(count:key:sameKey:sameContent:keep:_:)`, which every `intoList` is.
@@ -167,6 +171,7 @@ extension Diffuser {
         sameKey: @escaping (Key, Key) throws -> Bool,
         sameContent: @escaping (_ old: A, _ oldIndex: Int, _ new: A, _ newIndex: Int) throws -> Bool,
         keep: @escaping (_ list: A) throws -> A,
+        counted: @escaping (_ oldCount: Int, _ newCount: Int) throws -> Void = { _, _ in },
         _ sink: @escaping (_ old: A?, _ new: A, _ diff: ListDiff) throws -> Void
     ) -> Diffuser<A> {
         let cache = ListCache<A>()
@@ -174,14 +179,19 @@ extension Diffuser {
             let last = cache.last
             let diff: ListDiff
             if let last {
+                let oldCount = try count(last)
+                let newCount = try count(list)
+                try counted(oldCount, newCount)
                 diff = try ListDiff(
-                    oldCount: count(last), newCount: count(list),
+                    oldCount: oldCount, newCount: newCount,
                     oldKey: { try key(last, $0) }, newKey: { try key(list, $0) },
                     sameKey: sameKey,
                     sameContent: { try sameContent(last, $0, list, $1) })
             } else {
+                let newCount = try count(list)
+                try counted(0, newCount)
                 diff = try ListDiff(
-                    oldCount: 0, newCount: count(list),
+                    oldCount: 0, newCount: newCount,
                     oldKey: { try key(list, $0) }, newKey: { try key(list, $0) },
                     sameKey: sameKey,
                     sameContent: { _, _ in true })
