@@ -11,7 +11,8 @@
  *
  * - values are jansson `json_t *`, with a dfs_type per vector: its equality is the
  *   vector's ("json", "near" or "nan") and fails (returns -1, error "equality") when the
- *   new value is the string "boom"; retain = json_incref, release = json_decref;
+ *   new value is the string "boom"; retain = json_incref, release = json_decref (in form
+ *   borrowed_values: no retain and no release);
  * - every diffuser op is built with the corresponding C combinator (intoAlways effect /
  *   children, into, intoOnce, intoAll, intoWhen with an effect / a child, map); `invert`
  *   is a map with the `not` transform, because dfs_diffuser_invert works on truth values
@@ -49,11 +50,26 @@
  *   step, and invert is a dfs_diffuser_map_field of the `not` member: the core reads the
  *   parts in place, no callback. A labelled map's transform is a user call (it logs and
  *   may fail), which a field map cannot make: it stays a dfs_diffuser_map over `jv`.
+ * - borrowed_values: the vector's type has the same equality but no retain and no
+ *   release, so the core borrows every value it keeps (the header: such a value must stay
+ *   valid while the core may hold it). Every map and invert is dfs_diffuser_map_borrowed,
+ *   as in form map_borrowed; the runner keeps every run's value (a fresh deep copy, as in
+ *   the other forms) alive until the vector's tree is released, so that what the gates
+ *   cache stays valid, and frees them after. Gates keep a value of such a type as it is,
+ *   with no user call, so an equal value with the very bits of a gate's cache is left as
+ *   it is (GateNode's `keepsItself` path): a named node reached twice in one run (a ref
+ *   under two parents) sees the same pointer twice, and so do gates fed jansson's
+ *   immortal null, true and false (run values, missing parts, `not`). Every transform of
+ *   a diffuser vector, labelled or not, returns a part of its input, never a new value.
+ *   Fuser vectors run in this form too: their values (events, extractConstant's constant)
+ *   are borrowed from the vector, which outlives the graph, and an extract transform's
+ *   new value, which the core never releases, is kept in the same per-vector list.
  * A pair (vector, form) is executed or counted as not applicable, with a reason: fuser
- * vectors have no diffuser map (they run in form map only); a diffuser vector without a
- * map or invert builds the same tree in every form (it runs in form map only); a vector
- * whose every map is labelled has nothing to read as a field. A pair neither executed
- * nor counted fails the runner.
+ * vectors have no diffuser map (they run in forms map and borrowed_values only); a
+ * diffuser vector without a map or invert builds the same tree in forms map,
+ * map_borrowed and map_field (it runs in forms map and borrowed_values only, the latter
+ * with another value type); a vector whose every map is labelled has nothing to read as
+ * a field. A pair neither executed nor counted fails the runner.
  *
  * Each step's log and error are compared with `expect` (strict JSON equality, whatever
  * the vector's equality); a mismatch prints the vector, the form, the step index, what
@@ -129,22 +145,27 @@ static char *render(const json_t *value) {
  * Forms and equalities
  * ------------------------------------------------------------------------------------ */
 
-enum form { FORM_MAP, FORM_BORROWED, FORM_FIELD, FORM_COUNT };
+enum form { FORM_MAP, FORM_BORROWED, FORM_FIELD, FORM_VALUES, FORM_COUNT };
 
-static const char *const form_names[FORM_COUNT] = {"map", "map_borrowed", "map_field"};
+static const char *const form_names[FORM_COUNT] = {"map", "map_borrowed", "map_field", "borrowed_values"};
 
 static const char *const form_descriptions[FORM_COUNT] = {
     "dfs_diffuser_map, parts owned by the core (new references; also every fuser vector)",
     "dfs_diffuser_map_borrowed, parts borrowed from the run's value",
     "dfs_diffuser_map_field, parts read in place from members of a C struct indexing the value",
+    "a type without retain and release (values borrowed, kept alive by the runner), "
+    "dfs_diffuser_map_borrowed (also every fuser vector)",
 };
+
+/** Whether the form's maps are dfs_diffuser_map_borrowed (transforms return parts). */
+static int form_borrows_parts(int form) { return form == FORM_BORROWED || form == FORM_VALUES; }
 
 /** Why a (vector, form) pair is not applicable. */
 enum na_reason { NA_FUSER, NA_NO_MAP, NA_ONLY_LABELLED, NA_COUNT };
 
 static const char *const na_descriptions[NA_COUNT] = {
-    "a fuser vector has no diffuser map (it runs in form map)",
-    "no map or invert in the vector: the same tree in every form (it runs in form map)",
+    "a fuser vector has no diffuser map (it runs in forms map and borrowed_values)",
+    "no map or invert in the vector: the same tree as in form map (it runs in forms map and borrowed_values)",
     "every map is labelled: a labelled transform is a user call, which a field map cannot make",
 };
 
@@ -190,7 +211,34 @@ typedef struct runner {
     /* Fuser vectors. */
     source *sources;
     size_t source_count;
+    /* Form borrowed_values: every run's value and every new value a transform returned,
+     * which the core borrows (the type has no retain and no release); owned, released
+     * after every handle of the vector. */
+    json_t **kept;
+    size_t kept_count, kept_cap;
 } runner;
+
+/** Form borrowed_values: keeps `value` (the runner's reference) alive until the vector's
+ *  handles are released (runner_free_kept). */
+static void runner_keep(runner *r, json_t *value) {
+    if (r->kept_count == r->kept_cap) {
+        r->kept_cap = r->kept_cap ? r->kept_cap * 2 : 16;
+        json_t **grown = realloc(r->kept, r->kept_cap * sizeof *grown);
+        if (grown == NULL) {
+            fprintf(stderr, "conformance_runner: out of memory\n");
+            exit(2);
+        }
+        r->kept = grown;
+    }
+    r->kept[r->kept_count++] = value;
+}
+
+static void runner_free_kept(runner *r) {
+    for (size_t i = 0; i < r->kept_count; i++) json_decref(r->kept[i]);
+    free(r->kept);
+    r->kept = NULL;
+    r->kept_count = r->kept_cap = 0;
+}
 
 static void runner_problem(runner *r, const char *fmt, ...) {
     if (r->problem[0] != '\0') return; /* keep the first one */
@@ -510,8 +558,9 @@ static int selector_transform(const void *value, const void **out, void *ctx) {
         selected = select_path(s->selector, v);
     }
     if (selected == NULL) selected = json_null();
-    /* map: a new reference; map_borrowed: a pointer into the value, valid for the run. */
-    *out = r->form == FORM_BORROWED ? selected : json_incref((json_t *)selected);
+    /* map: a new reference; map_borrowed and borrowed_values: a pointer into the value,
+     * valid for the run (borrowed_values: until the tree is released). */
+    *out = form_borrows_parts(r->form) ? selected : json_incref((json_t *)selected);
     return 0;
 }
 
@@ -616,7 +665,11 @@ static int transform_call(const void *value, const void **out, void *ctx) {
         *out = NULL; /* "nil": the event is dropped */
         return 0;
     }
-    *out = result; /* JSON null stays json_null(), a non-NULL pointer */
+    /* JSON null stays json_null(), a non-NULL pointer. Form borrowed_values: the type has
+     * no release, so the core never drops the new value: the runner keeps it until the
+     * vector's handles are released. */
+    if (t->r->form == FORM_VALUES) runner_keep(t->r, result);
+    *out = result;
     return 0;
 }
 
@@ -936,7 +989,7 @@ static dfs_diffuser *build_map(runner *r, selector_ctx *s, dfs_diffuser *child) 
     }
     dfs_status st;
     const char *what;
-    if (r->form == FORM_BORROWED) {
+    if (form_borrows_parts(r->form)) {
         st = dfs_diffuser_map_borrowed(r->type, selector_transform, s, selector_destroy, child, &out);
         what = "dfs_diffuser_map_borrowed";
     } else {
@@ -1475,7 +1528,10 @@ static int run_diffuser_vector(runner *r, const json_t *root, const json_t *step
             }
             if (!check_step(r, index, step, error, note[0] ? note : NULL)) ok = 0;
             if (model != NULL) jv_unref(r, model);
-            json_decref(fresh);
+            /* Form borrowed_values: the gates may hold the value (or parts of it), which the
+             * core borrows: it stays alive until the tree is released. */
+            if (r->form == FORM_VALUES) runner_keep(r, fresh);
+            else json_decref(fresh);
         }
     }
     dfs_diffuser_release(diffuser);
@@ -1646,9 +1702,12 @@ static int run_form(const json_t *vector, const char *name, int form, int equali
     const json_t *root = json_object_get(vector, "root");
     const json_t *steps = json_object_get(vector, "steps");
 
-    /* The vector's value type; its context is the runner, which outlives every handle. */
-    dfs_status st = dfs_type_new(form == FORM_FIELD ? "jv" : "json", value_equal, value_retain, value_release, &r,
-                                 NULL, &r.type);
+    /* The vector's value type; its context is the runner, which outlives every handle.
+     * Form borrowed_values: the same equality, no retain and no release (borrowed). */
+    dfs_status st = form == FORM_VALUES
+        ? dfs_type_new("json (borrowed)", value_equal, NULL, NULL, &r, NULL, &r.type)
+        : dfs_type_new(form == FORM_FIELD ? "jv" : "json", value_equal, value_retain, value_release, &r, NULL,
+                       &r.type);
     int ok = 0;
     if (st != DFS_OK) {
         runner_problem(&r, "dfs_type_new returned %s: %s", dfs_status_name(st), dfs_last_error());
@@ -1658,6 +1717,8 @@ static int run_form(const json_t *vector, const char *name, int form, int equali
         ok = run_fuser_vector(&r, vector, root, steps);
     }
     dfs_type_release(r.type);
+    /* Every handle is released: nothing borrows the kept values any more. */
+    runner_free_kept(&r);
 
     if (r.problem[0] != '\0') {
         printf("FAIL %s: could not run: %s\n", r.label, r.problem);
@@ -2206,7 +2267,8 @@ static int run_file(tally *t, const char *path, int verbose) {
     int ok = 1;
     for (int form = 0; form < FORM_COUNT; form++) {
         int reason = -1;
-        if (form != FORM_MAP) {
+        /* Forms map and borrowed_values (another value type) run every vector. */
+        if (form == FORM_BORROWED || form == FORM_FIELD) {
             if (!diffuser) reason = NA_FUSER;
             else if (maps == 0) reason = NA_NO_MAP;
             else if (form == FORM_FIELD && plain == 0) reason = NA_ONLY_LABELLED;
@@ -2334,13 +2396,13 @@ int main(int argc, char **argv) {
     printf("Conformance (C): %zu vectors, %ld (vector, form) pairs executed, %ld not applicable\n", files.count,
            executed, not_applicable);
     for (int form = 0; form < FORM_COUNT; form++) {
-        printf("  form %-12s %4d executed, %d failed: %s\n", form_names[form], t.executed[form], t.failed[form],
+        printf("  form %-15s %4d executed, %d failed: %s\n", form_names[form], t.executed[form], t.failed[form],
                form_descriptions[form]);
     }
     for (int form = 0; form < FORM_COUNT; form++) {
         for (int reason = 0; reason < NA_COUNT; reason++) {
             if (t.not_applicable[form][reason] > 0) {
-                printf("  not applicable to form %-12s %4d: %s\n", form_names[form], t.not_applicable[form][reason],
+                printf("  not applicable to form %-15s %4d: %s\n", form_names[form], t.not_applicable[form][reason],
                        na_descriptions[reason]);
             }
         }
