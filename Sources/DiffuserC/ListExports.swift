@@ -9,7 +9,7 @@ import Darwin
 // The keyed list diff for C (include/diffuser.h, "Lists"): keys are 64-bit values,
 // content is a fingerprint or a callback, and the result is flat int32_t arrays in one
 // malloc'd block. The diff itself is the core's ListDiff, and dfs_diffuser_into_list is
-// the core's intoList node (Diffuser.intoList(count:key:sameKey:sameContent:keep:_:))
+// the core's intoList node (Diffuser.intoList(count:key:sameKey:sameContent:keep:counted:_:))
 // over a dfs_list_reader and a sink; this file only converts.
 
 /// The largest list the C API takes: indices are int32_t.

@@ -95,7 +95,8 @@ final class ListIntoListNodeTests: XCTestCase {
                 try r.call("same(\(old.name)\(i),\(new.name)\(j))")
                 return old.contents[i] == new.contents[j]
             },
-            keep: { list in try r.call("keep(\(list.name))"); r.kept.append(list.name); return list }
+            keep: { list in try r.call("keep(\(list.name))"); r.kept.append(list.name); return list },
+            counted: { old, new in try r.call("counted(\(old),\(new))") }
         ) { old, new, diff in
             try r.call("sink(\(new.name))")
             r.applied.append((old?.name, new.name, diff))
@@ -106,16 +107,17 @@ final class ListIntoListNodeTests: XCTestCase {
         let r = Recorder()
         let diffuser = node(r)
         try diffuser.tryRun(Stored("E", []))
-        XCTAssertEqual(r.log, ["count(E)", "keep(E)", "sink(E)"], "a first run reads no key and calls the sink")
+        XCTAssertEqual(r.log, ["count(E)", "counted(0,0)", "keep(E)", "sink(E)"],
+                       "a first run reads no key and calls the sink")
         r.log = []
         try diffuser.tryRun(Stored("F", []))
-        XCTAssertEqual(r.log, ["count(E)", "count(F)", "keep(F)"], "an empty diff: kept, no sink call")
+        XCTAssertEqual(r.log, ["count(E)", "count(F)", "counted(0,0)", "keep(F)"], "an empty diff: kept, no sink call")
         r.log = []
         try diffuser.tryRun(Stored("G", [10, 20, 30]))
         r.log = []
         try diffuser.tryRun(Stored("B", [10, 30, 20, 40], [0, 1, 0, 0]))
         XCTAssertEqual(r.log, [
-            "count(G)", "count(B)", "key(G0)", "key(B0)", "same(G0,B0)", "key(G1)", "key(B1)", "key(G2)", "key(B3)",
+            "count(G)", "count(B)", "counted(3,4)", "key(G0)", "key(B0)", "same(G0,B0)", "key(G1)", "key(B1)", "key(G2)", "key(B3)",
             "key(G1)", "key(G2)", "key(B1)", "key(B2)", "key(B3)", "same(G2,B1)", "same(G1,B2)", "keep(B)", "sink(B)",
         ], "the order the C test checks too (test_list.c)")
         XCTAssertEqual(r.applied.map(\.old), [nil, "F", "G"])

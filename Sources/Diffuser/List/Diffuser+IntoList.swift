@@ -163,7 +163,7 @@ extension Diffuser {
         listNode(count: count, key: key, sameKey: sameKey, sameContent: sameContent, keep: keep, counted: counted, sink)
     }
 
-    /// `intoList(count:key:sameKey:sameContent:keep:_:)`, which every `intoList` is.
+    /// `intoList(count:key:sameKey:sameContent:keep:counted:_:)`, which every `intoList` is.
     @inlinable
     static func listNode<Key: Hashable>(
         count: @escaping (_ list: A) throws -> Int,
