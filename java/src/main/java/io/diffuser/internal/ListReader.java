@@ -44,6 +44,11 @@ public final class ListReader {
    */
   private final Object[] lists = new Object[2];
   private final Object[][] keys = new Object[2][];
+  /**
+   * The sizes of the lists counted in this run: their key slots are made at the first
+   * key asked, once the core has accepted the counts (a size it refuses makes none).
+   */
+  private final int[] sizes = new int[2];
   private int nextSide;
 
   @SuppressWarnings("unchecked")
@@ -119,14 +124,17 @@ public final class ListReader {
       int side = lists[0] == list ? 0 : lists[1] == list ? 1 : nextSide;
       if (side == nextSide) nextSide ^= 1;
       lists[side] = list;
-      keys[side] = new Object[size];
+      keys[side] = null;
+      sizes[side] = size;
     }
     return size;
   }
 
   /** The key objects of {@code list}, made in this run. */
   private Object[] keysOf(Object list) {
-    return keys[lists[0] == list ? 0 : 1];
+    int side = lists[0] == list ? 0 : 1;
+    if (keys[side] == null) keys[side] = new Object[sizes[side]];
+    return keys[side];
   }
 
   /**

@@ -162,7 +162,8 @@ public final class ListSectionsDiff {
    * @param parts what to compute besides the diff: a batch, the scripts
    * @return the diff
    * @throws NullPointerException if an array is null
-   * @throws IllegalArgumentException if a list has not one array of item keys per section
+   * @throws IllegalArgumentException if a list has not one array of item keys per section,
+   *     or its sections hold more items in all than one array can
    */
   public static ListSectionsDiff ofKeys(long[] oldSectionKeys, long[][] oldItemKeys, long[] newSectionKeys,
       long[][] newItemKeys, ListDiff.Part... parts) {
@@ -188,9 +189,14 @@ public final class ListSectionsDiff {
   }
 
   private static long[] flatten(long[][] arrays) {
-    int total = 0;
+    long total = 0;
     for (long[] array : arrays) total += array.length;
-    long[] flat = new long[total];
+    if (total > Integer.MAX_VALUE - 8) {
+      // An array this long cannot be made; the core takes fewer items still.
+      throw new IllegalArgumentException("the sections hold " + total + " items in all, more than a list of"
+          + " item keys can hold");
+    }
+    long[] flat = new long[(int) total];
     int at = 0;
     for (long[] array : arrays) {
       System.arraycopy(array, 0, flat, at, array.length);
