@@ -16,5 +16,12 @@
  *
  * <p>Every result is computed by the native Diffuser core in one call, the same code the
  * Swift and C APIs use; the classes of this package only carry its arrays.
+ *
+ * <p>Memory: once it knows the lists' sizes and before it reads an item, the core asks
+ * for what any diff of such lists holds at once (12 bytes an item of both lists, more for
+ * sections) and throws {@link java.lang.OutOfMemoryError} if the native heap cannot give
+ * it. That is a lower bound: a diff that passes it and then runs out of native memory
+ * stops the process, as it does in C ({@code include/diffuser.h}, "Lists"). The Java
+ * side holds the key objects of both lists during a diff.
  */
 package io.diffuser.list;
