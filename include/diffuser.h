@@ -374,7 +374,11 @@ DFS_API dfs_status dfs_fuser_from_all(dfs_type *type, dfs_fuser *const *children
                               dfs_fuser **out);
 
 /** extract(transform, child): turns each event of `child` into an event of `type`
- *  (ownership of *out as for dfs_transform_fn, with `type`'s release). */
+ *  (ownership of *out as for dfs_transform_fn, with `type`'s release). The transform runs
+ *  on the emitting thread before the event reaches its connection's lock: sources
+ *  emitting on several threads may run it at the same time, and an event already inside
+ *  it when dfs_disposable_dispose returns goes on through the transforms and is dropped
+ *  before the effect. */
 DFS_API dfs_status dfs_fuser_extract(dfs_type *type, dfs_transform_fn transform, void *ctx,
                              dfs_destroy_fn destroy, dfs_fuser *child, dfs_fuser **out);
 

@@ -24,8 +24,14 @@
 /// its lock while the effect runs, and once its `dispose()` has returned no event reaches
 /// its effect. So an effect that waits for another thread (a `Loop.dispatch` that drains
 /// a loop with the caller's executor, whose step may wait for a callback on another
-/// thread) makes that thread wait too if it emits into the same connection. `connect` and
-/// `dispose` may be called from any thread. `Fuser` and its connections are not
+/// thread) makes that thread wait too if it emits into the same connection. A
+/// connection's transforms (`extract`, `extractUnlessNil`) run on the emitting thread
+/// before the event reaches that lock: sources emitting on several threads may run them
+/// at the same time, and an event already inside a transform when `dispose()` returns
+/// goes on through the transforms and is dropped before the effect. A `dispose()` made
+/// while another is under way on another thread returns once the effect can no longer
+/// be called; the sources' disconnects may then still be running on that thread.
+/// `connect` and `dispose` may be called from any thread. `Fuser` and its connections are not
 /// `Sendable` (a connection is a `Disposable`, which need not be): a fuser or a
 /// connection shared with another task is declared safe there by the caller
 /// (`nonisolated(unsafe) let`).

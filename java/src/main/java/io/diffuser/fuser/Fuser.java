@@ -235,7 +235,15 @@ public final class Fuser<A> {
    * receives nothing more and the connection's native resources and references to
    * {@code effect} and to the sources' disposables are released. An exception thrown by a
    * source's {@link Disposable#dispose()} is rethrown by {@code dispose()} after every
-   * source was disconnected.
+   * source was disconnected. A {@code dispose()} made while another is under way on
+   * another thread returns once {@code effect} can no longer be called; the sources'
+   * disconnects may then still be running on that thread.
+   *
+   * <p>The transforms of {@link #extract} and {@link #extractUnlessNull} run on the
+   * emitting thread before the event reaches the connection's lock: sources emitting on
+   * several threads may run them at the same time, and an event already inside a
+   * transform when {@code dispose()} returns goes on through the transforms and is
+   * dropped before {@code effect}.
    *
    * <p>Called from inside {@code effect}, {@code dispose()} returns without waiting for
    * the sources: {@code effect} receives nothing more, and the sources are disconnected
