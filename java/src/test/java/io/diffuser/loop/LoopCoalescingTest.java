@@ -3,33 +3,15 @@ package io.diffuser.loop;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.junit.After;
-import org.junit.Before;
 import org.junit.Test;
 
 /**
  * Coalescing keys: each queued entry keeps the key it was sent with, and a key that fails
- * loses no event.
+ * loses no event (one that cannot be hashed when sent: see {@link LoopUncaughtTest}).
  */
 public class LoopCoalescingTest {
-  private final List<Throwable> uncaught = Collections.synchronizedList(new ArrayList<>());
-  private Thread.UncaughtExceptionHandler saved;
-
-  @Before
-  public void catchUncaught() {
-    saved = Thread.currentThread().getUncaughtExceptionHandler();
-    Thread.currentThread().setUncaughtExceptionHandler((thread, failure) -> uncaught.add(failure));
-  }
-
-  @After
-  public void restore() {
-    Thread.currentThread().setUncaughtExceptionHandler(saved);
-  }
-
   /** An event whose key is read from a field (a pooled or reused event object). */
   static final class Ev {
     final String name;
@@ -84,23 +66,6 @@ public class LoopCoalescingTest {
     public boolean equals(Object other) {
       return other == this;
     }
-  }
-
-  /**
-   * A key that cannot be hashed is a key function that throws: the event gets no key,
-   * and the exception goes to the thread's uncaught exception handler.
-   */
-  @Test
-  public void aKeyThatCannotBeHashedIsReportedAndGivesNoKey() {
-    BadKey key = new BadKey();
-    key.broken = true;
-    try (Loop<Integer, Integer, Void> loop = Loop.<Integer, Integer>reducer(0, Integer::sum)
-        .coalescing((Integer event) -> key).build()) {
-      assertTrue(loop.dispatch(2));
-      assertTrue(loop.dispatch(3));
-      assertEquals(Integer.valueOf(5), loop.model());
-    }
-    assertEquals("each failure reported", 2, uncaught.size());
   }
 
   /**

@@ -240,4 +240,21 @@ public class LoopUncaughtTest {
     assertEquals(2, uncaught.size());
     assertSame(boom, uncaught.get(0));
   }
+
+  /**
+   * A key that cannot be hashed is a key function that throws: the event gets no key,
+   * and the exception goes to the thread's uncaught exception handler.
+   */
+  @Test
+  public void aKeyThatCannotBeHashedIsReportedAndGivesNoKey() {
+    LoopCoalescingTest.BadKey key = new LoopCoalescingTest.BadKey();
+    key.broken = true;
+    try (Loop<Integer, Integer, Void> loop = Loop.<Integer, Integer>reducer(0, Integer::sum)
+        .coalescing((Integer event) -> key).build()) {
+      assertTrue(loop.dispatch(2));
+      assertTrue(loop.dispatch(3));
+      assertEquals(Integer.valueOf(5), loop.model());
+    }
+    assertEquals("each failure reported", 2, uncaught.size());
+  }
 }
