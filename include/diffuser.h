@@ -45,13 +45,15 @@
  * from then on runs of any of them are serialized; composing alone joins nothing. A run
  * called from inside one of the graph's own effects, on the same thread, is queued and
  * performed right after the current pass, before the outermost run returns: no
- * deadlock, no half-updated caches. Each fuser connection delivers one event at a time,
- * except that an event the effect itself causes on the same thread (it emits into a
+ * deadlock, no half-updated caches. Each fuser connection delivers one event at a time:
+ * an event's transforms and the effect run under the connection's lock, except that an
+ * event a transform or the effect itself causes on the same thread (it emits into a
  * source of its own connection) is delivered at once, nested in the delivery in
- * progress; once dfs_disposable_dispose has returned its effect receives nothing more.
+ * progress; once dfs_disposable_dispose has returned, none of its transforms or its
+ * effect runs again.
  *
  * A run holds its graph's lock while its effects run, and dfs_disposable_dispose waits
- * for an event being delivered on another thread. Like any two locks, they deadlock when
+ * for an event being delivered on another thread (in its transforms or its effect). Like any two locks, they deadlock when
  * threads wait for each other in a circle: an effect that waits for another thread's run
  * of its own graph; graph A's effect running graph B on one thread while B's effect runs
  * A on another; an effect that disposes a connection whose effect, delivering an event
@@ -375,10 +377,9 @@ DFS_API dfs_status dfs_fuser_from_all(dfs_type *type, dfs_fuser *const *children
 
 /** extract(transform, child): turns each event of `child` into an event of `type`
  *  (ownership of *out as for dfs_transform_fn, with `type`'s release). The transform runs
- *  on the emitting thread before the event reaches its connection's lock: sources
- *  emitting on several threads may run it at the same time, and an event already inside
- *  it when dfs_disposable_dispose returns goes on through the transforms and is dropped
- *  before the effect. */
+ *  on the emitting thread as part of its connection's delivery, under the connection's
+ *  lock: never at the same time as another transform or the effect of that connection,
+ *  and never after its dfs_disposable_dispose returned. */
 DFS_API dfs_status dfs_fuser_extract(dfs_type *type, dfs_transform_fn transform, void *ctx,
                              dfs_destroy_fn destroy, dfs_fuser *child, dfs_fuser **out);
 
@@ -410,9 +411,9 @@ DFS_API dfs_status dfs_fuser_retain(dfs_fuser *fuser);
 DFS_API dfs_status dfs_fuser_release(dfs_fuser *fuser);
 
 /** Stops a connection: disconnects every source it made. Idempotent. Once it returns,
- *  the effect receives nothing more, even from sources emitting on other threads. A
- *  dispose made while another one is under way (an effect disposing its connection on a
- *  source's thread) returns once the effect can no longer be called; the sources'
+ *  neither the effect nor a transform of the connection runs again, even for sources
+ *  emitting on other threads. A dispose made while another one is under way (an effect
+ *  disposing its connection on a source's thread) returns once neither can be called; the sources'
  *  disconnects may then still be running on that other thread, so keep what they use
  *  alive until they return (a ctx with a destroy is kept for you). */
 DFS_API dfs_status dfs_disposable_dispose(dfs_disposable *disposable);

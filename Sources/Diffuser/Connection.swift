@@ -1,18 +1,30 @@
 import Synchronization
 
+/// Where an event enters its connection: each source of a connection hands every event
+/// it emits to `enter`, which runs the event's whole way up (the fuser's transforms, then
+/// the effect) as one delivery.
+protocol ConnectionEntry: AnyObject {
+    /// Runs `climb` (the transforms and the effect for one event) as a delivery of this
+    /// connection, or does nothing if the connection is disposed.
+    func enter(_ climb: () throws -> Void) throws
+}
+
 /// The receiving end of one `Fuser.connect`: it owns the user's effect and the
 /// disposables of every source connection made for it.
 ///
 /// It is the one place that enforces the connection promises:
-/// - events are delivered one at a time (two threads emitting wait for each other);
-/// - once `dispose()` has returned, no event reaches the effect, even if a source on
-///   another thread is still emitting, because dispose waits for an event in flight;
+/// - events are delivered one at a time (two threads emitting wait for each other), and
+///   a delivery is an event's whole way from its source: the transforms of `extract`
+///   and `extractUnlessNil`, then the effect, all under the connection's lock;
+/// - once `dispose()` has returned, no user code of the connection runs for an event,
+///   even if a source on another thread is still emitting, because dispose waits for a
+///   delivery in flight;
 /// - an effect may dispose its own connection, or cause a nested emission, on the
 ///   delivering thread without deadlocking. The sources of a connection disposed from
 ///   inside its effect are disconnected right after the effect returns, on the delivering
 ///   thread, with the lock released: a source whose disconnect waits for another of its
 ///   emitting threads (which may be waiting for this lock) does not deadlock.
-final class Connection<A>: _Disposable, @unchecked Sendable {
+final class Connection<A>: _Disposable, ConnectionEntry, @unchecked Sendable {
     private let lock = Lock()
     private let owner = Atomic<UInt>(0)
     private let disposed = Atomic<Bool>(false)
@@ -33,16 +45,19 @@ final class Connection<A>: _Disposable, @unchecked Sendable {
         self.afterDelivery = afterDelivery
     }
 
-    /// Hands `event` to the effect unless the connection is disposed.
-    func deliver(_ event: A) throws {
+    /// Runs `climb` (an event's transforms, ending in `deliver`) holding the lock,
+    /// unless the connection is disposed.
+    func enter(_ climb: () throws -> Void) throws {
         let me = currentThreadID()
         if owner.load(ordering: .acquiring) == me {
-            // Nested emission from inside our own effect: the lock is ours already.
-            if let effect { try effect(event) }
+            // Nested emission from inside our own delivery: the lock is ours already.
+            if effect != nil { try climb() }
             return
         }
         lock.lock()
         owner.store(me, ordering: .releasing)
+        // Keeps the effect alive to the end of the delivery, even if it disposes its
+        // own connection.
         let delivering = effect
         defer {
             let sources = disconnectAfterDelivery
@@ -56,8 +71,15 @@ final class Connection<A>: _Disposable, @unchecked Sendable {
             // The effect outlives the disconnection, as in `dispose()`.
             withExtendedLifetime(delivering) { sources?.dispose() }
         }
-        guard let delivering else { return }
-        try delivering(event)
+        guard delivering != nil else { return }
+        try climb()
+    }
+
+    /// Hands `event` to the effect unless the connection is disposed: the top of an
+    /// event's climb, called only inside `enter` (the lock is held). A transform may
+    /// have disposed the connection on the way up.
+    func deliver(_ event: A) throws {
+        if let effect { try effect(event) }
     }
 
     /// Records the sources' disposable; disposes it at once if the connection was

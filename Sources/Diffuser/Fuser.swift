@@ -20,17 +20,17 @@
 /// once the connection has delivered each event, not inside the effect.
 ///
 /// ## Threads
-/// Sources may emit on any thread. Each connection delivers one event at a time, holding
-/// its lock while the effect runs, and once its `dispose()` has returned no event reaches
-/// its effect. So an effect that waits for another thread (a `Loop.dispatch` that drains
-/// a loop with the caller's executor, whose step may wait for a callback on another
-/// thread) makes that thread wait too if it emits into the same connection. A
-/// connection's transforms (`extract`, `extractUnlessNil`) run on the emitting thread
-/// before the event reaches that lock: sources emitting on several threads may run them
-/// at the same time, and an event already inside a transform when `dispose()` returns
-/// goes on through the transforms and is dropped before the effect. A `dispose()` made
-/// while another is under way on another thread returns once the effect can no longer
-/// be called; the sources' disconnects may then still be running on that thread.
+/// Sources may emit on any thread. Each connection delivers one event at a time, on the
+/// emitting thread: an event's transforms (`extract`, `extractUnlessNil`) and the effect
+/// run holding the connection's lock, so no two of them run at once, and once its
+/// `dispose()` has returned neither runs again. So a transform or an effect that waits
+/// for another thread (a `Loop.dispatch` that drains a loop with the caller's executor,
+/// whose step may wait for a callback on another thread) makes that thread wait too if
+/// it emits into the same connection. An event a transform or the effect causes on the
+/// delivering thread, emitting into a source of the same connection, is delivered at
+/// once, nested in the delivery in progress. A `dispose()` made while another is under
+/// way on another thread returns once no transform or effect can run; the sources'
+/// disconnects may then still be running on that thread.
 /// `connect` and `dispose` may be called from any thread. `Fuser` and its connections are not
 /// `Sendable` (a connection is a `Disposable`, which need not be): a fuser or a
 /// connection shared with another task is declared safe there by the caller
@@ -48,11 +48,12 @@ public class Fuser<A> {
     /// What `connect` returns: dispose it to stop receiving events.
     public typealias Disposable = _Disposable
 
-    /// Connects the description to a sink. The sink may throw (an error for the
+    /// Connects the description to a sink, each source through `entry`: a source hands
+    /// each event's climb through the transforms to the sink to the connection's entry,
+    /// so that the whole climb is one delivery. The sink may throw (an error for the
     /// emitter); connecting may throw (a source that refused to connect), in which case
     /// every connection already made has been disposed.
-    @usableFromInline
-    let connector: (@escaping (A) throws -> Void) throws -> Disposable
+    let connector: (_ entry: ConnectionEntry, _ sink: @escaping (A) throws -> Void) throws -> Disposable
 
     /// How many combinators the longest path from this fuser down to a source passes
     /// through, this one and the source included: 1 for a source. At most `maximumDepth`.
@@ -65,19 +66,26 @@ public class Fuser<A> {
     /// itself throw to refuse the connection (after disposing what it connected). It
     /// counts as a source (1 deep).
     public init(tryConnector connector: @escaping (@escaping (A) throws -> Void) throws -> Disposable) {
-        self.connector = connector
+        self.connector = { entry, sink in
+            try connector { event in try entry.enter { try sink(event) } }
+        }
         self.depth = 1
     }
 
     /// A fuser over fusers whose deepest is `childDepth` deep, connected by `connector`.
-    init(above childDepth: Int, tryConnector connector: @escaping (@escaping (A) throws -> Void) throws -> Disposable) {
+    init(
+        above childDepth: Int,
+        connector: @escaping (_ entry: ConnectionEntry, _ sink: @escaping (A) throws -> Void) throws -> Disposable
+    ) {
         self.depth = Self.depth(above: childDepth)
         self.connector = connector
     }
 
     /// A fuser with a single source.
     public init(source: AnySource<A>) {
-        connector = { sink in source.connect { event in try? sink(event) } }
+        connector = { entry, sink in
+            source.connect { event in try? entry.enter { try sink(event) } }
+        }
         depth = 1
     }
 
@@ -85,11 +93,11 @@ public class Fuser<A> {
     public init(_ children: [Fuser<A>]) {
         depth = Self.depth(above: children.lazy.map(\.depth).max() ?? 0)
         let connectors = children.map(\.connector)
-        connector = { sink in
+        connector = { entry, sink in
             var made: [Disposable] = []
             made.reserveCapacity(connectors.count)
             do {
-                for connect in connectors { made.append(try connect(sink)) }
+                for connect in connectors { made.append(try connect(entry, sink)) }
             } catch {
                 for part in made { part.dispose() }
                 throw error
@@ -126,7 +134,7 @@ public class Fuser<A> {
     func tryConnect(_ effect: @escaping (A) throws -> Void, afterDelivery: (() -> Void)?) throws -> Disposable {
         let connection = Connection(effect, afterDelivery: afterDelivery)
         do {
-            let sources = try connector { event in try connection.deliver(event) }
+            let sources = try connector(connection) { event in try connection.deliver(event) }
             connection.attach(sources)
         } catch {
             connection.dispose()
@@ -178,16 +186,16 @@ extension Fuser {
     /// to the emitter and the event is dropped.
     public static func extract<B>(throwing transformation: @escaping (B) throws -> A, _ fuser: Fuser<B>) -> Fuser<A> {
         let inner = fuser.connector
-        return Fuser(above: fuser.depth, tryConnector: { sink in
-            try inner { event in try sink(transformation(event)) }
+        return Fuser(above: fuser.depth, connector: { entry, sink in
+            try inner(entry) { event in try sink(transformation(event)) }
         })
     }
 
     /// A fuser that emits `constant` for each event of `fuser`: taps, for instance.
     public static func extractConstant<B>(_ constant: A, _ fuser: Fuser<B>) -> Fuser<A> {
         let inner = fuser.connector
-        return Fuser(above: fuser.depth, tryConnector: { sink in
-            try inner { _ in try sink(constant) }
+        return Fuser(above: fuser.depth, connector: { entry, sink in
+            try inner(entry) { _ in try sink(constant) }
         })
     }
 
@@ -202,8 +210,8 @@ extension Fuser {
         _ fuser: Fuser<B>
     ) -> Fuser<A> {
         let inner = fuser.connector
-        return Fuser(above: fuser.depth, tryConnector: { sink in
-            try inner { event in
+        return Fuser(above: fuser.depth, connector: { entry, sink in
+            try inner(entry) { event in
                 if let value = try transformation(event) { try sink(value) }
             }
         })

@@ -3,7 +3,7 @@
  * extract_constant, extract_unless_null, connect and dispose; events before connect and
  * after dispose are dropped; connections are independent; failures go back to the
  * emitter; a refusing source undoes the connections already made; and with threads, no
- * event reaches an effect after its dispose returned.
+ * event reaches an effect, and no transform runs, after its dispose returned.
  *
  * One program because every section emits through the same small C event registry at
  * the top, which stands for what a fuser's sources wrap, and checks the same promise:
@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <time.h>
 
 /* ------------------------------------------------------------------------------------
  * A small C event registry: the source's connect registers the dispatch, disconnect
@@ -641,6 +642,83 @@ static void test_disconnecting_source(void) {
     dfs_fuser_release(f);
 }
 
+/* ------------------------------------------------------------------------------------
+ * A transform is part of its connection's delivery: dispose waits for an event inside it.
+ * ------------------------------------------------------------------------------------ */
+
+typedef struct held_transform {
+    atomic_int inside;          /* the transform has started */
+    atomic_int release;         /* the transform may return */
+    atomic_int dispose_returned;
+    atomic_int late;            /* transform or effect calls after dispose returned */
+    atomic_int delivered;
+    dfs_disposable *connection;
+    registry *reg;
+} held_transform;
+
+static void pause_briefly(void) {
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+}
+
+static int held_identity(const void *value, const void **out, void *ctx) {
+    held_transform *h = ctx;
+    atomic_store(&h->inside, 1);
+    for (int i = 0; i < 5000 && !atomic_load(&h->release); i++) pause_briefly();
+    if (atomic_load(&h->dispose_returned)) atomic_fetch_add(&h->late, 1);
+    *out = value;
+    return 0;
+}
+
+static int held_effect(const void *value, void *ctx) {
+    held_transform *h = ctx;
+    if (atomic_load(&h->dispose_returned)) atomic_fetch_add(&h->late, 1);
+    if ((long)(intptr_t)value == 7) atomic_fetch_add(&h->delivered, 1);
+    return 0;
+}
+
+static void *held_emit(void *arg) {
+    held_transform *h = arg;
+    registry_emit(h->reg, IV(7));
+    return NULL;
+}
+
+static void *held_dispose(void *arg) {
+    held_transform *h = arg;
+    dfs_disposable_dispose(h->connection);
+    atomic_store(&h->dispose_returned, 1);
+    return NULL;
+}
+
+static void test_dispose_waits_for_transform(void) {
+    check_section("dispose waits for an event inside a transform; a transform runs under the connection's lock");
+    registry reg;
+    registry_init(&reg);
+    held_transform h = {0};
+    h.reg = &reg;
+    dfs_fuser *source = registry_fuser(&reg, dfs_type_pointer());
+    dfs_fuser *extracted = NULL;
+    CHECK_OK(dfs_fuser_extract(dfs_type_pointer(), held_identity, &h, NULL, source, &extracted), "extract");
+    CHECK_OK(dfs_fuser_connect(extracted, held_effect, &h, NULL, &h.connection), "connect");
+    pthread_t emitter_thread, disposer_thread;
+    pthread_create(&emitter_thread, NULL, held_emit, &h);
+    while (!atomic_load(&h.inside)) pause_briefly();
+    pthread_create(&disposer_thread, NULL, held_dispose, &h);
+    for (int i = 0; i < 300; i++) pause_briefly();
+    CHECK_INT(atomic_load(&h.dispose_returned), 0, "dispose has not returned while the transform runs");
+    atomic_store(&h.release, 1);
+    pthread_join(disposer_thread, NULL);
+    pthread_join(emitter_thread, NULL);
+    CHECK_INT(atomic_load(&h.late), 0, "no transform or effect ran after dispose returned");
+    CHECK_INT(atomic_load(&h.delivered), 1, "the event inside the transform reached the effect before dispose returned");
+    CHECK_INT(registry_emit(&reg, IV(7)), DFS_OK, "an emission after dispose is dropped");
+    CHECK_INT(atomic_load(&h.delivered), 1, "nothing delivered after dispose");
+    dfs_disposable_release(h.connection);
+    dfs_fuser_release(extracted);
+    dfs_fuser_release(source);
+    registry_fini(&reg);
+}
+
 int main(int argc, char **argv) {
     check_init(argc, argv);
     test_from();
@@ -652,5 +730,6 @@ int main(int argc, char **argv) {
     test_concurrent_emits();
     test_dispose_while_emitting();
     test_disconnecting_source();
+    test_dispose_waits_for_transform();
     return check_finish();
 }

@@ -66,6 +66,75 @@ final class FuserConcurrencyTests: XCTestCase {
         XCTAssertEqual(count.load(ordering: .relaxed), 8_000)
     }
 
+    /// A transform is part of its connection's delivery: while one emitting thread is
+    /// inside `extract`'s transform, another thread's event waits for it.
+    func testTransformsOfOneConnectionRunOneAtATime() {
+        let source = ManualSource<Int>()
+        let firstInside = DispatchSemaphore(value: 0)
+        let secondInside = DispatchSemaphore(value: 0)
+        let overlapped = Atomic<Bool>(false)
+        let received = Recorder<Int>()
+        let connection = Fuser<Int>.extract({ (event: Int) -> Int in
+            if event == 1 {
+                firstInside.signal()
+                // Long enough for the other thread's event to arrive; it must not get in.
+                if secondInside.wait(timeout: .now() + 0.5) == .success {
+                    overlapped.store(true, ordering: .relaxed)
+                }
+            } else {
+                secondInside.signal()
+            }
+            return event
+        }, .from(source)).connect { received.append($0) }
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) { source.emit(1) }
+        firstInside.wait()
+        DispatchQueue.global().async(group: group) { source.emit(2) }
+        group.wait()
+        connection.dispose()
+        XCTAssertFalse(overlapped.load(ordering: .relaxed), "two transforms of one connection ran at once")
+        XCTAssertEqual(received.values, [1, 2])
+    }
+
+    /// `dispose()` waits for an event inside a transform: once it has returned, no user
+    /// code of the connection runs.
+    func testDisposeWaitsForAnEventInsideATransform() {
+        let source = ManualSource<Int>()
+        let inside = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let disposeReturned = Atomic<Bool>(false)
+        let lateCalls = Atomic<Int>(0)
+        let received = Recorder<Int>()
+        let connection = Fuser<Int>.extract({ (event: Int) -> Int in
+            inside.signal()
+            _ = release.wait(timeout: .now() + 5)
+            if disposeReturned.load(ordering: .acquiring) { lateCalls.add(1, ordering: .relaxed) }
+            return event * 10
+        }, .from(source)).connect { event in
+            if disposeReturned.load(ordering: .acquiring) { lateCalls.add(1, ordering: .relaxed) }
+            received.append(event)
+        }
+        nonisolated(unsafe) let disposable = connection
+        let emitted = DispatchGroup()
+        DispatchQueue.global().async(group: emitted) { source.emit(7) }
+        inside.wait()
+        let disposed = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            disposable.dispose()
+            disposeReturned.store(true, ordering: .releasing)
+            disposed.signal()
+        }
+        XCTAssertEqual(disposed.wait(timeout: .now() + 0.3), .timedOut,
+                       "dispose() returned while a transform of its connection was running")
+        release.signal()
+        XCTAssertEqual(disposed.wait(timeout: .now() + 5), .success)
+        emitted.wait()
+        XCTAssertEqual(lateCalls.load(ordering: .relaxed), 0)
+        XCTAssertEqual(received.values, [70], "the event inside the transform was delivered before dispose() returned")
+        source.emit(8)
+        XCTAssertEqual(received.values, [70])
+    }
+
     /// A unidirectional loop: fuser events produce models that a diffuser renders, from
     /// several threads, while the render effect dispatches further events.
     func testFuserFeedingDiffuserAcrossThreads() {

@@ -32,15 +32,16 @@ import java.util.Objects;
  * dispatching: the Swift and C APIs share it.
  *
  * <p><b>Threads.</b> Sources may emit on any thread, including threads the JVM did not
- * start. Each connection delivers one event at a time, on the emitting thread (except
- * that an event the effect itself causes on the same thread, emitting into a source of
- * its own connection, is delivered at once, nested in the delivery in progress), and once
- * its {@code dispose()} has returned no event reaches its effect, even when the effect
- * itself called it. Events a source emits before it is connected or after its connection
- * was disposed are dropped. A connection holds its lock while the effect runs, so an
- * effect that waits for another thread (a {@code loop.dispatch} that runs the loop's
- * steps, one of which waits for a callback on another thread) makes that thread wait too
- * if it emits into the same connection.
+ * start. Each connection delivers one event at a time, on the emitting thread: an event's
+ * transforms ({@link #extract}, {@link #extractUnlessNull}) and the effect run under the
+ * connection's lock (except that an event a transform or the effect causes on the same
+ * thread, emitting into a source of its own connection, is delivered at once, nested in
+ * the delivery in progress), and once its {@code dispose()} has returned neither its
+ * transforms nor its effect run again, even when the effect itself called it. Events a
+ * source emits before it is connected or after its connection was disposed are dropped.
+ * So a transform or an effect that waits for another thread (a {@code loop.dispatch} that
+ * runs the loop's steps, one of which waits for a callback on another thread) makes that
+ * thread wait too if it emits into the same connection.
  *
  * <p><b>Depth.</b> A fuser nests at most {@link #MAX_DEPTH} combinators from itself down
  * to a source; composing a deeper one throws {@link IllegalArgumentException}. Width is
@@ -236,14 +237,12 @@ public final class Fuser<A> {
    * {@code effect} and to the sources' disposables are released. An exception thrown by a
    * source's {@link Disposable#dispose()} is rethrown by {@code dispose()} after every
    * source was disconnected. A {@code dispose()} made while another is under way on
-   * another thread returns once {@code effect} can no longer be called; the sources'
-   * disconnects may then still be running on that thread.
+   * another thread returns once neither {@code effect} nor a transform can be called; the
+   * sources' disconnects may then still be running on that thread.
    *
    * <p>The transforms of {@link #extract} and {@link #extractUnlessNull} run on the
-   * emitting thread before the event reaches the connection's lock: sources emitting on
-   * several threads may run them at the same time, and an event already inside a
-   * transform when {@code dispose()} returns goes on through the transforms and is
-   * dropped before {@code effect}.
+   * emitting thread as part of the connection's delivery, under its lock: never at the
+   * same time as each other or {@code effect}, and never after {@code dispose()} returned.
    *
    * <p>Called from inside {@code effect}, {@code dispose()} returns without waiting for
    * the sources: {@code effect} receives nothing more, and the sources are disconnected

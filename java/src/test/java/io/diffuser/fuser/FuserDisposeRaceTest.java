@@ -1,6 +1,7 @@
 package io.diffuser.fuser;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertTrue;
 
@@ -9,37 +10,52 @@ import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.Test;
 
 /**
  * Events racing the dispose of their connection on another thread, and the collection
- * of the fuser it held: an event still in the transforms when {@code dispose()} returns
- * is dropped, never delivered, and its emitter gets no exception. (The transforms run
- * before the connection's lock, so {@code dispose()} does not wait for them, and the
- * native nodes hold them only weakly: the collected fuser's next transform is where the
- * drop shows.)
+ * of the fuser it held. An event's transforms are part of its connection's delivery, so
+ * {@code dispose()} waits for an event inside them and the connection holds its fuser
+ * until then; its emitter never gets an exception from the race.
  */
 public class FuserDisposeRaceTest {
   /** Deterministic: the inner transform waits while the connection is disposed and GC runs. */
   @Test(timeout = 20000)
-  public void anEventInFlightDuringDisposeOnAnotherThreadIsDroppedNotFailed() throws Exception {
+  public void anEventInsideTheTransformsIsDeliveredBeforeDisposeReturns() throws Exception {
     HeldEvent held = new HeldEvent();
     AtomicInteger delivered = new AtomicInteger();
+    AtomicBoolean disposed = new AtomicBoolean();
     Fuser<String> outer = held.fuser("#" + System.nanoTime());
-    Disposable connection = outer.connect(v -> delivered.incrementAndGet());
+    Disposable connection = outer.connect(v -> {
+      if (!disposed.get()) {
+        delivered.incrementAndGet();
+      }
+    });
     WeakReference<Fuser<String>> weak = new WeakReference<>(outer);
     outer = null;
 
     held.emitAndHold();
-    connection.dispose(); // returns at once: the event is not being delivered yet
-    boolean collected = HeldEvent.collect(weak);
+    Disposable[] disposing = {connection};
+    Thread disposer = new Thread(() -> {
+      disposing[0].dispose(); // waits for the event inside the transforms
+      disposed.set(true);
+    });
+    disposer.start();
+    boolean collectedWhileHeld = HeldEvent.collect(weak);
+    boolean disposedWhileHeld = disposed.get();
     held.releaseAndJoin();
+    disposer.join();
+    connection = null;
+    disposing[0] = null;
 
-    assertTrue("the fuser was collected while the event was in its transforms", collected);
-    assertEquals("dispose() had returned: the event must not be delivered", 0, delivered.get());
+    assertFalse("the fuser was collected while an event was inside its transforms", collectedWhileHeld);
+    assertFalse("dispose() returned while an event was inside the transforms", disposedWhileHeld);
+    assertEquals("the event inside the transforms reached the effect before dispose() returned", 1, delivered.get());
     assertNull("the emitter of an event racing dispose() got an exception: " + held.thrown.get(), held.thrown.get());
+    assertTrue("a disposed and dropped connection lets its fuser go", HeldEvent.collect(weak));
   }
 
   /** The same race without any blocking: emitters on two threads, connect/dispose/GC on a third. */

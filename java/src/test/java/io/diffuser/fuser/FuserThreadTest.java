@@ -195,14 +195,56 @@ public class FuserThreadTest {
     assertEquals(Collections.emptyList(), source.effects);
   }
 
+  /** A transform is part of the delivery: dispose() waits for an event inside it. */
+  @Test
+  public void disposeWaitsForAnEventInsideATransform() throws Exception {
+    TestSource<String> source = new TestSource<>();
+    CountDownLatch inTransform = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicBoolean disposeReturned = new AtomicBoolean();
+    AtomicInteger late = new AtomicInteger();
+    List<String> got = new CopyOnWriteArrayList<>();
+    Disposable d = Fuser.extract((String v) -> {
+      inTransform.countDown();
+      try {
+        release.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      if (disposeReturned.get()) {
+        late.incrementAndGet();
+      }
+      return v + "!";
+    }, Fuser.from(source)).connect(v -> {
+      if (disposeReturned.get()) {
+        late.incrementAndGet();
+      }
+      got.add(v);
+    });
+    Thread emitter = new Thread(() -> source.emit("x"));
+    emitter.start();
+    inTransform.await();
+    Thread releaser = new Thread(() -> {
+      try {
+        Thread.sleep(100);
+      } catch (InterruptedException e) {
+        return;
+      }
+      release.countDown();
+    });
+    releaser.start();
+    d.dispose(); // waits for the event inside the transform
+    disposeReturned.set(true);
+    assertEquals("dispose() returned only after the transform", 0, release.getCount());
+    emitter.join();
+    releaser.join();
+    assertEquals(0, late.get());
+    assertEquals(Collections.singletonList("x!"), got);
+  }
+
   /**
    * Two threads dispose one connection while an event is in flight and another emitter
    * waits: once either dispose() returned, the waiting event must not be delivered.
-   *
-   * <p>Ignored: the core's Connection.dispose() (Sources/Diffuser/Connection.swift) returns
-   * at once for every caller but the first, before the effect is cleared under the
-   * connection's lock, so the waiting event is delivered after the second dispose()
-   * returned (about 45 of 50 trials). Enable once the core is fixed.
    */
   @Test
   public void noEventAfterAConcurrentSecondDisposeReturned() throws Exception {

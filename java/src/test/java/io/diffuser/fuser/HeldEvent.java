@@ -9,8 +9,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * An event held in the transforms of a fuser: {@link #fuser} is two extracts over a
  * source, and the inner one, given the event "block", waits until {@link #release} is
  * counted down. {@link #emitAndHold} emits it on a thread of its own and returns while
- * the event is between the source and the connection, for the test to dispose the
- * connection and drop the fuser meanwhile; {@link #releaseAndJoin} lets it go on.
+ * the event is inside the fuser's transforms, for the test to dispose the connection and
+ * drop the fuser meanwhile; {@link #releaseAndJoin} lets it go on.
  */
 public final class HeldEvent {
   /** Counted down when the event is in the inner transform. */

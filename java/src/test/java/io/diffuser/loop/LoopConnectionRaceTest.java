@@ -1,24 +1,25 @@
 package io.diffuser.loop;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertNull;
-import static org.junit.Assert.assertTrue;
 
 import io.diffuser.fuser.Disposable;
 import io.diffuser.fuser.Fuser;
 import io.diffuser.fuser.HeldEvent;
 import java.lang.ref.WeakReference;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.Test;
 
 /**
  * An event still in the transforms of a loop connection's fuser on one thread while
- * another thread disposes that connection, after which nothing holds the fuser: the
- * event is dropped, as events emitted after the dispose are, and the emitter gets no
- * exception even if the fuser's objects were collected meanwhile.
+ * another thread disposes that connection: the transforms are part of the delivery, so
+ * the dispose waits for the event, which reaches the loop first; the connection holds
+ * its fuser until then, and the emitter gets no exception.
  */
 public class LoopConnectionRaceTest {
   @Test(timeout = 20000)
-  public void anEventInFlightWhenItsLoopConnectionIsDisposedIsDropped() throws Exception {
+  public void anEventInsideTheTransformsReachesTheLoopBeforeItsConnectionIsDisposed() throws Exception {
     HeldEvent held = new HeldEvent();
     Fuser<String> sources = held.fuser("#" + System.nanoTime());
     try (Loop<Integer, String, String> loop =
@@ -28,14 +29,22 @@ public class LoopConnectionRaceTest {
       sources = null;
 
       held.emitAndHold();
-      connection.dispose();
-      connection = null; // a disposed connection holds its fuser
-      boolean collected = HeldEvent.collect(weak);
+      AtomicBoolean disposed = new AtomicBoolean();
+      Disposable disposing = connection;
+      Thread disposer = new Thread(() -> {
+        disposing.dispose();
+        disposed.set(true);
+      });
+      disposer.start();
+      boolean collectedWhileHeld = HeldEvent.collect(weak);
+      boolean disposedWhileHeld = disposed.get();
       held.releaseAndJoin();
+      disposer.join();
 
-      assertTrue("the fuser was collected while the event was in its transforms", collected);
+      assertFalse("the fuser was collected while an event was inside its transforms", collectedWhileHeld);
+      assertFalse("dispose() returned while an event was inside the transforms", disposedWhileHeld);
       assertNull("the emitter of an event racing dispose() got an exception: " + held.thrown.get(), held.thrown.get());
-      assertEquals("the event reached the loop after its connection was disposed", 0, (int) loop.model());
+      assertEquals("the event inside the transforms reached the loop", 1, (int) loop.model());
     }
   }
 }
