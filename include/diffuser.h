@@ -326,6 +326,15 @@ DFS_API dfs_status dfs_diffuser_invert(dfs_diffuser *child, dfs_diffuser **out);
  *  run returns its error (the first such error), since no other caller can receive it. */
 DFS_API dfs_status dfs_diffuser_run(dfs_diffuser *diffuser, const void *value);
 
+/** dfs_diffuser_run, also telling whether the run was queued: *queued (unless `queued`
+ *  is NULL) is 1 if the run was queued behind the pass under way on this thread (a run
+ *  called from inside the graph's own effect, see dfs_diffuser_run), 0 if it was done,
+ *  or failed, before this returned. A queued run still uses the value and what the
+ *  diffuser's callbacks need until the outermost run returns; a run that was not queued
+ *  needs nothing more. For a binding that keeps the objects of a run alive only as long
+ *  as the core needs them. */
+DFS_API dfs_status dfs_diffuser_run_or_queue(dfs_diffuser *diffuser, const void *value, int *queued);
+
 /** The value type a diffuser accepts (borrowed: do not release). NULL if invalid. */
 DFS_API dfs_type *dfs_diffuser_type(dfs_diffuser *diffuser);
 

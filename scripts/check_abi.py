@@ -44,6 +44,7 @@ C_TO_SWIFT = {
     "size_t": "Int",
     "int32_t": "Int32",
     "uint32_t": "UInt32",
+    "int *": "UnsafeMutablePointer<Int32>?",
     "int64_t": "Int64",
     "uint64_t": "UInt64",
     "uintptr_t": "UInt",

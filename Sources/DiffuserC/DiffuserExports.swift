@@ -258,6 +258,21 @@ public func dfs_diffuser_run(_ diffuser: OpaquePointer?, _ value: UnsafeRawPoint
     }
 }
 
+@_cdecl("dfs_diffuser_run_or_queue")
+public func dfs_diffuser_run_or_queue(
+    _ diffuser: OpaquePointer?, _ value: UnsafeRawPointer?, _ queued: UnsafeMutablePointer<Int32>?
+) -> dfs_status {
+    queued?.pointee = 0
+    return guarded {
+        let target = try lookupDiffuser(diffuser)
+        // `keepingQueued` is called exactly when the core queues the run.
+        try target.diffuser.tryRun(CValue(value), keepingQueued: {
+            queued?.pointee = 1
+            return try target.type.type.kept($0)
+        })
+    }
+}
+
 @_cdecl("dfs_diffuser_type")
 public func dfs_diffuser_type(_ diffuser: OpaquePointer?) -> OpaquePointer? {
     var result: OpaquePointer?

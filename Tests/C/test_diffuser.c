@@ -809,6 +809,53 @@ static void test_identical_runs(void) {
 
 /* ------------------------------------------------------------------------------------ */
 
+/* dfs_diffuser_run_or_queue tells a run queued behind the pass under way on this thread
+ * from one done before it returned. */
+typedef struct queue_probe {
+    dfs_diffuser *self;
+    dfs_diffuser *other;
+    int self_queued, other_queued;
+    int other_runs;
+    int other_runs_seen;  /* other_runs right after the other diffuser's run returned */
+} queue_probe;
+
+static int queue_probe_other(const void *value, void *ctx) {
+    (void)value;
+    ((queue_probe *)ctx)->other_runs++;
+    return 0;
+}
+
+static int queue_probe_self(const void *value, void *ctx) {
+    queue_probe *p = ctx;
+    if ((long)(intptr_t)value != 1) return 0;
+    p->self_queued = -1;
+    p->other_queued = -1;
+    if (dfs_diffuser_run_or_queue(p->self, IV(2), &p->self_queued) != DFS_OK) return 1;
+    if (dfs_diffuser_run_or_queue(p->other, IV(5), &p->other_queued) != DFS_OK) return 1;
+    p->other_runs_seen = p->other_runs;
+    return 0;
+}
+
+static void test_run_or_queue(void) {
+    check_section("dfs_diffuser_run_or_queue: queued behind the pass under way, or done");
+    queue_probe p = {0};
+    CHECK_OK(dfs_diffuser_into_always(dfs_type_pointer(), queue_probe_self, &p, NULL, &p.self), "into_always");
+    CHECK_OK(dfs_diffuser_into_always(dfs_type_pointer(), queue_probe_other, &p, NULL, &p.other), "another graph");
+    int queued = -1;
+    CHECK_OK(dfs_diffuser_run_or_queue(p.self, IV(1), &queued), "run 1, whose effect runs both");
+    CHECK_INT(queued, 0, "a run outside any effect is done, not queued");
+    CHECK_INT(p.self_queued, 1, "a run of its own graph from its effect is queued");
+    CHECK_INT(p.other_queued, 0, "a run of another graph from the effect is not queued");
+    CHECK_INT(p.other_runs_seen, 1, "and was done before it returned");
+    CHECK_OK(dfs_diffuser_run_or_queue(p.other, IV(6), NULL), "a NULL flag is accepted");
+    CHECK_INT(p.other_runs, 2, "and the run done");
+    queued = -1;
+    dfs_diffuser_release(p.other);
+    CHECK_INT(dfs_diffuser_run_or_queue(p.other, IV(7), &queued), DFS_ERR_HANDLE, "a released handle is refused");
+    CHECK_INT(queued, 0, "and the flag says not queued");
+    dfs_diffuser_release(p.self);
+}
+
 static void test_shared_child(void) {
     check_section("a child shared by two parents shares one cache");
     test_log log;
@@ -924,6 +971,7 @@ int main(int argc, char **argv) {
     test_gates_keep_every_value();
     test_same_value();
     test_identical_runs();
+    test_run_or_queue();
     test_shared_child();
     test_handle_refcounts();
     check_section("totals");

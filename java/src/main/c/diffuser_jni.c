@@ -190,13 +190,18 @@ static jlong n_diffuser_map(JNIEnv *env, jclass cls, jobject transform, jlong ch
 
 /* A run asked for from inside another native method of this thread (from an effect) may
  * be queued by the core until the run under way ends: `owner`, the Java diffuser, is
- * pinned until then, since it holds what the queued run calls (see dfsj_hold_weak). */
+ * pinned until then, since it holds what the queued run calls (see dfsj_hold_weak). A
+ * run the core did not queue (another graph's) is done when it returns, and drops the pin
+ * it made, so that temporary diffusers run from an effect can be collected at once. */
 static void n_diffuser_run(JNIEnv *env, jclass cls, jlong diffuser, jobject value, jobject owner) {
     (void)cls;
-    if (dfsj_thread.depth > 0 && dfsj_pin(env, diffuser, owner)) return;
+    int pinned = dfsj_thread.depth > 0 ? dfsj_pin(env, diffuser, owner) : 0;
+    if (pinned < 0) return;
     dfsj_entry e;
     dfsj_enter(&e, env);
-    dfs_status status = dfs_diffuser_run(H(dfs_diffuser, diffuser), value);
+    int queued = 0;
+    dfs_status status = dfs_diffuser_run_or_queue(H(dfs_diffuser, diffuser), value, &queued);
+    if (pinned && !queued) dfsj_unpin(env, diffuser);
     dfsj_finish(env, status, dfsj_leave(&e), 0);
 }
 

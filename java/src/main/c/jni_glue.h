@@ -62,7 +62,8 @@ typedef struct {
      *          in a table keyed by their handles (pinned of pin_cap slots, a power of
      *          two; each object once), deleted when the outermost native method returns:
      *          the queued runs and the disconnections are done by then, and each of
-     *          these objects holds what its nodes call (see dfsj_hold_weak). */
+     *          these objects holds what its nodes call (see dfsj_hold_weak). A run that
+     *          the core did not queue drops the pin it made as soon as it returns. */
     struct dfsj_pin *pins;
     size_t pinned, pin_cap;
     /* refusal: the Throwable of the last Source.connect that failed under a native
@@ -195,6 +196,7 @@ void dfsj_destroy_ref(void *ctx);
 void dfsj_destroy_weak(void *ctx);
 jobject dfsj_target(JNIEnv *env, void *ctx);
 int dfsj_pin(JNIEnv *env, jlong key, jobject object);
+void dfsj_unpin(JNIEnv *env, jlong key);
 int dfsj_effect_cb(const void *value, void *ctx);
 int dfsj_did_change_cb(const void *old_value, const void *new_value, void *ctx);
 int dfsj_transform_cb(const void *value, const void **out, void *ctx);

@@ -91,11 +91,11 @@ static struct dfsj_pin *pin_slot(struct dfsj_pin *pins, size_t cap, jlong key) {
 
 /* Keeps `object`, the Java object of handle `key` (a diffuser asked to run, or the fuser
  * of a loop connection disposed, from inside another native method of this thread),
- * reachable until the outermost native method returns: 0, or -1 with an exception
- * pending. Each object is pinned once per outermost call, so the table holds at most the
- * distinct objects pinned in that call (a loop draining many events that each render
- * pins its diffuser once). Handles are unique among live objects, and a pinned one
- * stays live. */
+ * reachable until the outermost native method returns, or until dfsj_unpin: 1 if this
+ * call pinned it, 0 if it was pinned already, or -1 with an exception pending. Each
+ * object is pinned once per outermost call, so the table holds at most the distinct
+ * objects pinned in that call (a loop draining many events that each render pins its
+ * diffuser once). Handles are unique among live objects, and a pinned one stays live. */
 int dfsj_pin(JNIEnv *env, jlong key, jobject object) {
     dfsj_thread_state *ts = &dfsj_thread;
     if (ts->pin_cap > 0 && pin_slot(ts->pins, ts->pin_cap, key)->ref != NULL) return 0;
@@ -118,7 +118,31 @@ int dfsj_pin(JNIEnv *env, jlong key, jobject object) {
     slot->key = key;
     slot->ref = global;
     ts->pinned++;
-    return 0;
+    return 1;
+}
+
+/* Drops the pin of `key` made by dfsj_pin, if any: for a run that turned out not to be
+ * queued, which needs nothing after it returned. The slots after it in its probe run
+ * move back where their own probe sequence can still find them. */
+void dfsj_unpin(JNIEnv *env, jlong key) {
+    dfsj_thread_state *ts = &dfsj_thread;
+    if (ts->pin_cap == 0) return;
+    size_t mask = ts->pin_cap - 1;
+    struct dfsj_pin *slot = pin_slot(ts->pins, ts->pin_cap, key);
+    if (slot->ref == NULL) return;
+    (*env)->DeleteGlobalRef(env, slot->ref);
+    ts->pinned--;
+    size_t hole = (size_t)(slot - ts->pins);
+    for (size_t i = (hole + 1) & mask; ts->pins[i].ref != NULL; i = (i + 1) & mask) {
+        size_t home = pin_home(ts->pins[i].key, ts->pin_cap);
+        /* The entry at i may fill the hole unless its home lies cyclically in (hole, i]. */
+        int stays = hole <= i ? (hole < home && home <= i) : (hole < home || home <= i);
+        if (stays) continue;
+        ts->pins[hole] = ts->pins[i];
+        hole = i;
+    }
+    ts->pins[hole].ref = NULL;
+    ts->pins[hole].key = 0;
 }
 
 void dfsj_drop_pins(dfsj_thread_state *ts) {

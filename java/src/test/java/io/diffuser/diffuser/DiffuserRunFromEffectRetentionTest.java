@@ -9,15 +9,10 @@ import java.util.List;
 import org.junit.Test;
 
 /**
- * A run of an unrelated diffuser from inside an effect is not queued: it is done when its
- * {@code run} returns, so nothing needs that diffuser afterwards. The binding pins the
- * Java diffuser of every run asked for from inside a native call (in case the core queued
- * it) until the outermost native call returns, so an effect that renders fresh, temporary
- * diffusers (one per item, say) keeps every one of them, with its native node and global
- * reference, for as long as the outer run lasts: a long outer call (a render of many
- * items, a source whose connect emits a stream) grows until the heap is exhausted
- * (3,000,000 small temporaries inside one run end in OutOfMemoryError with the test
- * JVM's 256 MB heap, while the same loop outside an effect runs in constant memory).
+ * What a run asked for from inside an effect keeps alive. A run of another graph is not
+ * queued: it is done when its {@code run} returns, so its diffuser can be collected at
+ * once (an effect that renders a fresh, temporary diffuser per item does not grow for as
+ * long as the outer run lasts). A run the core queues keeps its diffuser until it is done.
  */
 public class DiffuserRunFromEffectRetentionTest {
   private static int uncollected(List<WeakReference<Object>> refs) throws InterruptedException {
@@ -38,6 +33,47 @@ public class DiffuserRunFromEffectRetentionTest {
     Diffuser<Integer> temporary = Diffuser.map((Integer v) -> v + 1, Diffuser.into(log::add));
     temporary.run(value);
     return new WeakReference<>(temporary);
+  }
+
+  /**
+   * Runs queued behind the outer pass (diffusers sharing the outer one's child, made and
+   * dropped inside its effect) interleaved with temporaries run at once: the queued ones
+   * are kept until they ran, even with the garbage collector run in between, and the
+   * temporaries are not.
+   */
+  @Test(timeout = 60_000)
+  public void queuedRunsKeepTheirDiffusersAmongTemporariesThatDoNot() {
+    List<Integer> log = new ArrayList<>();
+    List<String> queued = new ArrayList<>();
+    Diffuser<Integer> shared = Diffuser.intoAlways(v -> { });
+    int[] left = {-1};
+    Diffuser<Integer> outer = Diffuser.intoAll(shared, Diffuser.intoAlways(n -> {
+      if (n != 0) {
+        return;
+      }
+      List<WeakReference<Object>> temporaries = new ArrayList<>();
+      for (int k = 0; k < 200; k++) {
+        temporaries.add(runTemporary(k, log));
+        if (k % 4 == 0) {
+          String name = "q" + k;
+          // Shares `shared` with the outer diffuser: one graph, so the run is queued.
+          Diffuser.intoAll(shared, Diffuser.intoAlways((Integer v) -> queued.add(name + ":" + v))).run(k);
+        }
+      }
+      try {
+        left[0] = uncollected(temporaries);
+      } catch (InterruptedException e) {
+        throw new AssertionError(e);
+      }
+      assertEquals("nothing queued ran before the outer pass ended", 0, queued.size());
+    }));
+    outer.run(0);
+    assertEquals(200, log.size());
+    assertEquals(50, queued.size());
+    for (int i = 0; i < 50; i++) {
+      assertEquals("q" + 4 * i + ":" + 4 * i, queued.get(i));
+    }
+    assertEquals("temporaries run at once and dropped are collected", 0, left[0]);
   }
 
   @Test(timeout = 60_000)
