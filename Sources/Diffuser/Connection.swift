@@ -7,6 +7,11 @@ protocol ConnectionEntry: AnyObject {
     /// Runs `climb` (the transforms and the effect for one event) as a delivery of this
     /// connection, or does nothing if the connection is disposed.
     func enter(_ climb: () throws -> Void) throws
+
+    /// Whether the connection still delivers: false once it was disposed. Read only
+    /// inside a climb, between its transforms, so that a transform that disposed the
+    /// connection is the last user code of that event.
+    var isOpen: Bool { get }
 }
 
 /// The receiving end of one `Fuser.connect`: it owns the user's effect and the
@@ -74,6 +79,10 @@ final class Connection<A>: _Disposable, ConnectionEntry, @unchecked Sendable {
         guard delivering != nil else { return }
         try climb()
     }
+
+    /// Whether the connection still has its effect; only inside `enter` (the lock is
+    /// held).
+    var isOpen: Bool { effect != nil }
 
     /// Hands `event` to the effect unless the connection is disposed: the top of an
     /// event's climb, called only inside `enter` (the lock is held). A transform may

@@ -187,7 +187,10 @@ extension Fuser {
     public static func extract<B>(throwing transformation: @escaping (B) throws -> A, _ fuser: Fuser<B>) -> Fuser<A> {
         let inner = fuser.connector
         return Fuser(above: fuser.depth, connector: { entry, sink in
-            try inner(entry) { event in try sink(transformation(event)) }
+            try inner(entry) { event in
+                // A transform below may have disposed the connection: nothing more runs.
+                if entry.isOpen { try sink(transformation(event)) }
+            }
         })
     }
 
@@ -212,6 +215,7 @@ extension Fuser {
         let inner = fuser.connector
         return Fuser(above: fuser.depth, connector: { entry, sink in
             try inner(entry) { event in
+                guard entry.isOpen else { return }
                 if let value = try transformation(event) { try sink(value) }
             }
         })

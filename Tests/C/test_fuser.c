@@ -719,6 +719,56 @@ static void test_dispose_waits_for_transform(void) {
     registry_fini(&reg);
 }
 
+/* A transform that disposes its own connection is the last user code of its event. */
+typedef struct self_disposing {
+    test_log *log;
+    dfs_disposable *connection;
+} self_disposing;
+
+static int disposing_inner(const void *value, const void **out, void *ctx) {
+    self_disposing *s = ctx;
+    log_add(s->log, "inner:%ld", (long)(intptr_t)value);
+    if ((long)(intptr_t)value == 2) dfs_disposable_dispose(s->connection);
+    *out = value;
+    return 0;
+}
+
+static int disposing_outer(const void *value, const void **out, void *ctx) {
+    self_disposing *s = ctx;
+    log_add(s->log, "outer:%ld", (long)(intptr_t)value);
+    *out = value;
+    return 0;
+}
+
+static int disposing_effect(const void *value, void *ctx) {
+    log_add(((self_disposing *)ctx)->log, "effect:%ld", (long)(intptr_t)value);
+    return 0;
+}
+
+static void test_transform_disposes_its_connection(void) {
+    check_section("a transform that disposes its own connection is the last user code of its event");
+    test_log log;
+    log_clear(&log);
+    registry reg;
+    registry_init(&reg);
+    self_disposing s = {&log, NULL};
+    dfs_fuser *source = registry_fuser(&reg, dfs_type_pointer());
+    dfs_fuser *inner = NULL, *outer = NULL;
+    CHECK_OK(dfs_fuser_extract(dfs_type_pointer(), disposing_inner, &s, NULL, source, &inner), "inner extract");
+    CHECK_OK(dfs_fuser_extract(dfs_type_pointer(), disposing_outer, &s, NULL, inner, &outer), "outer extract");
+    CHECK_OK(dfs_fuser_connect(outer, disposing_effect, &s, NULL, &s.connection), "connect");
+    CHECK_OK(registry_emit(&reg, IV(1)), "emit 1");
+    CHECK_OK(registry_emit(&reg, IV(2)), "emit 2, whose inner transform disposes the connection");
+    CHECK_OK(registry_emit(&reg, IV(3)), "emit 3");
+    CHECK_LOG(&log, "inner:1 outer:1 effect:1 inner:2", "nothing of event 2 runs after the dispose, nothing of 3 at all");
+    CHECK_INT(registry_live(&reg), 0, "the source is disconnected");
+    dfs_disposable_release(s.connection);
+    dfs_fuser_release(outer);
+    dfs_fuser_release(inner);
+    dfs_fuser_release(source);
+    registry_fini(&reg);
+}
+
 int main(int argc, char **argv) {
     check_init(argc, argv);
     test_from();
@@ -731,5 +781,6 @@ int main(int argc, char **argv) {
     test_dispose_while_emitting();
     test_disconnecting_source();
     test_dispose_waits_for_transform();
+    test_transform_disposes_its_connection();
     return check_finish();
 }

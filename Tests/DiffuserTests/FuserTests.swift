@@ -125,6 +125,28 @@ final class FuserTests: XCTestCase {
         XCTAssertEqual(source.activeConnections, 0)
     }
 
+    /// A transform that disposes its own connection is the last user code of its event:
+    /// the transforms above it and the effect do not run.
+    func testTransformMayDisposeItsOwnConnection() {
+        let source = ManualSource<Int>()
+        let log = Recorder<String>()
+        var connection: Fuser<String>.Disposable?
+        let fuser = Fuser<String>.extractUnlessNil({ (v: Int) -> String? in
+            log.append("outer \(v)")
+            return "\(v)"
+        }, .extract({ (v: Int) -> Int in
+            log.append("inner \(v)")
+            if v == 2 { connection?.dispose() }
+            return v
+        }, .from(source)))
+        connection = fuser.connect { log.append("effect \($0)") }
+        source.emit(1)
+        source.emit(2)
+        source.emit(3)
+        XCTAssertEqual(log.values, ["inner 1", "outer 1", "effect 1", "inner 2"])
+        XCTAssertEqual(source.activeConnections, 0)
+    }
+
     func testSourceEmittingDuringConnectAndDisposeDuringConnect() {
         // A source that emits synchronously while connecting (like a "current value").
         let fuser = Fuser<Int>.from { effect in

@@ -248,7 +248,7 @@ static jlong make_extract(JNIEnv *env, extract_ctor ctor, jobject transform, jlo
     dfs_fuser *out = NULL;
     dfsj_entry e;
     dfsj_enter(&e, env);
-    dfs_status status = ctor(dfsj_type, dfsj_extract_cb, ref, dfsj_destroy_weak, H(dfs_fuser, child), &out);
+    dfs_status status = ctor(dfsj_type, dfsj_transform_cb, ref, dfsj_destroy_weak, H(dfs_fuser, child), &out);
     dfsj_finish(env, status, dfsj_leave(&e), 0);
     return J(out);
 }
@@ -311,23 +311,17 @@ static void n_disposable_release(JNIEnv *env, jclass cls, jlong disposable) {
 
 /* DispatchEffect.run: emits through the dispatch of a source connection. A dispatch
  * whose connection ended is no longer a valid handle (DFS_ERR_HANDLE): the event is
- * dropped, as events emitted after dispose are; so is an event whose connection was
- * disposed while it went through the transforms (dfsj_extract_cb). A connection disposed
- * from inside its own effect disconnects its sources once that effect has returned,
- * still inside this emission: a Throwable a source's Disposable.dispose() threw then is
- * rethrown here, to the emitter, although the core reports DFS_OK (its disconnect cannot
- * fail). */
+ * dropped, as events emitted after dispose are. A connection disposed from inside its
+ * own effect disconnects its sources once that effect has returned, still inside this
+ * emission: a Throwable a source's Disposable.dispose() threw then is rethrown here, to
+ * the emitter, although the core reports DFS_OK (its disconnect cannot fail). */
 static void n_dispatch_emit(JNIEnv *env, jclass cls, jlong dispatch, jobject event) {
     (void)cls;
     dfsj_entry e;
     dfsj_enter(&e, env);
-    int outer_dropped = dfsj_thread.dropped;
-    dfsj_thread.dropped = 0;
     dfs_status status = dfs_dispatch_emit(H(dfs_dispatch, dispatch), event);
-    int dropped = dfsj_thread.dropped;
-    dfsj_thread.dropped = outer_dropped;
     jthrowable thrown = dfsj_leave(&e);
-    if (status == DFS_ERR_HANDLE || (status == DFS_ERR_CALLBACK && dropped && thrown == NULL)) status = DFS_OK;
+    if (status == DFS_ERR_HANDLE) status = DFS_OK;
     dfsj_finish(env, status, thrown, 1);
 }
 

@@ -74,9 +74,6 @@ typedef struct {
      *          refusal no inspector took (Fuser.connect's, a loop without one) is not
      *          kept. */
     jthrowable refusal;
-    /* dropped: set by a fuser transform whose Java object was collected (dfsj_extract_cb),
-     *          for the emission under way (n_dispatch_emit), which then drops its event. */
-    int dropped;
 } dfsj_thread_state;
 
 /* A slot of the pin table: empty while ref is NULL. */
@@ -200,7 +197,6 @@ void dfsj_unpin(JNIEnv *env, jlong key);
 int dfsj_effect_cb(const void *value, void *ctx);
 int dfsj_did_change_cb(const void *old_value, const void *new_value, void *ctx);
 int dfsj_transform_cb(const void *value, const void **out, void *ctx);
-int dfsj_extract_cb(const void *value, const void **out, void *ctx);
 int dfsj_part_cb(const void *value, const void **out, void *ctx);
 
 /* The context of a map's transform (dfsj_part_cb): the Function, held weakly like every

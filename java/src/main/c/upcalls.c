@@ -65,9 +65,9 @@ void dfsj_destroy_weak(void *ctx) {
  * object holding it had become unreachable, which the Java API rules out (the diffuser
  * being run holds its tree, a queued run is pinned, see dfsj_pin, a connection holds its
  * fuser until its sources are disconnected, a loop's update bridge holds the fusers it
- * connects, a loop connection disposed from a callback pins its fuser; an event of a
- * connection disposed meanwhile is dropped first, see dfsj_extract_cb); this check makes
- * a way around those holds fail instead of crash. */
+ * connects, a loop connection disposed from a callback pins its fuser; a connection's
+ * dispose waits for an event inside its transforms, after which none of them runs); this
+ * check makes a way around those holds fail instead of crash. */
 jobject dfsj_target(JNIEnv *env, void *ctx) {
     jobject target = (*env)->NewLocalRef(env, (jobject)ctx);
     if (target == NULL && !(*env)->ExceptionCheck(env))
@@ -195,17 +195,6 @@ int dfsj_did_change_cb(const void *old_value, const void *new_value, void *ctx) 
     return result;
 }
 
-/* The object of a fuser transform's context, as dfsj_target, except when it was
- * collected under a Java caller: then NULL with the thread marked `dropped` and no
- * failure pending (see dfsj_extract_cb). */
-static jobject extract_target(JNIEnv *env, void *ctx) {
-    if (dfsj_thread.depth == 0) return dfsj_target(env, ctx);
-    jobject target = (*env)->NewLocalRef(env, (jobject)ctx);
-    if (target == NULL && !(*env)->ExceptionCheck(env)) dfsj_thread.dropped = 1;
-    else if (target == NULL) dfsj_upcall_failed(env);
-    return target;
-}
-
 /* Function.apply of the object `find` gives for `ctx`; the result goes to the core as a
  * new global reference (the core releases it through the value type). */
 static int transform(const void *value, const void **out, void *ctx, jobject (*find)(JNIEnv *, void *)) {
@@ -230,23 +219,9 @@ static int transform(const void *value, const void **out, void *ctx, jobject (*f
     return failed;
 }
 
-/* Function.apply (a feedback's request selector). */
+/* Function.apply: a fuser's extract or extractUnlessNull, a feedback's request selector. */
 int dfsj_transform_cb(const void *value, const void **out, void *ctx) {
     return transform(value, out, ctx, dfsj_target);
-}
-
-/* Function.apply of a fuser's extract or extractUnlessNull, except when the Java objects
- * of the fuser were collected. A connection holds the Java object of the fuser it
- * connects, and through it those of every fuser it was made from, until it is disposed
- * (Fuser.connect's Delivery, Loop.connect's Connection). So a transform found collected
- * belongs to an event that started through a connection disposed since, on another
- * thread, before the event reached it: the event is dropped, as every event of a
- * disposed connection is. The transform fails, which ends the event (nothing of it runs
- * after a failed transform), and marks the failure as a drop, which n_dispatch_emit
- * answers as one. Without a Java caller on the thread there is no emission to tell: the
- * transform fails as dfsj_transform_cb's would. */
-int dfsj_extract_cb(const void *value, const void **out, void *ctx) {
-    return transform(value, out, ctx, extract_target);
 }
 
 /* The parts of a diffuser's maps are borrowed (dfs_diffuser_map_borrowed): each is the
