@@ -102,8 +102,3 @@ final class Flag: @unchecked Sendable {
     var isRaised: Bool { lock.lock(); defer { lock.unlock() }; return raised }
 }
 
-/// Work handed to a Dispatch queue by a test executor.
-struct WorkBox: @unchecked Sendable {
-    let work: () -> Void
-    init(_ work: @escaping () -> Void) { self.work = work }
-}

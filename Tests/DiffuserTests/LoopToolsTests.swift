@@ -211,10 +211,9 @@ final class LoopToolsTests: XCTestCase {
         let queue = DispatchQueue(label: "main-like")
         let runs = Recorder<Int>()
         let executor = AnyLoopExecutor(stepsPerRun: 3) { work in
-            let box = WorkBox(work)
             queue.async {
                 runs.append(1)
-                box.work()
+                work()
             }
         }
         let loop = Loop(model: Counter(), update: counterUpdate, executor: executor)
@@ -224,6 +223,36 @@ final class LoopToolsTests: XCTestCase {
         XCTAssertTrue(eventually { loop.model.count == 10 })
         XCTAssertGreaterThanOrEqual(runs.count, 4, "11 entries, 3 a run")
         loop.dispose()
+    }
+
+    /// An executor that hands the loop's work to a queue (a main-queue stand-in) is
+    /// written without unsafe escapes in Swift 6: the work is `@Sendable`. Both forms, a
+    /// type of its own and `AnyLoopExecutor`, run every step on the queue.
+    func testAnExecutorHandsWorkToAQueueWithoutUnsafeEscapes() {
+        struct QueueExecutor: LoopExecutor {
+            let queue: DispatchQueue
+            func execute(_ work: @escaping @Sendable () -> Void) { queue.async { work() } }
+        }
+        let key = DispatchSpecificKey<Int>()
+        let queue = DispatchQueue(label: "main-like")
+        queue.setSpecific(key: key, value: 1)
+        let executors: [LoopExecutor] = [
+            QueueExecutor(queue: queue),
+            AnyLoopExecutor { work in queue.async { work() } },
+        ]
+        for executor in executors {
+            let onQueue = Recorder<Bool>()
+            let loop = Loop(
+                model: Counter(),
+                update: counterUpdate,
+                handlers: [EffectHandler { _, _ in onQueue.append(DispatchQueue.getSpecific(key: key) == 1) }],
+                executor: executor
+            )
+            for _ in 0..<5 { loop.dispatch(.increment) }
+            XCTAssertTrue(eventually { onQueue.count == 5 })
+            XCTAssertEqual(Set(onQueue.values), [true])
+            loop.dispose()
+        }
     }
 
     /// An executor that runs work at once, inside `execute`, with one step a run: each

@@ -42,7 +42,7 @@ public final class BackgroundExecutor: LoopExecutor, @unchecked Sendable {
         worker.finish()
     }
 
-    public func execute(_ work: @escaping () -> Void) {
+    public func execute(_ work: @escaping @Sendable () -> Void) {
         worker.enqueue(work)
     }
 

@@ -11,10 +11,7 @@
 /// `AnyLoopExecutor` made from a closure:
 ///
 /// ```swift
-/// let main = AnyLoopExecutor { work in
-///     nonisolated(unsafe) let work = work // the loop's own work is safe on any thread
-///     DispatchQueue.main.async { work() }
-/// }
+/// let main = AnyLoopExecutor { work in DispatchQueue.main.async { work() } }
 /// ```
 ///
 /// The loop's update, observers and inline handlers and feedbacks run where the executor
@@ -22,7 +19,8 @@
 /// that runs on the main thread, and the compiler does not check it.
 public protocol LoopExecutor {
     /// Runs `work` once, now or later, on a thread of the executor's choosing. Work
-    /// handed to a serial executor must run in the order it was handed.
+    /// handed to a serial executor must run in the order it was handed. `work` may be
+    /// sent to any thread (a queue, a task on the main actor).
     ///
     /// An executor may run `work` at once, inside `execute`. When that work is the rest
     /// of a loop's queue handed back after `stepsPerRun` entries, it returns at once and
@@ -31,7 +29,7 @@ public protocol LoopExecutor {
     /// the piece of work that was already running, not inside this `execute`. A stop or
     /// dispose made inside `execute` after such work returned comes from that drain, as
     /// one made inside a step: it does not wait, and the queued events are dropped.
-    func execute(_ work: @escaping () -> Void)
+    func execute(_ work: @escaping @Sendable () -> Void)
 
     /// The most queued entries a loop processes in one piece of work before handing
     /// the rest to `execute` again, so that a busy loop lets the executor's other work
@@ -56,7 +54,7 @@ public struct CallerExecutor: LoopExecutor {
     /// The executor of the calling thread.
     public init() {}
 
-    public func execute(_ work: @escaping () -> Void) { work() }
+    public func execute(_ work: @escaping @Sendable () -> Void) { work() }
 
     /// Work handed to this executor is already running, on the thread that handed it.
     public var canWaitForWork: Bool { true }
@@ -65,18 +63,18 @@ public struct CallerExecutor: LoopExecutor {
 /// An executor made from a closure, for a queue the library does not know (a main-thread
 /// queue, an event loop of a toolkit).
 public struct AnyLoopExecutor: LoopExecutor {
-    private let schedule: (@escaping () -> Void) -> Void
+    private let schedule: (@escaping @Sendable () -> Void) -> Void
     /// How many entries a loop handles in one piece of work it hands to `schedule`.
     public let stepsPerRun: Int
 
     /// An executor that hands work to `schedule`. `stepsPerRun` bounds how many entries
     /// of a loop's queue one piece of work processes.
-    public init(stepsPerRun: Int = .max, _ schedule: @escaping (@escaping () -> Void) -> Void) {
+    public init(stepsPerRun: Int = .max, _ schedule: @escaping (@escaping @Sendable () -> Void) -> Void) {
         self.schedule = schedule
         self.stepsPerRun = Swift.max(1, stepsPerRun)
     }
 
-    public func execute(_ work: @escaping () -> Void) { schedule(work) }
+    public func execute(_ work: @escaping @Sendable () -> Void) { schedule(work) }
 }
 
 extension LoopExecutor where Self == CallerExecutor {

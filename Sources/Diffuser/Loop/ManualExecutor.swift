@@ -19,7 +19,7 @@ public final class ManualExecutor: LoopExecutor, @unchecked Sendable {
     /// An executor holding no work.
     public init() {}
 
-    public func execute(_ work: @escaping () -> Void) {
+    public func execute(_ work: @escaping @Sendable () -> Void) {
         lock.withLock { _ = queue.append(work) }
     }
 

@@ -76,9 +76,19 @@ func launch<Event>(
         return
     }
     let session = job.session
+    // The handler's body is the user's, called on the executor's thread by design (an
+    // `EffectHandler` is declared safe to call there; see its `Sendable` conformance).
+    let start = HandlerStart(job: job, body: body)
     executor.execute {
         session.perform {
-            if !job.isCancelled { body() }
+            if !start.job.isCancelled { start.body() }
         }
     }
+}
+
+/// A handler's job and the start of its work, handed to the handler's executor.
+@usableFromInline
+struct HandlerStart<Event>: @unchecked Sendable {
+    let job: Job<Event>
+    let body: () -> Void
 }

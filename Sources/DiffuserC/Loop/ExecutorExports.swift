@@ -30,7 +30,7 @@ struct CCallbackExecutor: LoopExecutor {
     let function: CFunction<dfs_execute_fn>
     let stepsPerRun: Int
 
-    func execute(_ work: @escaping () -> Void) {
+    func execute(_ work: @escaping @Sendable () -> Void) {
         let handle = handles.insert(CWork(work), kind: .work)
         function.fn(handle, function.ctx)
     }
