@@ -331,8 +331,10 @@ DFS_API dfs_status dfs_diffuser_run(dfs_diffuser *diffuser, const void *value);
  *  called from inside the graph's own effect, see dfs_diffuser_run), 0 if it was done,
  *  or failed, before this returned. A queued run still uses the value and what the
  *  diffuser's callbacks need until the outermost run returns; a run that was not queued
- *  needs nothing more. For a binding that keeps the objects of a run alive only as long
- *  as the core needs them. */
+ *  needs nothing more, unless another run of the same diffuser made during it was queued
+ *  (that one's call says so): a run's graph may be joined, while it runs, with the graph
+ *  of a pass under way, which then runs the runs queued on it. For a binding that keeps
+ *  the objects of a run alive only as long as the core needs them. */
 DFS_API dfs_status dfs_diffuser_run_or_queue(dfs_diffuser *diffuser, const void *value, int *queued);
 
 /** The value type a diffuser accepts (borrowed: do not release). NULL if invalid. */

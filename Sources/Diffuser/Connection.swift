@@ -24,10 +24,10 @@ protocol ConnectionEntry: AnyObject {
 /// - once `dispose()` has returned, no user code of the connection runs for an event,
 ///   even if a source on another thread is still emitting, because dispose waits for a
 ///   delivery in flight;
-/// - an effect may dispose its own connection, or cause a nested emission, on the
-///   delivering thread without deadlocking. The sources of a connection disposed from
-///   inside its effect are disconnected right after the effect returns, on the delivering
-///   thread, with the lock released: a source whose disconnect waits for another of its
+/// - a transform or the effect may dispose its own connection, or cause a nested
+///   emission, on the delivering thread without deadlocking. The sources of a connection
+///   disposed from inside its delivery are disconnected right after the delivery ends,
+///   on the delivering thread, with the lock released: a source whose disconnect waits for another of its
 ///   emitting threads (which may be waiting for this lock) does not deadlock.
 final class Connection<A>: _Disposable, ConnectionEntry, @unchecked Sendable {
     private let lock = Lock()
@@ -38,11 +38,11 @@ final class Connection<A>: _Disposable, ConnectionEntry, @unchecked Sendable {
     /// Guarded by `lock`; set once the sources are connected.
     private var upstream: _Disposable?
     /// Guarded by `lock`: sources to disconnect once the delivery in progress on the
-    /// owning thread has released the lock (a dispose from inside the effect).
+    /// owning thread has released the lock (a dispose from inside the delivery).
     private var disconnectAfterDelivery: _Disposable?
     /// Runs on the delivering thread after each outermost delivery, once the lock is
     /// released and before a disconnect the effect asked for: work the effect left for
-    /// then (a loop's drain, see `DeferredDrain`).
+    /// then (a loop's drain, see `LoopCore.debtor`).
     private let afterDelivery: (() -> Void)?
 
     init(_ effect: @escaping (A) throws -> Void, afterDelivery: (() -> Void)? = nil) {

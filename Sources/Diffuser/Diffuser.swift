@@ -41,11 +41,12 @@ public typealias DidChange<A> = (A, A) -> Bool
 /// several threads, declare that its code is safe there: `nonisolated(unsafe) let`.
 ///
 /// A run holds its graph's lock while its effects run, and a connection's `dispose()`
-/// waits for an event being delivered on another thread. Like any two locks, they
-/// deadlock when threads wait for each other in a circle: an effect that waits for
-/// another thread's run of its own graph; graph A's effect running graph B on one thread
-/// while B's effect runs A on another; an effect that disposes a connection whose effect,
-/// delivering an event on another thread, runs the first effect's graph. Keep such calls
+/// waits for an event being delivered on another thread (in the connection's transforms
+/// or its effect). Like any two locks, they deadlock when threads wait for each other in
+/// a circle: an effect that waits for another thread's run of its own graph; graph A's
+/// effect running graph B on one thread while B's effect runs A on another; an effect
+/// that disposes a connection whose transform or effect, delivering an event on another
+/// thread, runs the first effect's graph. Keep such calls
 /// one-way, or make the second call after the run has returned.
 ///
 /// ## Gates

@@ -39,19 +39,20 @@ final class EntryDetails<Model, Event, Effect> {
 /// client: unspecialized, every step would look up the metadata of the generic types it
 /// touches.
 extension LoopCore {
-    /// Queues `event`; returns why it was refused, or nil. `deferred`: for a source's
+    /// Queues `event`; returns why it was refused, or nil. `deferring`: for a source's
     /// event, delivered under its connection's lock; a drain this event starts on the
-    /// calling thread is left to `deferred`, run once the delivery is over.
+    /// calling thread is owed by it (`debtor`) and run once the delivery is over
+    /// (`payDeferredDrain`).
     @inlinable
-    func enqueue(_ event: Event, job: Job<Event>?, deferringTo deferred: DeferredDrain? = nil) -> LoopError? {
+    func enqueue(_ event: Event, job: Job<Event>?, deferring: Bool = false) -> LoopError? {
         // User code (the key) runs before the lock is taken.
         if let coalescingKey, let key = coalescingKey(event) {
-            return enqueue(event, job: job, key: key, deferringTo: deferred)
+            return enqueue(event, job: job, key: key, deferring: deferring)
         }
         lock.lock()
         if status != .running || closer != 0 { return refusalLocked() }
         queue.append(Entry(event: event, details: job.map { EntryDetails(job: $0, key: nil) }))
-        scheduleLocked(deferringTo: deferred)
+        scheduleLocked(deferring: deferring)
         return nil
     }
 
@@ -66,7 +67,7 @@ extension LoopCore {
     /// Queues `event` with its coalescing key: in place of the queued event with the
     /// same key, if there is one.
     @usableFromInline
-    func enqueue(_ event: Event, job: Job<Event>?, key: AnyHashable, deferringTo deferred: DeferredDrain?) -> LoopError? {
+    func enqueue(_ event: Event, job: Job<Event>?, key: AnyHashable, deferring: Bool) -> LoopError? {
         lock.lock()
         if status != .running || closer != 0 { return refusalLocked() }
         if let number = keyed[key], queue.contains(number: number),
@@ -77,7 +78,7 @@ extension LoopCore {
         } else {
             keyed[key] = queue.append(Entry(event: event, details: EntryDetails(job: job, key: key)))
         }
-        scheduleLocked(deferringTo: deferred)
+        scheduleLocked(deferring: deferring)
         return nil
     }
 
@@ -101,19 +102,39 @@ extension LoopCore {
     }
 
     /// Starts a drain unless one is running or scheduled; releases the lock. A drain the
-    /// calling thread would run itself (the caller's executor) is left to `deferred`, if
-    /// given.
+    /// calling thread would run itself (the caller's executor) is owed by it if
+    /// `deferring` (see `debtor`). A thread that owes the drain and queues without
+    /// deferring (a `dispatch` from a transform of the delivery that made the debt) runs
+    /// it now: it is the only thread that would, and with the caller's executor the
+    /// event is handled on return.
     @inlinable
-    func scheduleLocked(deferringTo deferred: DeferredDrain? = nil) {
-        let schedule = !draining
-        if schedule { draining = true }
-        lock.unlock()
-        guard schedule else { return }
-        if let deferred, drainsInline {
-            deferred.owe()
+    func scheduleLocked(deferring: Bool = false) {
+        if draining {
+            let takeOver = !deferring && drainer == 0 && debtor != 0
+                && debtor == loopThreadID()
+            if takeOver { debtor = 0 }
+            lock.unlock()
+            if takeOver { drain() }
+            return
+        }
+        draining = true
+        if deferring && drainsInline {
+            debtor = loopThreadID()
+            lock.unlock()
         } else {
+            lock.unlock()
             runDrain()
         }
+    }
+
+    /// Runs the drain the calling thread owes, if it owes one: once a source's delivery
+    /// that queued an event is over.
+    func payDeferredDrain() {
+        lock.lock()
+        let owes = debtor != 0 && debtor == loopThreadID()
+        if owes { debtor = 0 }
+        lock.unlock()
+        if owes { drain() }
     }
 
     /// Hands a drain to the executor (or runs it, for the caller's executor).
@@ -255,31 +276,4 @@ final class HandBack: @unchecked Sendable {
 @usableFromInline
 func loopThreadID() -> UInt {
     currentThreadID()
-}
-
-/// A drain that a source's event started while the source's connection delivered it
-/// (under that connection's lock), owed by the delivering thread until the delivery is
-/// over. Running the step there instead would hold the connection's lock through the
-/// step: a callback of the step on another thread emitting into the same source would
-/// wait for that lock, and a stop in the step waiting for that callback would wait
-/// forever. Only the thread that started the drain pays it: a loop has one drain at a
-/// time, so at most one thread owes it.
-@usableFromInline
-final class DeferredDrain: Sendable {
-    /// The thread that owes the drain; 0 for none.
-    private let debtor = Atomic<UInt>(0)
-
-    @usableFromInline
-    init() {}
-
-    /// Records that the calling thread owes the drain.
-    @usableFromInline
-    func owe() {
-        debtor.store(loopThreadID(), ordering: .releasing)
-    }
-
-    /// Whether the calling thread owed the drain (it no longer does).
-    func pay() -> Bool {
-        debtor.compareExchange(expected: loopThreadID(), desired: 0, ordering: .acquiringAndReleasing).exchanged
-    }
 }

@@ -89,6 +89,16 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
     @usableFromInline @exclusivity(unchecked) var draining = false
     /// The thread running the drain, or 0.
     @usableFromInline @exclusivity(unchecked) var drainer: UInt = 0
+    /// The thread that owes the drain, or 0: with the caller's executor, a drain that a
+    /// source's event starts while its connection delivers it (under the connection's
+    /// lock) is run by the delivering thread once the delivery is over. Running the step
+    /// there instead would hold the connection's lock through the step: a callback of
+    /// the step on another thread emitting into the same source would wait for that
+    /// lock, and a stop in the step waiting for that callback would wait forever. A loop
+    /// has one drain at a time, so at most one thread owes it; that thread runs it
+    /// sooner if it needs it before the delivery is over (a `dispatch` or a close made
+    /// from a transform of that delivery), since no other thread will.
+    @usableFromInline @exclusivity(unchecked) var debtor: UInt = 0
     /// The thread closing the loop, or 0. Events are refused while it is not 0.
     @usableFromInline @exclusivity(unchecked) var closer: UInt = 0
     /// Whether `closer` is waiting for the drain to handle the events accepted before
@@ -261,6 +271,15 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
     func close(to target: Status) {
         let me = currentThreadID()
         lock.lock()
+        // A drain this thread owes (a close from a transform of the delivery that made
+        // the debt): no other thread will run it, and a close waits for the events
+        // accepted before it, so this thread runs it first.
+        if draining && drainer == 0 && debtor != 0 && debtor == me {
+            debtor = 0
+            lock.unlock()
+            drain()
+            lock.lock()
+        }
         if target == .disposed { disposing = true }
         // A dispose from a callback of this thread's own stop (an on-cancel action, a
         // source's disconnect, the inspector hearing a drop) does its work nested in that

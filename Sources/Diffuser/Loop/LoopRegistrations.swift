@@ -72,12 +72,11 @@ final class SourceSlot<Event>: _Disposable, @unchecked Sendable {
         if isRemoved { return }
         let made: _Disposable
         let keep = self.keep
-        let deferred = DeferredDrain()
         do {
             made = try fuser.tryConnect({ [weak core] event in
-                _ = core?.enqueue(try keep?(event) ?? event, job: nil, deferringTo: deferred)
+                _ = core?.enqueue(try keep?(event) ?? event, job: nil, deferring: true)
             }, afterDelivery: { [weak core] in
-                if deferred.pay() { core?.drain() }
+                core?.payDeferredDrain()
             })
         } catch {
             core.report(.sourceFailed(error: error))

@@ -4,39 +4,14 @@ import Synchronization
 import XCTest
 @testable import Diffuser
 
-/// Review of "an event's transforms run inside its connection's delivery, under the
-/// lock": what user code may do from inside a transform now that it runs there.
-final class FuserTransformLockTests: XCTestCase {
-    /// The promise: once `dispose()` has returned, no transform of the connection runs.
-    /// A dispose from inside an inner transform returns at once (the delivery holds the
-    /// lock), and the event then goes on climbing: the outer transform runs after that
-    /// `dispose()` returned.
-    func testNoOuterTransformRunsAfterAnInnerTransformDisposedTheConnection() {
-        let source = ManualSource<Int>()
-        let log = Recorder<String>()
-        nonisolated(unsafe) var connection: Fuser<Int>.Disposable?
-        let disposeReturned = Atomic<Bool>(false)
-        let fuser = Fuser<Int>.extract({ (event: Int) -> Int in
-            log.append(disposeReturned.load(ordering: .acquiring) ? "outer after dispose" : "outer")
-            return event
-        }, .extract({ (event: Int) -> Int in
-            log.append("inner")
-            connection?.dispose()
-            disposeReturned.store(true, ordering: .releasing)
-            return event
-        }, .from(source)))
-        connection = fuser.connect { log.append("effect \($0)") }
-        source.emit(1)
-        XCTAssertEqual(log.values, ["inner"], "a transform ran after dispose() returned")
-        XCTAssertEqual(source.activeConnections, 0)
-    }
-
-    /// A transform of a loop's connection (caller's executor) that causes a nested event
-    /// of the same connection, then stops the loop. The nested event was queued and its
-    /// drain left to the end of the outer delivery (`DeferredDrain`), which this thread
-    /// owes; the stop waits for that drain, which never comes: the thread waits for
-    /// itself. Before the transforms ran under the lock, the nested event's delivery was
-    /// the outermost one and had been drained when the transform called `stop()`.
+/// A loop (the caller's executor) fed by a fuser whose transform, running inside its
+/// connection's delivery, causes a nested event of the same connection and then calls
+/// the loop: the nested event's drain is owed by the delivering thread until the delivery
+/// is over, and a stop, a dispose or a dispatch from the transform runs it first, since
+/// no other thread will.
+final class LoopConnectionTransformTests: XCTestCase {
+    /// A transform that causes a nested event of its connection, then stops the loop:
+    /// the stop does not wait for the drain this thread owes (it would wait for itself).
     func testATransformThatStopsItsLoopAfterANestedEventDoesNotDeadlock() {
         let output = Output<Int>()
         let loop = Loop(model: Counter(), update: counterUpdate)
@@ -49,7 +24,7 @@ final class FuserTransformLockTests: XCTestCase {
         }, output.fuser)
         loop.connect(fuser)
         let done = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) let hub = output
+        let hub = output
         Thread.detachNewThread {
             hub.send(1)
             done.signal()
@@ -57,6 +32,7 @@ final class FuserTransformLockTests: XCTestCase {
         XCTAssertEqual(done.wait(timeout: .now() + 5), .success,
                        "output.send(1) deadlocked: stop() in the transform waits for the drain this thread owes")
         XCTAssertFalse(loop.isRunning)
+        XCTAssertEqual(loop.model.count, 10, "the nested event, accepted before the stop, was handled")
     }
 
     /// The same with `dispose()`.
@@ -72,7 +48,7 @@ final class FuserTransformLockTests: XCTestCase {
         }, output.fuser)
         loop.connect(fuser)
         let done = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) let hub = output
+        let hub = output
         Thread.detachNewThread {
             hub.send(1)
             done.signal()
@@ -82,10 +58,9 @@ final class FuserTransformLockTests: XCTestCase {
         XCTAssertTrue(loop.isDisposed)
     }
 
-    /// `Loop.dispatch` with the caller's executor: "the event has been handled on return
-    /// unless another thread is draining the loop". From a transform after a nested event
-    /// of the same connection, no thread drains, yet the event is left queued (behind the
-    /// drain this thread owes) and the model read right after is stale.
+    /// `Loop.dispatch` with the caller's executor: the event has been handled on return
+    /// unless another thread is draining the loop, also from a transform after a nested
+    /// event of the same connection (whose drain this thread owes).
     func testADispatchFromATransformAfterANestedEventIsHandledOnReturn() {
         let output = Output<Int>()
         let loop = Loop(model: Counter(), update: counterUpdate)
