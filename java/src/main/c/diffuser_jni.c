@@ -201,7 +201,11 @@ static void n_diffuser_run(JNIEnv *env, jclass cls, jlong diffuser, jobject valu
     dfsj_enter(&e, env);
     int queued = 0;
     dfs_status status = dfs_diffuser_run_or_queue(H(dfs_diffuser, diffuser), value, &queued);
-    if (pinned && !queued) dfsj_unpin(env, diffuser);
+    /* A queued run may be one of several of this diffuser in the call: the pin made by
+     * the first is then the one it relies on, and its graph may be joined with an outer
+     * pass's, which runs it after the call that pinned it returned. */
+    if (queued) dfsj_keep(diffuser);
+    else if (pinned) dfsj_unpin(env, diffuser);
     dfsj_finish(env, status, dfsj_leave(&e), 0);
 }
 
@@ -212,7 +216,7 @@ static void n_diffuser_run(JNIEnv *env, jclass cls, jlong diffuser, jobject valu
  * ends, and its Java fuser holds what they call. */
 static void n_keep_until_return(JNIEnv *env, jclass cls, jlong key, jobject object) {
     (void)cls;
-    if (dfsj_thread.depth > 0) dfsj_pin(env, key, object);
+    if (dfsj_thread.depth > 0 && dfsj_pin(env, key, object) >= 0) dfsj_keep(key);
 }
 
 static void n_diffuser_release(JNIEnv *env, jclass cls, jlong diffuser) {

@@ -80,6 +80,9 @@ typedef struct {
 struct dfsj_pin {
     jlong key;
     jobject ref;
+    /* kept: a queued run (or dfsj_keep's caller) needs the object until the outermost
+     * native method returns: dfsj_unpin leaves it. */
+    int kept;
 };
 
 /* initial-exec: the state is read on every callback, and the default model for a
@@ -194,6 +197,7 @@ void dfsj_destroy_weak(void *ctx);
 jobject dfsj_target(JNIEnv *env, void *ctx);
 int dfsj_pin(JNIEnv *env, jlong key, jobject object);
 void dfsj_unpin(JNIEnv *env, jlong key);
+void dfsj_keep(jlong key);
 int dfsj_effect_cb(const void *value, void *ctx);
 int dfsj_did_change_cb(const void *old_value, const void *new_value, void *ctx);
 int dfsj_transform_cb(const void *value, const void **out, void *ctx);

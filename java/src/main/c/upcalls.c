@@ -117,8 +117,20 @@ int dfsj_pin(JNIEnv *env, jlong key, jobject object) {
     struct dfsj_pin *slot = pin_slot(ts->pins, ts->pin_cap, key);
     slot->key = key;
     slot->ref = global;
+    slot->kept = 0;
     ts->pinned++;
     return 1;
+}
+
+/* Marks the pin of `key`, if any, as needed until the outermost native method returns: a
+ * run of its diffuser was queued, and it may run after the call that made the pin
+ * returned (a run queued on a graph that is then joined with the outer pass's moves
+ * there). */
+void dfsj_keep(jlong key) {
+    dfsj_thread_state *ts = &dfsj_thread;
+    if (ts->pin_cap == 0) return;
+    struct dfsj_pin *slot = pin_slot(ts->pins, ts->pin_cap, key);
+    if (slot->ref != NULL) slot->kept = 1;
 }
 
 /* Drops the pin of `key` made by dfsj_pin, if any: for a run that turned out not to be
@@ -129,7 +141,7 @@ void dfsj_unpin(JNIEnv *env, jlong key) {
     if (ts->pin_cap == 0) return;
     size_t mask = ts->pin_cap - 1;
     struct dfsj_pin *slot = pin_slot(ts->pins, ts->pin_cap, key);
-    if (slot->ref == NULL) return;
+    if (slot->ref == NULL || slot->kept) return;
     (*env)->DeleteGlobalRef(env, slot->ref);
     ts->pinned--;
     size_t hole = (size_t)(slot - ts->pins);
@@ -143,6 +155,7 @@ void dfsj_unpin(JNIEnv *env, jlong key) {
     }
     ts->pins[hole].ref = NULL;
     ts->pins[hole].key = 0;
+    ts->pins[hole].kept = 0;
 }
 
 void dfsj_drop_pins(dfsj_thread_state *ts) {
