@@ -11,51 +11,43 @@ import XCTest
 /// no other thread will.
 final class LoopConnectionTransformTests: XCTestCase {
     /// A transform that causes a nested event of its connection, then stops the loop:
-    /// the stop does not wait for the drain this thread owes (it would wait for itself).
+    /// the stop does not wait for the drain this thread owes (it would wait for itself),
+    /// it runs it, handling the event accepted before the stop.
     func testATransformThatStopsItsLoopAfterANestedEventDoesNotDeadlock() {
-        let output = Output<Int>()
-        let loop = Loop(model: Counter(), update: counterUpdate)
-        let fuser = Fuser<CounterEvent>.extract({ [weak loop] (n: Int) -> CounterEvent in
-            if n == 1 {
-                output.send(10)     // nested: queued, its drain owed by this thread
-                loop?.stop()
-            }
-            return .add(n)
-        }, output.fuser)
-        loop.connect(fuser)
-        let done = DispatchSemaphore(value: 0)
-        let hub = output
-        Thread.detachNewThread {
-            hub.send(1)
-            done.signal()
-        }
-        XCTAssertEqual(done.wait(timeout: .now() + 5), .success,
-                       "output.send(1) deadlocked: stop() in the transform waits for the drain this thread owes")
+        let loop = closeFromATransform { $0.stop() }
         XCTAssertFalse(loop.isRunning)
         XCTAssertEqual(loop.model.count, 10, "the nested event, accepted before the stop, was handled")
     }
 
     /// The same with `dispose()`.
     func testATransformThatDisposesItsLoopAfterANestedEventDoesNotDeadlock() {
+        let loop = closeFromATransform { $0.dispose() }
+        XCTAssertTrue(loop.isDisposed)
+    }
+
+    /// Sends 1 on another thread into a loop's connection whose transform, given 1,
+    /// sends 10 into the same connection (nested), then calls `close` on the loop.
+    private func closeFromATransform(
+        _ close: @escaping @Sendable (Loop<Counter, CounterEvent, CounterEffect>) -> Void
+    ) -> Loop<Counter, CounterEvent, CounterEffect> {
         let output = Output<Int>()
         let loop = Loop(model: Counter(), update: counterUpdate)
         let fuser = Fuser<CounterEvent>.extract({ [weak loop] (n: Int) -> CounterEvent in
-            if n == 1 {
-                output.send(10)
-                loop?.dispose()
+            if n == 1, let loop {
+                output.send(10)     // nested: queued, its drain owed by this thread
+                close(loop)
             }
             return .add(n)
         }, output.fuser)
         loop.connect(fuser)
         let done = DispatchSemaphore(value: 0)
-        let hub = output
         Thread.detachNewThread {
-            hub.send(1)
+            output.send(1)
             done.signal()
         }
         XCTAssertEqual(done.wait(timeout: .now() + 5), .success,
-                       "output.send(1) deadlocked: dispose() in the transform waits for the drain this thread owes")
-        XCTAssertTrue(loop.isDisposed)
+                       "the close in the transform waited for the drain its own thread owes")
+        return loop
     }
 
     /// `Loop.dispatch` with the caller's executor: the event has been handled on return
