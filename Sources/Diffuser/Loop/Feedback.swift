@@ -16,8 +16,9 @@
 /// ```
 ///
 /// and are narrowed with `filtered(by:)` and `scoped(to:)` (Spin's `filteredBy:` and
-/// `lensingOn:`). Every form but an inline `react` takes an `Overlap` strategy and an
-/// optional executor to run its work on (Spin's per-feedback scheduler).
+/// `lensingOn:`). `react`, `work` and `request` take an `Overlap` strategy and an
+/// optional executor to run their work on (Spin's per-feedback scheduler); a `react`
+/// without one runs inline, in the step, where the strategy has nothing to decide.
 ///
 /// A feedback is a description: each start of a loop makes a fresh instance of it, so
 /// a restarted loop restarts its requests.

@@ -10,8 +10,8 @@ import Synchronization
 ///   `nil`, or the loop stopped or was disposed. Later sends are refused, events it
 ///   sent that are still queued are dropped, and the actions given to `onCancel` run.
 ///
-/// Until it ends, the loop keeps a job (with its `onCancel` actions) to cancel it on stop:
-/// work that never finishes holds that memory until then.
+/// Until it ends, the loop keeps a job's `onCancel` actions, to run them on stop: work
+/// that never finishes holds that memory until then.
 ///
 /// ```swift
 /// EffectHandler<Effect, Event> { effect, job in
@@ -67,7 +67,12 @@ public final class Job<Event> {
     /// the work: cancel a request, invalidate a timer. Never runs if the job finishes
     /// first.
     public func onCancel(_ action: @escaping () -> Void) {
-        if isCancelled { action(); return }
+        // Cancelled, or ended with its run; a job that finished first stays finished.
+        let now = state.load(ordering: .acquiring)
+        if now == State.cancelled.rawValue || (now == State.running.rawValue && session.isCancelled) {
+            action()
+            return
+        }
         guard isRunning else { return }
         session.onCancel(owner: id, action)
         // Ended between the check and the registration: whoever takes the actions first

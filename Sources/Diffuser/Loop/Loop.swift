@@ -75,7 +75,9 @@
 /// `dispose()` is idempotent and may be called from inside a callback (it then does not
 /// wait for the callback it was called from, and the rest of that step is skipped: from
 /// inside the update, no model is stored, nothing is published or handled, the journal
-/// does not record the event, and the event's trace comes right after the dispose's; a
+/// does not record the event, and the event's trace comes right after the dispose's;
+/// from inside `restart`, nothing of the start happens, its trace included; from the
+/// inspector hearing a start or a step, nothing of it happens after that trace; a
 /// handler or observer that throws after stopping or disposing its loop is reported after
 /// it too, and so are the drops a stop still reports when a callback of it, such as the
 /// inspector hearing a drop, disposes the loop: a close on another thread that meets
@@ -221,7 +223,8 @@ public final class Loop<Model, Event, Effect>: Subscribable {
     /// loop is running, the feedback hears of the current model first. Dispose the
     /// result to remove it: it hears of no model once `dispose()` returns (which waits
     /// for a model it is hearing on another thread), and its work in progress is
-    /// cancelled.
+    /// cancelled on the loop's turn (before `dispose()` returns with the default executor
+    /// and an idle loop).
     @discardableResult
     public func add(_ feedback: Feedback<Model, Event>) -> Disposable {
         let entry = FeedbackEntry(feedback)

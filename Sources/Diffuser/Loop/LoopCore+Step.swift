@@ -9,7 +9,9 @@ extension LoopCore {
     /// sources are connected.
     func begin(_ given: First<Model, Effect>?, _ session: LoopSession<Event>) {
         let first = given ?? restart?(model) ?? First(model)
+        if session.isCancelled { return }
         report(.started(first))
+        if session.isCancelled { return }
         journal?.recordStart(first.model)
         store(first.model)
         for case .feedback(let entry) in subscribers where !entry.isRemoved {
@@ -44,8 +46,9 @@ extension LoopCore {
             report(.stepped(event: event, model: before, next: next))
             return
         }
-        journal?.record(event)
         report(.stepped(event: event, model: before, next: next))
+        if session.isCancelled { return }
+        journal?.record(event)
         if let newModel = next.model {
             store(newModel)
             publish(newModel, session)

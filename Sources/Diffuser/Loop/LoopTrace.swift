@@ -3,8 +3,13 @@
 ///
 /// The inspector is called one call at a time, in the order things happened: on the
 /// thread running the loop's step, except for an error thrown by a callback on another
-/// thread (a handler on its own executor), which that thread reports at once. So an
-/// inspector tied to one thread must hop there itself. Each event a loop accepted is
+/// thread (a handler on its own executor), which that thread reports at once, and for
+/// the drops, `stopped` and `disposed` of a stop or dispose, which the thread calling it
+/// reports. What the inspector itself causes on its thread is reported from inside its
+/// call: the traces of a stop or dispose it makes, and those of the steps a `dispatch`
+/// from it runs when it starts the drain of an idle loop (the caller's executor, on a
+/// thread other than the drainer's). So an inspector tied to one thread must hop there
+/// itself, and one that takes a lock must not call the loop while holding it. Each event a loop accepted is
 /// reported exactly once, as `stepped`, `failed` or `dropped`.
 public enum LoopTrace<Model, Event, Effect> {
     /// The loop started (or restarted) from `first`; its model is about to be published.
