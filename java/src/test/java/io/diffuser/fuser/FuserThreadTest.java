@@ -160,6 +160,29 @@ public class FuserThreadTest {
     assertTrue("some events were delivered", delivered.get() > 0);
   }
 
+  /** A started thread that counts {@code latch} down after 100 ms. */
+  private static Thread countDownLater(CountDownLatch latch) {
+    Thread thread = new Thread(() -> {
+      try {
+        Thread.sleep(100);
+      } catch (InterruptedException e) {
+        return;
+      }
+      latch.countDown();
+    });
+    thread.start();
+    return thread;
+  }
+
+  /** Waits for {@code latch}, keeping the thread's interrupt. */
+  private static void awaitQuietly(CountDownLatch latch) {
+    try {
+      latch.await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   @Test
   public void disposeWaitsForAnEventInFlight() throws Exception {
     TestSource<String> source = new TestSource<>();
@@ -168,25 +191,13 @@ public class FuserThreadTest {
     AtomicBoolean effectDone = new AtomicBoolean();
     Disposable d = Fuser.from(source).connect(v -> {
       inEffect.countDown();
-      try {
-        release.await();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
+      awaitQuietly(release);
       effectDone.set(true);
     });
     Thread emitter = new Thread(() -> source.emit("x"));
     emitter.start();
     inEffect.await();
-    Thread releaser = new Thread(() -> {
-      try {
-        Thread.sleep(100);
-      } catch (InterruptedException e) {
-        return;
-      }
-      release.countDown();
-    });
-    releaser.start();
+    Thread releaser = countDownLater(release);
     assertFalse(effectDone.get());
     d.dispose(); // waits for the event in flight
     assertTrue(effectDone.get());
@@ -206,11 +217,7 @@ public class FuserThreadTest {
     List<String> got = new CopyOnWriteArrayList<>();
     Disposable d = Fuser.extract((String v) -> {
       inTransform.countDown();
-      try {
-        release.await();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
+      awaitQuietly(release);
       if (disposeReturned.get()) {
         late.incrementAndGet();
       }
@@ -224,15 +231,7 @@ public class FuserThreadTest {
     Thread emitter = new Thread(() -> source.emit("x"));
     emitter.start();
     inTransform.await();
-    Thread releaser = new Thread(() -> {
-      try {
-        Thread.sleep(100);
-      } catch (InterruptedException e) {
-        return;
-      }
-      release.countDown();
-    });
-    releaser.start();
+    Thread releaser = countDownLater(release);
     d.dispose(); // waits for the event inside the transform
     disposeReturned.set(true);
     assertEquals("dispose() returned only after the transform", 0, release.getCount());
