@@ -123,4 +123,36 @@ final class LoopDrainReviewTests: XCTestCase {
         if returned { loopRef = nil }
         return returned
     }
+
+    // MARK: A dispatch on another thread while the drain is owed
+
+    /// A transform causes a nested event of its connection (its thread now owes the
+    /// drain), then waits for a dispatch on another thread. That dispatch, into a loop
+    /// nobody is draining, returns with its event unhandled (the owing thread is blocked
+    /// in the transform), against `dispatch`'s promise ("handled on return unless another
+    /// thread is draining the loop"); a thread that then waits for its event to be
+    /// handled waits for the owing thread, which waits for it.
+    func testADispatchOnAnotherThreadWhileADrainIsOwedIsHandledOnReturn() {
+        let output = Output<Int>()
+        let loop = CounterLoop(model: Counter(), update: counterUpdate)
+        let seen = Recorder<Int>()
+        let fuser = Fuser<CounterEvent>.extract({ [weak loop] (n: Int) -> CounterEvent in
+            if n == 1, let loop {
+                output.send(10)     // nested: queued, its drain owed by this thread
+                let dispatched = DispatchSemaphore(value: 0)
+                Thread.detachNewThread {
+                    loop.dispatch(.add(100))
+                    seen.append(loop.model.count)
+                    dispatched.signal()
+                }
+                _ = dispatched.wait(timeout: .now() + 5)
+            }
+            return .add(n)
+        }, output.fuser)
+        loop.connect(fuser)
+        output.send(1)
+        XCTAssertEqual(seen.values, [110], "the dispatch returned unhandled while no thread was draining the loop")
+        XCTAssertEqual(loop.model.count, 111)
+        loop.dispose()
+    }
 }
