@@ -103,15 +103,15 @@ extension LoopCore {
 
     /// Starts a drain unless one is running or scheduled; releases the lock. A drain the
     /// calling thread would run itself (the caller's executor) is owed by it if
-    /// `deferring` (see `debtor`). A thread that owes the drain and queues without
-    /// deferring (a `dispatch` from a transform of the delivery that made the debt) runs
-    /// it now: it is the only thread that would, and with the caller's executor the
-    /// event is handled on return.
+    /// `deferring` (see `debtor`). A thread that queues without deferring while the
+    /// drain is owed (a `dispatch` from a transform of the delivery that made the debt,
+    /// or from any other thread meanwhile) takes the debt over and runs the drain now:
+    /// nobody is draining, the owing thread may be waiting for this one, and with the
+    /// caller's executor the event is handled on return.
     @inlinable
     func scheduleLocked(deferring: Bool = false) {
         if draining {
             let takeOver = !deferring && drainer == 0 && debtor != 0
-                && debtor == loopThreadID()
             if takeOver { debtor = 0 }
             lock.unlock()
             if takeOver { drain() }

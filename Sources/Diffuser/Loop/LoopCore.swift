@@ -96,8 +96,9 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
     /// the step on another thread emitting into the same source would wait for that
     /// lock, and a stop in the step waiting for that callback would wait forever. A loop
     /// has one drain at a time, so at most one thread owes it; that thread runs it
-    /// sooner if it needs it before the delivery is over (a `dispatch` or a close made
-    /// from a transform of that delivery), since no other thread will.
+    /// sooner if it needs it before the delivery is over (a close made from a transform
+    /// of that delivery), since no other thread will, and a `dispatch` meanwhile, from
+    /// that thread or another, takes the debt over and runs the drain itself.
     @usableFromInline @exclusivity(unchecked) var debtor: UInt = 0
     /// The thread closing the loop, or 0. Events are refused while it is not 0.
     @usableFromInline @exclusivity(unchecked) var closer: UInt = 0
