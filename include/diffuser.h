@@ -1312,15 +1312,16 @@ DFS_API dfs_status dfs_gear_release(dfs_gear *gear);
  *  events. Events of a job cancelled before their turn are dropped. */
 DFS_API dfs_status dfs_job_send(dfs_job *job, const void *event);
 
-/** Marks the work done: later sends are refused, on-cancel actions dropped. */
+/** Marks the work done: later sends are refused, on-cancel actions dropped. Does nothing
+ *  once the job was cancelled or its run ended. */
 DFS_API dfs_status dfs_job_finish(dfs_job *job);
 
 /** Cancels the work: later sends are refused, its queued events are dropped, and its
  *  on-cancel actions run on the calling thread. */
 DFS_API dfs_status dfs_job_cancel(dfs_job *job);
 
-/** 1 if the job was cancelled (or its run ended), 0 if not, negative for an invalid
- *  handle. */
+/** 1 if the job was cancelled (or its run ended before it finished), 0 if not (a job
+ *  that finished first stays finished), negative for an invalid handle. */
 DFS_API int dfs_job_is_cancelled(dfs_job *job);
 
 /** An action run once, on cancellation. */

@@ -23,9 +23,30 @@ final class LoopPromiseTests: XCTestCase {
         let job = jobs.values[0]
         XCTAssertFalse(job.isRunning, "finished")
         loop.stop()
+        XCTAssertFalse(job.isCancelled, "it finished before its run ended")
         let ran = Flag()
         job.onCancel { ran.raise() }
         XCTAssertFalse(ran.isRaised, "the job finished first: its onCancel action never runs")
+        loop.dispose()
+    }
+
+    /// A job whose run ended before it finished was cancelled: a later `finish()` does
+    /// nothing, and an `onCancel` action given afterwards runs at once.
+    func testAJobWhoseRunEndedFirstStaysCancelled() {
+        let jobs = Recorder<Job<CounterEvent>>()
+        let loop = Loop(
+            model: Counter(),
+            update: counterUpdate,
+            handlers: [EffectHandler { _, job in jobs.append(job) }]
+        )
+        loop.dispatch(.increment)
+        let job = jobs.values[0]
+        loop.stop()
+        job.finish()
+        XCTAssertTrue(job.isCancelled, "cancelled by the stop; finish() came too late")
+        let ran = Flag()
+        job.onCancel { ran.raise() }
+        XCTAssertTrue(ran.isRaised, "the action of a cancelled job runs at once")
         loop.dispose()
     }
 

@@ -1184,7 +1184,7 @@ static void op_job(void) {
         int null_fn = (f & 0x30) == 0x30;
         say("dfs_job_on_cancel(job %p, action #%d)", (void *)p.h, c->id);
         c->extra = j ? (void *)j : (void *)&jobs[0];
-        int at_once = j && (j->cancelled || (!j->loop->closing && !run_alive(j)));
+        int at_once = j && (j->cancelled || (!j->loop->closing && !run_alive(j) && !j->finished));
         c->fate = !j || j->loop->closing ? 2 : at_once ? 0 : j->finished ? 1 : 0;
         dfs_status s = dfs_job_on_cancel(p.h, null_fn ? NULL : on_action, c, destroy_of(c));
         check_status(s, errors | (null_fn ? B(DFS_ERR_NULL) : 0), 0, 0, "dfs_job_on_cancel");
@@ -1201,9 +1201,9 @@ static void op_job(void) {
         say("dfs_job_is_cancelled(job %p) -> %d", (void *)p.h, r);
         if (p.v != V_OK ? r != -(int)(p.v == V_NULL ? DFS_ERR_NULL : DFS_ERR_HANDLE) : r != 0 && r != 1)
             fail("dfs_job_is_cancelled returned %d", r);
-        if (p.v == V_OK && !j->loop->closing && (j->cancelled || !run_alive(j)) && r != 1)
+        if (p.v == V_OK && !j->loop->closing && (j->cancelled || (!run_alive(j) && !j->finished)) && r != 1)
             fail("dfs_job_is_cancelled of a cancelled job (or of an ended run) returned %d", r);
-        if (p.v == V_OK && j->finished && run_alive(j) && r != 0) fail("dfs_job_is_cancelled of a finished job returned %d", r);
+        if (p.v == V_OK && j->finished && r != 0) fail("dfs_job_is_cancelled of a finished job returned %d", r);
         break;
     }
     case 5: {

@@ -45,9 +45,10 @@ public final class Job<Event> {
     }
 
     /// Marks the work done: later sends are refused, and the `onCancel` actions are
-    /// dropped without running. Does nothing if the job already ended.
+    /// dropped without running. Does nothing if the job already ended (cancelled, or its
+    /// run ended).
     public func finish() {
-        guard state.compareExchange(
+        guard !session.isCancelled, state.compareExchange(
             expected: State.running.rawValue, desired: State.finished.rawValue, ordering: .acquiringAndReleasing
         ).exchanged else { return }
         _ = session.takeActions(of: id)
@@ -67,12 +68,7 @@ public final class Job<Event> {
     /// the work: cancel a request, invalidate a timer. Never runs if the job finishes
     /// first.
     public func onCancel(_ action: @escaping () -> Void) {
-        // Cancelled, or ended with its run; a job that finished first stays finished.
-        let now = state.load(ordering: .acquiring)
-        if now == State.cancelled.rawValue || (now == State.running.rawValue && session.isCancelled) {
-            action()
-            return
-        }
+        if isCancelled { action(); return }
         guard isRunning else { return }
         session.onCancel(owner: id, action)
         // Ended between the check and the registration: whoever takes the actions first
@@ -84,9 +80,11 @@ public final class Job<Event> {
         }
     }
 
-    /// Whether the job was cancelled (or its loop stopped or was disposed).
+    /// Whether the job was cancelled, or its loop stopped or was disposed before it
+    /// finished. A job that finished first stays finished.
     public var isCancelled: Bool {
-        state.load(ordering: .acquiring) == State.cancelled.rawValue || session.isCancelled
+        let now = state.load(ordering: .acquiring)
+        return now == State.cancelled.rawValue || (now == State.running.rawValue && session.isCancelled)
     }
 
     /// Whether the job may still send events.
@@ -97,7 +95,7 @@ public final class Job<Event> {
     /// Sends `events` and finishes, as one: if the job was cancelled meanwhile none is
     /// queued. For work that computes its events at once.
     func finish(sending events: [Event]) {
-        guard state.compareExchange(
+        guard !session.isCancelled, state.compareExchange(
             expected: State.running.rawValue, desired: State.finished.rawValue, ordering: .acquiringAndReleasing
         ).exchanged else { return }
         _ = session.takeActions(of: id)

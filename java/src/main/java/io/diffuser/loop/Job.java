@@ -41,7 +41,10 @@ public final class Job<E> {
     }
   }
 
-  /** Marks the work done: later sends are refused, and the cancel actions dropped. */
+  /**
+   * Marks the work done: later sends are refused, and the cancel actions dropped. Does
+   * nothing once the job was cancelled or its loop stopped or was disposed.
+   */
   public void finish() {
     try {
       LoopNative.jobFinish(handle);
@@ -63,7 +66,8 @@ public final class Job<E> {
   }
 
   /**
-   * Whether the job was cancelled, or its loop stopped or was disposed.
+   * Whether the job was cancelled, or its loop stopped or was disposed before it finished
+   * (a job that finished first stays finished).
    *
    * @return true if it was
    */
