@@ -27,8 +27,9 @@ protocol ConnectionEntry: AnyObject {
 /// - a transform or the effect may dispose its own connection, or cause a nested
 ///   emission, on the delivering thread without deadlocking. The sources of a connection
 ///   disposed from inside its delivery are disconnected right after the delivery ends,
-///   on the delivering thread, with the lock released: a source whose disconnect waits for another of its
-///   emitting threads (which may be waiting for this lock) does not deadlock.
+///   on the delivering thread, with the lock released: a source whose disconnect waits
+///   for another of its emitting threads (which may be waiting for this lock) does not
+///   deadlock.
 final class Connection<A>: _Disposable, ConnectionEntry, @unchecked Sendable {
     private let lock = Lock()
     private let owner = Atomic<UInt>(0)
@@ -44,10 +45,19 @@ final class Connection<A>: _Disposable, ConnectionEntry, @unchecked Sendable {
     /// released and before a disconnect the effect asked for: work the effect left for
     /// then (a loop's drain, see `LoopCore.debtor`).
     private let afterDelivery: (() -> Void)?
+    /// Runs each outermost delivery, under the lock, given the delivery to run: what
+    /// the receiver makes of it (a loop counts it as a callback of its run, and drops
+    /// the event once the run has ended).
+    private let aroundDelivery: ((() throws -> Void) throws -> Void)?
 
-    init(_ effect: @escaping (A) throws -> Void, afterDelivery: (() -> Void)? = nil) {
+    init(
+        _ effect: @escaping (A) throws -> Void,
+        afterDelivery: (() -> Void)? = nil,
+        aroundDelivery: ((() throws -> Void) throws -> Void)? = nil
+    ) {
         self.effect = effect
         self.afterDelivery = afterDelivery
+        self.aroundDelivery = aroundDelivery
     }
 
     /// Runs `climb` (an event's transforms, ending in `deliver`) holding the lock,
@@ -77,7 +87,7 @@ final class Connection<A>: _Disposable, ConnectionEntry, @unchecked Sendable {
             withExtendedLifetime(delivering) { sources?.dispose() }
         }
         guard delivering != nil else { return }
-        try climb()
+        if let aroundDelivery { try aroundDelivery(climb) } else { try climb() }
     }
 
     /// Whether the connection still has its effect; only inside `enter` (the lock is

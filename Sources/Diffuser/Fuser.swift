@@ -129,10 +129,15 @@ public class Fuser<A> {
         try tryConnect(effect, afterDelivery: nil)
     }
 
-    /// `tryConnect(_:)`, running `afterDelivery` on the delivering thread after each
-    /// event's delivery, once the connection's lock is released.
-    func tryConnect(_ effect: @escaping (A) throws -> Void, afterDelivery: (() -> Void)?) throws -> Disposable {
-        let connection = Connection(effect, afterDelivery: afterDelivery)
+    /// `tryConnect(_:)`, running each event's delivery through `aroundDelivery` (under
+    /// the connection's lock), and `afterDelivery` on the delivering thread after it,
+    /// once the lock is released.
+    func tryConnect(
+        _ effect: @escaping (A) throws -> Void,
+        afterDelivery: (() -> Void)?,
+        aroundDelivery: ((() throws -> Void) throws -> Void)? = nil
+    ) throws -> Disposable {
+        let connection = Connection(effect, afterDelivery: afterDelivery, aroundDelivery: aroundDelivery)
         do {
             let sources = try connector(connection) { event in try connection.deliver(event) }
             connection.attach(sources)

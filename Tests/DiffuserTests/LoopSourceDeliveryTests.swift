@@ -4,26 +4,26 @@ import Synchronization
 import XCTest
 @testable import Diffuser
 
-/// Review of the drain a source's delivering thread owes (`LoopCore.debtor`) and of the
-/// transforms running under their connection's lock. Each test runs the part that may
-/// deadlock on detached threads and fails after a timeout instead of hanging the run.
-final class LoopDrainReviewTests: XCTestCase {
+/// A loop's source deliveries (transforms under their connection's lock) meeting closes,
+/// dispatches and other deliveries on other threads, and the drain a delivering thread
+/// owes (`LoopCore.debtor`). Each test runs the part that could deadlock on detached
+/// threads and fails after a timeout instead of hanging the run.
+final class LoopSourceDeliveryTests: XCTestCase {
     typealias CounterLoop = Loop<Counter, CounterEvent, CounterEffect>
 
     // MARK: A transform closes its loop while another thread closes it
 
     /// A transform of a loop's source stops the loop while another thread is stopping
     /// it. The other stop cancels the run, which disconnects the source: that dispose
-    /// waits for the delivery in progress (the transform, under the connection's lock);
-    /// the transform's stop waits for the other stop, as the transform's thread is no
-    /// callback of the run. Neither returns.
+    /// waits for the delivery in progress (the transform, under the connection's lock).
+    /// The delivery is a callback of the run, so the transform's stop leaves the work to
+    /// the other one and returns; both return.
     func testATransformThatStopsItsLoopWhileAnotherThreadStopsItDoesNotDeadlock() {
         transformClosesWhileAnotherThreadCloses(nested: false) { $0.stop() }
     }
 
-    /// The same after a nested event of the connection: the transform's stop first pays
-    /// the drain its thread owes (the other stop waits for it), then waits for the other
-    /// stop, which waits for the transform's delivery.
+    /// The same after a nested event of the connection: the transform's stop first runs
+    /// the drain its thread owes (the other stop waits for it), then returns.
     func testATransformThatStopsItsLoopAfterANestedEventWhileAnotherThreadStopsItDoesNotDeadlock() {
         transformClosesWhileAnotherThreadCloses(nested: true) { $0.stop() }
     }
@@ -72,11 +72,11 @@ final class LoopDrainReviewTests: XCTestCase {
     // MARK: Nested deliveries of two connections of one loop
 
     /// A loop (the caller's executor) with two sources; a transform of the first causes
-    /// an event of the second, nested in the first's delivery. The second connection's
-    /// delivery ends first, and pays the drain its thread owes there: the step runs
-    /// under the first connection's lock, which the debt exists to avoid. A handler on
-    /// another thread emitting into the first source then waits for that lock, and a
-    /// stop in the step, which waits for that handler, waits forever.
+    /// an event of the second, nested in the first's delivery. The drain is run once
+    /// the first delivery is over, not when the second's is: a step under the first
+    /// connection's lock would make a handler on another thread emitting into the first
+    /// source wait for that lock, and a stop in the step, which waits for that handler,
+    /// wait forever.
     func testANestedEventOfAnotherConnectionOfTheLoopRunsNoStepUnderTheOuterConnectionsLock() {
         XCTAssertTrue(stopInAStepWaitingForAnEmittingHandler(nestedInOuterDelivery: true),
                       "the step ran under the outer connection's lock: the stop waited for a handler waiting for that lock")
@@ -127,11 +127,9 @@ final class LoopDrainReviewTests: XCTestCase {
     // MARK: A dispatch on another thread while the drain is owed
 
     /// A transform causes a nested event of its connection (its thread now owes the
-    /// drain), then waits for a dispatch on another thread. That dispatch, into a loop
-    /// nobody is draining, returns with its event unhandled (the owing thread is blocked
-    /// in the transform), against `dispatch`'s promise ("handled on return unless another
-    /// thread is draining the loop"); a thread that then waits for its event to be
-    /// handled waits for the owing thread, which waits for it.
+    /// drain), then waits for a dispatch on another thread. That dispatch takes the debt
+    /// over and drains, so its event is handled on return (`dispatch`'s promise with the
+    /// caller's executor, unless another thread is draining the loop).
     func testADispatchOnAnotherThreadWhileADrainIsOwedIsHandledOnReturn() {
         let output = Output<Int>()
         let loop = CounterLoop(model: Counter(), update: counterUpdate)

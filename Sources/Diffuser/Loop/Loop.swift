@@ -246,6 +246,13 @@ public final class Loop<Model, Event, Effect>: Subscribable {
     /// The sources connect on the loop's turn, so a source that refuses to connect (a
     /// `Fuser(tryConnector:)` that throws) is no caller's error: the inspector sees it as
     /// `sourceFailed`, and nothing of `sources` is connected until the next start.
+    ///
+    /// Each event's delivery (its way through the fuser's transforms) is a callback of
+    /// the run: a stop or dispose waits for it, a stop or dispose from a transform does
+    /// not wait for another thread's, and a transform must not wait for the thread that
+    /// stops or disposes the loop. With the caller's executor, the steps of the events
+    /// run once the delivering thread's outermost delivery is over, outside the
+    /// connections' locks.
     @discardableResult
     public func connect(_ sources: Fuser<Event>) -> Disposable {
         connect(SourceSlot(sources, keeping: nil))

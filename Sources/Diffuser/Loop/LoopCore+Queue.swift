@@ -128,13 +128,39 @@ extension LoopCore {
     }
 
     /// Runs the drain the calling thread owes, if it owes one: once a source's delivery
-    /// that queued an event is over.
+    /// that queued an event is over, unless the thread is still inside a delivery of
+    /// another of this loop's source connections (whose end pays it).
     func payDeferredDrain() {
+        let me = loopThreadID()
         lock.lock()
-        let owes = debtor != 0 && debtor == loopThreadID()
+        let owes = debtor != 0 && debtor == me && !deliveringThreads.contains { $0.thread == me }
         if owes { debtor = 0 }
         lock.unlock()
         if owes { drain() }
+    }
+
+    /// Counts the calling thread as inside a delivery of one of this loop's source
+    /// connections until `leaveDelivery()`.
+    func enterDelivery() {
+        let me = loopThreadID()
+        lock.lock()
+        if let index = deliveringThreads.firstIndex(where: { $0.thread == me }) {
+            deliveringThreads[index].depth += 1
+        } else {
+            deliveringThreads.append((me, 1))
+        }
+        lock.unlock()
+    }
+
+    /// Ends what `enterDelivery()` began.
+    func leaveDelivery() {
+        let me = loopThreadID()
+        lock.lock()
+        if let index = deliveringThreads.firstIndex(where: { $0.thread == me }) {
+            deliveringThreads[index].depth -= 1
+            if deliveringThreads[index].depth == 0 { deliveringThreads.remove(at: index) }
+        }
+        lock.unlock()
     }
 
     /// Hands a drain to the executor (or runs it, for the caller's executor).

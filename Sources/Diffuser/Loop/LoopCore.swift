@@ -95,11 +95,16 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
     /// there instead would hold the connection's lock through the step: a callback of
     /// the step on another thread emitting into the same source would wait for that
     /// lock, and a stop in the step waiting for that callback would wait forever. A loop
-    /// has one drain at a time, so at most one thread owes it; that thread runs it
-    /// sooner if it needs it before the delivery is over (a close made from a transform
-    /// of that delivery), since no other thread will, and a `dispatch` meanwhile, from
-    /// that thread or another, takes the debt over and runs the drain itself.
+    /// has one drain at a time, so at most one thread owes it. A `dispatch` or a close
+    /// made meanwhile, from that thread (a transform of the delivery) or another, takes
+    /// the debt over and runs the drain itself: nobody else is draining, and the owing
+    /// thread may be waiting for it.
     @usableFromInline @exclusivity(unchecked) var debtor: UInt = 0
+    /// Threads inside a delivery of this loop's source connections, each with how many
+    /// deliveries it is inside: a debt is paid once the thread's outermost one is over,
+    /// so that an event of one connection nested in another's delivery runs no step
+    /// under the outer connection's lock either.
+    var deliveringThreads: [(thread: UInt, depth: Int)] = []
     /// The thread closing the loop, or 0. Events are refused while it is not 0.
     @usableFromInline @exclusivity(unchecked) var closer: UInt = 0
     /// Whether `closer` is waiting for the drain to handle the events accepted before
@@ -272,10 +277,11 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
     func close(to target: Status) {
         let me = currentThreadID()
         lock.lock()
-        // A drain this thread owes (a close from a transform of the delivery that made
-        // the debt): no other thread will run it, and a close waits for the events
-        // accepted before it, so this thread runs it first.
-        if draining && drainer == 0 && debtor != 0 && debtor == me {
+        // A drain a source's delivering thread owes: a close waits for the events
+        // accepted before it, and the owing thread may be this one (a close from a
+        // transform of that delivery) or wait for it, so this thread takes the debt over
+        // and runs the drain first.
+        if draining && drainer == 0 && debtor != 0 {
             debtor = 0
             lock.unlock()
             drain()

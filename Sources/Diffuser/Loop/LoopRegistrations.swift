@@ -77,6 +77,16 @@ final class SourceSlot<Event>: _Disposable, @unchecked Sendable {
                 _ = core?.enqueue(try keep?(event) ?? event, job: nil, deferring: true)
             }, afterDelivery: { [weak core] in
                 core?.payDeferredDrain()
+            }, aroundDelivery: { [weak core] delivery in
+                // A delivery runs the fuser's transforms, user code that may stop or
+                // dispose the loop: as a callback of the run, so that such a close does
+                // not wait for another thread's close, which waits for this delivery to
+                // disconnect the source. Once the run has ended, the event is dropped.
+                guard let core, session.enter() else { return }
+                defer { session.leave() }
+                core.enterDelivery()
+                defer { core.leaveDelivery() }
+                try delivery()
             })
         } catch {
             core.report(.sourceFailed(error: error))
