@@ -10,17 +10,7 @@ final class LoopPromiseTests: XCTestCase {
     /// saw its loop stop, was never cancelled: an action given to it afterwards does not
     /// run.
     func testOnCancelOfAJobThatFinishedBeforeTheLoopStoppedNeverRuns() {
-        let jobs = Recorder<Job<CounterEvent>>()
-        let loop = Loop(
-            model: Counter(),
-            update: counterUpdate,
-            handlers: [EffectHandler { _, job in
-                jobs.append(job)
-                job.finish()
-            }]
-        )
-        loop.dispatch(.increment)
-        let job = jobs.values[0]
+        let (loop, job) = loopWithTheJobOfOneEffect(finished: true)
         XCTAssertFalse(job.isRunning, "finished")
         loop.stop()
         XCTAssertFalse(job.isCancelled, "it finished before its run ended")
@@ -33,14 +23,7 @@ final class LoopPromiseTests: XCTestCase {
     /// A job whose run ended before it finished was cancelled: a later `finish()` does
     /// nothing, and an `onCancel` action given afterwards runs at once.
     func testAJobWhoseRunEndedFirstStaysCancelled() {
-        let jobs = Recorder<Job<CounterEvent>>()
-        let loop = Loop(
-            model: Counter(),
-            update: counterUpdate,
-            handlers: [EffectHandler { _, job in jobs.append(job) }]
-        )
-        loop.dispatch(.increment)
-        let job = jobs.values[0]
+        let (loop, job) = loopWithTheJobOfOneEffect(finished: false)
         loop.stop()
         job.finish()
         XCTAssertTrue(job.isCancelled, "cancelled by the stop; finish() came too late")
@@ -48,6 +31,24 @@ final class LoopPromiseTests: XCTestCase {
         job.onCancel { ran.raise() }
         XCTAssertTrue(ran.isRaised, "the action of a cancelled job runs at once")
         loop.dispose()
+    }
+
+    /// A loop that handled one effect, and that effect's job, finished by its handler
+    /// or left running.
+    private func loopWithTheJobOfOneEffect(
+        finished: Bool
+    ) -> (Loop<Counter, CounterEvent, CounterEffect>, Job<CounterEvent>) {
+        let jobs = Recorder<Job<CounterEvent>>()
+        let loop = Loop(
+            model: Counter(),
+            update: counterUpdate,
+            handlers: [EffectHandler { _, job in
+                jobs.append(job)
+                if finished { job.finish() }
+            }]
+        )
+        loop.dispatch(.increment)
+        return (loop, jobs.values[0])
     }
 
     /// A dispose from inside a callback skips the rest of that step (`Loop`, "Lifecycle").
