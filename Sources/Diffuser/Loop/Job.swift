@@ -48,10 +48,18 @@ public final class Job<Event> {
     /// dropped without running. Does nothing if the job already ended (cancelled, or its
     /// run ended).
     public func finish() {
-        guard !session.isCancelled, state.compareExchange(
-            expected: State.running.rawValue, desired: State.finished.rawValue, ordering: .acquiringAndReleasing
-        ).exchanged else { return }
-        _ = session.takeActions(of: id)
+        _ = markFinished()
+    }
+
+    /// Marks the job finished unless it ended (cancelled, or its run ended): one step
+    /// with respect to the run's end, so that a stop on another thread either comes
+    /// first (the job is cancelled and its actions run) or after (they were dropped).
+    private func markFinished() -> Bool {
+        session.finish(id) {
+            state.compareExchange(
+                expected: State.running.rawValue, desired: State.finished.rawValue, ordering: .acquiringAndReleasing
+            ).exchanged
+        }
     }
 
     /// Cancels the work: later sends are refused, its queued events are dropped, and
@@ -68,8 +76,13 @@ public final class Job<Event> {
     /// the work: cancel a request, invalidate a timer. Never runs if the job finishes
     /// first.
     public func onCancel(_ action: @escaping () -> Void) {
-        if isCancelled { action(); return }
-        guard isRunning else { return }
+        // Once not running, the job's end is settled (a finish after the run ended does
+        // nothing): run the action if that end is a cancellation. Checking `isCancelled`
+        // first, then `isRunning`, would miss a cancel made between the two.
+        guard isRunning else {
+            if isCancelled { action() }
+            return
+        }
         session.onCancel(owner: id, action)
         // Ended between the check and the registration: whoever takes the actions first
         // runs them (after a cancel) or drops them (after a finish), that call or this.
@@ -95,10 +108,7 @@ public final class Job<Event> {
     /// Sends `events` and finishes, as one: if the job was cancelled meanwhile none is
     /// queued. For work that computes its events at once.
     func finish(sending events: [Event]) {
-        guard !session.isCancelled, state.compareExchange(
-            expected: State.running.rawValue, desired: State.finished.rawValue, ordering: .acquiringAndReleasing
-        ).exchanged else { return }
-        _ = session.takeActions(of: id)
+        guard markFinished() else { return }
         for event in events where !session.isCancelled { _ = session.enqueue(event, nil) }
     }
 }

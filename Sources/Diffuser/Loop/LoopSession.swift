@@ -69,6 +69,18 @@ final class LoopSession<Event>: @unchecked Sendable {
         }
     }
 
+    /// Ends the job `owner` as finished, unless the session has ended: `mark` (the
+    /// job's own state change) and the removal of its actions happen under the monitor,
+    /// as one with respect to `cancel`, which ends the session and takes the actions
+    /// under it too. False (nothing done) if the session ended or `mark` refused.
+    func finish(_ owner: UInt64, _ mark: () -> Bool) -> Bool {
+        monitor.withLock {
+            if isCancelled || !mark() { return false }
+            cancelActions.removeValue(forKey: owner)
+            return true
+        }
+    }
+
     /// The number of cancel actions held (for tests).
     var cancelActionCount: Int { monitor.withLock { cancelActions.values.reduce(0) { $0 + $1.count } } }
 
