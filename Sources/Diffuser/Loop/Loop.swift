@@ -251,8 +251,8 @@ public final class Loop<Model, Event, Effect>: Subscribable {
     /// the run: a stop or dispose waits for it, a stop or dispose from a transform does
     /// not wait for another thread's, and a transform must not wait for the thread that
     /// stops or disposes the loop. With the caller's executor, the steps of the events
-    /// run once the delivering thread's outermost delivery is over, outside the
-    /// connections' locks.
+    /// run once the delivering thread's outermost delivery (of any loop's sources) is
+    /// over, outside the connections' locks.
     @discardableResult
     public func connect(_ sources: Fuser<Event>) -> Disposable {
         connect(SourceSlot(sources, keeping: nil))

@@ -128,39 +128,34 @@ extension LoopCore {
     }
 
     /// Runs the drain the calling thread owes, if it owes one: once a source's delivery
-    /// that queued an event is over, unless the thread is still inside a delivery of
-    /// another of this loop's source connections (whose end pays it).
+    /// that queued an event is over, unless the thread is still inside a delivery of a
+    /// loop's source connection (of this loop or another: its lock is held), whose end
+    /// pays it.
     func payDeferredDrain() {
         let me = loopThreadID()
         lock.lock()
-        let owes = debtor != 0 && debtor == me && !deliveringThreads.contains { $0.thread == me }
+        let owes = debtor != 0 && debtor == me
+        if owes && loopSourceDeliveries.isInside(me) {
+            lock.unlock()
+            loopSourceDeliveries.owe(me) { [weak self] in self?.payDeferredDrain() }
+            return
+        }
         if owes { debtor = 0 }
         lock.unlock()
         if owes { drain() }
+        // The drains of the loops whose deliveries were nested in this one's.
+        for pay in loopSourceDeliveries.takeOwed(me) { pay() }
     }
 
-    /// Counts the calling thread as inside a delivery of one of this loop's source
-    /// connections until `leaveDelivery()`.
+    /// Counts the calling thread as inside a delivery of a loop's source connection
+    /// until `leaveDelivery()`.
     func enterDelivery() {
-        let me = loopThreadID()
-        lock.lock()
-        if let index = deliveringThreads.firstIndex(where: { $0.thread == me }) {
-            deliveringThreads[index].depth += 1
-        } else {
-            deliveringThreads.append((me, 1))
-        }
-        lock.unlock()
+        loopSourceDeliveries.enter(loopThreadID())
     }
 
     /// Ends what `enterDelivery()` began.
     func leaveDelivery() {
-        let me = loopThreadID()
-        lock.lock()
-        if let index = deliveringThreads.firstIndex(where: { $0.thread == me }) {
-            deliveringThreads[index].depth -= 1
-            if deliveringThreads[index].depth == 0 { deliveringThreads.remove(at: index) }
-        }
-        lock.unlock()
+        loopSourceDeliveries.leave(loopThreadID())
     }
 
     /// Hands a drain to the executor (or runs it, for the caller's executor).
@@ -303,3 +298,46 @@ final class HandBack: @unchecked Sendable {
 func loopThreadID() -> UInt {
     currentThreadID()
 }
+
+/// The threads inside a delivery of a source connection of any loop, each with how many
+/// deliveries it is inside, and the drains it owes to loops whose deliveries were nested
+/// in an outer one (paid once its outermost delivery is over, outside every
+/// connection's lock: a step run inside another loop's delivery would hold that loop's
+/// connection's lock).
+final class LoopSourceDeliveries: @unchecked Sendable {
+    private let lock = Lock()
+    private var threads: [UInt: (depth: Int, owed: [() -> Void])] = [:]
+
+    func enter(_ thread: UInt) {
+        lock.withLock { threads[thread, default: (0, [])].depth += 1 }
+    }
+
+    func leave(_ thread: UInt) {
+        lock.withLock {
+            guard var entry = threads[thread] else { return }
+            entry.depth -= 1
+            threads[thread] = entry.depth == 0 && entry.owed.isEmpty ? nil : entry
+        }
+    }
+
+    /// Whether `thread` is inside a delivery.
+    func isInside(_ thread: UInt) -> Bool {
+        lock.withLock { (threads[thread]?.depth ?? 0) > 0 }
+    }
+
+    /// Keeps `pay` for the end of `thread`'s outermost delivery.
+    func owe(_ thread: UInt, _ pay: @escaping () -> Void) {
+        lock.withLock { threads[thread, default: (0, [])].owed.append(pay) }
+    }
+
+    /// The drains `thread` owes, once it is inside no delivery.
+    func takeOwed(_ thread: UInt) -> [() -> Void] {
+        lock.withLock {
+            guard let entry = threads[thread], entry.depth == 0 else { return [] }
+            threads[thread] = nil
+            return entry.owed
+        }
+    }
+}
+
+let loopSourceDeliveries = LoopSourceDeliveries()

@@ -100,11 +100,10 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
     /// the debt over and runs the drain itself: nobody else is draining, and the owing
     /// thread may be waiting for it.
     @usableFromInline @exclusivity(unchecked) var debtor: UInt = 0
-    /// Threads inside a delivery of this loop's source connections, each with how many
-    /// deliveries it is inside: a debt is paid once the thread's outermost one is over,
-    /// so that an event of one connection nested in another's delivery runs no step
-    /// under the outer connection's lock either.
-    var deliveringThreads: [(thread: UInt, depth: Int)] = []
+    /// A debt is paid once the thread's outermost delivery of any loop's source
+    /// connections is over (`loopSourceDeliveries`), so that an event of one connection
+    /// nested in another's delivery (of this loop or another) runs no step under the
+    /// outer connection's lock either.
     /// The thread closing the loop, or 0. Events are refused while it is not 0.
     @usableFromInline @exclusivity(unchecked) var closer: UInt = 0
     /// Whether `closer` is waiting for the drain to handle the events accepted before
