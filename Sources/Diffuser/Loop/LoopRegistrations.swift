@@ -76,7 +76,12 @@ final class SourceSlot<Event>: _Disposable, @unchecked Sendable {
             made = try fuser.tryConnect({ [weak core] event in
                 _ = core?.enqueue(try keep?(event) ?? event, job: nil, deferring: true)
             }, afterDelivery: { [weak core] in
-                core?.payDeferredDrain()
+                if let core {
+                    core.payDeferredDrain()
+                } else {
+                    // The drains of other loops whose deliveries were nested in this one.
+                    for pay in loopSourceDeliveries.takeOwed(loopThreadID()) { pay() }
+                }
             }, aroundDelivery: { [weak core] delivery in
                 // A delivery runs the fuser's transforms, user code that may stop or
                 // dispose the loop: as a callback of the run, so that such a close does
