@@ -188,6 +188,65 @@ final class LoopSourceDeliveryTests: XCTestCase {
         return returned
     }
 
+    // MARK: Nested deliveries of two loops
+
+    /// Two loops (the caller's executor): a transform of loop A's source causes an event
+    /// of loop B's source, nested in A's delivery. B's drain is run once A's delivery is
+    /// over, not when B's is: a step of B under A's connection's lock would make a
+    /// handler of B on another thread emitting into A's source wait for that lock, and a
+    /// stop in B's step, which waits for that handler, wait forever.
+    func testANestedEventOfAnotherLoopsSourceRunsNoStepUnderTheOuterConnectionsLock() {
+        XCTAssertTrue(stopInAStepOfTheInnerLoop(nested: true),
+                      "loop B's step ran under loop A's connection's lock: its stop waited for a handler waiting for that lock")
+    }
+
+    /// Control: the same event of B sent directly (not nested in A's delivery).
+    func testAnEventOfTheOtherLoopsSourceSentDirectlyRunsItsStepOutsideAnyLock() {
+        XCTAssertTrue(stopInAStepOfTheInnerLoop(nested: false))
+    }
+
+    private func stopInAStepOfTheInnerLoop(nested: Bool) -> Bool {
+        let first = Output<Int>()   // loop A's source
+        let second = Output<Int>()  // loop B's source
+        let handlerStarted = DispatchSemaphore(value: 0)
+        let background = BackgroundExecutor()
+        nonisolated(unsafe) var innerRef: CounterLoop?
+        let emitting = EffectHandler<CounterEffect, CounterEvent>(on: background) { effect, _ in
+            guard effect == .note("go") else { return }
+            handlerStarted.signal()
+            first.send(100)     // waits for A's connection's lock while a delivery holds it
+        }
+        let stopping = EffectHandler<CounterEffect, CounterEvent> { effect, _ in
+            guard effect == .note("go") else { return }
+            _ = handlerStarted.wait(timeout: .now() + 5)
+            usleep(100_000)     // the handler is now in first.send
+            innerRef?.stop()    // waits for the handler's callback
+        }
+        let outer = CounterLoop(model: Counter(), update: counterUpdate)
+        let inner = CounterLoop(model: Counter(), update: counterUpdate, handlers: [emitting, stopping])
+        innerRef = inner
+        outer.connect(Fuser<CounterEvent>.extract({ (n: Int) -> CounterEvent in
+            if n == 1 && nested { second.send(5) }
+            return .add(n)
+        }, first.fuser))
+        inner.connect(Fuser<CounterEvent>.extract({ (_: Int) -> CounterEvent in .effects([.note("go")]) }, second.fuser))
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            if nested { first.send(1) } else { second.send(5) }
+            done.signal()
+        }
+        let returned = done.wait(timeout: .now() + 5) == .success
+        if returned {
+            innerRef = nil
+            outer.dispose()
+        } else {
+            // Deadlocked: keep both loops (their deinit would dispose, and wait).
+            _ = Unmanaged.passRetained(outer)
+            _ = Unmanaged.passRetained(inner)
+        }
+        return returned
+    }
+
     // MARK: A dispatch on another thread while the drain is owed
 
     /// A transform causes a nested event of its connection (its thread now owes the

@@ -4,10 +4,10 @@ import Synchronization
 import XCTest
 @testable import Diffuser
 
-/// Review tests: a job's end (finish, cancel, the run's end) raced on two threads. A
-/// job has one end: its `onCancel` actions run exactly once if `isCancelled` is true,
-/// and never if it is false.
-final class LoopJobRaceReviewTests: XCTestCase {
+/// A job's end (finish, cancel, the run's end) raced on two threads. A job has one end:
+/// its `onCancel` actions run exactly once if `isCancelled` is true, and never if it is
+/// false.
+final class JobRaceTests: XCTestCase {
     final class Count: @unchecked Sendable {
         let value = Atomic<Int>(0)
         func bump() { value.add(1, ordering: .relaxed) }
