@@ -98,12 +98,11 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
     /// has one drain at a time, so at most one thread owes it. A `dispatch` or a close
     /// made meanwhile, from that thread (a transform of the delivery) or another, takes
     /// the debt over and runs the drain itself: nobody else is draining, and the owing
-    /// thread may be waiting for it.
+    /// thread may be waiting for it. A debt is paid once the thread's outermost delivery
+    /// of any loop's source connections is over (`loopSourceDeliveries`), so that an
+    /// event of one connection nested in another's delivery (of this loop or another)
+    /// runs no step under the outer connection's lock either.
     @usableFromInline @exclusivity(unchecked) var debtor: UInt = 0
-    /// A debt is paid once the thread's outermost delivery of any loop's source
-    /// connections is over (`loopSourceDeliveries`), so that an event of one connection
-    /// nested in another's delivery (of this loop or another) runs no step under the
-    /// outer connection's lock either.
     /// The thread closing the loop, or 0. Events are refused while it is not 0.
     @usableFromInline @exclusivity(unchecked) var closer: UInt = 0
     /// Whether `closer` is waiting for the drain to handle the events accepted before
