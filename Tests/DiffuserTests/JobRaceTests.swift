@@ -61,8 +61,7 @@ final class JobRaceTests: XCTestCase {
                 job.onCancel { ran.bump() }
                 return ran
             }
-            nonisolated(unsafe) let js = all
-            race({ for job in js { job.finish() } }, { loop.stop() })
+            race({ for job in all { job.finish() } }, { loop.stop() })
             for (job, ran) in zip(all, ran) where ran.count != (job.isCancelled ? 1 : 0) { bad += 1 }
             loop.dispose()
         }
@@ -76,8 +75,7 @@ final class JobRaceTests: XCTestCase {
         for _ in 0..<4000 {
             let (loop, job) = makeLoopWithJob()
             let ran = Count()
-            nonisolated(unsafe) let j = job
-            race({ j.onCancel { ran.bump() } }, { loop.stop() })
+            race({ job.onCancel { ran.bump() } }, { loop.stop() })
             XCTAssertTrue(job.isCancelled)
             if ran.count != 1 { bad += 1 }
             loop.dispose()
@@ -91,8 +89,7 @@ final class JobRaceTests: XCTestCase {
         for _ in 0..<4000 {
             let (loop, job) = makeLoopWithJob()
             let ran = Count()
-            nonisolated(unsafe) let j = job
-            race({ j.onCancel { ran.bump() } }, { j.cancel() })
+            race({ job.onCancel { ran.bump() } }, { job.cancel() })
             XCTAssertTrue(job.isCancelled)
             if ran.count != 1 { bad += 1 }
             loop.dispose()

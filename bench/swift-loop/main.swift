@@ -6,10 +6,15 @@
 //               100 cached leaves; also against the hand-written queue + reducer running
 //               the same Diffuser (`hand+diffuser`): the loop's own share is the
 //               difference between that and the library;
-//   no-render   a trivial update (a counter) and nothing observing the loop.
+//   no-render   a trivial update (a counter) and nothing observing the loop;
+//   source      no-render's loop fed through a source: each event is sent to an `Output`
+//               whose fuser the loop connected (`loop.connect(output.fuser)`), against
+//               the same `Output` connected to the hand-written loop's `dispatch`
+//               (`output.fuser.connect`): the difference is what a loop's source
+//               connection adds to a plain connection.
 //
-// Every event is dispatched from the benchmark's thread into an idle loop, which handles
-// it before `dispatch` returns (the default executor).
+// Every event reaches an idle loop from the benchmark's thread, and the loop handles it
+// before `dispatch` (or `send`) returns (the default executor).
 //
 //   swift run -c release LoopBench [--rounds N] [--tsv]
 import Diffuser
@@ -67,6 +72,18 @@ func libraryCounterLoop() -> Loop<Int, Int, Never> {
     Loop(model: 0, reducer: add)
 }
 
+/// A counter loop fed by `output`, and the connection to dispose.
+func librarySourceLoop(_ output: Output<Int>) -> (Loop<Int, Int, Never>, Loop<Int, Int, Never>.Disposable) {
+    let loop = libraryCounterLoop()
+    return (loop, loop.connect(output.fuser))
+}
+
+/// The hand-written counter loop fed by `output`, and the connection to dispose.
+func handSourceLoop(_ output: Output<Int>) -> (HandCounterLoop, Fuser<Int>.Disposable) {
+    let loop = HandCounterLoop()
+    return (loop, output.fuser.connect { loop.dispatch($0) })
+}
+
 /// The library and the baselines must do the same work: the same models and the same
 /// effects for the same events.
 func checkSameWork() {
@@ -92,9 +109,15 @@ func checkSameWork() {
         counter.dispatch(i)
         handCounter.dispatch(i)
     }
+    let output = Output<Int>()
+    let (fed, feeding) = librarySourceLoop(output), (handFed, handFeeding) = handSourceLoop(output)
+    for i in 0..<1_000 { output.send(i) }
+    feeding.dispose()
+    handFeeding.dispose()
     if librarySink != handSink || librarySink != mixedSink || librarySink != sinkAccumulator
         || loop.model != hand.model || loop.model != handDiffuser.model || loop.model != floor.model
-        || counter.model != handCounter.model {
+        || counter.model != handCounter.model || fed.model != handCounter.model
+        || handFed.model != handCounter.model {
         print("the loop and the hand-written baseline did different work")
         exit(1)
     }
@@ -145,9 +168,19 @@ for _ in 0..<rounds {
         let baseline = HandCounterLoop()
         hand["no-render", default: []].append(nsPerEvent(500_000) { baseline.dispatch($0) })
     }
+    do {
+        let output = Output<Int>()
+        let (loop, feeding) = librarySourceLoop(output)
+        library["source", default: []].append(nsPerEvent(200_000) { output.send($0) })
+        feeding.dispose()
+        let (baseline, handFeeding) = handSourceLoop(output)
+        hand["source", default: []].append(nsPerEvent(200_000) { output.send($0) })
+        handFeeding.dispose()
+        withExtendedLifetime((loop, baseline)) {}
+    }
 }
 
-let scenarios = ["render-100", "no-render"]
+let scenarios = ["render-100", "no-render", "source"]
 if tsv {
     // language, scenario, then median and min ns/event of: the library, hand,
     // hand+diffuser, the floor ("-" where it does not apply)

@@ -135,7 +135,8 @@ public final class Loop<Model, Event, Effect>: Subscribable {
     ///     (Mobius's `Init`); by default the kept model and no effect.
     ///   - inspector: sees every start, event, step and error (see `LoopTrace`).
     ///   - autostart: whether to start now; if false, `start()` starts the first run.
-    public init(
+    @inlinable
+    public convenience init(
         model: Model,
         startEffects: [Effect] = [],
         update: Update<Model, Event, Effect>,
@@ -149,6 +150,42 @@ public final class Loop<Model, Event, Effect>: Subscribable {
         inspector: ((LoopTrace<Model, Event, Effect>) -> Void)? = nil,
         autostart: Bool = true
     ) {
+        self.init(
+            model: model,
+            startEffects: startEffects,
+            update: update,
+            handlers: handlers,
+            feedbacks: feedbacks,
+            sources: sources,
+            executor: executor,
+            coalescing: coalescing,
+            journal: journal,
+            restart: restart,
+            inspector: inspector,
+            autostart: autostart,
+            sourceInlet: { core, keep in core.sourceInlet(keeping: keep) }
+        )
+    }
+
+    /// `init(model:startEffects:update:...)`, given what makes a source connection's
+    /// inlet: a closure from the inlinable initializer, so that the inlet is compiled
+    /// where the loop's types are known (see `SourceInlet`).
+    @usableFromInline
+    init(
+        model: Model,
+        startEffects: [Effect],
+        update: Update<Model, Event, Effect>,
+        handlers: [EffectHandler<Effect, Event>],
+        feedbacks: [Feedback<Model, Event>],
+        sources: Fuser<Event>?,
+        executor: LoopExecutor,
+        coalescing: ((Event) -> AnyHashable?)?,
+        journal: Journal<Model, Event>?,
+        restart: ((Model) -> First<Model, Effect>)?,
+        inspector: ((LoopTrace<Model, Event, Effect>) -> Void)?,
+        autostart: Bool,
+        sourceInlet: @escaping (LoopCore<Model, Event, Effect>, ((Event) throws -> Event)?) -> SourceInlet<Event>
+    ) {
         core = LoopCore(
             first: First(model, effects: startEffects),
             update: update,
@@ -159,7 +196,8 @@ public final class Loop<Model, Event, Effect>: Subscribable {
             coalescingKey: coalescing,
             journal: journal,
             restart: restart,
-            inspector: inspector
+            inspector: inspector,
+            sourceInlet: sourceInlet
         )
         for case .feedback(let entry) in core.subscribers { bindRemoval(entry) }
         if autostart { core.start() }

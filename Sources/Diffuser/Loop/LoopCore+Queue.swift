@@ -130,32 +130,43 @@ extension LoopCore {
     /// Runs the drain the calling thread owes, if it owes one: once a source's delivery
     /// that queued an event is over, unless the thread is still inside a delivery of a
     /// loop's source connection (of this loop or another: its lock is held), whose end
-    /// pays it.
+    /// pays it. Then pays the drains this thread owes to the loops whose deliveries were
+    /// nested in this one.
+    @inlinable
     func payDeferredDrain() {
         let me = loopThreadID()
         lock.lock()
         let owes = debtor != 0 && debtor == me
-        if owes && loopSourceDeliveries.isInside(me) {
+        if owes && LoopSourceDeliveries.isInside {
             lock.unlock()
-            loopSourceDeliveries.owe(me) { [weak self] in self?.payDeferredDrain() }
+            LoopSourceDeliveries.owe { [weak self] in self?.payDeferredDrain() }
             return
         }
         if owes { debtor = 0 }
         lock.unlock()
         if owes { drain() }
-        // The drains of the loops whose deliveries were nested in this one's.
-        for pay in loopSourceDeliveries.takeOwed(me) { pay() }
+        LoopSourceDeliveries.payOwed()
     }
 
-    /// Counts the calling thread as inside a delivery of a loop's source connection
-    /// until `leaveDelivery()`.
-    func enterDelivery() {
-        loopSourceDeliveries.enter(loopThreadID())
-    }
-
-    /// Ends what `enterDelivery()` began.
-    func leaveDelivery() {
-        loopSourceDeliveries.leave(loopThreadID())
+    /// What a source connection of this loop calls for each event (queued as
+    /// `keep(event)`, if `keep` is given) and after each delivery. Made where the loop
+    /// is created (see `makeSourceInlet`), so that it is compiled for the loop's types
+    /// there, as `dispatch` is.
+    @inlinable
+    func sourceInlet(keeping keep: ((Event) throws -> Event)?) -> SourceInlet<Event> {
+        SourceInlet(
+            enqueue: { [weak self] event in
+                _ = try self?.enqueue(keep?(event) ?? event, job: nil, deferring: true)
+            },
+            afterDelivery: { [weak self] in
+                if let self {
+                    self.payDeferredDrain()
+                } else {
+                    // The drains of other loops whose deliveries were nested in this one.
+                    LoopSourceDeliveries.payOwed()
+                }
+            }
+        )
     }
 
     /// Hands a drain to the executor (or runs it, for the caller's executor).
@@ -298,46 +309,3 @@ final class HandBack: @unchecked Sendable {
 func loopThreadID() -> UInt {
     currentThreadID()
 }
-
-/// The threads inside a delivery of a source connection of any loop, each with how many
-/// deliveries it is inside, and the drains it owes to loops whose deliveries were nested
-/// in an outer one (paid once its outermost delivery is over, outside every
-/// connection's lock: a step run inside another loop's delivery would hold that loop's
-/// connection's lock).
-final class LoopSourceDeliveries: @unchecked Sendable {
-    private let lock = Lock()
-    private var threads: [UInt: (depth: Int, owed: [() -> Void])] = [:]
-
-    func enter(_ thread: UInt) {
-        lock.withLock { threads[thread, default: (0, [])].depth += 1 }
-    }
-
-    func leave(_ thread: UInt) {
-        lock.withLock {
-            guard var entry = threads[thread] else { return }
-            entry.depth -= 1
-            threads[thread] = entry.depth == 0 && entry.owed.isEmpty ? nil : entry
-        }
-    }
-
-    /// Whether `thread` is inside a delivery.
-    func isInside(_ thread: UInt) -> Bool {
-        lock.withLock { (threads[thread]?.depth ?? 0) > 0 }
-    }
-
-    /// Keeps `pay` for the end of `thread`'s outermost delivery.
-    func owe(_ thread: UInt, _ pay: @escaping () -> Void) {
-        lock.withLock { threads[thread, default: (0, [])].owed.append(pay) }
-    }
-
-    /// The drains `thread` owes, once it is inside no delivery.
-    func takeOwed(_ thread: UInt) -> [() -> Void] {
-        lock.withLock {
-            guard let entry = threads[thread], entry.depth == 0 else { return [] }
-            threads[thread] = nil
-            return entry.owed
-        }
-    }
-}
-
-let loopSourceDeliveries = LoopSourceDeliveries()

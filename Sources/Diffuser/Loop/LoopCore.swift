@@ -99,7 +99,7 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
     /// made meanwhile, from that thread (a transform of the delivery) or another, takes
     /// the debt over and runs the drain itself: nobody else is draining, and the owing
     /// thread may be waiting for it. A debt is paid once the thread's outermost delivery
-    /// of any loop's source connections is over (`loopSourceDeliveries`), so that an
+    /// of any loop's source connections is over (`LoopSourceDeliveries`), so that an
     /// event of one connection nested in another's delivery (of this loop or another)
     /// runs no step under the outer connection's lock either.
     @usableFromInline @exclusivity(unchecked) var debtor: UInt = 0
@@ -146,12 +146,17 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
 
     @usableFromInline @exclusivity(unchecked) var subscribers: [Subscriber] = []
     var sources: [SourceSlot<Event>] = []
+    /// Makes what a source connection runs for each event (`sourceInlet(keeping:)`),
+    /// given the loop and the binding's `keep`: a closure from the loop's inlinable
+    /// initializer, so that the inlet is compiled where the loop's types are known.
+    let makeSourceInlet: (LoopCore, ((Event) throws -> Event)?) -> SourceInlet<Event>
 
     /// Serializes inspector calls, which may come from the drainer, a closing thread,
     /// or a handler on its own executor.
     let inspectorLock = Lock()
     let inspectorCaller = Atomic<UInt>(0)
 
+    @usableFromInline
     init(
         first: First<Model, Effect>,
         update: Update<Model, Event, Effect>,
@@ -162,8 +167,10 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         coalescingKey: ((Event) -> AnyHashable?)?,
         journal: Journal<Model, Event>?,
         restart: ((Model) -> First<Model, Effect>)?,
-        inspector: ((Trace) -> Void)?
+        inspector: ((Trace) -> Void)?,
+        sourceInlet: @escaping (LoopCore, ((Event) throws -> Event)?) -> SourceInlet<Event>
     ) {
+        self.makeSourceInlet = sourceInlet
         self.model = first.model
         self.pendingFirst = first
         self.update = update

@@ -21,17 +21,8 @@ final class LoopSession<Event>: @unchecked Sendable {
     private var cancelActions: [UInt64: [(id: UInt64, run: () -> Void)]] = [:]
     /// Guarded by `monitor`: the number of the last action.
     private var lastActionID: UInt64 = 0
-    /// A thread running callbacks of this session.
-    private struct Caller {
-        let thread: UInt
-        var count: Int
-        /// While the thread waits for another (see `pausingCallback`): the thread it
-        /// waits for now.
-        var waitingFor: (() -> UInt)?
-    }
-
     /// Guarded by `monitor`: callbacks in progress, by thread.
-    private var active: [Caller] = []
+    private var active: [SessionCaller] = []
     private var waiting = 0
     private let nextJobID = Atomic<UInt64>(1)
 
@@ -98,7 +89,7 @@ final class LoopSession<Event>: @unchecked Sendable {
             if let index = active.firstIndex(where: { $0.thread == me }) {
                 active[index].count += 1
             } else {
-                active.append(Caller(thread: me, count: 1))
+                active.append(SessionCaller(thread: me, count: 1))
             }
             return true
         }
@@ -174,4 +165,15 @@ final class LoopSession<Event>: @unchecked Sendable {
             waiting -= 1
         }
     }
+}
+
+/// A thread running callbacks of a session. Outside the generic session, so that the
+/// session's bookkeeping, which runs for every event a loop's source delivers, is
+/// compiled once for all sessions rather than looking up the metadata of a generic array.
+private struct SessionCaller {
+    let thread: UInt
+    var count: Int
+    /// While the thread waits for another (see `pausingCallback`): the thread it waits
+    /// for now.
+    var waitingFor: (() -> UInt)?
 }

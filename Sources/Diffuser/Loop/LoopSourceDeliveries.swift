@@ -1,0 +1,76 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The calling thread's deliveries of loops' source connections: how many it is inside
+/// (of any loop), and the drains it owes to loops whose deliveries were nested in an
+/// outer one. Those are paid once its outermost delivery is over, outside every
+/// connection's lock: a step run inside another loop's delivery would hold that
+/// connection's lock (see `LoopCore.debtor`).
+///
+/// Only the thread itself reads and writes its own record, so the record needs no lock;
+/// it lives in thread-specific storage and goes away with the thread.
+@usableFromInline
+enum LoopSourceDeliveries {
+    private final class Record {
+        var depth = 0
+        var owed: [() -> Void] = []
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { raw in
+            #if canImport(Darwin)
+            Unmanaged<Record>.fromOpaque(raw).release()
+            #else
+            if let raw { Unmanaged<Record>.fromOpaque(raw).release() }
+            #endif
+        }
+        return key
+    }()
+
+    private static var record: Record {
+        if let raw = pthread_getspecific(key) {
+            return Unmanaged<Record>.fromOpaque(raw).takeUnretainedValue()
+        }
+        let fresh = Record()
+        pthread_setspecific(key, Unmanaged.passRetained(fresh).toOpaque())
+        return fresh
+    }
+
+    /// Counts the calling thread as inside one more delivery.
+    static func enter() {
+        record.depth += 1
+    }
+
+    /// Ends what `enter()` began.
+    static func leave() {
+        record.depth -= 1
+    }
+
+    /// Whether the calling thread is inside a delivery.
+    @usableFromInline
+    static var isInside: Bool {
+        record.depth > 0
+    }
+
+    /// Keeps `pay` for the end of the calling thread's outermost delivery.
+    @usableFromInline
+    static func owe(_ pay: @escaping () -> Void) {
+        record.owed.append(pay)
+    }
+
+    /// Runs the drains the calling thread owes, once it is inside no delivery.
+    @usableFromInline
+    static func payOwed() {
+        let current = record
+        guard current.depth == 0, !current.owed.isEmpty else { return }
+        let owed = current.owed
+        current.owed = []
+        for pay in owed { pay() }
+    }
+}
