@@ -11,7 +11,10 @@
 //               whose fuser the loop connected (`loop.connect(output.fuser)`), against
 //               the same `Output` connected to the hand-written loop's `dispatch`
 //               (`output.fuser.connect`): the difference is what a loop's source
-//               connection adds to a plain connection.
+//               connection adds to a plain connection;
+//   job         no-render's loop fed through a job: a handler keeps the job of an effect
+//               and the benchmark sends each event with `job.send`, as a handler's work
+//               sends its results later, against the hand-written loop's `dispatch`.
 //
 // Every event reaches an idle loop from the benchmark's thread, and the loop handles it
 // before `dispatch` (or `send`) returns (the default executor).
@@ -78,6 +81,18 @@ func librarySourceLoop(_ output: Output<Int>) -> (Loop<Int, Int, Never>, Loop<In
     return (loop, loop.connect(output.fuser))
 }
 
+/// A counter loop and the job its handler kept.
+func libraryJobLoop() -> (Loop<Int, Int, Bool>, Job<Int>) {
+    var kept: Job<Int>?
+    let loop = Loop<Int, Int, Bool>(
+        model: 0,
+        startEffects: [true],
+        update: Update { model, event in Next(model: add(model, event)) },
+        handlers: [EffectHandler { _, job in kept = job }]
+    )
+    return (loop, kept!)
+}
+
 /// The hand-written counter loop fed by `output`, and the connection to dispose.
 func handSourceLoop(_ output: Output<Int>) -> (HandCounterLoop, Fuser<Int>.Disposable) {
     let loop = HandCounterLoop()
@@ -114,10 +129,12 @@ func checkSameWork() {
     for i in 0..<1_000 { output.send(i) }
     feeding.dispose()
     handFeeding.dispose()
+    let (sent, job) = libraryJobLoop()
+    for i in 0..<1_000 { job.send(i) }
     if librarySink != handSink || librarySink != mixedSink || librarySink != sinkAccumulator
         || loop.model != hand.model || loop.model != handDiffuser.model || loop.model != floor.model
         || counter.model != handCounter.model || fed.model != handCounter.model
-        || handFed.model != handCounter.model {
+        || handFed.model != handCounter.model || sent.model != handCounter.model {
         print("the loop and the hand-written baseline did different work")
         exit(1)
     }
@@ -178,9 +195,16 @@ for _ in 0..<rounds {
         handFeeding.dispose()
         withExtendedLifetime((loop, baseline)) {}
     }
+    do {
+        let (loop, job) = libraryJobLoop()
+        library["job", default: []].append(nsPerEvent(200_000) { job.send($0) })
+        let baseline = HandCounterLoop()
+        hand["job", default: []].append(nsPerEvent(200_000) { baseline.dispatch($0) })
+        withExtendedLifetime(loop) {}
+    }
 }
 
-let scenarios = ["render-100", "no-render", "source"]
+let scenarios = ["render-100", "no-render", "source", "job"]
 if tsv {
     // language, scenario, then median and min ns/event of: the library, hand,
     // hand+diffuser, the floor ("-" where it does not apply)

@@ -163,13 +163,12 @@ public final class Loop<Model, Event, Effect>: Subscribable {
             restart: restart,
             inspector: inspector,
             autostart: autostart,
-            sourceInlet: { core, keep in core.sourceInlet(keeping: keep) }
+            paths: LoopPaths()
         )
     }
 
-    /// `init(model:startEffects:update:...)`, given what makes a source connection's
-    /// inlet: a closure from the inlinable initializer, so that the inlet is compiled
-    /// where the loop's types are known (see `SourceInlet`).
+    /// `init(model:startEffects:update:...)`, given the ways in of jobs' and sources'
+    /// events, made by the inlinable initializer for the loop's types (see `LoopPaths`).
     @usableFromInline
     init(
         model: Model,
@@ -184,7 +183,7 @@ public final class Loop<Model, Event, Effect>: Subscribable {
         restart: ((Model) -> First<Model, Effect>)?,
         inspector: ((LoopTrace<Model, Event, Effect>) -> Void)?,
         autostart: Bool,
-        sourceInlet: @escaping (LoopCore<Model, Event, Effect>, ((Event) throws -> Event)?) -> SourceInlet<Event>
+        paths: LoopPaths<Model, Event, Effect>
     ) {
         core = LoopCore(
             first: First(model, effects: startEffects),
@@ -197,7 +196,7 @@ public final class Loop<Model, Event, Effect>: Subscribable {
             journal: journal,
             restart: restart,
             inspector: inspector,
-            sourceInlet: sourceInlet
+            paths: paths
         )
         for case .feedback(let entry) in core.subscribers { bindRemoval(entry) }
         if autostart { core.start() }

@@ -148,27 +148,6 @@ extension LoopCore {
         LoopSourceDeliveries.payOwed()
     }
 
-    /// What a source connection of this loop calls for each event (queued as
-    /// `keep(event)`, if `keep` is given) and after each delivery. Made where the loop
-    /// is created (see `makeSourceInlet`), so that it is compiled for the loop's types
-    /// there, as `dispatch` is.
-    @inlinable
-    func sourceInlet(keeping keep: ((Event) throws -> Event)?) -> SourceInlet<Event> {
-        SourceInlet(
-            enqueue: { [weak self] event in
-                _ = try self?.enqueue(keep?(event) ?? event, job: nil, deferring: true)
-            },
-            afterDelivery: { [weak self] in
-                if let self {
-                    self.payDeferredDrain()
-                } else {
-                    // The drains of other loops whose deliveries were nested in this one.
-                    LoopSourceDeliveries.payOwed()
-                }
-            }
-        )
-    }
-
     /// Hands a drain to the executor (or runs it, for the caller's executor).
     ///
     /// The work holds the loop weakly: the loop holds its executor, and an executor

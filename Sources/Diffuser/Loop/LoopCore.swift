@@ -146,10 +146,8 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
 
     @usableFromInline @exclusivity(unchecked) var subscribers: [Subscriber] = []
     var sources: [SourceSlot<Event>] = []
-    /// Makes what a source connection runs for each event (`sourceInlet(keeping:)`),
-    /// given the loop and the binding's `keep`: a closure from the loop's inlinable
-    /// initializer, so that the inlet is compiled where the loop's types are known.
-    let makeSourceInlet: (LoopCore, ((Event) throws -> Event)?) -> SourceInlet<Event>
+    /// The ways in of jobs' and sources' events, compiled for the loop's types.
+    let paths: LoopPaths<Model, Event, Effect>
 
     /// Serializes inspector calls, which may come from the drainer, a closing thread,
     /// or a handler on its own executor.
@@ -168,9 +166,9 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         journal: Journal<Model, Event>?,
         restart: ((Model) -> First<Model, Effect>)?,
         inspector: ((Trace) -> Void)?,
-        sourceInlet: @escaping (LoopCore, ((Event) throws -> Event)?) -> SourceInlet<Event>
+        paths: LoopPaths<Model, Event, Effect>
     ) {
-        self.makeSourceInlet = sourceInlet
+        self.paths = paths
         self.model = first.model
         self.pendingFirst = first
         self.update = update
@@ -260,7 +258,10 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         }
         guard status == .stopped, closer == 0, !disposing else { return runningLocked() }
         status = .running
-        session = LoopSession { [weak self] event, job in self?.enqueue(event, job: job) == nil }
+        session = LoopSession { [weak self] event, job in
+            guard let self else { return false }
+            return self.paths.enqueue(self, event, job, false) == nil
+        }
         queue.pushFront(Entry(event: nil, details: EntryDetails(start: pendingFirst)))
         pendingFirst = nil
         scheduleLocked()

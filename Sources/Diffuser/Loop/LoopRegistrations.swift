@@ -42,25 +42,6 @@ final class FeedbackEntry<Model, Event>: _Disposable, @unchecked Sendable {
     }
 }
 
-/// What a loop's source connection runs for each event, compiled for the loop's types
-/// where the loop is created (see `LoopCore.sourceInlet(keeping:)`), as `dispatch` is:
-/// compiled once in the library for every loop, an event's way through the queue and the
-/// step would look up the metadata of the loop's generic types at every turn.
-@usableFromInline
-struct SourceInlet<Event> {
-    /// Queues a source's event; throws what the binding's `keep` threw.
-    @usableFromInline let enqueue: (Event) throws -> Void
-    /// Runs after each delivery, once the connection's lock is released: pays the
-    /// drains the delivery left (see `LoopCore.payDeferredDrain()`).
-    @usableFromInline let afterDelivery: () -> Void
-
-    @inlinable
-    init(enqueue: @escaping (Event) throws -> Void, afterDelivery: @escaping () -> Void) {
-        self.enqueue = enqueue
-        self.afterDelivery = afterDelivery
-    }
-}
-
 /// A fuser registered as a loop's event source: connected while the loop runs,
 /// disconnected when it stops, until the registration is disposed.
 final class SourceSlot<Event>: _Disposable, @unchecked Sendable {
@@ -90,9 +71,24 @@ final class SourceSlot<Event>: _Disposable, @unchecked Sendable {
     func connect<Model, Effect>(in session: LoopSession<Event>, to core: LoopCore<Model, Event, Effect>) {
         if isRemoved { return }
         let made: _Disposable
-        let inlet = core.makeSourceInlet(core, keep)
+        // Through the loop's paths, compiled for its types (see `LoopPaths`).
+        let paths = core.paths, keep = self.keep
         do {
-            made = try fuser.tryConnect(inlet.enqueue, afterDelivery: inlet.afterDelivery, aroundDelivery: { delivery in
+            made = try fuser.tryConnect({ [weak core] event in
+                guard let core else { return }
+                if let keep {
+                    _ = paths.enqueue(core, try keep(event), nil, true)
+                } else {
+                    _ = paths.enqueue(core, event, nil, true)
+                }
+            }, afterDelivery: { [weak core] in
+                if let core {
+                    paths.payDeferredDrain(core)
+                } else {
+                    // The drains of other loops whose deliveries were nested in this one.
+                    LoopSourceDeliveries.payOwed()
+                }
+            }, aroundDelivery: { delivery in
                 // A delivery runs the fuser's transforms, user code that may stop or
                 // dispose the loop: as a callback of the run, so that such a close does
                 // not wait for another thread's close, which waits for this delivery to
