@@ -154,7 +154,6 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
     let inspectorLock = Lock()
     let inspectorCaller = Atomic<UInt>(0)
 
-    @usableFromInline
     init(
         first: First<Model, Effect>,
         update: Update<Model, Event, Effect>,
