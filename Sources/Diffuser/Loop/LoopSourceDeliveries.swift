@@ -23,13 +23,16 @@ enum LoopSourceDeliveries {
 
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
-        pthread_key_create(&key) { raw in
+        // Without a key, deliveries could not be counted: a nested event would run its
+        // step under the outer connection's lock.
+        let made = pthread_key_create(&key) { raw in
             #if canImport(Darwin)
             Unmanaged<Record>.fromOpaque(raw).release()
             #else
             if let raw { Unmanaged<Record>.fromOpaque(raw).release() }
             #endif
         }
+        precondition(made == 0, "Diffuser: no thread-specific key for loop source deliveries (\(made))")
         return key
     }()
 
@@ -37,9 +40,10 @@ enum LoopSourceDeliveries {
         if let raw = pthread_getspecific(key) {
             return Unmanaged<Record>.fromOpaque(raw).takeUnretainedValue()
         }
-        let fresh = Record()
-        pthread_setspecific(key, Unmanaged.passRetained(fresh).toOpaque())
-        return fresh
+        let fresh = Unmanaged.passRetained(Record())
+        let stored = pthread_setspecific(key, fresh.toOpaque())
+        precondition(stored == 0, "Diffuser: cannot keep this thread's loop source deliveries (\(stored))")
+        return fresh.takeUnretainedValue()
     }
 
     /// Counts the calling thread as inside one more delivery.
