@@ -3,7 +3,7 @@
  * hand-written queue + reducer + render, in one process; medians and minima of
  * interleaved rounds.
  *
- *   diffuser_bench_loop_c [--rounds N] [--tsv] [--only render-100|no-render]
+ *   diffuser_bench_loop_c [--rounds N] [--tsv] [--only render-100|no-render|source]
  *
  * render-100: a trivial update (a new model with one of 100 leaves bumped) and a render
  *   through a diffuser of 100 leaves (dfs_loop_render; each leaf a dfs_diffuser_map_field
@@ -12,12 +12,18 @@
  *   (hand+diffuser: the loop's own share is the difference between that and the loop).
  * no-render: a trivial update (a counter carried in the model pointer) and nothing
  *   observing the loop.
+ * source: no-render's loop fed through a source: each event is emitted by a source of
+ *   dfs_fuser_from (through the dispatch its connect callback kept) that the loop
+ *   connected (dfs_loop_connect), against the same kind of source connected with
+ *   dfs_fuser_connect to the hand-written loop's dispatch: the difference is what a
+ *   loop's source connection adds to a plain connection.
  *
  * Both sides call the same reducer. Models of render-100 are reference-counted boxes
  * (the type's retain and release), as a C program keeping immutable models would have;
  * single-threaded, so the counts are plain ints. Events travel in the pointer
- * (dfs_type_pointer). Every event is dispatched from the benchmark's thread into an idle
- * loop, which handles it before dfs_loop_dispatch returns (the caller's executor).
+ * (dfs_type_pointer). Every event reaches an idle loop from the benchmark's thread, and
+ * the loop handles it before dfs_loop_dispatch (or dfs_dispatch_emit) returns (the
+ * caller's executor).
  *
  * One program because both sides share the models and reducers below, and
  * check_same_work compares their results before anything is timed: a reader sees in one
@@ -298,6 +304,81 @@ static void hand_free(void *self) {
     free(h);
 }
 
+/* ---- source: the counter loops fed through a source --------------------------------- */
+
+/* The source: keeps the dispatch its connection gives it and emits each event sent. */
+typedef struct output {
+    dfs_dispatch *dispatch; /* NULL while disconnected */
+} output;
+
+static int output_connect(dfs_dispatch *dispatch, void *ctx, void **connection) {
+    ((output *)ctx)->dispatch = dispatch;
+    *connection = ctx;
+    return 0;
+}
+
+static void output_disconnect(void *connection, void *ctx) {
+    (void)ctx;
+    ((output *)connection)->dispatch = NULL;
+}
+
+typedef struct fed_loop {
+    output output;
+    void *loop; /* a library_loop, or a hand_loop (when `hand`) */
+    int hand;
+    dfs_fuser *fuser;
+    dfs_disposable *feeding;
+} fed_loop;
+
+static int hand_counter_effect(const void *event, void *ctx) {
+    hand_counter_dispatch(ctx, (intptr_t)event);
+    return 0;
+}
+
+static void *fed_loop_new(int hand) {
+    fed_loop *f = calloc(1, sizeof *f);
+    f->hand = hand;
+    must(dfs_fuser_from(dfs_type_pointer(), output_connect, output_disconnect, &f->output, NULL, &f->fuser),
+         "fuser_from");
+    if (hand) {
+        f->loop = hand_counter_new();
+        must(dfs_fuser_connect(f->fuser, hand_counter_effect, f->loop, NULL, &f->feeding), "fuser_connect");
+    } else {
+        f->loop = library_counter_new();
+        must(dfs_loop_connect(((library_loop *)f->loop)->loop, f->fuser, &f->feeding), "loop_connect");
+    }
+    if (f->output.dispatch == NULL) { /* an idle loop connects its sources at once */
+        fprintf(stderr, "the source was not connected\n");
+        exit(1);
+    }
+    return f;
+}
+
+static void *library_source_new(void) { return fed_loop_new(0); }
+static void *hand_source_new(void) { return fed_loop_new(1); }
+
+static void output_send(void *self, intptr_t event) {
+    if (dfs_dispatch_emit(((fed_loop *)self)->output.dispatch, (const void *)event) != DFS_OK) {
+        fprintf(stderr, "emit failed: %s\n", dfs_last_error());
+        exit(1);
+    }
+}
+
+static intptr_t fed_digest(void *self, int counter) {
+    fed_loop *f = self;
+    return f->hand ? hand_digest(f->loop, counter) : library_digest(f->loop, counter);
+}
+
+static void fed_free(void *self) {
+    fed_loop *f = self;
+    must(dfs_disposable_dispose(f->feeding), "dispose");
+    dfs_disposable_release(f->feeding);
+    if (f->hand) hand_free(f->loop);
+    else library_free(f->loop);
+    dfs_fuser_release(f->fuser);
+    free(f);
+}
+
 /* ---- Measuring ---------------------------------------------------------------------- */
 
 typedef struct runner {
@@ -308,7 +389,7 @@ typedef struct runner {
     void (*destroy)(void *self);
 } runner;
 
-enum { LIBRARY_RENDER, HAND_RENDER, HAND_DIFFUSER, LIBRARY_COUNTER, HAND_COUNTER, RUNNERS };
+enum { LIBRARY_RENDER, HAND_RENDER, HAND_DIFFUSER, LIBRARY_COUNTER, HAND_COUNTER, LIBRARY_SOURCE, HAND_SOURCE, RUNNERS };
 
 static const runner runners[RUNNERS] = {
     {"library render-100", library_render_new, library_dispatch, library_digest, library_free},
@@ -316,7 +397,13 @@ static const runner runners[RUNNERS] = {
     {"hand+diffuser render-100", hand_diffuser_new, hand_render_dispatch, hand_digest, hand_free},
     {"library no-render", library_counter_new, library_dispatch, library_digest, library_free},
     {"hand no-render", hand_counter_new, hand_counter_dispatch, hand_digest, hand_free},
+    {"library source", library_source_new, output_send, fed_digest, fed_free},
+    {"hand source", hand_source_new, output_send, fed_digest, fed_free},
 };
+
+static const char *scenario_of(int r) {
+    return r < LIBRARY_COUNTER ? "render-100" : r < LIBRARY_SOURCE ? "no-render" : "source";
+}
 
 static uint64_t now_ns(void) {
     struct timespec ts;
@@ -343,7 +430,7 @@ static void check_same_work(void) {
     intptr_t models[RUNNERS];
     uint64_t sinks[RUNNERS];
     for (int r = 0; r < RUNNERS; r++) {
-        int counter = r >= LIBRARY_COUNTER;
+        int counter = r >= LIBRARY_COUNTER; /* no-render and source: the same counter */
         sink_accumulator = 0;
         void *self = runners[r].make();
         for (intptr_t e = 1; e <= 1000; e++) runners[r].dispatch(self, e * 7);
@@ -378,7 +465,7 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--tsv") == 0) tsv = 1;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
         else {
-            fprintf(stderr, "usage: diffuser_bench_loop_c [--rounds N] [--tsv] [--only render-100|no-render]\n");
+            fprintf(stderr, "usage: diffuser_bench_loop_c [--rounds N] [--tsv] [--only render-100|no-render|source]\n");
             return 2;
         }
     }
@@ -391,9 +478,8 @@ int main(int argc, char **argv) {
     for (int r = 0; r < RUNNERS; r++) ns[r] = calloc((size_t)rounds, sizeof(double));
     for (int k = 0; k < rounds; k++) {
         for (int r = 0; r < RUNNERS; r++) {
-            const char *scenario = r < LIBRARY_COUNTER ? "render-100" : "no-render";
-            if (only == NULL || strcmp(only, scenario) == 0)
-                ns[r][k] = measure(&runners[r], r < LIBRARY_COUNTER ? 100000 : 500000);
+            if (only == NULL || strcmp(only, scenario_of(r)) == 0)
+                ns[r][k] = measure(&runners[r], r < LIBRARY_COUNTER ? 100000 : r < LIBRARY_SOURCE ? 500000 : 200000);
         }
     }
 
@@ -409,6 +495,8 @@ int main(int argc, char **argv) {
                med[HAND_RENDER], best[HAND_RENDER], med[HAND_DIFFUSER], best[HAND_DIFFUSER]);
         printf("c\tno-render\t%f\t%f\t%f\t%f\t-\t-\n", med[LIBRARY_COUNTER], best[LIBRARY_COUNTER],
                med[HAND_COUNTER], best[HAND_COUNTER]);
+        printf("c\tsource\t%f\t%f\t%f\t%f\t-\t-\n", med[LIBRARY_SOURCE], best[LIBRARY_SOURCE], med[HAND_SOURCE],
+               best[HAND_SOURCE]);
     } else {
         printf("Loop C benchmark: events/s (median of %d interleaved rounds; best in the second column)\n", rounds);
         printf("scenario       library ev/s        best   hand ev/s        best  x hand (time)   hand+diffuser ev/s\n");
@@ -418,6 +506,8 @@ int main(int argc, char **argv) {
         printf("%-12s%15.0f%12.0f%12.0f%12.0f%8.2f\n", "no-render", 1e9 / med[LIBRARY_COUNTER],
                1e9 / best[LIBRARY_COUNTER], 1e9 / med[HAND_COUNTER], 1e9 / best[HAND_COUNTER],
                med[LIBRARY_COUNTER] / med[HAND_COUNTER]);
+        printf("%-12s%15.0f%12.0f%12.0f%12.0f%8.2f\n", "source", 1e9 / med[LIBRARY_SOURCE], 1e9 / best[LIBRARY_SOURCE],
+               1e9 / med[HAND_SOURCE], 1e9 / best[HAND_SOURCE], med[LIBRARY_SOURCE] / med[HAND_SOURCE]);
     }
     printf("(sink %llu)\n", (unsigned long long)(sink_accumulator % 1000));
     for (int r = 0; r < RUNNERS; r++) free(ns[r]);
