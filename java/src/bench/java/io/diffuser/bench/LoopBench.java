@@ -1,7 +1,10 @@
 package io.diffuser.bench;
 
+import io.diffuser.Effect;
 import io.diffuser.diffuser.Diffuser;
 import io.diffuser.fuser.Disposable;
+import io.diffuser.fuser.Fuser;
+import io.diffuser.fuser.Source;
 import io.diffuser.loop.Loop;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -21,11 +24,17 @@ import java.util.function.Supplier;
  *       against a hand-written render comparing 100 cached leaves, and against the
  *       hand-written queue + reducer running the same Diffuser ({@code hand+diffuser}:
  *       the loop's own share is the difference between that and the loop);
- *   <li>{@code no-render}: a trivial update (a counter) and nothing observing the loop.
+ *   <li>{@code no-render}: a trivial update (a counter) and nothing observing the loop;
+ *   <li>{@code source}: no-render's loop fed through a source: each event is sent to an
+ *       {@link Output} whose fuser the loop connected
+ *       ({@code loop.connect(Fuser.from(output))}), against the same kind of {@code Output}
+ *       connected to the hand-written loop ({@code Fuser.from(output).connect}): the
+ *       difference is what a loop's source connection adds to a plain connection.
  * </ul>
  *
- * <p>Both sides call the same reducer. Every event is dispatched from the benchmark's
- * thread into an idle loop, which handles it before {@code dispatch} returns.
+ * <p>Both sides call the same reducer. Every event reaches an idle loop from the
+ * benchmark's thread, and the loop handles it before {@code dispatch} (or {@code send})
+ * returns.
  *
  * <pre>
  *   gradle bench -Pargs='--loop [--rounds N] [--warmup N] [--tsv]'
@@ -114,6 +123,43 @@ final class LoopBench {
       @Override public void accept(int event) { loop.dispatch(event); }
       @Override public long digest() { return loop.model(); }
       @Override public void close() { loop.close(); }
+    };
+  }
+
+  /** A source that keeps the effect of its connection and sends each event to it. */
+  static final class Output implements Source<Integer> {
+    private Effect<Integer> effect;
+
+    @Override public Disposable connect(Effect<Integer> effect) {
+      this.effect = effect;
+      return () -> this.effect = null;
+    }
+
+    void send(int event) {
+      effect.run(event);
+    }
+  }
+
+  static Runner librarySource() {
+    Loop<Long, Integer, Void> loop = Loop.<Long, Integer>reducer(0L, LoopBench::add).build();
+    Output output = new Output();
+    Disposable feeding = loop.connect(Fuser.from(output));
+    return new Runner() {
+      @Override public void accept(int event) { output.send(event); }
+      @Override public long digest() { return loop.model(); }
+      @Override public void close() { feeding.dispose(); loop.close(); }
+    };
+  }
+
+  /** The hand-written counter loop fed by the same kind of Output. */
+  static Runner handSource() {
+    HandCounterLoop loop = new HandCounterLoop();
+    Output output = new Output();
+    Disposable feeding = Fuser.from(output).connect(event -> loop.accept(event));
+    return new Runner() {
+      @Override public void accept(int event) { output.send(event); }
+      @Override public long digest() { return loop.digest(); }
+      @Override public void close() { feeding.dispose(); }
     };
   }
 
@@ -273,13 +319,15 @@ final class LoopBench {
     List<Supplier<Runner>> render = Arrays.asList(
         LoopBench::libraryRender, () -> new HandRenderLoop(null), () -> new HandRenderLoop(screen()));
     List<Supplier<Runner>> counter = Arrays.asList(LoopBench::libraryCounter, HandCounterLoop::new);
+    List<Supplier<Runner>> source = Arrays.asList(LoopBench::librarySource, LoopBench::handSource);
     checkSameWork(render, "render-100");
     checkSameWork(counter, "no-render");
+    checkSameWork(source, "source");
 
     // [scenario][runner] -> ns per event of each measured round
     List<List<List<Double>>> ns = new ArrayList<>();
-    List<List<Supplier<Runner>>> scenarios = Arrays.asList(render, counter);
-    int[] events = {20_000, 200_000};
+    List<List<Supplier<Runner>>> scenarios = Arrays.asList(render, counter, source);
+    int[] events = {20_000, 200_000, 100_000};
     for (List<Supplier<Runner>> runners : scenarios) {
       List<List<Double>> perRunner = new ArrayList<>();
       for (int r = 0; r < runners.size(); r++) perRunner.add(new ArrayList<>());
@@ -294,7 +342,7 @@ final class LoopBench {
       }
     }
 
-    String[] names = {"render-100", "no-render"};
+    String[] names = {"render-100", "no-render", "source"};
     if (tsv) {
       // language, scenario, then median and min ns/event of: the library, hand,
       // hand+diffuser ("-" where it does not apply)
