@@ -34,13 +34,15 @@ final class Connection<A>: _Disposable, ConnectionEntry, @unchecked Sendable {
     private let lock = Lock()
     private let owner = Atomic<UInt>(0)
     private let disposed = Atomic<Bool>(false)
+    // The lock guards these, so the runtime's exclusivity checks, which cost a
+    // thread-local lookup at each access of every event, are left out.
     /// Guarded by `lock`; `nil` once disposed.
-    private var effect: ((A) throws -> Void)?
+    @exclusivity(unchecked) private var effect: ((A) throws -> Void)?
     /// Guarded by `lock`; set once the sources are connected.
     private var upstream: _Disposable?
     /// Guarded by `lock`: sources to disconnect once the delivery in progress on the
     /// owning thread has released the lock (a dispose from inside the delivery).
-    private var disconnectAfterDelivery: _Disposable?
+    @exclusivity(unchecked) private var disconnectAfterDelivery: _Disposable?
     /// Runs on the delivering thread after each outermost delivery, once the lock is
     /// released and before a disconnect the effect asked for: work the effect left for
     /// then (a loop's drain, see `LoopCore.debtor`).
@@ -83,8 +85,9 @@ final class Connection<A>: _Disposable, ConnectionEntry, @unchecked Sendable {
             // disconnect it asked for, as it would have inside the effect: a source's
             // disconnect may wait for another thread that waits for that drain.
             afterDelivery?()
-            // The effect outlives the disconnection, as in `dispose()`.
-            withExtendedLifetime(delivering) { sources?.dispose() }
+            // The effect outlives the disconnection, as in `dispose()`. (Only when there
+            // is one: the generic call would look up the effect's type at every event.)
+            if let sources { withExtendedLifetime(delivering) { sources.dispose() } }
         }
         guard delivering != nil else { return }
         if let aroundDelivery { try aroundDelivery(climb) } else { try climb() }

@@ -15,8 +15,8 @@ public protocol Fuseable {
 /// they connected, on the thread that sends: an output of `Sendable` events is
 /// `Sendable`, and the compiler does not check that the connected effects may run there.
 public final class Output<Event> {
-    private let lock = Lock()
-    private var sinks: [(id: UInt64, sink: (Event) throws -> Void)] = []
+    @usableFromInline let lock = InlineLock()
+    @usableFromInline var sinks: [(id: UInt64, sink: (Event) throws -> Void)] = []
     private var nextID: UInt64 = 0
 
     /// Creates a hub with no connections.
@@ -26,14 +26,22 @@ public final class Output<Event> {
     ///
     /// Errors of effects built with the `throwing:` variants are discarded; use
     /// `trySend(_:)` to see the first one.
+    @inlinable
     public func send(_ event: Event) {
         try? trySend(event)
     }
 
     /// Sends `event` to every connected effect, then rethrows the first error one of
     /// them threw. Every effect receives the event even if an earlier one failed.
+    ///
+    /// Inlinable, so that sending is compiled for the event's type where it is called:
+    /// compiled once for every type, each send would look up the metadata of the sinks'
+    /// array.
+    @inlinable
     public func trySend(_ event: Event) throws {
-        let snapshot = lock.withLock { sinks }
+        lock.lock()
+        let snapshot = sinks
+        lock.unlock()
         var failure: Error?
         for entry in snapshot {
             do {
@@ -48,14 +56,16 @@ public final class Output<Event> {
     /// A fuser whose connections receive the events sent to this hub.
     public var fuser: Fuser<Event> {
         Fuser(tryConnector: { [self] sink in
-            let id: UInt64 = lock.withLock {
-                nextID += 1
-                sinks.append((nextID, sink))
-                return nextID
-            }
+            lock.lock()
+            nextID += 1
+            let id = nextID
+            sinks.append((id, sink))
+            lock.unlock()
             return AnonymousDisposable { [weak self] in
                 guard let self else { return }
-                self.lock.withLock { self.sinks.removeAll { $0.id == id } }
+                self.lock.lock()
+                self.sinks.removeAll { $0.id == id }
+                self.lock.unlock()
             }
         })
     }
