@@ -369,9 +369,8 @@ public final class Loop<Model, Event, Effect>: Subscribable {
 
     private func bindRemoval(_ entry: FeedbackEntry<Model, Event>) {
         entry.delivery.pausing = pausing
-        entry.remove = { [weak core, weak entry] in
+        entry.remove = { [weak core] entry in
             core?.enqueueControl { core, _ in
-                guard let entry else { return }
                 core.subscribers.removeAll { if case .feedback(let other) = $0 { return other === entry } else { return false } }
                 entry.reactor?.stop()
                 entry.reactor = nil

@@ -10,8 +10,11 @@ final class FeedbackEntry<Model, Event>: _Disposable, @unchecked Sendable {
     /// Hands models to `reactor` as an observer's subscription calls its receiver, so
     /// that a dispose on another thread waits for a model being heard.
     @usableFromInline let delivery = Subscription<Model> { _ in }
-    /// Queues the removal on the loop; set once registered.
-    var remove: (() -> Void)?
+    /// Queues the removal of the entry it is given on the loop; set once registered.
+    /// Given the entry rather than holding it: a weak reference would give every entry a
+    /// side table, which makes each retain of the entry slower, and the loop retains it
+    /// at each model it publishes.
+    var remove: ((FeedbackEntry) -> Void)?
 
     init(_ feedback: Feedback<Model, Event>) {
         self.feedback = feedback
@@ -38,7 +41,7 @@ final class FeedbackEntry<Model, Event>: _Disposable, @unchecked Sendable {
     func dispose() {
         if removed.exchange(true, ordering: .acquiringAndReleasing) { return }
         delivery.dispose()
-        remove?()
+        remove?(self)
     }
 }
 
