@@ -1,0 +1,143 @@
+import Dispatch
+import Foundation
+import Synchronization
+import XCTest
+@testable import Diffuser
+
+/// Removing a feedback (disposing what `Loop.add` returned): its work in progress is
+/// cancelled on the loop's turn, and the loop lets go of it and of what it captures,
+/// however and whenever it is removed.
+final class LoopFeedbackRemovalTests: XCTestCase {
+    typealias CounterLoop = Loop<Counter, CounterEvent, CounterEffect>
+
+    final class Held {}
+
+    // MARK: The work in progress is cancelled
+
+    /// A feedback removed while the drain is busy, with an event queued before the
+    /// removal and the registration let go at once: the event's step publishes its model
+    /// first (which drops the removed entry from the subscribers), then the removal's
+    /// turn comes. The removal still cancels the work in progress (`add`'s promise),
+    /// rather than finding the entry gone and leaving the job running until the run ends.
+    func testRemovalCancelsTheWorkInProgressWhenAModelIsPublishedBeforeItsTurn() {
+        let jobs = Recorder<Job<CounterEvent>>()
+        let cancelled = Recorder<Int>()
+        nonisolated(unsafe) var registration: _Disposable?
+        nonisolated(unsafe) weak var loopRef: CounterLoop?
+        let handler = EffectHandler<CounterEffect, CounterEvent> { effect, _ in
+            guard effect == .note("inc->1") else { return }
+            loopRef?.dispatch(.add(10))     // queued before the removal
+            registration?.dispose()         // the removal, queued after it
+            registration = nil              // nobody holds the registration any more
+        }
+        let loop = CounterLoop(model: Counter(), update: counterUpdate, handlers: [handler])
+        loopRef = loop
+        registration = loop.add(.work { model, job in
+            jobs.append(job)
+            job.onCancel { cancelled.append(model.count) }
+        })
+        loop.dispatch(.increment)
+        XCTAssertEqual(loop.model.count, 11)
+        XCTAssertEqual(jobs.count, 2, "the removed feedback heard of no model after its removal")
+        XCTAssertEqual(cancelled.values, [0, 1], "the removed feedback's work in progress was not cancelled on the loop's turn")
+        XCTAssertTrue(jobs.values[1].isCancelled)
+        XCTAssertFalse(jobs.values[1].send(.increment))
+        loop.dispose()
+    }
+
+    // MARK: The loop lets go of a removed feedback
+
+    func testARemovedFeedbackIsLetGo() {
+        let loop = CounterLoop(model: Counter(), update: counterUpdate)
+        weak var entry: AnyObject?
+        weak var held: Held?
+        do {
+            let captured = Held()
+            held = captured
+            let registration = loop.add(.react { (_: Counter) -> [CounterEvent] in _ = captured; return [] })
+            entry = registration as AnyObject
+            loop.dispatch(.increment)
+            registration.dispose()
+        }
+        loop.dispatch(.increment)
+        XCTAssertNil(entry, "the removed feedback's entry is kept")
+        XCTAssertNil(held, "what the removed feedback captures is kept")
+        loop.dispose()
+    }
+
+    /// Removed from inside its own callback: it hears of no later model, and is let go.
+    func testAFeedbackRemovedFromItsOwnCallbackIsLetGo() {
+        let loop = CounterLoop(model: Counter(), update: counterUpdate)
+        weak var entry: AnyObject?
+        weak var held: Held?
+        let heard = Recorder<Int>()
+        do {
+            let captured = Held()
+            held = captured
+            nonisolated(unsafe) var registration: _Disposable?
+            registration = loop.add(.react { (model: Counter) -> [CounterEvent] in
+                _ = captured
+                heard.append(model.count)
+                if model.count == 1 {
+                    registration?.dispose()
+                    registration = nil
+                }
+                return []
+            })
+            entry = registration as AnyObject
+        }
+        loop.dispatch(.increment)
+        loop.dispatch(.increment)
+        XCTAssertEqual(heard.values, [0, 1])
+        XCTAssertNil(entry, "the removed feedback's entry is kept")
+        XCTAssertNil(held, "what the removed feedback captures is kept")
+        loop.dispose()
+    }
+
+    /// Removed after the loop was disposed, twice: nothing happens, and nothing is kept.
+    func testAFeedbackRemovedTwiceAfterTheLoopsDisposeIsLetGo() {
+        let loop = CounterLoop(model: Counter(), update: counterUpdate)
+        weak var entry: AnyObject?
+        weak var held: Held?
+        do {
+            let captured = Held()
+            held = captured
+            let registration = loop.add(.react { (_: Counter) -> [CounterEvent] in _ = captured; return [] })
+            entry = registration as AnyObject
+            loop.dispose()
+            registration.dispose()
+            registration.dispose()
+        }
+        XCTAssertNil(entry)
+        XCTAssertNil(held)
+    }
+
+    /// Removed from other threads (each twice) while models are published: none is heard
+    /// of once every removal has returned, and the loop keeps none of them.
+    func testFeedbacksRemovedOnOtherThreadsWhileModelsArePublished() {
+        for _ in 0..<100 {
+            let loop = CounterLoop(model: Counter(), update: counterUpdate)
+            let heard = Atomic<Int>(0)
+            let registrations = (0..<8).map { _ in
+                loop.add(.react { (_: Counter) -> [CounterEvent] in
+                    heard.add(1, ordering: .relaxed)
+                    return []
+                })
+            }
+            nonisolated(unsafe) let all = registrations
+            onThreads(4) { index in
+                if index < 2 {
+                    for _ in 0..<50 { loop.dispatch(.increment) }
+                } else {
+                    for registration in all { registration.dispose() }
+                    for registration in all { registration.dispose() }
+                }
+            }
+            let before = heard.load(ordering: .relaxed)
+            loop.dispatch(.increment)
+            XCTAssertEqual(heard.load(ordering: .relaxed), before, "a removed feedback heard of a model")
+            XCTAssertTrue(loop.core.subscribers.isEmpty)
+            loop.dispose()
+        }
+    }
+}
