@@ -167,8 +167,9 @@ public final class Loop<Model, Event, Effect>: Subscribable {
         )
     }
 
-    /// `init(model:startEffects:update:...)`, given the ways in of jobs' and sources'
-    /// events, made by the inlinable initializer for the loop's types (see `LoopPaths`).
+    /// `init(model:startEffects:update:...)`, given the ways in of the events that do not
+    /// come through `dispatch`, made by the inlinable initializer for the loop's types
+    /// (see `LoopPaths`).
     @usableFromInline
     init(
         model: Model,

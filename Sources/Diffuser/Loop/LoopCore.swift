@@ -146,7 +146,8 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
 
     @usableFromInline @exclusivity(unchecked) var subscribers: [Subscriber] = []
     var sources: [SourceSlot<Event>] = []
-    /// The ways in of jobs' and sources' events, compiled for the loop's types.
+    /// The ways in of the events that do not come through `dispatch`, compiled for the
+    /// loop's types.
     let paths: LoopPaths<Model, Event, Effect>
 
     /// Serializes inspector calls, which may come from the drainer, a closing thread,
