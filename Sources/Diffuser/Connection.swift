@@ -34,8 +34,9 @@ final class Connection<A>: _Disposable, ConnectionEntry, @unchecked Sendable {
     private let lock = Lock()
     private let owner = Atomic<UInt>(0)
     private let disposed = Atomic<Bool>(false)
-    // The lock guards these, so the runtime's exclusivity checks, which cost a
-    // thread-local lookup at each access of every event, are left out.
+    // The lock guards the fields each event reads, so the runtime's exclusivity checks
+    // (`@exclusivity(unchecked)`), which cost a thread-local lookup at each access, are
+    // left out of them.
     /// Guarded by `lock`; `nil` once disposed.
     @exclusivity(unchecked) private var effect: ((A) throws -> Void)?
     /// Guarded by `lock`; set once the sources are connected.
