@@ -129,6 +129,44 @@ final class LoopToolsTests: XCTestCase {
         XCTAssertEqual(loop.model, 4)
     }
 
+    /// A coalesced event belongs to the job that sent the event now in its place: it is
+    /// dropped if that job is cancelled before its turn, not if the job of the event it
+    /// replaced is.
+    func testCoalescedEventBelongsToTheJobThatSentIt() {
+        enum Input: Equatable, Sendable { case move(Int), spawn }
+        let executor = ManualExecutor()
+        let handled = Recorder<Input>()
+        let traces = Recorder<String>()
+        let jobs = Recorder<Job<Input>>()
+        let loop = Loop<Int, Input, String>(
+            model: 0,
+            update: Update { model, input in
+                handled.append(input)
+                return input == .spawn ? .next(model, effects: ["work"]) : .next(model + 1)
+            },
+            handlers: [EffectHandler { _, job in jobs.append(job) }],
+            executor: executor,
+            coalescing: { input in if case .move = input { return "move" } else { return nil } },
+            inspector: { traces.append(TraceLog.describe($0)) }
+        )
+        loop.dispatch(.spawn)
+        loop.dispatch(.spawn)
+        executor.runAll()
+        let (first, second) = (jobs.values[0], jobs.values[1])
+        XCTAssertTrue(first.send(.move(1)))
+        XCTAssertTrue(second.send(.move(2)))    // in move(1)'s place, now the second job's
+        first.cancel()
+        executor.runAll()
+        XCTAssertTrue(second.send(.move(3)))
+        second.cancel()
+        executor.runAll()
+        XCTAssertEqual(handled.values, [.spawn, .spawn, .move(2)])
+        XCTAssertEqual(traces.values.filter { $0.hasPrefix("dropped") }, [
+            "dropped move(1) coalesced", "dropped move(3) cancelledWork",
+        ])
+        loop.dispose()
+    }
+
     /// The key is asked for on the dispatching thread before the loop decides to accept
     /// the event, so a stopped loop asks for it too, then refuses the event unhandled.
     func testCoalescingKeyIsAskedBeforeARefusal() {

@@ -4,7 +4,8 @@ import Synchronization
 /// so that a plain event is queued without an allocation.
 @usableFromInline
 final class EntryDetails<Model, Event, Effect> {
-    /// The job that sent the event: the event is dropped if the job is cancelled first.
+    /// The job that sent the event (of an entry with a coalescing key: see
+    /// `LoopCore.Entry.job`).
     @usableFromInline var job: Job<Event>?
     /// The event's coalescing key.
     @usableFromInline var key: AnyHashable?
@@ -51,7 +52,7 @@ extension LoopCore {
         }
         lock.lock()
         if status != .running || closer != 0 { return refusalLocked() }
-        queue.append(Entry(event: event, details: job.map { EntryDetails(job: $0, key: nil) }))
+        queue.append(Entry(event: event, job: job))
         scheduleLocked(deferring: deferring)
         return nil
     }
@@ -229,9 +230,9 @@ extension LoopCore {
             processOther(entry, session)
             return
         }
-        if let details = entry.details {
-            for old in details.replaced { report(.dropped(event: old, reason: .coalesced)) }
-            if let job = details.job, job.isCancelled {
+        if entry.extra != nil {
+            for old in entry.details?.replaced ?? [] { report(.dropped(event: old, reason: .coalesced)) }
+            if let job = entry.job, job.isCancelled {
                 report(.dropped(event: event, reason: .cancelledWork))
                 return
             }

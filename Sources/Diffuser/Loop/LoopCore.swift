@@ -29,20 +29,43 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
     @usableFromInline
     enum Status { case running, stopped, disposed }
 
-    /// An entry of the queue. A plain event is the event alone; anything else (an
-    /// event with a job, a coalescing key or replaced events, a start, work on the
-    /// loop's structures) has details, so that the common entry stays small and cheap
-    /// to copy.
+    /// An entry of the queue. A plain event is the event alone, or with the job that
+    /// sent it (an effect handler's or a feedback's); anything else (a coalescing key or
+    /// replaced events, a start, work on the loop's structures) has details. So the
+    /// entry of a dispatched event is the event and one empty reference, cheap to copy,
+    /// and a job's event is queued without an allocation (a field of its own for the
+    /// job would make every entry a word larger: 15% slower dispatches of a counter).
     @usableFromInline
     struct Entry {
         /// The event, or nil for a start or work on the structures.
         @usableFromInline var event: Event?
-        @usableFromInline var details: EntryDetails<Model, Event, Effect>?
+        /// Nothing, the job that sent the event (`Job<Event>`), or the details
+        /// (`EntryDetails`, which then hold the job, if any).
+        @usableFromInline var extra: AnyObject?
 
         @inlinable
         init(event: Event?, details: EntryDetails<Model, Event, Effect>?) {
             self.event = event
-            self.details = details
+            self.extra = details
+        }
+
+        @inlinable
+        init(event: Event, job: Job<Event>?) {
+            self.event = event
+            self.extra = job
+        }
+
+        @inlinable
+        var details: EntryDetails<Model, Event, Effect>? {
+            extra as? EntryDetails<Model, Event, Effect>
+        }
+
+        /// The job that sent the event: the event is dropped if the job is cancelled
+        /// first.
+        @inlinable
+        var job: Job<Event>? {
+            guard let extra else { return nil }
+            return extra as? Job<Event> ?? details?.job
         }
     }
 
