@@ -25,6 +25,17 @@ final class LoopSourceDeliveryThreadTests: XCTestCase {
 
     /// Runs `body` on a new thread, made with `Thread` or with `pthread_create`, which
     /// ends once `body` returns.
+    /// Sends `value` to `output` on a new thread; false if the send did not return within
+    /// five seconds.
+    private func sendsOnAThreadOfItsOwn(_ output: Output<Int>, _ value: Int) -> Bool {
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            output.send(value)
+            done.signal()
+        }
+        return done.wait(timeout: .now() + 5) == .success
+    }
+
     private func spawn(pthread: Bool, _ body: @escaping @Sendable () -> Void) {
         guard pthread else {
             Thread.detachNewThread(body)
@@ -85,12 +96,7 @@ final class LoopSourceDeliveryThreadTests: XCTestCase {
             outer = nil
             return .add(n)
         }, first.fuser))
-        let done = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            first.send(5)
-            done.signal()
-        }
-        XCTAssertEqual(done.wait(timeout: .now() + 5), .success)
+        XCTAssertTrue(sendsOnAThreadOfItsOwn(first, 5), "the send did not return")
         XCTAssertNil(weakOuter)
         XCTAssertEqual(inner.model.count, 5, "the inner loop's owed drain was not paid")
         XCTAssertTrue(isIdle(inner))
@@ -119,12 +125,7 @@ final class LoopSourceDeliveryThreadTests: XCTestCase {
                 }
                 return .add(n)
             }, first.fuser))
-            let done = DispatchSemaphore(value: 0)
-            Thread.detachNewThread {
-                first.send(5)
-                done.signal()
-            }
-            XCTAssertEqual(done.wait(timeout: .now() + 5), .success)
+            XCTAssertTrue(sendsOnAThreadOfItsOwn(first, 5), "the send did not return")
             XCTAssertEqual(inner.model.count, 10, "the events accepted before the dispose were not handled")
             XCTAssertTrue(inner.isDisposed)
             XCTAssertFalse(outer.isRunning)
@@ -145,7 +146,7 @@ final class LoopSourceDeliveryThreadTests: XCTestCase {
     func testAKeepThatThrowsDropsTheEventAndReportsToTheEmitter() {
         let kept = Output<Int>(), other = Output<Int>()
         let loop = CounterLoop(model: Counter(), update: counterUpdate)
-        loop.connect(Fuser<CounterEvent>.extract({ (n: Int) in CounterEvent.add(n) }, kept.fuser), keeping: { event in
+        _ = loop.connect(Fuser<CounterEvent>.extract({ (n: Int) in CounterEvent.add(n) }, kept.fuser), keeping: { event in
             if event == .add(2) { throw KeepFailure() }
             return event
         })
