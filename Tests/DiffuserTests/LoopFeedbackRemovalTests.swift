@@ -12,6 +12,24 @@ final class LoopFeedbackRemovalTests: XCTestCase {
 
     final class Held {}
 
+    /// Weak references to a feedback's registration and to what its callback captures:
+    /// both nil once the loop has let go of the feedback.
+    final class Watch {
+        weak var entry: AnyObject?
+        weak var held: Held?
+    }
+
+    /// Adds a `react` feedback whose callback captures an object of its own; the watch
+    /// sees whether the loop lets go of them once the caller drops the registration.
+    private func addWatchedFeedback(to loop: CounterLoop) -> (registration: _Disposable, watch: Watch) {
+        let watch = Watch()
+        let captured = Held()
+        watch.held = captured
+        let registration = loop.add(.react { (_: Counter) -> [CounterEvent] in _ = captured; return [] })
+        watch.entry = registration as AnyObject
+        return (registration, watch)
+    }
+
     // MARK: The work in progress is cancelled
 
     /// A feedback removed while the drain is busy, with an event queued before the
@@ -49,19 +67,16 @@ final class LoopFeedbackRemovalTests: XCTestCase {
 
     func testARemovedFeedbackIsLetGo() {
         let loop = CounterLoop(model: Counter(), update: counterUpdate)
-        weak var entry: AnyObject?
-        weak var held: Held?
+        let watch: Watch
         do {
-            let captured = Held()
-            held = captured
-            let registration = loop.add(.react { (_: Counter) -> [CounterEvent] in _ = captured; return [] })
-            entry = registration as AnyObject
+            let (registration, added) = addWatchedFeedback(to: loop)
+            watch = added
             loop.dispatch(.increment)
             registration.dispose()
         }
         loop.dispatch(.increment)
-        XCTAssertNil(entry, "the removed feedback's entry is kept")
-        XCTAssertNil(held, "what the removed feedback captures is kept")
+        XCTAssertNil(watch.entry, "the removed feedback's entry is kept")
+        XCTAssertNil(watch.held, "what the removed feedback captures is kept")
         loop.dispose()
     }
 
@@ -97,19 +112,16 @@ final class LoopFeedbackRemovalTests: XCTestCase {
     /// Removed after the loop was disposed, twice: nothing happens, and nothing is kept.
     func testAFeedbackRemovedTwiceAfterTheLoopsDisposeIsLetGo() {
         let loop = CounterLoop(model: Counter(), update: counterUpdate)
-        weak var entry: AnyObject?
-        weak var held: Held?
+        let watch: Watch
         do {
-            let captured = Held()
-            held = captured
-            let registration = loop.add(.react { (_: Counter) -> [CounterEvent] in _ = captured; return [] })
-            entry = registration as AnyObject
+            let (registration, added) = addWatchedFeedback(to: loop)
+            watch = added
             loop.dispose()
             registration.dispose()
             registration.dispose()
         }
-        XCTAssertNil(entry)
-        XCTAssertNil(held)
+        XCTAssertNil(watch.entry)
+        XCTAssertNil(watch.held)
     }
 
     /// Removed from other threads (each twice) while models are published: none is heard
