@@ -16,14 +16,18 @@ final class LoopSession<Event>: @unchecked Sendable {
 
     @usableFromInline let cancelledFlag = Atomic<Bool>(false)
     private let monitor = Monitor()
+    // The monitor guards the fields below, so they skip the runtime's exclusivity
+    // checks (`@exclusivity(unchecked)`): each is a thread-local lookup, and a loop's
+    // source takes `active` twice an event.
     /// Guarded by `monitor`: what to run when the session ends, by owner (a job's id,
     /// or 0 for the session's own), each with the number `onCancel` gave it.
-    private var cancelActions: [UInt64: [(id: UInt64, run: () -> Void)]] = [:]
+    @exclusivity(unchecked) private var cancelActions: [UInt64: [(id: UInt64, run: () -> Void)]] = [:]
     /// Guarded by `monitor`: the number of the last action.
-    private var lastActionID: UInt64 = 0
+    @exclusivity(unchecked) private var lastActionID: UInt64 = 0
     /// Guarded by `monitor`: callbacks in progress, by thread.
-    private var active: [SessionCaller] = []
-    private var waiting = 0
+    @exclusivity(unchecked) private var active: [SessionCaller] = []
+    /// Guarded by `monitor`: the closes waiting for callbacks to end.
+    @exclusivity(unchecked) private var waiting = 0
     private let nextJobID = Atomic<UInt64>(1)
 
     init(enqueue: @escaping (Event, Job<Event>?) -> Bool) {

@@ -16,7 +16,10 @@ import Darwin
 /// it lives in thread-specific storage and goes away with the thread.
 @usableFromInline
 enum LoopSourceDeliveries {
-    private final class Record {
+    /// A thread's record, reached through a pointer: only its thread touches it, so it
+    /// needs no reference counting and no exclusivity checks, which would cost more than
+    /// what a delivery does with it.
+    private struct Record {
         var depth = 0
         var owed: [() -> Void] = []
     }
@@ -27,54 +30,58 @@ enum LoopSourceDeliveries {
         // step under the outer connection's lock.
         let made = pthread_key_create(&key) { raw in
             #if canImport(Darwin)
-            Unmanaged<Record>.fromOpaque(raw).release()
+            let record = raw.assumingMemoryBound(to: Record.self)
             #else
-            if let raw { Unmanaged<Record>.fromOpaque(raw).release() }
+            guard let record = raw?.assumingMemoryBound(to: Record.self) else { return }
             #endif
+            record.deinitialize(count: 1)
+            record.deallocate()
         }
         precondition(made == 0, "Diffuser: no thread-specific key for loop source deliveries (\(made))")
         return key
     }()
 
-    private static var record: Record {
+    /// The calling thread's record, made on first use.
+    private static var record: UnsafeMutablePointer<Record> {
         if let raw = pthread_getspecific(key) {
-            return Unmanaged<Record>.fromOpaque(raw).takeUnretainedValue()
+            return raw.assumingMemoryBound(to: Record.self)
         }
-        let fresh = Unmanaged.passRetained(Record())
-        let stored = pthread_setspecific(key, fresh.toOpaque())
+        let fresh = UnsafeMutablePointer<Record>.allocate(capacity: 1)
+        fresh.initialize(to: Record())
+        let stored = pthread_setspecific(key, fresh)
         precondition(stored == 0, "Diffuser: cannot keep this thread's loop source deliveries (\(stored))")
-        return fresh.takeUnretainedValue()
+        return fresh
     }
 
     /// Counts the calling thread as inside one more delivery.
     static func enter() {
-        record.depth += 1
+        record.pointee.depth += 1
     }
 
     /// Ends what `enter()` began.
     static func leave() {
-        record.depth -= 1
+        record.pointee.depth -= 1
     }
 
     /// Whether the calling thread is inside a delivery.
     @usableFromInline
     static var isInside: Bool {
-        record.depth > 0
+        record.pointee.depth > 0
     }
 
     /// Keeps `pay` for the end of the calling thread's outermost delivery.
     @usableFromInline
     static func owe(_ pay: @escaping () -> Void) {
-        record.owed.append(pay)
+        record.pointee.owed.append(pay)
     }
 
     /// Runs the drains the calling thread owes, once it is inside no delivery.
     @usableFromInline
     static func payOwed() {
         let current = record
-        guard current.depth == 0, !current.owed.isEmpty else { return }
-        let owed = current.owed
-        current.owed = []
+        guard current.pointee.depth == 0, !current.pointee.owed.isEmpty else { return }
+        let owed = current.pointee.owed
+        current.pointee.owed = []
         for pay in owed { pay() }
     }
 }
