@@ -41,13 +41,16 @@ final class Connection<A>: _Disposable, ConnectionEntry, @unchecked Sendable {
     @exclusivity(unchecked) private var effect: ((A) throws -> Void)?
     /// Guarded by `lock`; set once the sources are connected.
     private var upstream: _Disposable?
-    /// Guarded by `lock`: sources to disconnect once the delivery in progress on the
-    /// owning thread has released the lock (a dispose from inside the delivery).
-    @exclusivity(unchecked) private var disconnectAfterDelivery: _Disposable?
-    /// Runs on the delivering thread after each outermost delivery, once the lock is
-    /// released and before a disconnect the effect asked for: work the effect left for
-    /// then (a loop's drain, see `LoopCore.debtor`).
-    private let afterDelivery: (() -> Void)?
+    /// Guarded by `lock`: the disconnection of the sources, to run once the delivery in
+    /// progress on the owning thread has released the lock (a dispose from inside the
+    /// delivery). A closure rather than the sources' disposable: each event reads it, and
+    /// reading an optional existential takes the runtime's generic value witnesses.
+    @exclusivity(unchecked) private var disconnectAfterDelivery: (() -> Void)?
+    /// Guarded by `lock`; `nil` once disposed. Runs on the delivering thread after each
+    /// outermost delivery, once the lock is released and before a disconnect the effect
+    /// asked for: work the effect left for then (a loop's drain, see `LoopCore.debtor`).
+    /// Let go with the effect, as it may hold what the effect holds (a loop).
+    @exclusivity(unchecked) private var afterDelivery: (() -> Void)?
     /// Runs each outermost delivery, under the lock, given the delivery to run: what
     /// the receiver makes of it (a loop counts it as a callback of its run, and drops
     /// the event once the run has ended).
@@ -77,18 +80,21 @@ final class Connection<A>: _Disposable, ConnectionEntry, @unchecked Sendable {
         // Keeps the effect alive to the end of the delivery, even if it disposes its
         // own connection.
         let delivering = effect
+        // Taken with the effect: a dispose from inside the delivery lets both go, and
+        // the work the delivery left still runs after it.
+        let after = afterDelivery
         defer {
-            let sources = disconnectAfterDelivery
+            let disconnect = disconnectAfterDelivery
             disconnectAfterDelivery = nil
             owner.store(0, ordering: .releasing)
             lock.unlock()
             // What the effect left for after the delivery (a loop's drain) runs before a
             // disconnect it asked for, as it would have inside the effect: a source's
             // disconnect may wait for another thread that waits for that drain.
-            afterDelivery?()
+            after?()
             // The effect outlives the disconnection, as in `dispose()`. (Only when there
             // is one: the generic call would look up the effect's type at every event.)
-            if let sources { withExtendedLifetime(delivering) { sources.dispose() } }
+            if let disconnect { withExtendedLifetime(delivering) { disconnect() } }
         }
         guard delivering != nil else { return }
         if let aroundDelivery { try aroundDelivery(climb) } else { try climb() }
@@ -127,20 +133,22 @@ final class Connection<A>: _Disposable, ConnectionEntry, @unchecked Sendable {
             // From inside the effect: the delivery holding the lock disconnects the
             // sources once it has released it (see `deliver`).
             effect = nil
-            if first {
-                disconnectAfterDelivery = upstream
+            afterDelivery = nil
+            if first, let sources = upstream {
+                disconnectAfterDelivery = { sources.dispose() }
                 upstream = nil
             }
             return
         }
-        let (sources, released): (_Disposable?, ((A) throws -> Void)?) = lock.withLock {
-            let released = effect
+        let (sources, released, releasedAfter): (_Disposable?, ((A) throws -> Void)?, (() -> Void)?) = lock.withLock {
+            let released = effect, releasedAfter = afterDelivery
             effect = nil
-            guard first else { return (nil, released) }
+            afterDelivery = nil
+            guard first else { return (nil, released, releasedAfter) }
             defer { upstream = nil }
-            return (upstream, released)
+            return (upstream, released, releasedAfter)
         }
-        withExtendedLifetime(released) { sources?.dispose() }
+        withExtendedLifetime((released, releasedAfter)) { sources?.dispose() }
     }
 
     /// Runs `body` holding the lock, unless the calling thread holds it already.

@@ -268,6 +268,34 @@ final class LoopLifecycleTests: XCTestCase {
         XCTAssertTrue(cancelled.isRaised)
     }
 
+    /// A source that keeps the sink it was given after its connection is disposed (a
+    /// source that never lets go of its subscribers) keeps nothing of the loop: once its
+    /// owners let go of the loop, what the loop holds (here, its update's captures) is
+    /// released, and the kept sink delivers nothing.
+    func testASourceThatKeepsItsSinkDoesNotKeepTheLoop() throws {
+        final class Held {}
+        weak var weakHeld: Held?
+        nonisolated(unsafe) var kept: [(CounterEvent) throws -> Void] = []
+        do {
+            let held = Held()
+            weakHeld = held
+            let update = Update<Counter, CounterEvent, CounterEffect> { model, event in
+                _ = held
+                return try counterUpdate(model, event)
+            }
+            var loop: CounterLoop? = Loop(model: Counter(), update: update, sources: Fuser(tryConnector: { sink in
+                kept.append(sink)
+                return AnonymousDisposable {}
+            }))
+            try kept[0](.increment)
+            XCTAssertEqual(loop?.model.count, 1)
+            loop = nil
+        }
+        XCTAssertNil(weakHeld, "a disposed connection holds nothing of its loop")
+        XCTAssertEqual(kept.count, 1)
+        try kept[0](.increment)
+    }
+
     /// With an executor that cannot be waited for, dispose drops what is queued and the
     /// inspector sees each event.
     func testDisposeDropsEventsItCannotWaitFor() {

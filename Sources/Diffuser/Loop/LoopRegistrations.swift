@@ -74,23 +74,21 @@ final class SourceSlot<Event>: _Disposable, @unchecked Sendable {
     func connect<Model, Effect>(in session: LoopSession<Event>, to core: LoopCore<Model, Event, Effect>) {
         if isRemoved { return }
         let made: _Disposable
-        // Through the loop's paths, compiled for its types (see `LoopPaths`).
+        // Through the loop's paths, compiled for its types (see `LoopPaths`). The
+        // connection holds the loop strongly (a weak reference would cost each event
+        // two of the runtime's slow paths) and lets go of it when it is disposed: at
+        // the latest when the run ends (the session's action below), which the loop's
+        // owners letting go of it brings about (`Loop.deinit` disposes it).
         let paths = core.paths, keep = self.keep
         do {
-            made = try fuser.tryConnect({ [weak core] event in
-                guard let core else { return }
+            made = try fuser.tryConnect({ event in
                 if let keep {
                     _ = paths.enqueue(core, try keep(event), nil, true)
                 } else {
                     _ = paths.enqueue(core, event, nil, true)
                 }
-            }, afterDelivery: { [weak core] in
-                if let core {
-                    paths.payDeferredDrain(core)
-                } else {
-                    // The drains of other loops whose deliveries were nested in this one.
-                    LoopSourceDeliveries.payOwed()
-                }
+            }, afterDelivery: {
+                paths.payDeferredDrain(core)
             }, aroundDelivery: { delivery in
                 // A delivery runs the fuser's transforms, user code that may stop or
                 // dispose the loop: as a callback of the run, so that such a close does
