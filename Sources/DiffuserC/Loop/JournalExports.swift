@@ -31,18 +31,6 @@ func lookupJournal(_ handle: OpaquePointer?) throws -> CJournal {
     try handles.lookup(handle, .journal, as: CJournal.self, name: "journal")
 }
 
-/// An update written in C, as the core calls it: the same translation as a loop's
-/// update (`dfs_update_fn` filling a `dfs_next`), for a replay.
-func replayUpdate(_ function: CFunction<dfs_update_fn>, model: ValueType, effect: ValueType) -> Update<CValue, CValue, CValue> {
-    Update { current, event in
-        let builder = NextBuilder(modelType: model, effectType: effect)
-        let serial = dfsi_error_serial()
-        let code = builder.current { next in function.fn(current.pointer, event.pointer, next, function.ctx) }
-        if code != 0 { throw CError.callback("update", code: code, since: serial) }
-        return Next(model: builder.model, effects: builder.effects)
-    }
-}
-
 @_cdecl("dfs_journal_new")
 public func dfs_journal_new(
     _ modelType: OpaquePointer?, _ eventType: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?
@@ -104,7 +92,7 @@ public func dfs_journal_replay(
         let effect = try lookupType(effectType, "effect_type")
         guard let visit else { throw CError.null("visit") }
         let function = try CFunction(CCallback(update, updateCtx, nil), "update")
-        let models = source.journal.replay(replayUpdate(function, model: source.modelType.type, effect: effect))
+        let models = source.journal.replay(cUpdate(function, model: source.modelType.type, effect: effect))
         for model in models {
             let serial = dfsi_error_serial()
             let code = visit(model.pointer, visitCtx)

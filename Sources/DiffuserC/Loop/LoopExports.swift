@@ -63,13 +63,7 @@ public func dfs_loop_new(_ config: UnsafePointer<dfs_loop_config>?, _ out: Unsaf
         var startEffects: [CValue] = []
         for i in 0..<c.start_effect_count { startEffects.append(try effectType.keep(c.start_effects![i])) }
 
-        let loopUpdate = Update<CValue, CValue, CValue> { model, event in
-            let builder = NextBuilder(modelType: modelType, effectType: effectType)
-            let serial = dfsi_error_serial()
-            let code = builder.current { next in updateFunction.fn(model.pointer, event.pointer, next, updateFunction.ctx) }
-            if code != 0 { throw CError.callback("update", code: code, since: serial) }
-            return Next(model: builder.model, effects: builder.effects)
-        }
+        let loopUpdate = cUpdate(updateFunction, model: modelType, effect: effectType)
         let loop = CLoopCore(
             model: model,
             startEffects: startEffects,

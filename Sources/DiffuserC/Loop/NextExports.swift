@@ -9,15 +9,32 @@ import Darwin
 
 // `dfs_next`: what an update written in C returns, built during the update call.
 
-/// The `dfs_next` of the update in progress on each thread: `dfs_next_model` and
-/// `dfs_next_effect` accept only it.
+/// An update written in C, as the core calls it: `function` fills a `dfs_next` with the
+/// next model and the effects. A loop's update and a journal's replay both use it.
+func cUpdate(_ function: CFunction<dfs_update_fn>, model: ValueType, effect: ValueType) -> Update<CValue, CValue, CValue> {
+    Update { current, event in
+        var builder = NextBuilder(modelType: model, effectType: effect)
+        let serial = dfsi_error_serial()
+        let code = builder.current { next in function.fn(current.pointer, event.pointer, next, function.ctx) }
+        if code != 0 { throw CError.callback("update", code: code, since: serial) }
+        return Next(model: builder.model, effects: builder.effects)
+    }
+}
+
+/// What an update call has put in its `dfs_next` so far; the update in progress on each
+/// thread has one, which `dfs_next_model` and `dfs_next_effect` reach and accept only.
 ///
 /// A `dfs_next` is a number, not the builder's address: each update call gets one never
 /// handed out before, so that a `dfs_next` kept past its call (by mistake, or another
 /// loop's) is refused even when a later builder lies at the same address.
-final class NextBuilder {
-    let modelType: ValueType
-    let effectType: ValueType
+///
+/// A value on the caller's stack, reached through a thread-specific pointer while it is
+/// current: a step of a C loop makes one, and an object would cost each step an
+/// allocation and the reference counts of it and of its types.
+struct NextBuilder {
+    /// The loop's value types, which outlive the update call.
+    unowned(unsafe) let modelType: ValueType
+    unowned(unsafe) let effectType: ValueType
     var model: CValue?
     var effects: [CValue] = []
     /// This builder's `dfs_next`, while it is the thread's current one.
@@ -33,43 +50,45 @@ final class NextBuilder {
 
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
-        pthread_key_create(&key, nil)
+        // Without a key, no update written in C could return its model.
+        let made = pthread_key_create(&key, nil)
+        precondition(made == 0, "Diffuser: no thread-specific key for dfs_next (\(made))")
         return key
     }()
 
     /// Runs `body` with this builder as the thread's current one, and its `dfs_next`.
-    func current<R>(_ body: (OpaquePointer) -> R) -> R {
+    mutating func current<R>(_ body: (OpaquePointer) -> R) -> R {
         let previous = pthread_getspecific(Self.key)
         // 0 is no dfs_next; the counter reaches it again only after 2^64 updates.
         token = max(1, Self.tokens.wrappingAdd(1, ordering: .relaxed).newValue)
-        pthread_setspecific(Self.key, Unmanaged.passUnretained(self).toOpaque())
-        defer {
-            token = 0
-            pthread_setspecific(Self.key, previous)
+        let next = OpaquePointer(bitPattern: token)!
+        defer { token = 0 }
+        return withUnsafeMutablePointer(to: &self) { me in
+            let stored = pthread_setspecific(Self.key, me)
+            precondition(stored == 0, "Diffuser: cannot make a dfs_next current (\(stored))")
+            defer { pthread_setspecific(Self.key, previous) }
+            return body(next)
         }
-        return body(OpaquePointer(bitPattern: token)!)
     }
 
     /// The builder behind `next`, which must be the thread's current one.
-    static func lookup(_ next: OpaquePointer?) throws -> NextBuilder {
+    static func lookup(_ next: OpaquePointer?) throws -> UnsafeMutablePointer<NextBuilder> {
         guard let next else { throw CError.null("next") }
-        guard let current = pthread_getspecific(key),
-              case let builder = Unmanaged<NextBuilder>.fromOpaque(current).takeUnretainedValue(),
-              builder.token != 0, UInt(bitPattern: next) == builder.token
+        guard let current = pthread_getspecific(key)?.assumingMemoryBound(to: NextBuilder.self),
+              current.pointee.token != 0, UInt(bitPattern: next) == current.pointee.token
         else {
             throw CError(status: DFS_ERR_HANDLE,
                          message: "next is not the dfs_next of an update in progress on this thread")
         }
-        return builder
+        return current
     }
 }
-
 
 @_cdecl("dfs_next_model")
 public func dfs_next_model(_ next: OpaquePointer?, _ model: UnsafeRawPointer?) -> dfs_status {
     guarded {
         let builder = try NextBuilder.lookup(next)
-        builder.model = builder.modelType.adopt(model)
+        builder.pointee.model = builder.pointee.modelType.adopt(model)
     }
 }
 
@@ -77,7 +96,7 @@ public func dfs_next_model(_ next: OpaquePointer?, _ model: UnsafeRawPointer?) -
 public func dfs_next_effect(_ next: OpaquePointer?, _ effect: UnsafeRawPointer?) -> dfs_status {
     guarded {
         let builder = try NextBuilder.lookup(next)
-        builder.effects.append(builder.effectType.adopt(effect))
+        builder.pointee.effects.append(builder.pointee.effectType.adopt(effect))
     }
 }
 
