@@ -1121,6 +1121,58 @@ static void test_refused_source(void) {
 }
 
 /* An observer that stops (ctx 0) or disposes (ctx 1) its loop when it sees the start. */
+/* The last dfs_loop_release while a source is connected frees the loop (its update's
+ * context is destroyed) even though the connection's handle is still held: from the
+ * test, and from a transform of the source's own delivery. The connection holds its
+ * loop until it is disposed, which the release brings about. */
+static dfs_loop *released_in_transform;
+static int release_on_seven(const void *value, const void **out, void *ctx) {
+    (void)ctx;
+    if (VALUE(value) == 7) {
+        dfs_loop_release(released_in_transform);
+        released_in_transform = NULL;
+    }
+    *out = value;
+    return 0;
+}
+
+static void test_released_while_connected(void) {
+    check_section("lifecycle: the last release while a source is connected frees the loop");
+    for (int inside = 0; inside <= 1; inside++) {
+        update_ctx u = {0};
+        dfs_loop_config c = counter_config(0, &u);
+        dfs_loop *loop = counter_loop(&c);
+        source src = {0};
+        dfs_fuser *from = NULL, *fuser = NULL;
+        dfs_fuser_from(dfs_type_pointer(), source_connect, source_disconnect, &src, source_destroy, &from);
+        if (inside) {
+            CHECK_OK(dfs_fuser_extract(dfs_type_pointer(), release_on_seven, NULL, NULL, from, &fuser), "extract");
+            dfs_fuser_release(from);
+        } else {
+            fuser = from;
+        }
+        dfs_disposable *connection = NULL;
+        CHECK_OK(dfs_loop_connect(loop, fuser, &connection), "connect sources");
+        dfs_fuser_release(fuser);
+        CHECK_INT(src.connects, 1, "connected");
+        CHECK_OK(dfs_dispatch_emit(src.dispatch, EVENT(2)), "a source emits");
+        CHECK_INT(model_of(loop), 2, "its event is handled");
+        if (inside) {
+            released_in_transform = loop;
+            CHECK_OK(dfs_dispatch_emit(src.dispatch, EVENT(7)), "the transform releases the loop");
+            CHECK(released_in_transform == NULL, "released inside the delivery");
+        } else {
+            CHECK_OK(dfs_loop_release(loop), "the last release");
+        }
+        CHECK_INT(src.disconnects, 1, "the source is disconnected");
+        CHECK_INT(u.destroyed, 1, "the loop is freed: its update's context is destroyed");
+        CHECK_OK(dfs_disposable_dispose(connection), "the connection's handle still works");
+        dfs_disposable_release(connection);
+        CHECK_INT(src.destroyed, 1, "the source's context is destroyed once");
+        CHECK_INT(box_live, 0, "no box left");
+    }
+}
+
 static dfs_loop *closing_loop;
 static int close_on_start(const void *model, void *ctx) {
     (void)model;
@@ -1474,6 +1526,7 @@ int main(int argc, char **argv) {
     test_background_executor_without_a_thread();
     test_lifecycle();
     test_refused_source();
+    test_released_while_connected();
     test_start_closed_by_its_callback();
     test_coalescing();
     test_errors();
