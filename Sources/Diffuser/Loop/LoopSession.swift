@@ -15,18 +15,24 @@ final class LoopSession<Event>: @unchecked Sendable {
     let enqueue: (Event, Job<Event>?) -> Bool
 
     @usableFromInline let cancelledFlag = Atomic<Bool>(false)
+    /// Guards the fields below. A loop's source takes it twice an event (`enter`,
+    /// `leave`), so it is a lock that costs one atomic operation when free, and the
+    /// fields skip the runtime's exclusivity checks (`@exclusivity(unchecked)`), each a
+    /// thread-local lookup.
+    private let lock = InlineLock()
+    /// Where a close sleeps until the callbacks it waits for end: only a thread that
+    /// finds `waiting` above zero under `lock` takes it, to wake the sleepers.
     private let monitor = Monitor()
-    // The monitor guards the fields below, so they skip the runtime's exclusivity
-    // checks (`@exclusivity(unchecked)`): each is a thread-local lookup, and a loop's
-    // source takes `active` twice an event.
-    /// Guarded by `monitor`: what to run when the session ends, by owner (a job's id,
-    /// or 0 for the session's own), each with the number `onCancel` gave it.
+    /// Guarded by `lock`: what to run when the session ends, by owner (a job's id, or 0
+    /// for the session's own), each with the number `onCancel` gave it.
     @exclusivity(unchecked) private var cancelActions: [UInt64: [(id: UInt64, run: () -> Void)]] = [:]
-    /// Guarded by `monitor`: the number of the last action.
+    /// Guarded by `lock`: the number of the last action.
     @exclusivity(unchecked) private var lastActionID: UInt64 = 0
-    /// Guarded by `monitor`: callbacks in progress, by thread.
+    /// Guarded by `lock`: callbacks in progress, by thread.
     @exclusivity(unchecked) private var active: [SessionCaller] = []
-    /// Guarded by `monitor`: the closes waiting for callbacks to end.
+    /// Guarded by `lock`: the closes waiting for callbacks to end. A close counts itself
+    /// before it first looks at `active`, holding `monitor` from then until it sleeps, so
+    /// that a change it did not see wakes it.
     @exclusivity(unchecked) private var waiting = 0
     private let nextJobID = Atomic<UInt64>(1)
 
@@ -46,7 +52,7 @@ final class LoopSession<Event>: @unchecked Sendable {
     /// `removeAction(_:of:)` (0 if it ran now).
     @discardableResult
     func onCancel(owner: UInt64 = 0, _ action: @escaping () -> Void) -> UInt64 {
-        let id: UInt64 = monitor.withLock {
+        let id: UInt64 = withLock {
             if isCancelled { return 0 }
             lastActionID += 1
             cancelActions[owner, default: []].append((lastActionID, action))
@@ -59,17 +65,17 @@ final class LoopSession<Event>: @unchecked Sendable {
     /// Drops the action numbered `id` of `owner` without running it (what it would end
     /// has ended already): a registration disposed during the run.
     func removeAction(_ id: UInt64, of owner: UInt64 = 0) {
-        monitor.withLock {
+        withLock {
             cancelActions[owner]?.removeAll { $0.id == id }
         }
     }
 
     /// Ends the job `owner` as finished, unless the session has ended: `mark` (the
-    /// job's own state change) and the removal of its actions happen under the monitor,
-    /// as one with respect to `cancel`, which ends the session and takes the actions
-    /// under it too. False (nothing done) if the session ended or `mark` refused.
+    /// job's own state change) and the removal of its actions happen under the session's
+    /// lock, as one with respect to `cancel`, which ends the session and takes the
+    /// actions under it too. False (nothing done) if the session ended or `mark` refused.
     func finish(_ owner: UInt64, _ mark: () -> Bool) -> Bool {
-        monitor.withLock {
+        withLock {
             if isCancelled || !mark() { return false }
             cancelActions.removeValue(forKey: owner)
             return true
@@ -77,18 +83,18 @@ final class LoopSession<Event>: @unchecked Sendable {
     }
 
     /// The number of cancel actions held (for tests).
-    var cancelActionCount: Int { monitor.withLock { cancelActions.values.reduce(0) { $0 + $1.count } } }
+    var cancelActionCount: Int { withLock { cancelActions.values.reduce(0) { $0 + $1.count } } }
 
     /// Removes and returns the actions of `owner` (a job that ended).
     func takeActions(of owner: UInt64) -> [() -> Void] {
-        monitor.withLock { cancelActions.removeValue(forKey: owner)?.map(\.run) ?? [] }
+        withLock { cancelActions.removeValue(forKey: owner)?.map(\.run) ?? [] }
     }
 
     /// Marks the calling thread as running a callback of this session; false (and
     /// nothing marked) if the session has ended: the callback must not start.
     func enter() -> Bool {
         let me = currentThreadID()
-        return monitor.withLock {
+        return withLock {
             if isCancelled { return false }
             if let index = active.firstIndex(where: { $0.thread == me }) {
                 active[index].count += 1
@@ -102,13 +108,14 @@ final class LoopSession<Event>: @unchecked Sendable {
     /// Ends what `enter()` began.
     func leave() {
         let me = currentThreadID()
-        monitor.withLock {
+        let wake: Bool = withLock {
             if let index = active.firstIndex(where: { $0.thread == me }) {
                 active[index].count -= 1
                 if active[index].count == 0 { active.remove(at: index) }
             }
-            if waiting > 0 { monitor.broadcast() }
+            return waiting > 0
         }
+        if wake { wakeWaiters() }
     }
 
     /// Runs `body`, a wait of the calling thread's callback for the thread `waitingFor`
@@ -116,23 +123,24 @@ final class LoopSession<Event>: @unchecked Sendable {
     /// this callback meanwhile (it would wait for itself); every other close does.
     func pausingCallback(waitingFor: @escaping () -> UInt, _ body: () -> Void) {
         let me = currentThreadID()
-        let paused: Bool = monitor.withLock {
-            guard let index = active.firstIndex(where: { $0.thread == me }) else { return false }
+        let (paused, wake): (Bool, Bool) = withLock {
+            guard let index = active.firstIndex(where: { $0.thread == me }) else { return (false, false) }
             active[index].waitingFor = waitingFor
-            if waiting > 0 { monitor.broadcast() }
-            return true
+            return (true, waiting > 0)
         }
+        if wake { wakeWaiters() }
         body()
         guard paused else { return }
-        monitor.withLock {
+        let wakeAgain: Bool = withLock {
             if let index = active.firstIndex(where: { $0.thread == me }) { active[index].waitingFor = nil }
-            if waiting > 0 { monitor.broadcast() }
+            return waiting > 0
         }
+        if wakeAgain { wakeWaiters() }
     }
 
     /// Whether `thread` is running a callback of this session.
     func hasCallback(on thread: UInt) -> Bool {
-        monitor.withLock { active.contains { $0.thread == thread } }
+        withLock { active.contains { $0.thread == thread } }
     }
 
     /// Runs `body` as a callback of this session, unless it has ended.
@@ -145,7 +153,7 @@ final class LoopSession<Event>: @unchecked Sendable {
     /// Ends the session: the first call runs every cancel action; every call then waits
     /// for the callbacks in progress (`awaitCallbacks(sparing:)`).
     func cancel(sparing spared: UInt = 0) {
-        let actions: [() -> Void] = monitor.withLock {
+        let actions: [() -> Void] = withLock {
             if cancelledFlag.exchange(true, ordering: .acquiringAndReleasing) { return [] }
             defer { cancelActions.removeAll() }
             // The session's own actions (sources, gears) first, then the jobs', in the
@@ -162,12 +170,25 @@ final class LoopSession<Event>: @unchecked Sendable {
     func awaitCallbacks(sparing spared: UInt = 0) {
         let me = currentThreadID()
         monitor.withLock {
-            waiting += 1
-            while active.contains(where: { $0.thread != me && $0.thread != spared && $0.waitingFor?() != me }) {
+            withLock { waiting += 1 }
+            while withLock({ active.contains { $0.thread != me && $0.thread != spared && $0.waitingFor?() != me } }) {
                 monitor.wait()
             }
-            waiting -= 1
+            withLock { waiting -= 1 }
         }
+    }
+
+    /// Wakes the closes sleeping in `awaitCallbacks`, after a change to `active` made
+    /// while `waiting` was above zero.
+    private func wakeWaiters() {
+        monitor.withLock { monitor.broadcast() }
+    }
+
+    /// Runs `body` holding `lock`.
+    private func withLock<R>(_ body: () throws -> R) rethrows -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
     }
 }
 
