@@ -1369,6 +1369,223 @@ static void test_errors(void) {
 }
 
 /* ------------------------------------------------------------------------------------
+ * dfs_next: each update call's own, on its own thread, however updates nest
+ * ------------------------------------------------------------------------------------ */
+
+/* Two loops on the caller's executor: the outer update dispatches to the inner loop,
+ * whose whole step runs on this thread inside the outer update. */
+typedef struct nest {
+    dfs_loop *inner;
+    dfs_next *outer_next;         /* the outer update's next, while it runs */
+    int inner_steps_during;       /* inner updates seen by the outer one after its dispatch */
+    int inner_calls;
+    dfs_status inner_used_outer;  /* the inner update giving the outer next a model */
+    dfs_status outer_model_after, outer_effect_after;
+} nest;
+
+static int nest_outer_update(const void *model, const void *event, dfs_next *next, void *ctx) {
+    nest *n = ctx;
+    n->outer_next = next;
+    if (dfs_next_effect(next, box_new(1)) != DFS_OK) return 9;
+    if (dfs_loop_dispatch(n->inner, EVENT(5)) != DFS_OK) return 8;
+    n->inner_steps_during = n->inner_calls;
+    n->outer_model_after = dfs_next_model(next, box_new(((const box *)model)->value + VALUE(event)));
+    n->outer_effect_after = dfs_next_effect(next, box_new(2));
+    n->outer_next = NULL;
+    return 0;
+}
+
+static int nest_inner_update(const void *model, const void *event, dfs_next *next, void *ctx) {
+    nest *n = ctx;
+    n->inner_calls++;
+    box *stray = box_new(77);
+    n->inner_used_outer = dfs_next_model(n->outer_next, stray);
+    if (n->inner_used_outer != DFS_OK) box_unref(stray); /* refused: still the caller's */
+    if (dfs_next_model(next, box_new(((const box *)model)->value + VALUE(event))) != DFS_OK) return 9;
+    if (dfs_next_effect(next, box_new(3)) != DFS_OK) return 9;
+    return 0;
+}
+
+/** An update that runs another loop's whole step on its thread (a dispatch to a loop on
+ *  the caller's executor) gets its own dfs_next back afterwards: the inner update fills
+ *  its own next, is refused the outer one, and the outer update then fills its own.
+ *  Fails if a step does not put the outer builder back as the thread's current one
+ *  (the outer model and second effect are refused), or if `dfs_next_model` wrote through
+ *  whatever builder is current without comparing the token (77 lands in the inner
+ *  loop). */
+static void test_next_nested_loops(void) {
+    check_section("dfs_next: an update running another loop's step on its thread keeps its own next");
+    test_log log = {{0}};
+    nest n = {0};
+    tap ha = {.name = "a", .log = &log}, hb = {.name = "b", .log = &log};
+    dfs_handler handlers_a[] = {{.fn = tap_handle, .ctx = &ha}};
+    dfs_handler handlers_b[] = {{.fn = tap_handle, .ctx = &hb}};
+    update_ctx unused = {0};
+    dfs_loop_config c = counter_config(0, &unused);
+    c.update = nest_inner_update;
+    c.update_ctx = &n;
+    c.update_destroy = NULL;
+    c.handlers = handlers_b;
+    c.handler_count = 1;
+    n.inner = counter_loop(&c);
+    c = counter_config(0, &unused);
+    c.update = nest_outer_update;
+    c.update_ctx = &n;
+    c.update_destroy = NULL;
+    c.handlers = handlers_a;
+    c.handler_count = 1;
+    dfs_loop *outer = counter_loop(&c);
+
+    CHECK_OK(dfs_loop_dispatch(outer, EVENT(4)), "dispatch to the outer loop");
+    CHECK_INT(n.inner_steps_during, 1, "the inner step ran inside the outer update");
+    CHECK_STATUS(n.inner_used_outer, DFS_ERR_HANDLE, "the inner update is refused the outer next");
+    CHECK_STATUS(n.outer_model_after, DFS_OK, "the outer update gives its next a model after the inner step");
+    CHECK_STATUS(n.outer_effect_after, DFS_OK, "and an effect");
+    CHECK_LOG(&log, "b:3 a:1 a:2", "each loop handled its own effects, the outer ones both");
+    CHECK_INT(model_of(n.inner), 5, "the inner model is the inner update's");
+    CHECK_INT(model_of(outer), 4, "the outer model is the outer update's");
+    dfs_loop_release(outer);
+    dfs_loop_release(n.inner);
+    CHECK_INT(box_live, 0, "no box left");
+}
+
+/* The update of event 1 hands its next to two other threads and waits for them: one
+ * idle, one running the update of another loop (which also fills its own next). */
+typedef struct lent {
+    dfs_next *next;
+    dfs_loop *other;
+    dfs_status idle_model, idle_effect, busy_model, busy_own;
+} lent;
+
+static void *use_lent_next(void *arg) {
+    lent *l = arg;
+    box *m = box_new(66), *e = box_new(67);
+    l->idle_model = dfs_next_model(l->next, m);
+    l->idle_effect = dfs_next_effect(l->next, e);
+    if (l->idle_model != DFS_OK) box_unref(m);
+    if (l->idle_effect != DFS_OK) box_unref(e);
+    return NULL;
+}
+
+static int borrower_update(const void *model, const void *event, dfs_next *next, void *ctx) {
+    lent *l = ctx;
+    box *stray = box_new(88);
+    l->busy_model = dfs_next_model(l->next, stray);
+    if (l->busy_model != DFS_OK) box_unref(stray);
+    l->busy_own = dfs_next_model(next, box_new(((const box *)model)->value + VALUE(event)));
+    return 0;
+}
+
+static void *dispatch_to_other(void *arg) {
+    lent *l = arg;
+    dfs_loop_dispatch(l->other, EVENT(9));
+    return NULL;
+}
+
+static int lender_update(const void *model, const void *event, dfs_next *next, void *ctx) {
+    lent *l = ctx;
+    l->next = next;
+    pthread_t idle, busy;
+    pthread_create(&idle, NULL, use_lent_next, l);
+    pthread_join(idle, NULL);
+    pthread_create(&busy, NULL, dispatch_to_other, l);
+    pthread_join(busy, NULL);
+    if (dfs_next_model(next, box_new(((const box *)model)->value + VALUE(event))) != DFS_OK) return 9;
+    return dfs_next_effect(next, box_new(1)) == DFS_OK ? 0 : 9;
+}
+
+/** A dfs_next used on another thread while its update is still running is refused and
+ *  writes nothing, whether that thread is idle or in an update of its own (whose own
+ *  next still works). Fails if the builder were found through anything but the calling
+ *  thread's own slot (a process-wide "current update" would accept 66, 67 and 88). */
+static void test_next_on_another_thread(void) {
+    check_section("dfs_next: another thread is refused the next of an update still running");
+    test_log log = {{0}};
+    lent l = {0};
+    tap h = {.name = "h", .log = &log};
+    dfs_handler handlers[] = {{.fn = tap_handle, .ctx = &h}};
+    update_ctx unused = {0};
+    dfs_loop_config c = counter_config(0, &unused);
+    c.update = borrower_update;
+    c.update_ctx = &l;
+    c.update_destroy = NULL;
+    l.other = counter_loop(&c);
+    c = counter_config(0, &unused);
+    c.update = lender_update;
+    c.update_ctx = &l;
+    c.update_destroy = NULL;
+    c.handlers = handlers;
+    c.handler_count = 1;
+    dfs_loop *loop = counter_loop(&c);
+
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(3)), "dispatch");
+    CHECK_STATUS(l.idle_model, DFS_ERR_HANDLE, "an idle thread is refused the next's model");
+    CHECK_STATUS(l.idle_effect, DFS_ERR_HANDLE, "and its effect");
+    CHECK_STATUS(l.busy_model, DFS_ERR_HANDLE, "a thread in another loop's update is refused it");
+    CHECK_STATUS(l.busy_own, DFS_OK, "and fills its own next");
+    CHECK_INT(model_of(l.other), 9, "the other loop's model is its own update's");
+    CHECK_INT(model_of(loop), 3, "the lender's model is its own");
+    CHECK_LOG(&log, "h:1", "and its only effect");
+    dfs_loop_release(loop);
+    dfs_loop_release(l.other);
+    CHECK_INT(box_live, 0, "no box left");
+}
+
+/* Gives its next a model, `count` effects 0, 1, … and then another model. */
+static int many_effects_update(const void *model, const void *event, dfs_next *next, void *ctx) {
+    (void)ctx;
+    long count = VALUE(event);
+    if (dfs_next_model(next, box_new(-1)) != DFS_OK) return 9;
+    for (long k = 0; k < count; k++) {
+        if (dfs_next_effect(next, box_new(k)) != DFS_OK) return 9;
+    }
+    return dfs_next_model(next, box_new(((const box *)model)->value + count)) == DFS_OK ? 0 : 9;
+}
+
+typedef struct effect_run {
+    long count;
+    long expected;  /* the next value in order */
+    int out_of_order;
+} effect_run;
+
+static int count_effect(const void *effect, dfs_job *job, void *ctx) {
+    (void)job;
+    effect_run *r = ctx;
+    if (((const box *)effect)->value != r->expected) r->out_of_order++;
+    r->expected++;
+    r->count++;
+    return 0;
+}
+
+/** An update appending thousands of effects to its next (the array grows many times,
+ *  in the builder on the update's stack) hands every one to the handler, in order, and
+ *  releases the model it replaced; valgrind's run checks each growth wrote where the
+ *  builder lies. Fails if dfs_next_effect appended to a copy of the builder (no effect
+ *  arrives). */
+static void test_next_many_effects(void) {
+    check_section("dfs_next: thousands of effects through one next");
+    effect_run r = {0};
+    dfs_handler handlers[] = {{.fn = count_effect, .ctx = &r}};
+    update_ctx unused = {0};
+    dfs_loop_config c = counter_config(0, &unused);
+    c.update = many_effects_update;
+    c.update_ctx = NULL;
+    c.update_destroy = NULL;
+    c.handlers = handlers;
+    c.handler_count = 1;
+    dfs_loop *loop = counter_loop(&c);
+    long count = check_scale(20000, 3000);
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(count)), "dispatch");
+    CHECK_INT(r.count, count, "every effect handled");
+    CHECK_INT(r.out_of_order, 0, "in the order given");
+    CHECK_INT(model_of(loop), count, "the second model replaced the first");
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(3)), "a second step");
+    CHECK_INT(r.count, count + 3, "the next step hands over its own three effects, none of the first step's again");
+    dfs_loop_release(loop);
+    CHECK_INT(box_live, 0, "no box left");
+}
+
+/* ------------------------------------------------------------------------------------
  * Threads
  * ------------------------------------------------------------------------------------ */
 
@@ -1530,6 +1747,9 @@ int main(int argc, char **argv) {
     test_start_closed_by_its_callback();
     test_coalescing();
     test_errors();
+    test_next_nested_loops();
+    test_next_on_another_thread();
+    test_next_many_effects();
     test_threads();
     dfs_type_release(model_type);
     dfs_type_release(effect_type);
