@@ -257,11 +257,123 @@ static void test_misuse(void) {
     CHECK_INT(box_live, 0, "every value was released");
 }
 
+/* add_update, which also dispatches each event it sees to `loop` (on the caller's
+ * executor: that loop's whole step runs here, inside this update), between giving its
+ * next an effect and a model. */
+typedef struct relay {
+    dfs_loop *loop;
+    int refused;  /* dispatches or next calls that failed */
+} relay;
+
+static int relaying_update(const void *model, const void *event, dfs_next *next, void *ctx) {
+    relay *r = ctx;
+    const box *m = model, *e = event;
+    if (e->value == EVENT_FAIL) return 1;
+    if (dfs_next_effect(next, box_new(-e->value)) != DFS_OK) r->refused++;
+    if (dfs_loop_dispatch(r->loop, e) != DFS_OK) r->refused++;
+    if (dfs_next_model(next, box_new(m->value + e->value)) != DFS_OK) r->refused++;
+    return 0;
+}
+
+/** A replay whose update dispatches to the very loop that records the journal runs that
+ *  loop's step inside each replayed update on the same thread: the step's update fills
+ *  its own dfs_next, the replayed update then fills its own, and the replay re-derives
+ *  the models it read before the new events were recorded. Fails if a nested update
+ *  left the thread without the replay's builder (the replayed models stop after the
+ *  start), or if a replay walked the journal while it grows. */
+static void test_replay_that_dispatches(void) {
+    check_section("a replay whose update dispatches to the recording loop");
+    box_type_ctx tc;
+    dfs_type *type = box_type_fresh(&tc, NULL);
+    dfs_journal *journal = NULL;
+    CHECK_OK(dfs_journal_new(type, type, &journal), "dfs_journal_new");
+    dfs_loop *loop = make_loop_with(type, 0, NULL, journal);
+    dispatch(loop, 2);
+    dispatch(loop, EVENT_FAIL);
+    dispatch(loop, 3);
+
+    relay r = {.loop = loop};
+    test_log log = {0};
+    handled = 0;
+    CHECK_OK(dfs_journal_replay(journal, type, relaying_update, &r, log_model, &log), "replay");
+    CHECK_LOG(&log, "0 2 5", "the models read before the replay began");
+    CHECK_INT(r.refused, 0, "every dispatch and every next call accepted");
+    CHECK_INT(handled, 2, "the loop's own steps handled their effects");
+
+    log_clear(&log);
+    CHECK_OK(dfs_journal_entries(journal, log_entry, &log), "entries");
+    CHECK_LOG(&log, "start:0 event:2 event:1000 event:3 event:2 event:3", "the relayed events were recorded");
+    log_clear(&log);
+    dfs_loop_model(loop, log_model, &log);
+    CHECK_LOG(&log, "10", "the loop handled its events and the relayed ones");
+    dfs_loop_release(loop);
+    dfs_journal_release(journal);
+    dfs_type_release(type);
+    CHECK_INT(box_live, 0, "every value was released");
+}
+
+/* A loop's update that replays `journal` through add_update before filling its own next. */
+typedef struct replayer {
+    dfs_journal *journal;
+    dfs_type *type;
+    test_log *log;
+    dfs_status replayed, own;
+} replayer;
+
+static int replaying_update(const void *model, const void *event, dfs_next *next, void *ctx) {
+    replayer *p = ctx;
+    const box *m = model, *e = event;
+    p->replayed = dfs_journal_replay(p->journal, p->type, add_update, NULL, log_model, p->log);
+    p->own = dfs_next_model(next, box_new(m->value + 10 * e->value));
+    return 0;
+}
+
+/** A replay from inside a loop's update: each replayed update has its own dfs_next, and
+ *  the loop's update fills its own after the replay returns. Fails if a replayed update
+ *  left the thread's current builder pointing at its finished one (the outer model is
+ *  refused). */
+static void test_replay_inside_an_update(void) {
+    check_section("a replay from inside a loop's update");
+    box_type_ctx tc;
+    dfs_type *type = box_type_fresh(&tc, NULL);
+    dfs_journal *journal = NULL;
+    CHECK_OK(dfs_journal_new(type, type, &journal), "dfs_journal_new");
+    dfs_loop *recorded = make_loop_with(type, 0, NULL, journal);
+    dispatch(recorded, 2);
+    dispatch(recorded, 3);
+
+    test_log log = {0};
+    replayer p = {.journal = journal, .type = type, .log = &log, .replayed = -1, .own = -1};
+    box *first = box_new(0);
+    dfs_loop_config c = {0};
+    c.model_type = c.event_type = c.effect_type = type;
+    c.model = first;
+    c.update = replaying_update;
+    c.update_ctx = &p;
+    dfs_loop *loop = NULL;
+    CHECK_OK(dfs_loop_new(&c, &loop), "dfs_loop_new");
+    box_unref(first);
+    dispatch(loop, 1);
+    CHECK_STATUS(p.replayed, DFS_OK, "the replay inside the update");
+    CHECK_LOG(&log, "0 2 5", "re-derived its models");
+    CHECK_STATUS(p.own, DFS_OK, "the update then fills its own next");
+    log_clear(&log);
+    dfs_loop_model(loop, log_model, &log);
+    CHECK_LOG(&log, "10", "the loop's model is its update's");
+    dfs_loop_release(loop);
+    dfs_loop_release(recorded);
+    dfs_journal_release(journal);
+    dfs_type_release(type);
+    CHECK_INT(box_live, 0, "every value was released");
+}
+
 int main(int argc, char **argv) {
     check_init(argc, argv);
     test_record_and_replay();
     test_journal_in_config();
     test_record_running_loop();
     test_misuse();
+    test_replay_that_dispatches();
+    test_replay_inside_an_update();
     return check_finish();
 }
