@@ -1,7 +1,8 @@
 import Dispatch
 import Foundation
+import Synchronization
 import XCTest
-@testable import Diffuser
+@_spi(Bindings) @testable import Diffuser
 
 /// A close waits for the session's callbacks in progress on other threads
 /// (`LoopSession.awaitCallbacks`), and the end of each of them wakes it: a callback that
@@ -69,5 +70,42 @@ final class LoopSessionWaitTests: XCTestCase {
         XCTAssertEqual(cancelled.wait(timeout: .now() + 10), .success, "the cancel missed the end of a callback")
         for _ in 0..<threads { XCTAssertEqual(left.wait(timeout: .now()), .success) }
         XCTAssertFalse(session.enter(), "no callback starts once the session has ended")
+    }
+    /// A close asleep waiting for another thread's callback is woken when that callback
+    /// pauses to wait for the closing thread (`pausingCallback`, as a dispose waiting for
+    /// an observer call of the closing thread does): the close no longer waits for it and
+    /// returns while the callback is still paused. Fails if the start of a pause stops
+    /// waking the waiters: the two then wait for each other until the pause times out.
+    func testAPauseForTheClosingThreadWakesTheClose() {
+        for round in 0..<10 {
+            let session = LoopSession<Int> { _, _ in true }
+            let closer = Atomic<UInt>(0)
+            let entered = DispatchSemaphore(value: 0)
+            let closing = DispatchSemaphore(value: 0)
+            let closed = DispatchSemaphore(value: 0)
+            let pauseEnded = DispatchSemaphore(value: 0)
+            let missed = Flag()
+            Thread {
+                XCTAssertTrue(session.enter())
+                entered.signal()
+                closing.wait()
+                // Long enough for the close to be asleep when the pause begins.
+                Thread.sleep(forTimeInterval: 0.02)
+                session.pausingCallback(waitingFor: { closer.load(ordering: .acquiring) }) {
+                    if closed.wait(timeout: .now() + 2) == .timedOut { missed.raise() }
+                }
+                session.leave()
+                pauseEnded.signal()
+            }.start()
+            entered.wait()
+            Thread {
+                closer.store(currentThreadID(), ordering: .releasing)
+                closing.signal()
+                session.awaitCallbacks()
+                closed.signal()
+            }.start()
+            XCTAssertEqual(pauseEnded.wait(timeout: .now() + 10), .success, "round \(round): the callback never ended")
+            XCTAssertFalse(missed.isRaised, "round \(round): the close slept through the pause for its thread")
+        }
     }
 }
