@@ -15,7 +15,7 @@ func cUpdate(_ function: CFunction<dfs_update_fn>, model: ValueType, effect: Val
     Update { current, event in
         var builder = NextBuilder(modelType: model, effectType: effect)
         let serial = dfsi_error_serial()
-        let code = builder.current { next in function.fn(current.pointer, event.pointer, next, function.ctx) }
+        let code = try builder.current { next in function.fn(current.pointer, event.pointer, next, function.ctx) }
         if code != 0 { throw CError.callback("update", code: code, since: serial) }
         return Next(model: builder.model, effects: builder.effects)
     }
@@ -56,16 +56,19 @@ struct NextBuilder {
         return key
     }()
 
-    /// Runs `body` with this builder as the thread's current one, and its `dfs_next`.
-    mutating func current<R>(_ body: (OpaquePointer) -> R) -> R {
+    /// Runs `body` with this builder as the thread's current one, and its `dfs_next`;
+    /// throws, without running it, if the thread cannot keep the builder (no memory).
+    mutating func current<R>(_ body: (OpaquePointer) -> R) throws -> R {
         let previous = pthread_getspecific(Self.key)
         // 0 is no dfs_next; the counter reaches it again only after 2^64 updates.
         token = max(1, Self.tokens.wrappingAdd(1, ordering: .relaxed).newValue)
         let next = OpaquePointer(bitPattern: token)!
         defer { token = 0 }
-        return withUnsafeMutablePointer(to: &self) { me in
+        return try withUnsafeMutablePointer(to: &self) { me in
             let stored = pthread_setspecific(Self.key, me)
-            precondition(stored == 0, "Diffuser: cannot make a dfs_next current (\(stored))")
+            guard stored == 0 else {
+                throw CError(status: DFS_ERR_MEMORY, message: "no memory for the dfs_next of an update (\(stored))")
+            }
             defer { pthread_setspecific(Self.key, previous) }
             return body(next)
         }
