@@ -110,7 +110,7 @@ extern "C" {
 
 /** The version of the ABI this header describes. dfs_abi_version() returns the
  *  library's; they must be equal. */
-#define DFS_ABI_VERSION 4
+#define DFS_ABI_VERSION 5
 
 /** Status codes. 0 is success; every error is positive. */
 typedef enum dfs_status {
@@ -1030,6 +1030,14 @@ typedef struct dfs_handler {
  *  stopped loop then refuses. */
 typedef int (*dfs_key_fn)(const void *event, uint64_t *key, void *ctx);
 
+/** Hands back a key that dfs_key_fn gave: called exactly once for each key the coalescing
+ *  function gave (returned 1), once the loop holds that key no more: its event was
+ *  handled or dropped, replaced a queued one with the same key (the queued one keeps its
+ *  key), or was refused. So a binding that numbers keys may forget a number once every
+ *  key it gave with that number came back. Any thread may call it, possibly with the
+ *  loop's lock held: it must not call the loop. Runs before coalesce_destroy. */
+typedef void (*dfs_key_done_fn)(uint64_t key, void *ctx);
+
 /** What the inspector sees. An inspector ignores kinds it does not know: a later version
  *  may report more (added after the last, keeping every value). */
 typedef enum dfs_trace_kind {
@@ -1126,6 +1134,9 @@ typedef struct dfs_loop_config {
      *  the count is 0; no entry may be NULL. */
     dfs_feedback *const *feedbacks;
     size_t feedback_count;
+    /** Optional, with coalesce: each key coalesce gave, handed back (with coalesce_ctx)
+     *  once the loop holds it no more. */
+    dfs_key_done_fn coalesce_done;
 } dfs_loop_config;
 
 /** Makes a loop. Every destroy of the config (update, handlers, coalesce, inspect) runs

@@ -1239,6 +1239,84 @@ static void test_coalescing(void) {
     CHECK_INT(box_live, 0, "no box left");
 }
 
+/* Keys given and handed back, by key number (an event's hundreds). */
+typedef struct key_ledger {
+    int given[8];
+    int back[8];
+    int back_after_destroy;
+    int destroyed;
+} key_ledger;
+
+static int ledger_key(const void *event, uint64_t *key, void *ctx) {
+    key_ledger *l = ctx;
+    long e = VALUE(event);
+    if (e < 100) return 0;
+    *key = (uint64_t)(e / 100);
+    l->given[*key]++;
+    return 1;
+}
+
+static void ledger_done(uint64_t key, void *ctx) {
+    key_ledger *l = ctx;
+    if (l->destroyed) l->back_after_destroy++;
+    if (key < 8) l->back[key]++;
+}
+
+static void ledger_destroy(void *ctx) { ((key_ledger *)ctx)->destroyed = 1; }
+
+/* Every key the coalescing function gives comes back to coalesce_done exactly once, when
+ * the loop holds it no more: at once for an event that replaced a queued one or was
+ * refused, after the step for a handled one, at the dispose for a dropped one; all before
+ * coalesce_destroy. */
+static void test_coalescing_keys_come_back(void) {
+    check_section("coalescing: each key given comes back to coalesce_done once the loop lets go of it");
+    key_ledger l;
+    memset(&l, 0, sizeof l);
+    update_ctx u = {0};
+    dfs_executor *manual = NULL;
+    dfs_executor_new_manual(&manual);
+    dfs_loop_config c = counter_config(0, &u);
+    c.executor = manual;
+    c.coalesce = ledger_key;
+    c.coalesce_done = ledger_done;
+    c.coalesce_ctx = &l;
+    c.coalesce_destroy = ledger_destroy;
+    dfs_loop *loop = counter_loop(&c);
+    dfs_executor_run_all(manual);
+
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(101)), "key 1 queued");
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(1)), "no key");
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(102)), "key 1 again: replaces 101");
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(201)), "key 2 queued");
+    CHECK_INT(l.given[1], 2, "two keys 1 given");
+    CHECK_INT(l.back[1], 1, "the replacing event's key is back at once; the queued one keeps its own");
+    CHECK_INT(l.back[2], 0, "key 2 is held while its event waits");
+    dfs_executor_run_all(manual);
+    CHECK_INT(model_of(loop), 1 + 102 + 201, "the events are handled");
+    CHECK_INT(l.back[1], 2, "key 1 is back once its event is handled");
+    CHECK_INT(l.back[2], 1, "key 2 is back once its event is handled");
+
+    CHECK_OK(dfs_loop_stop(loop), "stop");
+    CHECK_STATUS(dfs_loop_dispatch(loop, EVENT(301)), DFS_ERR_STOPPED, "a refused event");
+    CHECK_INT(l.given[3], 1, "its key was given");
+    CHECK_INT(l.back[3], 1, "and is back at once");
+
+    CHECK(dfs_loop_start(loop) == DFS_OK, "start again");
+    dfs_executor_run_all(manual);
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(401)), "key 4 queued");
+    CHECK_INT(l.back[4], 0, "held while queued");
+    CHECK_OK(dfs_loop_dispose(loop), "dispose drops it");
+    dfs_executor_run_all(manual);
+    CHECK_INT(l.back[4], 1, "a dropped event's key is back");
+    CHECK_INT(l.destroyed, 0, "the context lives while the loop does");
+    dfs_loop_release(loop);
+    dfs_executor_release(manual);
+    CHECK_INT(l.destroyed, 1, "the context is destroyed once the loop is gone");
+    CHECK_INT(l.back_after_destroy, 0, "no key comes back after the destroy");
+    for (int k = 0; k < 8; k++) CHECK_INT(l.back[k], l.given[k], "every key %d given came back once", k);
+    CHECK_INT(box_live, 0, "no box left");
+}
+
 /* ------------------------------------------------------------------------------------ */
 
 static int noop_effect(const void *value, void *ctx) {
@@ -1746,6 +1824,7 @@ int main(int argc, char **argv) {
     test_released_while_connected();
     test_start_closed_by_its_callback();
     test_coalescing();
+    test_coalescing_keys_come_back();
     test_errors();
     test_next_nested_loops();
     test_next_on_another_thread();

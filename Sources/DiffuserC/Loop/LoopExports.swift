@@ -46,11 +46,7 @@ public func dfs_loop_new(_ config: UnsafePointer<dfs_loop_config>?, _ out: Unsaf
         }
         var coalescing: ((CValue) -> AnyHashable?)?
         if coalesce!.fn != nil {
-            let function = try CFunction(coalesce!, "coalesce")
-            coalescing = { event in
-                var key: UInt64 = 0
-                return function.fn(event.pointer, &key, function.ctx) == 1 ? AnyHashable(key) : nil
-            }
+            coalescing = cCoalescing(try CFunction(coalesce!, "coalesce"), done: c.coalesce_done)
         }
         var inspector: ((LoopTrace<CValue, CValue, CValue>) -> Void)?
         if inspect!.fn != nil { inspector = inspectorClosure(try CFunction(inspect!, "inspect")) }

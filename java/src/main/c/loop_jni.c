@@ -24,7 +24,8 @@
 #define J DFSJ_LONG
 
 static jclass c_object, c_update, c_handler, c_feedback, c_observer, c_key, c_inspector;
-static jmethodID m_update_next, m_handler_handle, m_feedback_start, m_observer_accept, m_key_key, m_inspect;
+static jmethodID m_update_next, m_handler_handle, m_feedback_start, m_observer_accept, m_key_key, m_key_done,
+    m_inspect;
 static jobject no_model;
 
 /* ------------------------------------------------------------------------------------
@@ -116,6 +117,15 @@ static int key_cb(const void *event, uint64_t *key, void *ctx) {
     return has;
 }
 
+/* dfs_key_done_fn: KeyBridge.done(key), for each key key_cb gave. */
+static void key_done_cb(uint64_t key, void *ctx) {
+    dfsj_upcall_env u;
+    if (dfsj_env_enter(&u)) return;
+    (*u.env)->CallVoidMethod(u.env, (jobject)ctx, m_key_done, (jlong)key);
+    dfsj_upcall_failed(u.env);
+    dfsj_env_leave(&u);
+}
+
 /* dfs_inspect_fn: InspectorBridge.inspect(kind, event, model, hasNextModel, nextModel,
  * effects, effect, reason, error, refusal): a refused source connection also hands over
  * the source's Throwable, if the thread kept it (dfsj_connect_failed). */
@@ -164,6 +174,7 @@ JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_load(JNIEnv *env, jclass
         !(m_feedback_start = (*env)->GetMethodID(env, c_feedback, "start", "(Ljava/lang/Object;J)V")) ||
         !(m_observer_accept = (*env)->GetMethodID(env, c_observer, "accept", "(Ljava/lang/Object;)Z")) ||
         !(m_key_key = (*env)->GetMethodID(env, c_key, "key", "(Ljava/lang/Object;)J")) ||
+        !(m_key_done = (*env)->GetMethodID(env, c_key, "done", "(J)V")) ||
         !(m_inspect = (*env)->GetMethodID(env, c_inspector, "inspect",
                                           "(ILjava/lang/Object;Ljava/lang/Object;ZLjava/lang/Object;"
                                           "[Ljava/lang/Object;Ljava/lang/Object;ILjava/lang/String;"
@@ -232,6 +243,7 @@ JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_loopNew(
     c.feedback_count = (size_t)feedback_count;
     if (coalesce != NULL) {
         c.coalesce = key_cb;
+        c.coalesce_done = key_done_cb;
         c.coalesce_ctx = dfsj_hold(env, coalesce);
         c.coalesce_destroy = dfsj_destroy_ref;
     }

@@ -2,12 +2,12 @@ package io.diffuser.loop;
 
 import io.diffuser.Effect;
 import io.diffuser.Function;
+import java.util.HashMap;
 import java.util.List;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The objects the native loop calls: each wraps a user callback, turns its exception
@@ -213,11 +213,50 @@ final class Bridges {
     }
   }
 
-  /** {@code dfs_key_fn}: a number per distinct key, or Long.MIN_VALUE for none. */
+  /**
+   * {@code dfs_key_fn} and {@code dfs_key_done_fn}: the same number for equal keys, or
+   * Long.MIN_VALUE for none. The core compares numbers; a key object keeps its number while
+   * the core holds a key given with it (it hands each back through {@link #done}), and is
+   * forgotten once every one came back, so that a loop coalescing by ever new keys keeps
+   * none for events long gone.
+   *
+   * <p>A key object is hashed and compared only while its event is sent (see {@link
+   * LoopCoalescingTest}): it keeps the hash it had then. The core may hand a key back on
+   * any thread, even while it holds the loop's lock, so {@link #done} only queues the
+   * number, and {@link #key} settles what came back under this bridge's lock.
+   */
   static final class KeyBridge {
+    /** A key object with the number it was given, and how many of its keys the core holds. */
+    private static final class Numbered {
+      final Object key;
+      final int hash;
+      long value;
+      int held;
+
+      Numbered(Object key) {
+        this.key = key;
+        this.hash = key.hashCode();
+      }
+
+      @Override
+      public int hashCode() {
+        return hash;
+      }
+
+      @Override
+      public boolean equals(Object other) {
+        return other == this || other instanceof Numbered && key.equals(((Numbered) other).key);
+      }
+    }
+
     private final Held<java.util.function.Function<Object, ?>> key;
-    private final ConcurrentHashMap<Object, Long> numbers = new ConcurrentHashMap<>();
-    private final AtomicLong next = new AtomicLong();
+    /** Guarded by this: the key objects whose keys the core holds, by key and by number. */
+    private final HashMap<Numbered, Numbered> byKey = new HashMap<>();
+    private final HashMap<Long, Numbered> byValue = new HashMap<>();
+    /** Guarded by this: the next number. */
+    private long next;
+    /** Numbers handed back and not yet settled. */
+    private final ConcurrentLinkedQueue<Long> back = new ConcurrentLinkedQueue<>();
 
     @SuppressWarnings("unchecked")
     KeyBridge(Held<? extends java.util.function.Function<?, ?>> key) {
@@ -231,11 +270,51 @@ final class Bridges {
           return Long.MIN_VALUE; // the loop is gone: it refuses the event anyway
         }
         Object k = function.apply(event);
-        return k == null ? Long.MIN_VALUE : numbers.computeIfAbsent(k, unused -> next.getAndIncrement());
+        if (k == null) {
+          return Long.MIN_VALUE;
+        }
+        Numbered probe = new Numbered(k);
+        synchronized (this) {
+          settle();
+          Numbered numbered = byKey.get(probe);
+          if (numbered == null) {
+            numbered = probe;
+            numbered.value = next++;
+            byKey.put(numbered, numbered);
+            byValue.put(numbered.value, numbered);
+          }
+          numbered.held++;
+          return numbered.value;
+        }
       } catch (Throwable failure) {
         uncaught(failure);
         return Long.MIN_VALUE;
       }
+    }
+
+    /** The core let go of a key {@link #key} gave. */
+    void done(long value) {
+      back.add(value);
+    }
+
+    /**
+     * Counts the keys that came back; forgets the key objects whose keys all did, by the
+     * hash they had when sent. Holding this.
+     */
+    private void settle() {
+      for (Long value; (value = back.poll()) != null; ) {
+        Numbered numbered = byValue.get(value);
+        if (numbered != null && --numbered.held == 0) {
+          byValue.remove(value);
+          byKey.remove(numbered);
+        }
+      }
+    }
+
+    /** How many key objects have a number once what came back is settled (for tests). */
+    synchronized int size() {
+      settle();
+      return byKey.size();
     }
   }
 

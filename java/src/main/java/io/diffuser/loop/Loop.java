@@ -146,12 +146,16 @@ public final class Loop<M, E, F> implements AutoCloseable {
   private final Object[] callbacks;
   /** Whether the loop has an inspector, which takes the exceptions of its observers. */
   private final boolean inspected;
+  /** The numbers of the coalescing keys, if the loop coalesces (read by tests). */
+  final Bridges.KeyBridge keys;
 
-  private Loop(long handle, Set<Connection> connections, List<Held<?>> held, boolean inspected) {
+  private Loop(long handle, Set<Connection> connections, List<Held<?>> held, boolean inspected,
+      Bridges.KeyBridge keys) {
     this.handle = handle;
     this.connections = connections;
     this.held = held;
     this.inspected = inspected;
+    this.keys = keys;
     this.callbacks = held.stream().map(Held::get).toArray();
     this.cleanable = LoopNative.track(this, LoopNative.Kind.LOOP, handle);
   }
@@ -606,9 +610,9 @@ public final class Loop<M, E, F> implements AutoCloseable {
      * decides to accept it: also for an event that a stopped loop then refuses. A key
      * function that throws gives the event no key; the exception goes to the thread's
      * uncaught exception handler. The core compares keys as numbers, one for each distinct
-     * key ({@code equals}), and the loop keeps every key it was given, with its number,
-     * for its life: the C ABI does not say when the core is done with a key. So give
-     * keys from a bounded set (an enum constant, a field's name), not an id or a time.
+     * key ({@code equals}, with the {@code hashCode} the key had when its event was sent).
+     * The loop keeps a key only while an event sent with it is queued, so keys may come
+     * from an unbounded set (an item's id, a query).
      *
      * @param key the key of an event
      * @return this builder
@@ -683,13 +687,13 @@ public final class Loop<M, E, F> implements AutoCloseable {
           loopExecutor = Bridges.executorHandle(hold(held, executor), stepsPerRun);
         }
         Set<Connection> connections = ConcurrentHashMap.newKeySet();
+        Bridges.KeyBridge keys = coalescing == null ? null : new Bridges.KeyBridge(hold(held, coalescing));
         long made = LoopNative.loopNew(model, startEffects.toArray(),
             new Bridges.UpdateBridge(hold(held, update), connections, inspector != null), handlerBridges, executors, loopExecutor,
-            coalescing == null ? null : new Bridges.KeyBridge(hold(held, coalescing)),
-            inspector == null ? null : new Bridges.InspectorBridge(hold(held, inspector)), Journal.handleOf(journal),
+            keys, inspector == null ? null : new Bridges.InspectorBridge(hold(held, inspector)), Journal.handleOf(journal),
             descriptions, manualStart);
         Reference.reachabilityFence(journal);
-        return new Loop<>(made, connections, held, inspector != null);
+        return new Loop<>(made, connections, held, inspector != null, keys);
       } finally {
         for (long handle : executors) {
           if (handle != 0) {

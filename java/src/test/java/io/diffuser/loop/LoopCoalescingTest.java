@@ -1,6 +1,7 @@
 package io.diffuser.loop;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertTrue;
 
 import java.util.List;
@@ -84,6 +85,40 @@ public class LoopCoalescingTest {
       key.broken = true;
       executor.runAll();
       assertEquals("the update ran", Integer.valueOf(2), loop.model());
+    }
+  }
+
+  /**
+   * A loop coalescing by ever new keys keeps a number only for the keys of events it still
+   * holds: each key is forgotten once its event is handled, replaced, dropped or refused,
+   * so what the binding keeps does not grow with the keys it has seen.
+   */
+  @Test
+  public void keysAreForgottenOnceTheirEventsAreGone() {
+    ManualExecutor executor = new ManualExecutor();
+    try (Loop<Integer, Integer, Void> loop = Loop.<Integer, Integer>reducer(0, Integer::sum)
+        .executor(executor).coalescing((Integer event) -> "key-" + event).build()) {
+      executor.runAll();
+      int expected = 0;
+      for (int round = 0; round < 50; round++) {
+        for (int i = 1; i <= 100; i++) {
+          assertTrue(loop.dispatch(round * 100 + i));
+          expected += round * 100 + i;
+        }
+        assertTrue("the same key replaces the queued event", loop.dispatch(round * 100 + 1));
+        executor.runAll();
+      }
+      assertEquals("every event was handled once", Integer.valueOf(expected), loop.model());
+      assertEquals("no key is kept for events handled", 0, loop.keys.size());
+
+      assertTrue(loop.dispatch(1));
+      assertTrue(loop.dispatch(2));
+      assertTrue(loop.dispatch(1));
+      assertEquals("the keys of the queued events are kept", 2, loop.keys.size());
+      loop.stop();
+      assertEquals("the keys of the events the stop dropped are forgotten", 0, loop.keys.size());
+      assertFalse("a stopped loop refuses", loop.dispatch(3));
+      assertEquals("the key of a refused event is forgotten", 0, loop.keys.size());
     }
   }
 }
