@@ -1317,6 +1317,158 @@ static void test_coalescing_keys_come_back(void) {
     CHECK_INT(box_live, 0, "no box left");
 }
 
+/* A ledger's key for events 100..799 only (key: the hundreds), counted atomically. */
+static int ledger_key_atomic(const void *event, uint64_t *key, void *ctx) {
+    key_ledger *l = ctx;
+    long e = VALUE(event);
+    if (e < 100 || e >= 800) return 0;
+    *key = (uint64_t)(e / 100);
+    __atomic_add_fetch(&l->given[*key], 1, __ATOMIC_SEQ_CST);
+    return 1;
+}
+
+static void ledger_done_atomic(uint64_t key, void *ctx) {
+    key_ledger *l = ctx;
+    if (__atomic_load_n(&l->destroyed, __ATOMIC_SEQ_CST)) __atomic_add_fetch(&l->back_after_destroy, 1, __ATOMIC_SEQ_CST);
+    if (key < 8) __atomic_add_fetch(&l->back[key], 1, __ATOMIC_SEQ_CST);
+}
+
+static void ledger_destroy_atomic(void *ctx) { __atomic_store_n(&((key_ledger *)ctx)->destroyed, 1, __ATOMIC_SEQ_CST); }
+
+/* The ways test_coalescing_keys_come_back does not take: a job's event dropped because
+ * the job was cancelled while it waited, a job's queued event replaced by a dispatch,
+ * a stop dropping queued events and a restart after it, an event a disposed loop
+ * refuses, and a loop released (not disposed) with an event queued. Each key given
+ * comes back exactly once, before the destroy. */
+static void test_coalescing_keys_come_back_on_every_exit(void) {
+    check_section("coalescing: keys come back for cancelled jobs, stops, restarts, refusals and releases");
+    key_ledger l;
+    memset(&l, 0, sizeof l);
+    update_ctx u = {0};
+    test_log log = {{0}};
+    tap h = {.name = "h", .log = &log};
+    dfs_handler handlers[] = {{.fn = tap_handle, .ctx = &h}};
+    dfs_executor *manual = NULL;
+    dfs_executor_new_manual(&manual);
+    dfs_loop_config c = counter_config(0, &u);
+    c.executor = manual;
+    c.handlers = handlers;
+    c.handler_count = 1;
+    c.coalesce = ledger_key_atomic;
+    c.coalesce_done = ledger_done_atomic;
+    c.coalesce_ctx = &l;
+    c.coalesce_destroy = ledger_destroy_atomic;
+    dfs_loop *loop = counter_loop(&c);
+    dfs_executor_run_all(manual);
+
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(EV_EFFECT + 42)), "an effect whose handler keeps its job");
+    dfs_executor_run_all(manual);
+    CHECK(h.kept != NULL, "the handler kept its job");
+    CHECK_OK(dfs_job_send(h.kept, EVENT(101)), "the job's event queued (key 1)");
+    CHECK_OK(dfs_job_send(h.kept, EVENT(201)), "another (key 2)");
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(202)), "a dispatch replaces the job's key-2 event");
+    CHECK_INT(l.back[2], 1, "the replacing key is back at once");
+    CHECK_OK(dfs_job_cancel(h.kept), "the job is cancelled while its event waits");
+    dfs_job_release(h.kept);
+    h.kept = NULL;
+    dfs_executor_run_all(manual);
+    CHECK_INT(model_of(loop), 202, "the cancelled job's event was dropped, the dispatched one handled");
+    CHECK_INT(l.back[1], 1, "the cancelled job's key is back");
+    CHECK_INT(l.back[2], 2, "the handled key is back");
+
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(301)), "key 3 queued");
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(302)), "key 3 replaces");
+    CHECK_OK(dfs_loop_stop(loop), "the stop drops it");
+    CHECK_INT(l.back[3], 2, "both keys 3 are back after the stop");
+    CHECK_OK(dfs_loop_start(loop), "restart");
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(303)), "key 3 again, after the restart");
+    CHECK_INT(l.back[3], 2, "held while queued: no stale key 3 replaced it");
+    dfs_executor_run_all(manual);
+    CHECK_INT(model_of(loop), 202 + 303, "handled after the restart");
+    CHECK_INT(l.back[3], 3, "and back");
+
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(401)), "key 4 queued");
+    CHECK_OK(dfs_loop_dispose(loop), "dispose");
+    CHECK_STATUS(dfs_loop_dispatch(loop, EVENT(402)), DFS_ERR_DISPOSED, "a disposed loop refuses");
+    CHECK_INT(l.back[4], 2, "the dropped and the refused keys are back");
+    dfs_loop_release(loop);
+    CHECK_INT(l.destroyed, 1, "destroyed with the loop");
+
+    /* A loop released with an event queued, never disposed by hand. */
+    key_ledger m;
+    memset(&m, 0, sizeof m);
+    dfs_loop_config d = counter_config(0, &u);
+    d.executor = manual;
+    d.coalesce = ledger_key_atomic;
+    d.coalesce_done = ledger_done_atomic;
+    d.coalesce_ctx = &m;
+    d.coalesce_destroy = ledger_destroy_atomic;
+    dfs_loop *released = counter_loop(&d);
+    dfs_executor_run_all(manual);
+    CHECK_OK(dfs_loop_dispatch(released, EVENT(501)), "key 5 queued");
+    CHECK_OK(dfs_loop_dispatch(released, EVENT(601)), "key 6 queued");
+    dfs_loop_release(released);
+    dfs_executor_run_all(manual);
+    CHECK_INT(m.destroyed, 1, "the released loop's context is destroyed");
+    dfs_executor_release(manual);
+
+    CHECK_INT(l.back_after_destroy + m.back_after_destroy, 0, "no key comes back after the destroy");
+    for (int k = 0; k < 8; k++) {
+        CHECK_INT(l.back[k], l.given[k], "every key %d given came back once", k);
+        CHECK_INT(m.back[k], m.given[k], "every key %d of the released loop came back once", k);
+    }
+    CHECK_INT(box_live, 0, "no box left");
+}
+
+typedef struct keyed_dispatcher {
+    dfs_loop *loop;
+    int seed;
+} keyed_dispatcher;
+
+static void *dispatch_keyed(void *arg) {
+    keyed_dispatcher *k = arg;
+    for (int i = 0; i < 2000; i++) {
+        long e = 100 * (1 + (i * 7 + k->seed) % 7) + (i % 50);
+        if (dfs_loop_dispatch(k->loop, EVENT(e)) != DFS_OK) break;
+    }
+    return NULL;
+}
+
+/* Four threads dispatch keyed events (some coalesce) into a loop drained on a background
+ * thread, and a dispose races them: still every key given comes back exactly once, all
+ * before the destroy. */
+static void test_coalescing_keys_come_back_across_threads(void) {
+    check_section("coalescing: keys come back once each with dispatchers racing the drain and a dispose");
+    key_ledger l;
+    memset(&l, 0, sizeof l);
+    update_ctx u = {0};
+    dfs_executor *background = NULL;
+    dfs_executor_new_background(&background);
+    dfs_loop_config c = counter_config(0, &u);
+    c.executor = background;
+    c.coalesce = ledger_key_atomic;
+    c.coalesce_done = ledger_done_atomic;
+    c.coalesce_ctx = &l;
+    c.coalesce_destroy = ledger_destroy_atomic;
+    dfs_loop *loop = counter_loop(&c);
+    keyed_dispatcher ks[4];
+    pthread_t threads[4];
+    for (int t = 0; t < 4; t++) {
+        ks[t] = (keyed_dispatcher){loop, t};
+        pthread_create(&threads[t], NULL, dispatch_keyed, &ks[t]);
+    }
+    sleep_us(2000);
+    dfs_loop_dispose(loop);
+    for (int t = 0; t < 4; t++) pthread_join(threads[t], NULL);
+    dfs_loop_release(loop);
+    dfs_executor_release(background);
+    CHECK_INT(boxes_settled(), 0, "no box left");
+    for (int i = 0; i < 1000 && !__atomic_load_n(&l.destroyed, __ATOMIC_SEQ_CST); i++) sleep_us(1000);
+    CHECK_INT(l.destroyed, 1, "the context is destroyed");
+    CHECK_INT(l.back_after_destroy, 0, "no key comes back after the destroy");
+    for (int k = 0; k < 8; k++) CHECK_INT(l.back[k], l.given[k], "every key %d given came back once", k);
+}
+
 /* ------------------------------------------------------------------------------------ */
 
 static int noop_effect(const void *value, void *ctx) {
@@ -1825,6 +1977,8 @@ int main(int argc, char **argv) {
     test_start_closed_by_its_callback();
     test_coalescing();
     test_coalescing_keys_come_back();
+    test_coalescing_keys_come_back_on_every_exit();
+    test_coalescing_keys_come_back_across_threads();
     test_errors();
     test_next_nested_loops();
     test_next_on_another_thread();
