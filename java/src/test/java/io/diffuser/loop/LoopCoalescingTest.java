@@ -121,4 +121,30 @@ public class LoopCoalescingTest {
       assertEquals("the key of a refused event is forgotten", 0, loop.keys.size());
     }
   }
+
+  /**
+   * Equal key objects share one number while an event with it is queued, however many of
+   * them came back meanwhile: the key of an event that replaced the queued one comes back
+   * at once, and a third event with an equal key still replaces the queued one. (Fails if
+   * a key object's count grows only when it is first numbered: the number would be
+   * forgotten while its event waits, and the third event queued beside it.)
+   */
+  @Test
+  public void aReplacingKeyThatCameBackLeavesTheQueuedEventItsNumber() {
+    ManualExecutor executor = new ManualExecutor();
+    List<Integer> seen = new CopyOnWriteArrayList<>();
+    try (Loop<Integer, Integer, Void> loop = Loop.<Integer, Integer>reducer(0, (model, event) -> {
+      seen.add(event);
+      return model + event;
+    }).executor(executor).coalescing((Integer event) -> new String("k")).build()) {
+      executor.runAll();
+      assertTrue(loop.dispatch(1));
+      assertTrue(loop.dispatch(10)); // replaces 1; its own key comes back at once
+      assertTrue(loop.dispatch(100)); // an equal key: still replaces
+      assertEquals("one number for the queued event", 1, loop.keys.size());
+      executor.runAll();
+      assertEquals("only the last event was handled", List.of(100), seen);
+      assertEquals("and its key forgotten", 0, loop.keys.size());
+    }
+  }
 }
