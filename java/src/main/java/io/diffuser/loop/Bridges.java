@@ -232,6 +232,8 @@ final class Bridges {
       final int hash;
       long value;
       int held;
+      /** Set as it is forgotten: it then equals only itself, so no key's equals runs. */
+      boolean leaving;
 
       Numbered(Object key) {
         this.key = key;
@@ -245,7 +247,8 @@ final class Bridges {
 
       @Override
       public boolean equals(Object other) {
-        return other == this || other instanceof Numbered && key.equals(((Numbered) other).key);
+        return other == this
+            || !leaving && other instanceof Numbered && key.equals(((Numbered) other).key);
       }
     }
 
@@ -306,6 +309,7 @@ final class Bridges {
         Numbered numbered = byValue.get(value);
         if (numbered != null && --numbered.held == 0) {
           byValue.remove(value);
+          numbered.leaving = true; // HashMap.remove compares with the argument's equals
           byKey.remove(numbered);
         }
       }

@@ -6,6 +6,7 @@ import static org.junit.Assert.assertTrue;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.Test;
 
 /**
@@ -145,6 +146,69 @@ public class LoopCoalescingTest {
       executor.runAll();
       assertEquals("only the last event was handled", List.of(100), seen);
       assertEquals("and its key forgotten", 0, loop.keys.size());
+    }
+  }
+
+  /** Key objects with one hash, equal only to themselves; equals throws once broken. */
+  static final class Colliding {
+    static volatile boolean broken;
+    final String name;
+
+    Colliding(String name) {
+      this.name = name;
+    }
+
+    @Override
+    public int hashCode() {
+      return 1;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+      if (broken) {
+        throw new IllegalStateException("equals of " + name);
+      }
+      return other == this;
+    }
+  }
+
+  /**
+   * A key object is compared only while its event is sent: forgetting it once its events
+   * are gone compares it with no other key, even one with the same hash numbered before it,
+   * so a key's equals that fails later neither fails an unrelated event's key nor leaves
+   * the key object numbered.
+   */
+  @Test
+  public void aKeyIsNotComparedOnceItsEventsAreGone() {
+    Colliding a = new Colliding("a");
+    Colliding b = new Colliding("b");
+    ManualExecutor executor = new ManualExecutor();
+    AtomicReference<Loop<Integer, String, Void>> self = new AtomicReference<>();
+    List<Throwable> uncaught = new CopyOnWriteArrayList<>();
+    Thread.UncaughtExceptionHandler old = Thread.currentThread().getUncaughtExceptionHandler();
+    Thread.currentThread().setUncaughtExceptionHandler((thread, failure) -> uncaught.add(failure));
+    try (Loop<Integer, String, Void> loop = Loop.<Integer, String>reducer(0, (model, event) -> {
+      if (event.equals("a1")) {
+        self.get().dispatch("b"); // b's key object is numbered after a's, still held
+        self.get().dispatch("a2");
+      }
+      return model + 1;
+    }).executor(executor).coalescing((String e) -> e.startsWith("a") ? a : e.startsWith("b") ? b : e)
+        .build()) {
+      self.set(loop);
+      executor.runAll();
+      loop.dispatch("a1");
+      executor.runAll(); // every key came back
+      Colliding.broken = true;
+      loop.dispatch("c"); // forgets a and b
+      Colliding.broken = false;
+      assertEquals("no key object was compared after its events were gone", List.of(), uncaught);
+      assertEquals("only the queued event's key object is kept", 1, loop.keys.size());
+      executor.runAll();
+      assertEquals("every key object is forgotten", 0, loop.keys.size());
+    } finally {
+      Colliding.broken = false;
+      Thread.currentThread().setUncaughtExceptionHandler(old);
     }
   }
 }
