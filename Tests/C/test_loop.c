@@ -1247,22 +1247,41 @@ typedef struct key_ledger {
     int destroyed;
 } key_ledger;
 
+/* A ledger's key for events 100..799 only (key: the hundreds), counted atomically: the
+ * thread test dispatches from several threads. */
 static int ledger_key(const void *event, uint64_t *key, void *ctx) {
     key_ledger *l = ctx;
     long e = VALUE(event);
-    if (e < 100) return 0;
+    if (e < 100 || e >= 800) return 0;
     *key = (uint64_t)(e / 100);
-    l->given[*key]++;
+    __atomic_add_fetch(&l->given[*key], 1, __ATOMIC_SEQ_CST);
     return 1;
 }
 
 static void ledger_done(uint64_t key, void *ctx) {
     key_ledger *l = ctx;
-    if (l->destroyed) l->back_after_destroy++;
-    if (key < 8) l->back[key]++;
+    if (__atomic_load_n(&l->destroyed, __ATOMIC_SEQ_CST)) __atomic_add_fetch(&l->back_after_destroy, 1, __ATOMIC_SEQ_CST);
+    if (key < 8) __atomic_add_fetch(&l->back[key], 1, __ATOMIC_SEQ_CST);
 }
 
-static void ledger_destroy(void *ctx) { ((key_ledger *)ctx)->destroyed = 1; }
+static void ledger_destroy(void *ctx) { __atomic_store_n(&((key_ledger *)ctx)->destroyed, 1, __ATOMIC_SEQ_CST); }
+
+/* Makes `c` coalesce through `l`, emptied. */
+static void keep_ledger(dfs_loop_config *c, key_ledger *l) {
+    memset(l, 0, sizeof *l);
+    c->coalesce = ledger_key;
+    c->coalesce_done = ledger_done;
+    c->coalesce_ctx = l;
+    c->coalesce_destroy = ledger_destroy;
+}
+
+/* Once its loop is gone: the context destroyed, and every key given came back exactly
+ * once, none after the destroy. */
+static void check_ledger_settled(key_ledger *l, const char *loop) {
+    CHECK_INT(__atomic_load_n(&l->destroyed, __ATOMIC_SEQ_CST), 1, "%s: the context is destroyed", loop);
+    CHECK_INT(l->back_after_destroy, 0, "%s: no key comes back after the destroy", loop);
+    for (int k = 0; k < 8; k++) CHECK_INT(l->back[k], l->given[k], "%s: every key %d given came back once", loop, k);
+}
 
 /* Every key the coalescing function gives comes back to coalesce_done exactly once, when
  * the loop holds it no more: at once for an event that replaced a queued one or was
@@ -1271,16 +1290,12 @@ static void ledger_destroy(void *ctx) { ((key_ledger *)ctx)->destroyed = 1; }
 static void test_coalescing_keys_come_back(void) {
     check_section("coalescing: each key given comes back to coalesce_done once the loop lets go of it");
     key_ledger l;
-    memset(&l, 0, sizeof l);
     update_ctx u = {0};
     dfs_executor *manual = NULL;
     dfs_executor_new_manual(&manual);
     dfs_loop_config c = counter_config(0, &u);
     c.executor = manual;
-    c.coalesce = ledger_key;
-    c.coalesce_done = ledger_done;
-    c.coalesce_ctx = &l;
-    c.coalesce_destroy = ledger_destroy;
+    keep_ledger(&c, &l);
     dfs_loop *loop = counter_loop(&c);
     dfs_executor_run_all(manual);
 
@@ -1311,29 +1326,9 @@ static void test_coalescing_keys_come_back(void) {
     CHECK_INT(l.destroyed, 0, "the context lives while the loop does");
     dfs_loop_release(loop);
     dfs_executor_release(manual);
-    CHECK_INT(l.destroyed, 1, "the context is destroyed once the loop is gone");
-    CHECK_INT(l.back_after_destroy, 0, "no key comes back after the destroy");
-    for (int k = 0; k < 8; k++) CHECK_INT(l.back[k], l.given[k], "every key %d given came back once", k);
+    check_ledger_settled(&l, "the loop");
     CHECK_INT(box_live, 0, "no box left");
 }
-
-/* A ledger's key for events 100..799 only (key: the hundreds), counted atomically. */
-static int ledger_key_atomic(const void *event, uint64_t *key, void *ctx) {
-    key_ledger *l = ctx;
-    long e = VALUE(event);
-    if (e < 100 || e >= 800) return 0;
-    *key = (uint64_t)(e / 100);
-    __atomic_add_fetch(&l->given[*key], 1, __ATOMIC_SEQ_CST);
-    return 1;
-}
-
-static void ledger_done_atomic(uint64_t key, void *ctx) {
-    key_ledger *l = ctx;
-    if (__atomic_load_n(&l->destroyed, __ATOMIC_SEQ_CST)) __atomic_add_fetch(&l->back_after_destroy, 1, __ATOMIC_SEQ_CST);
-    if (key < 8) __atomic_add_fetch(&l->back[key], 1, __ATOMIC_SEQ_CST);
-}
-
-static void ledger_destroy_atomic(void *ctx) { __atomic_store_n(&((key_ledger *)ctx)->destroyed, 1, __ATOMIC_SEQ_CST); }
 
 /* The ways test_coalescing_keys_come_back does not take: a job's event dropped because
  * the job was cancelled while it waited, a job's queued event replaced by a dispatch,
@@ -1343,7 +1338,6 @@ static void ledger_destroy_atomic(void *ctx) { __atomic_store_n(&((key_ledger *)
 static void test_coalescing_keys_come_back_on_every_exit(void) {
     check_section("coalescing: keys come back for cancelled jobs, stops, restarts, refusals and releases");
     key_ledger l;
-    memset(&l, 0, sizeof l);
     update_ctx u = {0};
     test_log log = {{0}};
     tap h = {.name = "h", .log = &log};
@@ -1354,10 +1348,7 @@ static void test_coalescing_keys_come_back_on_every_exit(void) {
     c.executor = manual;
     c.handlers = handlers;
     c.handler_count = 1;
-    c.coalesce = ledger_key_atomic;
-    c.coalesce_done = ledger_done_atomic;
-    c.coalesce_ctx = &l;
-    c.coalesce_destroy = ledger_destroy_atomic;
+    keep_ledger(&c, &l);
     dfs_loop *loop = counter_loop(&c);
     dfs_executor_run_all(manual);
 
@@ -1396,13 +1387,9 @@ static void test_coalescing_keys_come_back_on_every_exit(void) {
 
     /* A loop released with an event queued, never disposed by hand. */
     key_ledger m;
-    memset(&m, 0, sizeof m);
     dfs_loop_config d = counter_config(0, &u);
     d.executor = manual;
-    d.coalesce = ledger_key_atomic;
-    d.coalesce_done = ledger_done_atomic;
-    d.coalesce_ctx = &m;
-    d.coalesce_destroy = ledger_destroy_atomic;
+    keep_ledger(&d, &m);
     dfs_loop *released = counter_loop(&d);
     dfs_executor_run_all(manual);
     CHECK_OK(dfs_loop_dispatch(released, EVENT(501)), "key 5 queued");
@@ -1412,11 +1399,8 @@ static void test_coalescing_keys_come_back_on_every_exit(void) {
     CHECK_INT(m.destroyed, 1, "the released loop's context is destroyed");
     dfs_executor_release(manual);
 
-    CHECK_INT(l.back_after_destroy + m.back_after_destroy, 0, "no key comes back after the destroy");
-    for (int k = 0; k < 8; k++) {
-        CHECK_INT(l.back[k], l.given[k], "every key %d given came back once", k);
-        CHECK_INT(m.back[k], m.given[k], "every key %d of the released loop came back once", k);
-    }
+    check_ledger_settled(&l, "the disposed loop");
+    check_ledger_settled(&m, "the released loop");
     CHECK_INT(box_live, 0, "no box left");
 }
 
@@ -1440,16 +1424,12 @@ static void *dispatch_keyed(void *arg) {
 static void test_coalescing_keys_come_back_across_threads(void) {
     check_section("coalescing: keys come back once each with dispatchers racing the drain and a dispose");
     key_ledger l;
-    memset(&l, 0, sizeof l);
     update_ctx u = {0};
     dfs_executor *background = NULL;
     dfs_executor_new_background(&background);
     dfs_loop_config c = counter_config(0, &u);
     c.executor = background;
-    c.coalesce = ledger_key_atomic;
-    c.coalesce_done = ledger_done_atomic;
-    c.coalesce_ctx = &l;
-    c.coalesce_destroy = ledger_destroy_atomic;
+    keep_ledger(&c, &l);
     dfs_loop *loop = counter_loop(&c);
     keyed_dispatcher ks[4];
     pthread_t threads[4];
@@ -1464,9 +1444,7 @@ static void test_coalescing_keys_come_back_across_threads(void) {
     dfs_executor_release(background);
     CHECK_INT(boxes_settled(), 0, "no box left");
     for (int i = 0; i < 1000 && !__atomic_load_n(&l.destroyed, __ATOMIC_SEQ_CST); i++) sleep_us(1000);
-    CHECK_INT(l.destroyed, 1, "the context is destroyed");
-    CHECK_INT(l.back_after_destroy, 0, "no key comes back after the destroy");
-    for (int k = 0; k < 8; k++) CHECK_INT(l.back[k], l.given[k], "every key %d given came back once", k);
+    check_ledger_settled(&l, "the loop");
 }
 
 /* ------------------------------------------------------------------------------------ */
