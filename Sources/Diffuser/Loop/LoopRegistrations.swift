@@ -76,9 +76,9 @@ final class SourceSlot<Event>: _Disposable, @unchecked Sendable {
         let made: _Disposable
         // Through the loop's paths, compiled for its types (see `LoopPaths`). The
         // connection holds the loop strongly (a weak reference would cost each event
-        // two of the runtime's slow paths) and lets go of it when it is disposed: at
-        // the latest when the run ends (the session's action below), which the loop's
-        // owners letting go of it brings about (`Loop.deinit` disposes it).
+        // two of the runtime's slow paths) and lets go of it when it is disposed, at
+        // the latest when the run ends (the session's action below); a loop whose
+        // owners let go of it ends its run (`Loop.deinit` disposes it).
         let paths = core.paths, keep = self.keep
         do {
             made = try fuser.tryConnect({ event in

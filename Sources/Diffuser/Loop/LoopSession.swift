@@ -20,8 +20,9 @@ final class LoopSession<Event>: @unchecked Sendable {
     /// fields skip the runtime's exclusivity checks (`@exclusivity(unchecked)`), each a
     /// thread-local lookup.
     private let lock = InlineLock()
-    /// Where a close sleeps until the callbacks it waits for end: only a thread that
-    /// finds `waiting` above zero under `lock` takes it, to wake the sleepers.
+    /// Where a close sleeps until the callbacks it waits for end (see `waiting`); a
+    /// thread that changes `active` takes it only if it finds `waiting` above zero, to
+    /// wake the sleepers.
     private let monitor = Monitor()
     /// Guarded by `lock`: what to run when the session ends, by owner (a job's id, or 0
     /// for the session's own), each with the number `onCancel` gave it.

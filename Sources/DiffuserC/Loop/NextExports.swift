@@ -21,8 +21,9 @@ func cUpdate(_ function: CFunction<dfs_update_fn>, model: ValueType, effect: Val
     }
 }
 
-/// What an update call has put in its `dfs_next` so far; the update in progress on each
-/// thread has one, which `dfs_next_model` and `dfs_next_effect` reach and accept only.
+/// What an update call has put in its `dfs_next` so far. The update in progress on a
+/// thread has the thread's current builder, the only one `dfs_next_model` and
+/// `dfs_next_effect` accept.
 ///
 /// A `dfs_next` is a number, not the builder's address: each update call gets one never
 /// handed out before, so that a `dfs_next` kept past its call (by mistake, or another
@@ -32,7 +33,7 @@ func cUpdate(_ function: CFunction<dfs_update_fn>, model: ValueType, effect: Val
 /// current: a step of a C loop makes one, and an object would cost each step an
 /// allocation and the reference counts of it and of its types.
 struct NextBuilder {
-    /// The loop's value types, which outlive the update call.
+    /// The update's value types (a loop's or a replay's), which outlive the update call.
     unowned(unsafe) let modelType: ValueType
     unowned(unsafe) let effectType: ValueType
     var model: CValue?

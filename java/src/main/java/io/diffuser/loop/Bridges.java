@@ -217,11 +217,12 @@ final class Bridges {
    * {@code dfs_key_fn} and {@code dfs_key_done_fn}: the same number for equal keys, or
    * Long.MIN_VALUE for none. The core compares numbers; a key object keeps its number while
    * the core holds a key given with it (it hands each back through {@link #done}), and is
-   * forgotten once every one came back, so that a loop coalescing by ever new keys keeps
-   * none for events long gone.
+   * forgotten at the next {@link #key} once every one came back, so that a loop coalescing
+   * by ever new keys keeps none for events long gone.
    *
-   * <p>A key object is hashed and compared only while its event is sent (see {@link
-   * LoopCoalescingTest}): it keeps the hash it had then. The core may hand a key back on
+   * <p>A key object is hashed once, as its event is sent, and compared only while an event
+   * is sent, never as it is forgotten (see {@link LoopCoalescingTest}): it keeps the hash it
+   * had then. The core may hand a key back on
    * any thread, even while it holds the loop's lock, so {@link #done} only queues the
    * number, and {@link #key} settles what came back under this bridge's lock.
    */

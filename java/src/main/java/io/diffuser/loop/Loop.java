@@ -611,9 +611,9 @@ public final class Loop<M, E, F> implements AutoCloseable {
      * function that throws gives the event no key; the exception goes to the thread's
      * uncaught exception handler. The core compares keys as numbers, one for each distinct
      * key ({@code equals}, with the {@code hashCode} the key had when its event was sent).
-     * The loop keeps a key while an event sent with it is queued, and forgets it when the
-     * next key is given after that, so keys may come from an unbounded set (an item's id,
-     * a query).
+     * The loop keeps a key while an event sent with it is queued or being handled, and
+     * forgets it the next time the key function gives a key after that, so keys may come
+     * from an unbounded set (an item's id, a query).
      *
      * @param key the key of an event
      * @return this builder
