@@ -221,10 +221,9 @@ final class Bridges {
    * by ever new keys keeps none for events long gone.
    *
    * <p>A key object is hashed once, as its event is sent, and compared only while an event
-   * is sent, never as it is forgotten (see {@link LoopCoalescingTest}): it keeps the hash it
-   * had then. The core may hand a key back on
-   * any thread, even while it holds the loop's lock, so {@link #done} only queues the
-   * number, and {@link #key} settles what came back under this bridge's lock.
+   * is sent, never as it is forgotten: it keeps the hash it had then. The core may hand a
+   * key back on any thread, even while it holds the loop's lock, so {@link #done} only
+   * queues the number, and {@link #key} settles what came back under this bridge's lock.
    */
   static final class KeyBridge {
     /** A key object with the number it was given, and how many of its keys the core holds. */
