@@ -128,3 +128,23 @@ final class HandCounterLoop {
         draining = false
     }
 }
+
+/// Queue + reducer over the references scenario's model and events, nothing rendered.
+final class HandProfileLoop {
+    private(set) var model = Profile()
+    private var queue: [Visit] = []
+    private var draining = false
+
+    func dispatch(_ event: Visit) {
+        queue.append(event)
+        if draining { return }
+        draining = true
+        var next = 0
+        while next < queue.count {
+            model = record(model, queue[next])
+            next += 1
+        }
+        queue.removeAll(keepingCapacity: true)
+        draining = false
+    }
+}

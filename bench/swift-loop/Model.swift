@@ -22,6 +22,32 @@ func add(_ model: Int, _ event: Int) -> Int {
     model &+ event
 }
 
+/// The model of the references scenario: state as an app holds it, with strings and
+/// arrays, each a reference the runtime counts whenever the model is copied.
+struct Profile: Equatable {
+    var name = String(repeating: "n", count: 32)
+    var tags = ["a tag long enough to live on the heap"]
+    var scores = [Int](repeating: 0, count: 8)
+    var visits = 0
+}
+
+/// An event of the references scenario: it carries a string on the heap.
+struct Visit {
+    var count: Int
+    var page: String
+}
+
+/// The page every visit carries.
+let visitedPage = String(repeating: "p", count: 32)
+
+/// The update of the references scenario: a new model with one field changed (a copy).
+@inline(__always)
+func record(_ model: Profile, _ event: Visit) -> Profile {
+    var next = model
+    next.visits &+= event.count
+    return next
+}
+
 /// Cheap but not removable: folds a value into a global the program prints at the end.
 nonisolated(unsafe) var sinkAccumulator: UInt64 = 0
 

@@ -12,6 +12,9 @@
 //               the same `Output` connected to the hand-written loop's `dispatch`
 //               (`output.fuser.connect`): the difference is what a loop's source
 //               connection adds to a plain connection;
+//   references  no-render with a model and events that hold references (strings and
+//               arrays), as an app's state does: the update copies the model and
+//               changes one field;
 //   job         no-render's loop fed through a job: a handler keeps the job of an effect
 //               and the benchmark sends each event with `job.send`, as a handler's work
 //               sends its results later, against the hand-written loop's `dispatch`.
@@ -76,6 +79,10 @@ func libraryCounterLoop() -> Loop<Int, Int, Never> {
 }
 
 /// A counter loop fed by `output`, and the connection to dispose.
+func libraryProfileLoop() -> Loop<Profile, Visit, Never> {
+    Loop(model: Profile(), reducer: record)
+}
+
 func librarySourceLoop(_ output: Output<Int>) -> (Loop<Int, Int, Never>, Loop<Int, Int, Never>.Disposable) {
     let loop = libraryCounterLoop()
     return (loop, loop.connect(output.fuser))
@@ -131,10 +138,16 @@ func checkSameWork() {
     handFeeding.dispose()
     let (sent, job) = libraryJobLoop()
     for i in 0..<1_000 { job.send(i) }
+    let profile = libraryProfileLoop(), handProfile = HandProfileLoop()
+    for i in 0..<1_000 {
+        profile.dispatch(Visit(count: i, page: visitedPage))
+        handProfile.dispatch(Visit(count: i, page: visitedPage))
+    }
     if librarySink != handSink || librarySink != mixedSink || librarySink != sinkAccumulator
         || loop.model != hand.model || loop.model != handDiffuser.model || loop.model != floor.model
         || counter.model != handCounter.model || fed.model != handCounter.model
-        || handFed.model != handCounter.model || sent.model != handCounter.model {
+        || handFed.model != handCounter.model || sent.model != handCounter.model
+        || profile.model != handProfile.model {
         print("the loop and the hand-written baseline did different work")
         exit(1)
     }
@@ -186,6 +199,12 @@ for _ in 0..<rounds {
         hand["no-render", default: []].append(nsPerEvent(500_000) { baseline.dispatch($0) })
     }
     do {
+        let loop = libraryProfileLoop()
+        library["references", default: []].append(nsPerEvent(500_000) { loop.dispatch(Visit(count: $0, page: visitedPage)) })
+        let baseline = HandProfileLoop()
+        hand["references", default: []].append(nsPerEvent(500_000) { baseline.dispatch(Visit(count: $0, page: visitedPage)) })
+    }
+    do {
         let output = Output<Int>()
         let (loop, feeding) = librarySourceLoop(output)
         library["source", default: []].append(nsPerEvent(200_000) { output.send($0) })
@@ -204,7 +223,7 @@ for _ in 0..<rounds {
     }
 }
 
-let scenarios = ["render-100", "no-render", "source", "job"]
+let scenarios = ["render-100", "no-render", "references", "source", "job"]
 if tsv {
     // language, scenario, then median and min ns/event of: the library, hand,
     // hand+diffuser, the floor ("-" where it does not apply)

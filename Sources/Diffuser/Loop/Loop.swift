@@ -228,13 +228,13 @@ public final class Loop<Model, Event, Effect>: Subscribable {
     /// dispatching, its call does not return.
     @inlinable
     @discardableResult
-    public func dispatch(_ event: Event) -> Bool {
+    public func dispatch(_ event: consuming Event) -> Bool {
         core.enqueue(event, job: nil) == nil
     }
 
     /// Queues `event`, or throws `LoopError.stopped` or `.disposed`.
     @inlinable
-    public func tryDispatch(_ event: Event) throws {
+    public func tryDispatch(_ event: consuming Event) throws {
         if let refusal = core.enqueue(event, job: nil) { throw refusal }
     }
 

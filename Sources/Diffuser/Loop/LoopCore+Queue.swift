@@ -45,7 +45,7 @@ extension LoopCore {
     /// calling thread is owed by it (`debtor`) and run once the delivery is over
     /// (`payDeferredDrain`).
     @inlinable
-    func enqueue(_ event: Event, job: Job<Event>?, deferring: Bool = false) -> LoopError? {
+    func enqueue(_ event: consuming Event, job: Job<Event>?, deferring: Bool = false) -> LoopError? {
         // User code (the key) runs before the lock is taken.
         if let coalescingKey, let key = coalescingKey(event) {
             return enqueue(event, job: job, key: key, deferring: deferring)
@@ -68,7 +68,7 @@ extension LoopCore {
     /// Queues `event` with its coalescing key: in place of the queued event with the
     /// same key, if there is one.
     @usableFromInline
-    func enqueue(_ event: Event, job: Job<Event>?, key: AnyHashable, deferring: Bool) -> LoopError? {
+    func enqueue(_ event: consuming Event, job: Job<Event>?, key: AnyHashable, deferring: Bool) -> LoopError? {
         lock.lock()
         if status != .running || closer != 0 { return refusalLocked() }
         if let number = keyed[key], queue.contains(number: number),
@@ -203,7 +203,7 @@ extension LoopCore {
             if let key = entry.details?.key, keyed[key] == number { keyed.removeValue(forKey: key) }
             let session = self.session
             lock.unlock()
-            process(entry, session)
+            process(consume entry, session)
             lock.lock()
         }
         draining = false
@@ -225,8 +225,8 @@ extension LoopCore {
     }
 
     @inlinable
-    func process(_ entry: Entry, _ session: LoopSession<Event>?) {
-        guard let event = entry.event else {
+    func process(_ entry: consuming Entry, _ session: LoopSession<Event>?) {
+        guard let event = entry.event.take() else {
             processOther(entry, session)
             return
         }

@@ -33,27 +33,31 @@ extension LoopCore {
     /// models the loop published).
     @inlinable
     func step(_ event: Event, _ session: LoopSession<Event>) {
-        let before = model
-        let next: Next<Model, Effect>
+        // The model is lent where it lies: nothing stores a model during the update.
+        var next: Next<Model, Effect>
         do {
-            next = try update.next(before, event)
+            next = try withBorrowed(modelCell) { try update.next($0, event) }
         } catch {
             if !session.isCancelled { journal?.record(event) }
-            report(.failed(event: event, model: before, error: error))
+            report(.failed(event: event, model: model, error: error))
             return
         }
-        if session.isCancelled {
-            report(.stepped(event: event, model: before, next: next))
-            return
-        }
-        report(.stepped(event: event, model: before, next: next))
+        report(.stepped(event: event, model: model, next: next))
         if session.isCancelled { return }
         journal?.record(event)
-        if let newModel = next.model {
-            store(newModel)
-            publish(newModel, session)
+        if let newModel = next._model.take() {
+            store(consume newModel)
+            publishModel(session)
         }
         handle(next.effects, session)
+    }
+
+    /// Hands the stored model, where it lies, to every observer and feedback.
+    @inlinable
+    func publishModel(_ session: LoopSession<Event>) {
+        if subscribers.isEmpty { return }
+        // Only the drainer stores a model, and it is busy here.
+        withBorrowed(modelCell) { publish($0, session) }
     }
 
     /// Hands `model` to every observer and feedback, in registration order.

@@ -161,9 +161,17 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
     @usableFromInline var structuresLive = true
     let monitor = Monitor()
 
-    /// The model. Written by the drainer with `lock` held; read by the drainer without
-    /// it (no one else writes), and by anyone else with it.
-    @usableFromInline @exclusivity(unchecked) var model: Model
+    /// Where the model lies. Written by the drainer with `lock` held; read by the
+    /// drainer without it (no one else writes), and by anyone else with it.
+    ///
+    /// At a fixed address, so that a step lends the model to the update and to the
+    /// observers where it lies (`withBorrowed`): a copy would retain every reference
+    /// inside the model, and release them all again, at each step.
+    @usableFromInline let modelCell: UnsafeMutablePointer<Model>
+
+    /// The model, copied: the drainer's read (see `modelCell`).
+    @inlinable
+    var model: Model { modelCell.pointee }
 
     // MARK: Loop structures (drainer only)
 
@@ -192,7 +200,8 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         paths: LoopPaths<Model, Event, Effect>
     ) {
         self.paths = paths
-        self.model = first.model
+        self.modelCell = UnsafeMutablePointer<Model>.allocate(capacity: 1)
+        self.modelCell.initialize(to: first.model)
         self.pendingFirst = first
         self.update = update
         self.handlers = handlers
@@ -212,7 +221,7 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
     var currentModel: Model {
         lock.lock()
         defer { lock.unlock() }
-        return model
+        return modelCell.pointee
     }
 
     var currentStatus: Status {
@@ -228,12 +237,21 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         return status == .running && closer == 0
     }
 
-    /// Stores a new model, with the lock, for other threads to read.
+    deinit {
+        modelCell.deinitialize(count: 1)
+        modelCell.deallocate()
+    }
+
+    /// Stores a new model, with the lock, for other threads to read. The model it
+    /// replaces is released once the lock is given back: what its last reference
+    /// frees may run code that reads the loop.
     @inlinable
-    func store(_ newModel: Model) {
+    func store(_ newModel: consuming Model) {
         lock.lock()
-        model = newModel
+        let old = modelCell.move()
+        modelCell.initialize(to: consume newModel)
         lock.unlock()
+        _ = consume old
     }
 
     /// Wakes the threads waiting for the mailbox to change; releases the lock.

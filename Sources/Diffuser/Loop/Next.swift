@@ -14,26 +14,31 @@
 /// and feedbacks hear only of new models. Its effects still run.
 public struct Next<Model, Effect> {
     /// The new model, or `nil` to keep the current one.
-    public let model: Model?
+    @inlinable
+    public var model: Model? { _model }
+    /// The model's storage: a loop's step moves the new model out of it rather than
+    /// copying it, which would retain every reference inside.
+    @usableFromInline
+    var _model: Model?
     /// The effects to hand to the effect handlers, in order.
     public let effects: [Effect]
 
     /// A next with `model` (or none) and `effects`.
     @inlinable
     public init(model: Model?, effects: [Effect] = []) {
-        self.model = model
+        self._model = model
         self.effects = effects
     }
 
     /// A new model, and optionally effects.
     @inlinable
-    public static func next(_ model: Model, effects: [Effect] = []) -> Next {
+    public static func next(_ model: consuming Model, effects: consuming [Effect] = []) -> Next {
         Next(model: model, effects: effects)
     }
 
     /// Effects only: the model stays as it was.
     @inlinable
-    public static func dispatch(_ effects: [Effect]) -> Next {
+    public static func dispatch(_ effects: consuming [Effect]) -> Next {
         Next(model: nil, effects: effects)
     }
 

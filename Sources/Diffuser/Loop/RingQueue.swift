@@ -23,7 +23,7 @@ struct RingQueue<Element> {
     /// Appends `element` and returns its running number.
     @inlinable
     @discardableResult
-    mutating func append(_ element: Element) -> UInt64 {
+    mutating func append(_ element: consuming Element) -> UInt64 {
         if count == storage.count { grow() }
         storage[(head + count) % storage.count] = element
         count += 1
@@ -42,8 +42,7 @@ struct RingQueue<Element> {
     @inlinable
     mutating func popFirst() -> Element? {
         guard count > 0 else { return nil }
-        let element = storage[head]
-        storage[head] = nil
+        let element = storage[head].take()
         head = (head + 1) % storage.count
         count -= 1
         firstNumber += 1

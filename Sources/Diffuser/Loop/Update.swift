@@ -23,7 +23,7 @@ public struct Update<Model, Event, Effect> {
     /// the previous one; observers filter with key paths) and no effect.
     @inlinable
     public static func reducer(_ reduce: @escaping (Model, Event) throws -> Model) -> Update {
-        Update { model, event in .next(try reduce(model, event)) }
+        Update { model, event in Next(model: try reduce(model, event)) }
     }
 
     /// An update from a reducer that changes the model in place, like RaspSwift's
@@ -33,7 +33,7 @@ public struct Update<Model, Event, Effect> {
         Update { model, event in
             var copy = model
             try apply(&copy, event)
-            return .next(copy)
+            return Next(model: copy)
         }
     }
 
