@@ -6,8 +6,8 @@
 # (a) Swift: swift test --sanitize=thread on the concurrency, lock and thread tests of
 #     Tests/DiffuserTests (DiffuserConcurrencyTests, FuserConcurrencyTests,
 #     LoopConcurrencyTests, LoopClosingRaceTests, LoopSourceDeliveryTests,
-#     LoopSourceLifetimeTests, LoopSessionWaitTests, LockTests and any test whose name
-#     says Thread), built in .build-tsan.
+#     LoopSourceLifetimeTests, LoopSessionWaitTests, LoopModelOwnershipTests, LockTests
+#     and any test whose name says Thread), built in .build-tsan.
 # (b) C: the C thread tests (Tests/C/test_threads.c; test_fuser.c, whose concurrent
 #     emit and dispose-while-emitting sections run threads; test_loop.c, whose loops run
 #     on background executors, eight dispatching threads and dispose racing dispatch;
@@ -22,7 +22,7 @@
 # lock-order inversion, a thread leak...). Logs: build-tsan/*.log.
 #
 # Environment: CLANG (default: the clang of the Swift toolchain), TSAN_OPTIONS (added
-# to this script's), SWIFT_FILTER (default 'Concurrency|Lock|Thread|Race|SourceDelivery|SourceLifetime|SessionWait').
+# to this script's), SWIFT_FILTER (default 'Concurrency|Lock|Thread|Race|SourceDelivery|SourceLifetime|SessionWait|ModelOwnership').
 set -uo pipefail
 
 do_swift=1
@@ -135,7 +135,7 @@ if [ "$do_c" -eq 1 ]; then
 fi
 
 if [ "$do_swift" -eq 1 ]; then
-  filter="${SWIFT_FILTER:-Concurrency|Lock|Thread|Race|SourceDelivery|SourceLifetime|SessionWait}"
+  filter="${SWIFT_FILTER:-Concurrency|Lock|Thread|Race|SourceDelivery|SourceLifetime|SessionWait|ModelOwnership}"
   echo "== (a) swift test --sanitize=thread --filter '$filter' (.build-tsan)"
   log="$build/swift-test.log"
   (cd "$root" && "$swift" test --sanitize=thread --scratch-path .build-tsan --filter "$filter") >"$log" 2>&1
