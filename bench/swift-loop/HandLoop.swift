@@ -129,11 +129,21 @@ final class HandCounterLoop {
     }
 }
 
-/// Queue + reducer over the references scenario's model and events, nothing rendered.
+/// Queue + reducer over the references scenario's model and events; if `observed`,
+/// each new model's request and visits go to the sink when they changed, as the
+/// observed scenario's feedback and observer do.
 final class HandProfileLoop {
     private(set) var model = Profile()
     private var queue: [Visit] = []
     private var draining = false
+    private let observed: Bool
+    private var lastRequest: Int?
+    private var lastVisits: Int?
+
+    init(observed: Bool = false) {
+        self.observed = observed
+        if observed { observe() }
+    }
 
     func dispatch(_ event: Visit) {
         queue.append(event)
@@ -142,9 +152,22 @@ final class HandProfileLoop {
         var next = 0
         while next < queue.count {
             model = record(model, queue[next])
+            if observed { observe() }
             next += 1
         }
         queue.removeAll(keepingCapacity: true)
         draining = false
+    }
+
+    private func observe() {
+        let request = visitRequest(model)
+        if request != lastRequest {
+            lastRequest = request
+            sink(request)
+        }
+        if model.visits != lastVisits {
+            lastVisits = model.visits
+            sink(model.visits)
+        }
     }
 }

@@ -15,6 +15,10 @@
 //   references  no-render with a model and events that hold references (strings and
 //               arrays), as an app's state does: the update copies the model and
 //               changes one field;
+//   observed    references' loop observed as apps do: a request feedback
+//               (`.request(visitRequest)`) and a key-path observer
+//               (`loop.observe(\.visits)`), each calling the sink when its part
+//               changed, against the same comparisons written by hand;
 //   job         no-render's loop fed through a job: a handler keeps the job of an effect
 //               and the benchmark sends each event with `job.send`, as a handler's work
 //               sends its results later, against the hand-written loop's `dispatch`.
@@ -83,6 +87,16 @@ func libraryProfileLoop() -> Loop<Profile, Visit, Never> {
     Loop(model: Profile(), reducer: record)
 }
 
+/// The observed scenario's loop: a request feedback and a key-path observer.
+func libraryObservedLoop() -> (Loop<Profile, Visit, Never>, Loop<Profile, Visit, Never>.Disposable) {
+    let loop = Loop<Profile, Visit, Never>(
+        model: Profile(),
+        reducer: record,
+        feedbacks: [.request(visitRequest) { request, _ in sink(request) }]
+    )
+    return (loop, loop.observe(\.visits) { sink($0) })
+}
+
 func librarySourceLoop(_ output: Output<Int>) -> (Loop<Int, Int, Never>, Loop<Int, Int, Never>.Disposable) {
     let loop = libraryCounterLoop()
     return (loop, loop.connect(output.fuser))
@@ -143,6 +157,20 @@ func checkSameWork() {
         profile.dispatch(Visit(count: i, page: visitedPage))
         handProfile.dispatch(Visit(count: i, page: visitedPage))
     }
+    let saw = sinkAccumulator
+    sinkAccumulator = 0
+    let (observed, observing) = libraryObservedLoop()
+    for i in 0..<1_000 { observed.dispatch(Visit(count: i, page: visitedPage)) }
+    observing.dispose()
+    let observedSink = sinkAccumulator
+    sinkAccumulator = 0
+    let handObserved = HandProfileLoop(observed: true)
+    for i in 0..<1_000 { handObserved.dispatch(Visit(count: i, page: visitedPage)) }
+    if observedSink != sinkAccumulator || observed.model != handObserved.model {
+        print("the observed loop and the hand-written baseline did different work")
+        exit(1)
+    }
+    sinkAccumulator = saw
     if librarySink != handSink || librarySink != mixedSink || librarySink != sinkAccumulator
         || loop.model != hand.model || loop.model != handDiffuser.model || loop.model != floor.model
         || counter.model != handCounter.model || fed.model != handCounter.model
@@ -205,6 +233,13 @@ for _ in 0..<rounds {
         hand["references", default: []].append(nsPerEvent(500_000) { baseline.dispatch(Visit(count: $0, page: visitedPage)) })
     }
     do {
+        let (loop, observing) = libraryObservedLoop()
+        library["observed", default: []].append(nsPerEvent(200_000) { loop.dispatch(Visit(count: $0, page: visitedPage)) })
+        observing.dispose()
+        let baseline = HandProfileLoop(observed: true)
+        hand["observed", default: []].append(nsPerEvent(200_000) { baseline.dispatch(Visit(count: $0, page: visitedPage)) })
+    }
+    do {
         let output = Output<Int>()
         let (loop, feeding) = librarySourceLoop(output)
         library["source", default: []].append(nsPerEvent(200_000) { output.send($0) })
@@ -223,7 +258,7 @@ for _ in 0..<rounds {
     }
 }
 
-let scenarios = ["render-100", "no-render", "references", "source", "job"]
+let scenarios = ["render-100", "no-render", "references", "observed", "source", "job"]
 if tsv {
     // language, scenario, then median and min ns/event of: the library, hand,
     // hand+diffuser, the floor ("-" where it does not apply)

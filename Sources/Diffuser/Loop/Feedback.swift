@@ -25,8 +25,10 @@
 public struct Feedback<Model, Event> {
     /// Makes the feedback's instance for one session of a loop: what receives the
     /// models, or `nil` for a feedback that reads none (a gear attachment).
+    @usableFromInline
     let start: (LoopSession<Event>) -> FeedbackReactor<Model>?
 
+    @inlinable
     init(start: @escaping (LoopSession<Event>) -> FeedbackReactor<Model>?) {
         self.start = start
     }
@@ -38,7 +40,13 @@ struct FeedbackReactor<Model> {
     /// Receives each published model, on the loop's step.
     @usableFromInline let receive: (Model) -> Void
     /// Cancels the work in progress: the feedback was removed from a running loop.
-    let stop: () -> Void
+    @usableFromInline let stop: () -> Void
+
+    @inlinable
+    init(receive: @escaping (Model) -> Void, stop: @escaping () -> Void) {
+        self.receive = receive
+        self.stop = stop
+    }
 }
 
 extension Feedback {
@@ -102,6 +110,10 @@ extension Feedback {
     /// `.cancelPrevious` (the default) a new request cancels the work of the previous
     /// one; with `.keepPrevious` a new request is ignored while work is in progress;
     /// with `.concurrent` both run.
+    // Inlinable, as every form that gates through a `Diffuser`: the gate is then built
+    // where the feedback is, for the model's type; built here, it would run unspecialized
+    // generic code at every published model.
+    @inlinable
     public static func request<Request: Equatable>(
         _ request: @escaping (Model) -> Request?,
         on executor: LoopExecutor? = nil,
@@ -114,6 +126,7 @@ extension Feedback {
     /// `request(_:on:overlap:_:)` for requests compared by `isSame` instead of `==`,
     /// selected by a function that may throw: a model whose selection or comparison
     /// throws leaves the request as it was (nothing starts or stops).
+    @inlinable
     public static func request<Request>(
         _ request: @escaping (Model) throws -> Request?,
         isSame: @escaping (Request, Request) throws -> Bool,
@@ -143,6 +156,7 @@ extension Feedback {
     }
 
     /// `request(_:on:overlap:_:)` with the request at a key path.
+    @inlinable
     public static func request<Request: Equatable>(
         _ keyPath: KeyPath<Model, Request?>,
         on executor: LoopExecutor? = nil,

@@ -17,6 +17,7 @@ public enum Overlap: Sendable {
 ///
 /// Touched only by the loop's steps, one at a time, so it needs no lock; the jobs
 /// themselves are thread-safe.
+@usableFromInline
 final class WorkSlot<Event> {
     private let overlap: Overlap
     /// The jobs started and not yet known to have ended.
@@ -26,11 +27,13 @@ final class WorkSlot<Event> {
     /// jobs stay open (the other strategies keep at most one).
     private var pruneAt = 16
 
+    @usableFromInline
     init(_ overlap: Overlap) {
         self.overlap = overlap
     }
 
     /// A job for new work, or `nil` if the strategy says to keep the work in progress.
+    @usableFromInline
     func begin(in session: LoopSession<Event>) -> Job<Event>? {
         switch overlap {
         case .cancelPrevious:
@@ -51,6 +54,7 @@ final class WorkSlot<Event> {
     }
 
     /// Cancels every job in progress.
+    @usableFromInline
     func cancelAll() {
         let jobs = running
         running.removeAll()

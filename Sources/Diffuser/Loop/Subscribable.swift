@@ -24,19 +24,22 @@ public protocol Subscribable<Value>: AnyObject {
     func subscribe(_ receiver: @escaping (Value) throws -> Void) -> _Disposable
 }
 
+// The forms are inlinable: a Diffuser they build is then built where they are called,
+// for the value's type; built in the library, it would run unspecialized generic code
+// (several times slower) at every value.
 extension Subscribable {
     /// What observing returns: dispose it to stop.
     public typealias Disposable = _Disposable
 
     /// Observes every value.
-    @discardableResult
+    @inlinable @discardableResult
     public func observe(_ observer: @escaping (Value) -> Void) -> Disposable {
         subscribe(observer)
     }
 
     /// Observes the part of each value at `keyPath`, skipping a part equal to the
     /// previous one. `\.self` observes distinct whole values.
-    @discardableResult
+    @inlinable @discardableResult
     public func observe<Part: Equatable>(
         _ keyPath: KeyPath<Value, Part>,
         _ observer: @escaping (Part) -> Void
@@ -47,7 +50,7 @@ extension Subscribable {
 
     /// Observes the part of each value that `select` computes, skipping a part equal to
     /// the previous one (RaspSwift's selectors).
-    @discardableResult
+    @inlinable @discardableResult
     public func observe<Part: Equatable>(
         select: @escaping (Value) -> Part,
         _ observer: @escaping (Part) -> Void
@@ -60,7 +63,7 @@ extension Subscribable {
     /// `observe(with:)`). The owner is held weakly and handed to `observer`, so no
     /// `[weak self]` is needed; the subscription ends on the first value after the
     /// owner is gone, or when the result is disposed.
-    @discardableResult
+    @inlinable @discardableResult
     public func observe<Owner: AnyObject>(
         with owner: Owner,
         _ observer: @escaping (Owner, Value) -> Void
@@ -79,7 +82,7 @@ extension Subscribable {
     /// Observes the part of each value at `keyPath`, skipping a part equal to the
     /// previous one, for as long as `owner` lives (Minimalist's
     /// `observe(\.kp, with:)`).
-    @discardableResult
+    @inlinable @discardableResult
     public func observe<Owner: AnyObject, Part: Equatable>(
         _ keyPath: KeyPath<Value, Part>,
         with owner: Owner,
@@ -102,7 +105,7 @@ extension Subscribable {
     /// Renders every value through `diffuser`, whose gates skip the parts that did not
     /// change. An error a `throwing:` effect of the diffuser throws goes where
     /// `subscribe` sends errors.
-    @discardableResult
+    @inlinable @discardableResult
     public func render(_ diffuser: Diffuser<Value>) -> Disposable {
         subscribe { try diffuser.tryRun($0) }
     }

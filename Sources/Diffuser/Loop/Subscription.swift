@@ -66,11 +66,16 @@ final class Subscription<Value>: _Disposable, @unchecked Sendable {
 
 /// A disposable for a subscription made after the disposable was handed out: disposing
 /// it before the subscription exists disposes the subscription as soon as it is made.
+@usableFromInline
 final class DisposableLink: _Disposable, @unchecked Sendable {
     private let lock = Lock()
     private var target: _Disposable?
     private var disposed = false
 
+    @usableFromInline
+    init() {}
+
+    @usableFromInline
     func link(_ disposable: _Disposable) {
         let late: Bool = lock.withLock {
             if disposed { return true }
@@ -80,6 +85,7 @@ final class DisposableLink: _Disposable, @unchecked Sendable {
         if late { disposable.dispose() }
     }
 
+    @usableFromInline
     func dispose() {
         let target: _Disposable? = lock.withLock {
             disposed = true
