@@ -17,7 +17,7 @@
 /// receiver are discarded.
 @propertyWrapper
 public final class Property<Value>: Subscribable {
-    private let broadcast: Broadcast<Value>
+    @usableFromInline let broadcast: Broadcast<Value>
 
     /// A property holding `value`.
     public init(_ value: Value) {
@@ -31,12 +31,14 @@ public final class Property<Value>: Subscribable {
 
     /// The value. Setting it notifies every observer, equal or not (observe a key path,
     /// `\.self` included, to skip equal values).
+    @inlinable
     public var value: Value {
         get { broadcast.value }
         set { broadcast.send(newValue) }
     }
 
     /// The value, for `@Property`.
+    @inlinable
     public var wrappedValue: Value {
         get { value }
         set { value = newValue }
@@ -51,6 +53,7 @@ public final class Property<Value>: Subscribable {
     /// makes) is delivered first, then replaced by its result, so a nested change is
     /// lost unless the transform reads it back. If `transform` throws, its result is not
     /// stored; what it stored or observed meanwhile stands.
+    @inlinable
     public func modify(_ transform: (inout Value) throws -> Void) rethrows {
         try broadcast.modify(transform)
     }

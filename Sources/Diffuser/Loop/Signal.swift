@@ -12,12 +12,13 @@
 /// sent from inside an observer, or from another thread meanwhile, is delivered after
 /// the one in progress. Errors thrown by a `subscribe` receiver are discarded.
 public final class Signal<Value>: Subscribable {
-    private let broadcast = Broadcast<Value>()
+    @usableFromInline let broadcast = Broadcast<Value>()
 
     /// A signal with no observer.
     public init() {}
 
     /// Delivers `value` to every observer.
+    @inlinable
     public func send(_ value: Value) {
         broadcast.send(value)
     }
@@ -29,6 +30,7 @@ public final class Signal<Value>: Subscribable {
 
 extension Signal where Value == Void {
     /// Delivers `()` to every observer.
+    @inlinable
     public func send() {
         broadcast.send(())
     }
