@@ -11,13 +11,17 @@
 ///
 /// A gear event pushed during a step reaches the other loops as dispatched events:
 /// queued there, handled on their turn. A loop hears a gear only while it runs.
+///
+/// Sending and the gear's feedbacks are inlinable, so that they are compiled for the
+/// event and model types where they are used, as `Signal`'s sending is.
 public final class Gear<GearEvent>: Subscribable {
-    private let signal = Signal<GearEvent>()
+    @usableFromInline let signal = Signal<GearEvent>()
 
     /// A gear with no loop attached.
     public init() {}
 
     /// Pushes `event` to every loop attached to the gear.
+    @inlinable
     public func send(_ event: GearEvent) {
         signal.send(event)
     }
@@ -30,6 +34,7 @@ public final class Gear<GearEvent>: Subscribable {
 extension Feedback {
     /// A feedback that pushes into `gear` the gear event `propagate` makes of a model,
     /// if any (Spin's `Feedback(attachedTo:propagating:)` from states).
+    @inlinable
     public static func pushing<GearEvent>(
         to gear: Gear<GearEvent>,
         _ propagate: @escaping (Model) -> GearEvent?
@@ -41,6 +46,7 @@ extension Feedback {
 
     /// A feedback that pushes `event` into `gear` on every model equal to `model`
     /// (Spin's `Feedback(attachedTo:catching:propagating:)`).
+    @inlinable
     public static func pushing<GearEvent>(
         to gear: Gear<GearEvent>,
         catching model: Model,
@@ -52,6 +58,7 @@ extension Feedback {
     /// A feedback that turns the gear events of `gear` into events of this loop, while
     /// the loop runs (Spin's `Feedback(attachedTo:propagating:)` from gear events).
     /// Events arrive in the loop's queue like dispatched ones.
+    @inlinable
     public static func attached<GearEvent>(
         to gear: Gear<GearEvent>,
         _ propagate: @escaping (GearEvent) -> Event?
@@ -70,6 +77,7 @@ extension Feedback {
 
     /// A feedback that dispatches `event` into this loop whenever `gear` carries
     /// `gearEvent` (Spin's `Feedback(attachedTo:catching:emitting:)`).
+    @inlinable
     public static func attached<GearEvent: Equatable>(
         to gear: Gear<GearEvent>,
         catching gearEvent: GearEvent,

@@ -12,7 +12,7 @@ import Synchronization
 @usableFromInline
 final class LoopSession<Event>: @unchecked Sendable {
     /// Queues an event of this session's work in the loop; false if refused.
-    let enqueue: (Event, Job<Event>?) -> Bool
+    @usableFromInline let enqueue: (Event, Job<Event>?) -> Bool
 
     @usableFromInline let cancelledFlag = Atomic<Bool>(false)
     /// Guards the fields below. A loop's source takes it twice an event (`enter`,
@@ -51,7 +51,7 @@ final class LoopSession<Event>: @unchecked Sendable {
     /// Runs `action` when the session ends, or now if it has; `owner` names a group
     /// that `takeActions(of:)` can remove. Returns the action's number, for
     /// `removeAction(_:of:)` (0 if it ran now).
-    @discardableResult
+    @usableFromInline @discardableResult
     func onCancel(owner: UInt64 = 0, _ action: @escaping () -> Void) -> UInt64 {
         let id: UInt64 = withLock {
             if isCancelled { return 0 }
@@ -65,6 +65,7 @@ final class LoopSession<Event>: @unchecked Sendable {
 
     /// Drops the action numbered `id` of `owner` without running it (what it would end
     /// has ended already): a registration disposed during the run.
+    @usableFromInline
     func removeAction(_ id: UInt64, of owner: UInt64 = 0) {
         withLock {
             cancelActions[owner]?.removeAll { $0.id == id }
