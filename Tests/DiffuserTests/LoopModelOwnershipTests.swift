@@ -139,4 +139,38 @@ final class LoopModelOwnershipTests: XCTestCase {
         }
         XCTAssertEqual(Part.alive, [])
     }
+
+    /// A model replaced by a step is released once the step is over, after the step's
+    /// observers, feedbacks and handlers: what its last reference frees (a deinit, a C
+    /// type's release) never comes between the calls of a step, and a release that
+    /// stops the loop still lets the step publish its model and hand over its effects.
+    func testAReplacedModelIsReleasedOnceItsStepIsOver() {
+        let calls = Recorder<String>()
+        let loop = Loop<Model, Int, String>(
+            model: Model(part: Part(100), title: "m0", items: []),
+            update: Update { model, event in
+                calls.append("update \(model.title)")
+                return .next(Model(part: Part(event), title: "m\(event)", items: []), effects: ["effect \(event)"])
+            },
+            handlers: [EffectHandler { effect, _ in calls.append("handle \(effect)") }],
+            feedbacks: [.react { model in
+                calls.append("feedback \(model.title)")
+                return []
+            }]
+        )
+        let observing = loop.subscribe { model in calls.append("observe \(model.title)") }
+        weak let weakLoop = loop
+        loop.model.part.onRelease = { id in
+            calls.append("release \(id)")
+            weakLoop?.stop()
+        }
+        loop.dispatch(1)
+        XCTAssertEqual(calls.values, [
+            "feedback m0", "observe m0",
+            "update m0", "feedback m1", "observe m1", "handle effect 1", "release 100",
+        ])
+        XCTAssertFalse(loop.isRunning, "the release stopped the loop")
+        XCTAssertEqual(Part.alive, [1])
+        observing.dispose()
+    }
 }

@@ -13,7 +13,8 @@ extension LoopCore {
         report(.started(first))
         if session.isCancelled { return }
         journal?.recordStart(first.model)
-        store(first.model)
+        // The kept model, replaced, is released here, outside the lock.
+        _ = store(first.model)
         for case .feedback(let entry) in subscribers where !entry.isRemoved {
             entry.reactor = entry.feedback.start(session)
         }
@@ -24,7 +25,11 @@ extension LoopCore {
     }
 
     /// One step: update, store the model, publish it to observers and feedbacks in
-    /// registration order, then hand the effects to the handlers in list order.
+    /// registration order, then hand the effects to the handlers in list order. The
+    /// model the step replaced is released last, once the handlers returned: what its
+    /// last reference frees (a deinit, a C type's release) is user code, which never
+    /// comes between the calls of a step; a release that stops the loop does not cut
+    /// the step short.
     ///
     /// An update that stops or disposes its loop ends the step there: its outcome still
     /// reaches the inspector (the event's one trace, right after the stop or dispose),
@@ -45,11 +50,13 @@ extension LoopCore {
         report(.stepped(event: event, model: model, next: next))
         if session.isCancelled { return }
         journal?.record(event)
+        var replaced: Model?
         if let newModel = next._model.take() {
-            store(consume newModel)
+            replaced = store(consume newModel)
             publishModel(session)
         }
         handle(next.effects, session)
+        _ = consume replaced
     }
 
     /// Hands the stored model, where it lies, to every observer and feedback.

@@ -242,16 +242,17 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         modelCell.deallocate()
     }
 
-    /// Stores a new model, with the lock, for other threads to read. The model it
-    /// replaces is released once the lock is given back: what its last reference
-    /// frees may run code that reads the loop.
+    /// Stores a new model, with the lock, for other threads to read, and returns the
+    /// model it replaces, moved out of place. The caller releases that model once the
+    /// lock is given back: what its last reference frees may run code that reads the
+    /// loop.
     @inlinable
-    func store(_ newModel: consuming Model) {
+    func store(_ newModel: consuming Model) -> Model {
         lock.lock()
         let old = modelCell.move()
         modelCell.initialize(to: consume newModel)
         lock.unlock()
-        _ = consume old
+        return old
     }
 
     /// Wakes the threads waiting for the mailbox to change; releases the lock.
