@@ -173,4 +173,109 @@ final class LoopModelOwnershipTests: XCTestCase {
         XCTAssertEqual(Part.alive, [1])
         observing.dispose()
     }
+
+    /// The kept model that a restart's first model replaces is released after the loop's
+    /// lock is given back too: what it frees may read the loop's model. Released under
+    /// the lock, the read would never return.
+    func testWhatAModelReplacedAtARestartFreesMayUseTheLoop() {
+        let released = Recorder<String>()
+        let loop = Loop<Model, Int, Never>(
+            model: Model(part: Part(100), title: "m0", items: []),
+            update: Update { _, _ in .noChange },
+            restart: { _ in First(Model(part: Part(200), title: "restarted", items: [])) }
+        )
+        weak let weakLoop = loop
+        let part = loop.model.part
+        part.onRelease = { id in
+            guard let loop = weakLoop else { return }
+            released.append("part \(id) released; the loop holds \(loop.model.title)")
+        }
+        loop.stop()
+        // The test's own reference goes first, so that the start's release is the last.
+        _ = consume part
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            loop.start()
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + 10) == .success else {
+            XCTFail("the start's release of the kept model did not return")
+            // The loop's lock stays held: disposing the loop would wait forever.
+            _ = Unmanaged.passRetained(loop)
+            return
+        }
+        XCTAssertEqual(released.values, ["part 100 released; the loop holds restarted"])
+        XCTAssertEqual(Part.alive, [200])
+    }
+
+    /// A model whose values may not move in memory (a weak reference inside: not bitwise
+    /// takable) is lent as a copy (`withBorrowed`'s other way): the update and the
+    /// observers still see each model as stored, and every model is released once.
+    func testAModelThatMayNotMoveIsLentAsACopyAndReleasedOnce() {
+        struct Pinned: @unchecked Sendable {
+            weak var target: Part?
+            var part: Part
+            var title: String
+        }
+        XCTAssertFalse(_isBitwiseTakable(Pinned.self), "the test lends the model the copying way")
+        let target = Part(50)
+        let seen = Recorder<String>()
+        do {
+            let loop = Loop<Pinned, Int, Never>(model: Pinned(target: target, part: Part(100), title: "m0"), reducer: { model, event in
+                seen.append("update \(model.part.id) \(model.title) target \(model.target?.id ?? 0)")
+                return Pinned(target: model.target, part: Part(event), title: "m\(event)")
+            })
+            let observing = loop.subscribe { model in
+                seen.append("observe \(model.part.id) \(model.title) target \(model.target?.id ?? 0)")
+            }
+            for event in 1...2 { loop.dispatch(event) }
+            XCTAssertEqual(Part.alive, [50, 2])
+            observing.dispose()
+        }
+        XCTAssertEqual(Part.alive, [50], "the loop released its last model, and nothing it only saw weakly")
+        XCTAssertEqual(seen.values, [
+            "observe 100 m0 target 50",
+            "update 100 m0 target 50", "observe 1 m1 target 50",
+            "update 1 m1 target 50", "observe 2 m2 target 50",
+        ])
+        withExtendedLifetime(target) {}
+    }
+
+    /// A loop whose update lets go of the loop's last reference: the loop is disposed from
+    /// inside the step, and the model lent to the update stays valid until the update
+    /// returns, because the drain holds the loop's engine. The model is released once,
+    /// when the drain lets go.
+    func testAnUpdateMayLetGoOfItsLoop() {
+        final class Holder: @unchecked Sendable {
+            var loop: Loop<Model, Int, Never>?
+        }
+        let holder = Holder()
+        let executor = ManualExecutor()
+        let seen = Recorder<String>()
+        holder.loop = Loop<Model, Int, Never>(
+            model: Model(part: Part(100), title: "m0", items: [1, 2]),
+            update: Update { model, event in
+                holder.loop = nil
+                seen.append("after the last reference: \(model.part.id) \(model.title) \(model.items)")
+                return .next(Model(part: Part(event), title: "m\(event)", items: []))
+            },
+            executor: executor,
+            inspector: { trace in
+                switch trace {
+                case .started: seen.append("started")
+                case .disposed(let model): seen.append("disposed \(model.title)")
+                case let .stepped(event, model, _): seen.append("stepped \(event) on \(model.title)")
+                default: seen.append("unexpected \(trace)")
+                }
+            }
+        )
+        _ = executor.runAll()
+        holder.loop?.dispatch(1)
+        _ = executor.runAll()
+        XCTAssertNil(holder.loop)
+        XCTAssertEqual(seen.values, [
+            "started", "disposed m0", "after the last reference: 100 m0 [1, 2]", "stepped 1 on m0",
+        ])
+        XCTAssertEqual(Part.alive, [], "the step's model and the loop's were released")
+    }
 }
