@@ -36,6 +36,25 @@ final class LoopTests: XCTestCase {
         XCTAssertEqual(log.values, ["model 0", "effect note(\"a\")", "effect note(\"b\")"])
     }
 
+    /// Reflection sees a next as its public properties: `dump` and `Mirror` (and what
+    /// prints or compares values through them, such as snapshot tests of traces) show
+    /// `model` and `effects`, not the storage a step moves the model out of.
+    func testNextReflectsItsModelAndEffects() {
+        let next = Next<Int, String>.next(3, effects: ["a"])
+        let mirror = Mirror(reflecting: next)
+        XCTAssertEqual(mirror.children.map(\.label), ["model", "effects"])
+        XCTAssertEqual(mirror.displayStyle, .struct)
+        XCTAssertEqual(mirror.children.first?.value as? Int?, 3)
+        var dumped = ""
+        dump(Next<Int, String>.noChange, to: &dumped)
+        XCTAssertEqual(dumped, """
+            \u{25BF} Next(no model, effects: [])
+              - model: nil
+              - effects: 0 elements
+
+            """)
+    }
+
     func testReducerLoop() {
         let models = Recorder<Int>()
         let loop = Loop<Int, Int, Never>(model: 1, reducer: { $0 + $1 })

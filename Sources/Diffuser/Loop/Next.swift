@@ -60,6 +60,15 @@ extension Next: CustomStringConvertible {
     }
 }
 
+/// Reflection (`dump`, `Mirror`, and what prints or compares values through it) shows a
+/// next as its public properties, `model` and `effects`, rather than the storage of the
+/// model (`_model`), which a step moves the model out of.
+extension Next: CustomReflectable {
+    public var customMirror: Mirror {
+        Mirror(self, children: ["model": model as Any, "effects": effects], displayStyle: .struct)
+    }
+}
+
 /// Where a loop starts: a model and the effects to run once it is published.
 ///
 /// Mobius's `First`. Start effects typically load what the first model needs.
