@@ -82,7 +82,8 @@ func libraryCounterLoop() -> Loop<Int, Int, Never> {
     Loop(model: 0, reducer: add)
 }
 
-/// A counter loop fed by `output`, and the connection to dispose.
+/// The references scenario's loop: a reducer over a model and events that hold
+/// references.
 func libraryProfileLoop() -> Loop<Profile, Visit, Never> {
     Loop(model: Profile(), reducer: record)
 }
@@ -97,6 +98,7 @@ func libraryObservedLoop() -> (Loop<Profile, Visit, Never>, Loop<Profile, Visit,
     return (loop, loop.observe(\.visits) { sink($0) })
 }
 
+/// A counter loop fed by `output`, and the connection to dispose.
 func librarySourceLoop(_ output: Output<Int>) -> (Loop<Int, Int, Never>, Loop<Int, Int, Never>.Disposable) {
     let loop = libraryCounterLoop()
     return (loop, loop.connect(output.fuser))
