@@ -11,9 +11,11 @@
 /// Sound because the value at `pointer` outlives the call and nothing writes it during
 /// the call: the pointers nodes pass point into a run's input (borrowed for the whole
 /// run), into a gate's cache (written only after its comparison returned) or at a map's
-/// part (exchanged by its gate only after everything below the gate returned). A type
-/// whose values may not move in memory (not bitwise takable, e.g. one holding an
-/// Objective-C weak reference) is copied the ordinary way.
+/// part (exchanged by its gate only after everything below the gate returned), and the
+/// one a loop's step passes at the loop's model (`LoopCore.modelCell`: stored only by
+/// the drainer, never during the update or the observers' calls, and freed with the
+/// loop, which a drain holds). A type whose values may not move in memory (not bitwise
+/// takable, e.g. one holding a weak reference, also on Linux) is copied the ordinary way.
 @inlinable @inline(__always)
 func withBorrowed<A, R>(_ pointer: UnsafePointer<A>, _ body: (A) throws -> R) rethrows -> R {
     guard _isBitwiseTakable(A.self) else { return try body(pointer.pointee) }
