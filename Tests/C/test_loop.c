@@ -1080,6 +1080,55 @@ static void refusing_disconnect(void *connection, void *ctx) {
 /* A source that refuses to connect is not dfs_loop_connect's error (it connects on the
  * loop's turn): the inspector sees it, the fuser's other sources are disconnected, and
  * the next start tries again. */
+/* The teardown's order: the loop's last model is released after the destroys of its
+ * update, handlers and inspector, as it always was. */
+static const void *logged_retain(const void *value, void *ctx) {
+    (void)ctx;
+    return value;
+}
+static void logged_release(const void *value, void *ctx) { log_add(ctx, "model:%ld", VALUE(value)); }
+static int logged_update(const void *model, const void *event, dfs_next *next, void *ctx) {
+    (void)ctx;
+    return dfs_next_model(next, EVENT(VALUE(model) + VALUE(event))) == DFS_OK ? 0 : 1;
+}
+static int logged_handle(const void *effect, dfs_job *job, void *ctx) {
+    (void)effect, (void)job, (void)ctx;
+    return 0;
+}
+static void logged_inspect(const dfs_trace *trace, void *ctx) { (void)trace, (void)ctx; }
+static test_log *teardown_log;
+static void logged_destroy(void *ctx) { log_add(teardown_log, "%s", (const char *)ctx); }
+
+static void test_teardown_order(void) {
+    check_section("teardown: the last model is released after the update, handlers and inspector");
+    test_log log = {{0}};
+    teardown_log = &log;
+    dfs_type *models = NULL;
+    CHECK_OK(dfs_type_new("logged", NULL, logged_retain, logged_release, &log, NULL, &models), "a model type");
+    dfs_handler handlers[] = {{.fn = logged_handle, .ctx = "handler", .destroy = logged_destroy}};
+    dfs_loop_config c;
+    memset(&c, 0, sizeof c);
+    c.model_type = models;
+    c.event_type = dfs_type_pointer();
+    c.effect_type = dfs_type_pointer();
+    c.model = EVENT(100);
+    c.update = logged_update;
+    c.update_ctx = "update";
+    c.update_destroy = logged_destroy;
+    c.handlers = handlers;
+    c.handler_count = 1;
+    c.inspect = logged_inspect;
+    c.inspect_ctx = "inspect";
+    c.inspect_destroy = logged_destroy;
+    dfs_loop *loop = NULL;
+    CHECK_OK(dfs_loop_new(&c, &loop), "a loop");
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(1)), "a step");
+    CHECK_LOG(&log, "model:100", "the replaced model is released");
+    CHECK_OK(dfs_loop_release(loop), "the last release");
+    CHECK_LOG(&log, "update handler inspect model:101", "the last model goes after the callbacks");
+    dfs_type_release(models);
+}
+
 static void test_refused_source(void) {
     check_section("lifecycle: a source that refuses to connect goes to the inspector");
     test_log log = {{0}};
@@ -1950,6 +1999,7 @@ int main(int argc, char **argv) {
     test_inline_executor();
     test_background_executor_without_a_thread();
     test_lifecycle();
+    test_teardown_order();
     test_refused_source();
     test_released_while_connected();
     test_start_closed_by_its_callback();

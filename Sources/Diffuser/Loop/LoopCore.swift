@@ -161,12 +161,11 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
     @usableFromInline var structuresLive = true
     let monitor = Monitor()
 
-    /// Where the model lies. Written by the drainer with `lock` held; read by the
-    /// drainer without it (no one else writes), and by anyone else with it.
-    ///
-    /// At a fixed address, so that a step lends the model to the update and to the
-    /// observers where it lies (`withBorrowed`): a copy would retain every reference
-    /// inside the model, and release them all again, at each step.
+    /// Holds the model's place (see `ModelCell`), in the position of the loop's state
+    /// where it releases the last model at the loop's teardown.
+    let modelOwner: ModelCell<Model>
+    /// Where the model lies (`modelOwner`'s). Written by the drainer with `lock` held;
+    /// read by the drainer without it (no one else writes), and by anyone else with it.
     @usableFromInline let modelCell: UnsafeMutablePointer<Model>
 
     /// The model, copied: the drainer's read (see `modelCell`).
@@ -200,8 +199,8 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         paths: LoopPaths<Model, Event, Effect>
     ) {
         self.paths = paths
-        self.modelCell = UnsafeMutablePointer<Model>.allocate(capacity: 1)
-        self.modelCell.initialize(to: first.model)
+        self.modelOwner = ModelCell(first.model)
+        self.modelCell = modelOwner.pointer
         self.pendingFirst = first
         self.update = update
         self.handlers = handlers
@@ -235,11 +234,6 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return status == .running && closer == 0
-    }
-
-    deinit {
-        modelCell.deinitialize(count: 1)
-        modelCell.deallocate()
     }
 
     /// Stores a new model, with the lock, for other threads to read, and returns the
