@@ -107,11 +107,13 @@ extension LoopCore {
     @inlinable
     func handle(_ effects: [Effect], _ session: LoopSession<Event>) {
         for effect in effects {
-            for handler in handlers {
+            // By index: a copy of each handler would copy its executor, an existential,
+            // through the runtime's value witnesses.
+            for index in handlers.indices {
                 if session.isCancelled { return }
-                guard let work = handler.prepare(effect) else { continue }
+                guard let work = handlers[index].prepare(effect) else { continue }
                 let job = Job(session: session)
-                if handler.executor == nil {
+                if handlers[index].executor == nil {
                     do {
                         try work(job)
                     } catch {
@@ -119,7 +121,7 @@ extension LoopCore {
                     }
                 } else {
                     // Weakly, as a drain is (see `runDrain`): the loop holds this executor.
-                    launch(job, on: handler.executor) { [weak self] in
+                    launch(job, on: handlers[index].executor) { [weak self] in
                         do {
                             try work(job)
                         } catch {
