@@ -202,6 +202,31 @@ final class LoopObservationTests: XCTestCase {
         lateObservation?.dispose()
     }
 
+    /// What a value that a transform replaces frees may use the property: it runs once
+    /// the transform's result is stored and queued, so it reads that result, and a value
+    /// it stores is delivered after it and stays. Freed in the middle of the store, it
+    /// read the value being freed, and its own store freed that value a second time (a
+    /// crash in an optimized build; in a debug build, its value was delivered first and
+    /// then overtaken by the result the property no longer held).
+    func testValueReplacedByATransformMayUseThePropertyWhenFreed() {
+        final class Resource {
+            let id: Int
+            var onFree: (() -> Void)?
+            init(_ id: Int) { self.id = id }
+            deinit { onFree?() }
+        }
+        let property = Property(Resource(0))
+        let seen = Recorder<String>()
+        property.observe { seen.append("observer \($0.id)") }
+        property.value.onFree = {
+            seen.append("freed 0, reads \(property.value.id)")
+            property.value = Resource(7)
+        }
+        property.modify { $0 = Resource(1) }
+        XCTAssertEqual(property.value.id, 7)
+        XCTAssertEqual(seen.values, ["observer 0", "freed 0, reads 1", "observer 1", "observer 7"])
+    }
+
     func testSignal() {
         let signal = Signal<String>()
         let seen = Recorder<String>()

@@ -26,7 +26,9 @@ final class Broadcast<Value>: @unchecked Sendable {
 
     @usableFromInline let lock = InlineLock()
     @usableFromInline let holdsValue: Bool
-    /// Guarded by `lock`: the current value, if this broadcast holds one.
+    /// Guarded by `lock`: the current value, if this broadcast holds one. No code of the
+    /// user's runs during an access to it (see `storeLocked`), so it needs no
+    /// exclusivity check.
     @usableFromInline @exclusivity(unchecked) var current: Value?
     @usableFromInline @exclusivity(unchecked) var queue = RingQueue<Item>()
     @usableFromInline @exclusivity(unchecked) var draining = false
@@ -110,10 +112,20 @@ final class Broadcast<Value>: @unchecked Sendable {
     }
 
     /// Stores and queues `value`, with `lock` held.
+    ///
+    /// The value it replaces is released last, out of any access to `current`: what it
+    /// frees may run code that uses this broadcast (from inside a `modify` transform,
+    /// where the lock is this thread's), which then finds `value` stored and queued.
+    /// Released during the assignment, it would meet `current` in the middle of a change
+    /// that skips the runtime's exclusivity check: a read of the value being released,
+    /// a store that releases it a second time.
     @inlinable
     func storeLocked(_ value: Value) {
-        if holdsValue { current = value }
         queue.append(.value(value))
+        guard holdsValue else { return }
+        let replaced = current.take()
+        // Not `_ = consume replaced`: the optimizer may release it as soon as it is taken.
+        withExtendedLifetime(replaced) { current = value }
     }
 
     /// Adds a subscriber; it receives the current value first, if there is one.
