@@ -77,6 +77,21 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     DispatchQueue.concurrentPerform(iterations: count, execute: body)
 }
 
+/// Runs `body` on `count` threads of its own, all started at once, and waits for all:
+/// unlike `onThreads`, which runs as many bodies at a time as there are cores, every
+/// body runs alongside every other.
+func onOwnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let done = DispatchGroup()
+    for index in 0..<count {
+        done.enter()
+        Thread {
+            body(index)
+            done.leave()
+        }.start()
+    }
+    done.wait()
+}
+
 /// Waits up to `seconds` for `condition`; returns whether it held.
 @discardableResult
 func eventually(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
