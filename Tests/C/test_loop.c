@@ -1077,11 +1077,8 @@ static void refusing_disconnect(void *connection, void *ctx) {
     ((refusing_source *)ctx)->disconnects++;
 }
 
-/* A source that refuses to connect is not dfs_loop_connect's error (it connects on the
- * loop's turn): the inspector sees it, the fuser's other sources are disconnected, and
- * the next start tries again. */
 /* The teardown's order: the loop's last model is released after the destroys of its
- * update, handlers and inspector, as it always was. */
+ * update, handlers and inspector. */
 static const void *logged_retain(const void *value, void *ctx) {
     (void)ctx;
     return value;
@@ -1129,6 +1126,9 @@ static void test_teardown_order(void) {
     dfs_type_release(models);
 }
 
+/* A source that refuses to connect is not dfs_loop_connect's error (it connects on the
+ * loop's turn): the inspector sees it, the fuser's other sources are disconnected, and
+ * the next start tries again. */
 static void test_refused_source(void) {
     check_section("lifecycle: a source that refuses to connect goes to the inspector");
     test_log log = {{0}};

@@ -3,15 +3,14 @@
 /// (`withBorrowed`) and moves a new model into place. A copy would retain every
 /// reference inside the model, and release them all again, at each step.
 ///
-/// An object, held by the loop where its model was once a stored property: the last
-/// model is released at the same point of the loop's teardown as before (after the
-/// update, the handlers and the inspector are released, before the observers, the
-/// feedbacks and the sources), so that a C type's `release` keeps its place among the
-/// destroy callbacks.
-@usableFromInline
+/// An object, so that the loop releases the last model with its stored properties, in
+/// their order (after the update, the handlers and the inspector, before the observers,
+/// the feedbacks and the sources), and a C type's `release` comes after the destroy
+/// callbacks of those: a `deinit` of the loop that freed the cell would release the
+/// model before any of them.
 final class ModelCell<Model> {
     /// The model's place; valid for the cell's life.
-    @usableFromInline let pointer: UnsafeMutablePointer<Model>
+    let pointer: UnsafeMutablePointer<Model>
 
     init(_ model: Model) {
         pointer = UnsafeMutablePointer<Model>.allocate(capacity: 1)
