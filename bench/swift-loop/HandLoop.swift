@@ -120,6 +120,9 @@ final class HandCounterLoop {
     private var queue = EventQueue()
     private var draining = false
 
+    /// Always inlined: the scenarios that share this baseline then measure the same
+    /// code, whatever the optimizer would decide at each call.
+    @inline(__always)
     func dispatch(_ event: Int) {
         queue.push(event)
         if draining { return }
