@@ -227,6 +227,39 @@ final class LoopObservationTests: XCTestCase {
         XCTAssertEqual(seen.values, ["observer 0", "freed 0, reads 1", "observer 1", "observer 7"])
     }
 
+    /// What a value replaced by a store from outside a transform (`value =`, `modify`)
+    /// frees may use the property: it runs once the property's lock is given back,
+    /// before the new value is delivered. Freed with the lock held, its read would wait
+    /// for that lock forever.
+    func testValueReplacedFromOutsideMayUseThePropertyWhenFreed() {
+        final class Resource: @unchecked Sendable {
+            let id: Int
+            var onFree: (@Sendable () -> Void)?
+            init(_ id: Int) { self.id = id }
+            deinit { onFree?() }
+        }
+        let property = Property(Resource(0))
+        let seen = Recorder<String>()
+        property.observe { seen.append("observer \($0.id)") }
+        property.value.onFree = {
+            seen.append("freed 0, reads \(property.value.id)")
+            property.value = Resource(7)
+        }
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            property.value = Resource(1)
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + 10) == .success else {
+            XCTFail("the release of the replaced value did not return")
+            // The property's lock stays held: leave it be.
+            _ = Unmanaged.passRetained(property)
+            return
+        }
+        XCTAssertEqual(property.value.id, 7)
+        XCTAssertEqual(seen.values, ["observer 0", "freed 0, reads 1", "observer 1", "observer 7"])
+    }
+
     func testSignal() {
         let signal = Signal<String>()
         let seen = Recorder<String>()

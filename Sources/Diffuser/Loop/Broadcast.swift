@@ -74,10 +74,14 @@ final class Broadcast<Value>: @unchecked Sendable {
     /// it as the current value once the transform returns.
     @inlinable
     func send(_ value: Value) {
-        if inTransform { return storeLocked(value) }
+        if inTransform {
+            // The lock is the transform's: what the replaced value frees may use it.
+            withExtendedLifetime(storeLocked(value)) {}
+            return
+        }
         lock.lock()
-        storeLocked(value)
-        drainIfIdleLocked()
+        let replaced = storeLocked(value)
+        drainIfIdleLocked(releasing: consume replaced)
     }
 
     /// Stores `transform(current)` and delivers it, as one change: two threads modifying
@@ -87,45 +91,48 @@ final class Broadcast<Value>: @unchecked Sendable {
     /// or subscribed meanwhile is delivered all the same.
     @inlinable
     func modify(_ transform: (inout Value) throws -> Void) rethrows {
-        if inTransform { return try modifyLocked(transform) }
+        if inTransform {
+            withExtendedLifetime(try modifyLocked(transform)) {}
+            return
+        }
         lock.lock()
         // Written and cleared with the lock held, so no other thread's mark is touched.
         modifier.store(loopThreadID(), ordering: .relaxed)
+        let replaced: Value?
         do {
-            try modifyLocked(transform)
+            replaced = try modifyLocked(transform)
         } catch {
             // Its result is not stored; what it stored or added meanwhile is delivered.
             modifier.store(0, ordering: .relaxed)
-            drainIfIdleLocked()
+            drainIfIdleLocked(releasing: nil)
             throw error
         }
         modifier.store(0, ordering: .relaxed)
-        drainIfIdleLocked()
+        drainIfIdleLocked(releasing: consume replaced)
     }
 
-    /// `modify`'s change, with `lock` held.
+    /// `modify`'s change, with `lock` held; returns the value it replaced (see
+    /// `storeLocked`).
     @inlinable
-    func modifyLocked(_ transform: (inout Value) throws -> Void) rethrows {
+    func modifyLocked(_ transform: (inout Value) throws -> Void) rethrows -> Value? {
         var value = current!
         try transform(&value)
-        storeLocked(value)
+        return storeLocked(value)
     }
 
-    /// Stores and queues `value`, with `lock` held.
-    ///
-    /// The value it replaces is released last, out of any access to `current`: what it
-    /// frees may run code that uses this broadcast (from inside a `modify` transform,
-    /// where the lock is this thread's), which then finds `value` stored and queued.
-    /// Released during the assignment, it would meet `current` in the middle of a change
-    /// that skips the runtime's exclusivity check: a read of the value being released,
-    /// a store that releases it a second time.
+    /// Stores and queues `value`, with `lock` held, and returns the value it replaced
+    /// (nil for a broadcast that holds none), for the caller to release once it holds
+    /// the lock no more: what that value frees may run code that uses this broadcast.
+    /// The value is taken out of `current` before the new one is stored, so that no code
+    /// runs in the middle of a change of `current`, which skips the runtime's exclusivity
+    /// check.
     @inlinable
-    func storeLocked(_ value: Value) {
+    func storeLocked(_ value: Value) -> Value? {
         queue.append(.value(value))
-        guard holdsValue else { return }
+        guard holdsValue else { return nil }
         let replaced = current.take()
-        // Not `_ = consume replaced`: the optimizer may release it as soon as it is taken.
-        withExtendedLifetime(replaced) { current = value }
+        current = value
+        return replaced
     }
 
     /// Adds a subscriber; it receives the current value first, if there is one.
@@ -135,20 +142,24 @@ final class Broadcast<Value>: @unchecked Sendable {
         let inside = inTransform
         if !inside { lock.lock() }
         queue.append(.add(subscription, current: holdsValue ? current : nil))
-        if !inside { drainIfIdleLocked() }
+        if !inside { drainIfIdleLocked(releasing: nil) }
         return subscription
     }
 
-    /// Delivers the queued items unless another thread is; releases the lock.
+    /// Delivers the queued items unless another thread is; releases the lock, then
+    /// `replaced` (the value a store replaced), before the first delivery.
     @inlinable
-    func drainIfIdleLocked() {
+    func drainIfIdleLocked(releasing replaced: consuming Value?) {
         if draining {
             lock.unlock()
+            // Not `_ = consume replaced`: the optimizer may release it earlier.
+            withExtendedLifetime(replaced) {}
             return
         }
         draining = true
         while let item = queue.popFirst() {
             lock.unlock()
+            if replaced != nil { replaced = nil }
             switch item {
             case .value(let value):
                 var sawClosed = false
