@@ -202,6 +202,26 @@ final class LoopObservationTests: XCTestCase {
         lateObservation?.dispose()
     }
 
+    /// Something a property holds, whose deinit runs `onFree`.
+    final class Resource: @unchecked Sendable {
+        let id: Int
+        var onFree: (@Sendable () -> Void)?
+        init(_ id: Int) { self.id = id }
+        deinit { onFree?() }
+    }
+
+    /// A property holding resource 0, observed into `seen`; once freed, resource 0 notes
+    /// the value the property holds and stores resource 7 into it.
+    private func propertyUsedByItsFirstValueWhenFreed(_ seen: Recorder<String>) -> Property<Resource> {
+        let property = Property(Resource(0))
+        property.observe { seen.append("observer \($0.id)") }
+        property.value.onFree = {
+            seen.append("freed 0, reads \(property.value.id)")
+            property.value = Resource(7)
+        }
+        return property
+    }
+
     /// What a value that a transform replaces frees may use the property: it runs once
     /// the transform's result is stored and queued, so it reads that result, and a value
     /// it stores is delivered after it and stays. Freed in the middle of the store, it
@@ -209,19 +229,8 @@ final class LoopObservationTests: XCTestCase {
     /// crash in an optimized build; in a debug build, its value was delivered first and
     /// then overtaken by the result the property no longer held).
     func testValueReplacedByATransformMayUseThePropertyWhenFreed() {
-        final class Resource {
-            let id: Int
-            var onFree: (() -> Void)?
-            init(_ id: Int) { self.id = id }
-            deinit { onFree?() }
-        }
-        let property = Property(Resource(0))
         let seen = Recorder<String>()
-        property.observe { seen.append("observer \($0.id)") }
-        property.value.onFree = {
-            seen.append("freed 0, reads \(property.value.id)")
-            property.value = Resource(7)
-        }
+        let property = propertyUsedByItsFirstValueWhenFreed(seen)
         property.modify { $0 = Resource(1) }
         XCTAssertEqual(property.value.id, 7)
         XCTAssertEqual(seen.values, ["observer 0", "freed 0, reads 1", "observer 1", "observer 7"])
@@ -232,19 +241,8 @@ final class LoopObservationTests: XCTestCase {
     /// before the new value is delivered. Freed with the lock held, its read would wait
     /// for that lock forever.
     func testValueReplacedFromOutsideMayUseThePropertyWhenFreed() {
-        final class Resource: @unchecked Sendable {
-            let id: Int
-            var onFree: (@Sendable () -> Void)?
-            init(_ id: Int) { self.id = id }
-            deinit { onFree?() }
-        }
-        let property = Property(Resource(0))
         let seen = Recorder<String>()
-        property.observe { seen.append("observer \($0.id)") }
-        property.value.onFree = {
-            seen.append("freed 0, reads \(property.value.id)")
-            property.value = Resource(7)
-        }
+        let property = propertyUsedByItsFirstValueWhenFreed(seen)
         let done = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
             property.value = Resource(1)
