@@ -258,6 +258,42 @@ final class LoopObservationTests: XCTestCase {
         XCTAssertEqual(seen.values, ["observer 0", "freed 0, reads 1", "observer 1", "observer 7"])
     }
 
+    /// Disposing an observation releases its observer once the subscription's lock is
+    /// given back: an owner the observer captured, freed with it, may dispose what it
+    /// holds, this very observation among them (a dispose bag ended in `deinit`), and
+    /// use the loop. Released with the lock held, that second dispose would wait for the
+    /// lock forever.
+    func testAnObserverReleasedByItsDisposeMayDisposeItAgain() {
+        final class Owner: @unchecked Sendable {
+            var observations: [Loop<Counter, CounterEvent, CounterEffect>.Disposable] = []
+            let freed: Recorder<String>
+            init(_ freed: Recorder<String>) { self.freed = freed }
+            deinit {
+                for observation in observations { observation.dispose() }
+                freed.append("owner freed")
+            }
+        }
+        let loop = Loop(model: Counter(), update: counterUpdate)
+        let freed = Recorder<String>()
+        var owner: Owner? = Owner(freed)
+        nonisolated(unsafe) let observation = loop.observe { [owner] model in _ = owner }
+        owner?.observations.append(observation)
+        owner = nil
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            observation.dispose()
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + 10) == .success else {
+            XCTFail("the release of the disposed observer did not return")
+            // The subscription's lock stays held: leave it be.
+            _ = Unmanaged.passRetained(loop)
+            return
+        }
+        XCTAssertEqual(freed.values, ["owner freed"])
+        XCTAssertTrue(loop.dispatch(.increment), "the loop goes on")
+    }
+
     func testSignal() {
         let signal = Signal<String>()
         let seen = Recorder<String>()

@@ -12,8 +12,10 @@ final class Subscription<Value>: _Disposable, @unchecked Sendable {
     @usableFromInline let lock = InlineLock()
     @usableFromInline let caller = Atomic<UInt>(0)
     @usableFromInline let closed = Atomic<Bool>(false)
-    /// Guarded by `lock`.
-    @usableFromInline var receiver: ((Value) throws -> Void)?
+    /// Guarded by `lock` (a call from inside the receiver runs on the thread that holds
+    /// it). No code of the user's runs during an access to it (see `dispose`), so it
+    /// needs no exclusivity check, which would cost each delivery a thread-local lookup.
+    @usableFromInline @exclusivity(unchecked) var receiver: ((Value) throws -> Void)?
     /// How `dispose()` waits for a call in progress on another thread, if not simply
     /// (a loop's observer: see `LoopCore.pausingRunCallback`); set before it is shared.
     var pausing: ((@escaping () -> UInt, () -> Void) -> Void)?
@@ -45,13 +47,16 @@ final class Subscription<Value>: _Disposable, @unchecked Sendable {
         try receiver(value)
     }
 
+    /// Ends the subscription. The receiver is released last, once the lock is given
+    /// back: what it frees (what it captured) may run code that uses this subscription.
     @usableFromInline
     func dispose() {
         closed.store(true, ordering: .releasing)
         if caller.load(ordering: .acquiring) == currentThreadID() {
             // From inside the receiver: the lock is ours; the call in progress keeps its
             // own reference to the receiver.
-            receiver = nil
+            let released = receiver.take()
+            withExtendedLifetime(released) {}
             return
         }
         if let pausing {
@@ -59,8 +64,10 @@ final class Subscription<Value>: _Disposable, @unchecked Sendable {
         } else {
             lock.lock()
         }
-        receiver = nil
+        let released = receiver.take()
         lock.unlock()
+        // Not `_ = consume released`: the optimizer may release it before the unlock.
+        withExtendedLifetime(released) {}
     }
 }
 
