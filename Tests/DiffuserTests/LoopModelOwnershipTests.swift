@@ -93,19 +93,11 @@ final class LoopModelOwnershipTests: XCTestCase {
             released.append("part \(id) released; the loop holds \(loop.model.title)")
             loop.dispatch(2)
         }
-        let done = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            loop.dispatch(1)
-            done.signal()
-        }
         // The test's own reference goes first, so that the step's release is the last.
         _ = consume part
-        guard done.wait(timeout: .now() + 10) == .success else {
-            XCTFail("the step's release of the old model did not return")
-            // The loop's lock stays held: disposing the loop would wait forever.
-            _ = Unmanaged.passRetained(loop)
-            return
-        }
+        guard returnsInTime("the step's release of the old model did not return", holding: loop, {
+            loop.dispatch(1)
+        }) else { return }
         XCTAssertEqual(released.values, ["part 100 released; the loop holds m1"])
         XCTAssertEqual(loop.model.title, "m2", "the event dispatched from the release was handled")
     }
@@ -193,17 +185,9 @@ final class LoopModelOwnershipTests: XCTestCase {
         loop.stop()
         // The test's own reference goes first, so that the start's release is the last.
         _ = consume part
-        let done = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
+        guard returnsInTime("the start's release of the kept model did not return", holding: loop, {
             loop.start()
-            done.signal()
-        }
-        guard done.wait(timeout: .now() + 10) == .success else {
-            XCTFail("the start's release of the kept model did not return")
-            // The loop's lock stays held: disposing the loop would wait forever.
-            _ = Unmanaged.passRetained(loop)
-            return
-        }
+        }) else { return }
         XCTAssertEqual(released.values, ["part 100 released; the loop holds restarted"])
         XCTAssertEqual(Part.alive, [200])
     }

@@ -243,17 +243,9 @@ final class LoopObservationTests: XCTestCase {
     func testValueReplacedFromOutsideMayUseThePropertyWhenFreed() {
         let seen = Recorder<String>()
         let property = propertyUsedByItsFirstValueWhenFreed(seen)
-        let done = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
+        guard returnsInTime("the release of the replaced value did not return", holding: property, {
             property.value = Resource(1)
-            done.signal()
-        }
-        guard done.wait(timeout: .now() + 10) == .success else {
-            XCTFail("the release of the replaced value did not return")
-            // The property's lock stays held: leave it be.
-            _ = Unmanaged.passRetained(property)
-            return
-        }
+        }) else { return }
         XCTAssertEqual(property.value.id, 7)
         XCTAssertEqual(seen.values, ["observer 0", "freed 0, reads 1", "observer 1", "observer 7"])
     }
@@ -279,17 +271,9 @@ final class LoopObservationTests: XCTestCase {
         nonisolated(unsafe) let observation = loop.observe { [owner] model in _ = owner }
         owner?.observations.append(observation)
         owner = nil
-        let done = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
+        guard returnsInTime("the release of the disposed observer did not return", holding: loop, {
             observation.dispose()
-            done.signal()
-        }
-        guard done.wait(timeout: .now() + 10) == .success else {
-            XCTFail("the release of the disposed observer did not return")
-            // The subscription's lock stays held: leave it be.
-            _ = Unmanaged.passRetained(loop)
-            return
-        }
+        }) else { return }
         XCTAssertEqual(freed.values, ["owner freed"])
         XCTAssertTrue(loop.dispatch(.increment), "the loop goes on")
     }

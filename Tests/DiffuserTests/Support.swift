@@ -13,6 +13,24 @@ final class Recorder<T>: @unchecked Sendable {
     func clear() { lock.lock(); storage.removeAll(); lock.unlock() }
 }
 
+/// Runs `body` on another thread and waits up to 10 s for it to return: true if it did.
+/// Otherwise fails with `failure` and keeps `holding` alive for good, since a call that
+/// does not return may hold its lock forever and its release would wait for that lock.
+func returnsInTime(
+    _ failure: String, holding: AnyObject, file: StaticString = #filePath, line: UInt = #line,
+    _ body: @escaping @Sendable () -> Void
+) -> Bool {
+    let done = DispatchSemaphore(value: 0)
+    DispatchQueue.global().async {
+        body()
+        done.signal()
+    }
+    if done.wait(timeout: .now() + 10) == .success { return true }
+    XCTFail(failure, file: file, line: line)
+    _ = Unmanaged.passRetained(holding)
+    return false
+}
+
 /// A counter that is deliberately not thread-safe and slow to update, so that two
 /// threads inside `increment` at once lose increments: what the locking tests detect.
 final class RacyCounter: @unchecked Sendable {
