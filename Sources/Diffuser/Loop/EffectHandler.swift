@@ -20,20 +20,33 @@
 /// `onCancel` actions).
 public struct EffectHandler<Effect, Event> {
     @usableFromInline let executor: LoopExecutor?
-    /// Called in the step for each effect: the work to do with a job, or nil if the
-    /// handler ignores the effect (then no job is made and nothing is scheduled).
+    /// For a handler with an executor, called in the step for each effect: the work to
+    /// do with a job, or nil if the handler ignores the effect (then no job is made and
+    /// nothing is scheduled).
     @usableFromInline let prepare: (Effect) -> ((Job<Event>) throws -> Void)?
+    /// For a handler without an executor (nil otherwise), called in the step for each
+    /// effect: handles it at once with the job `makeJob` returns, called only if the
+    /// handler takes the effect. Unlike `prepare`, it makes no closure for the work to
+    /// keep; and the step tells the two kinds of handler apart by it rather than by
+    /// `executor`, whose test would copy the existential.
+    @usableFromInline let handleNow: ((Effect, _ makeJob: () -> Job<Event>) throws -> Void)?
 
     /// A handler that runs `handle` inside the loop's step, or on `executor` if given.
     /// If `handle` throws, the loop's inspector sees the error and the loop goes on.
     public init(on executor: LoopExecutor? = nil, _ handle: @escaping (Effect, Job<Event>) throws -> Void) {
-        self.executor = executor
-        self.prepare = { effect in { job in try handle(effect, job) } }
+        self.init(
+            on: executor,
+            prepare: { effect in { job in try handle(effect, job) } },
+            handleNow: { effect, makeJob in try handle(effect, makeJob()) })
     }
 
-    private init(on executor: LoopExecutor?, prepare: @escaping (Effect) -> ((Job<Event>) throws -> Void)?) {
+    private init(
+        on executor: LoopExecutor?, prepare: @escaping (Effect) -> ((Job<Event>) throws -> Void)?,
+        handleNow: @escaping (Effect, () -> Job<Event>) throws -> Void
+    ) {
         self.executor = executor
         self.prepare = prepare
+        self.handleNow = executor == nil ? handleNow : nil
     }
 
     /// A handler for the effects that `extract` recognizes: it is called with the
@@ -44,10 +57,16 @@ public struct EffectHandler<Effect, Event> {
         on executor: LoopExecutor? = nil,
         _ handle: @escaping (Payload, Job<Event>) throws -> Void
     ) -> EffectHandler {
-        EffectHandler(on: executor, prepare: { effect in
-            guard let payload = extract(effect) else { return nil }
-            return { job in try handle(payload, job) }
-        })
+        EffectHandler(
+            on: executor,
+            prepare: { effect in
+                guard let payload = extract(effect) else { return nil }
+                return { job in try handle(payload, job) }
+            },
+            handleNow: { effect, makeJob in
+                guard let payload = extract(effect) else { return }
+                try handle(payload, makeJob())
+            })
     }
 
     /// A handler that turns each effect into events at once, then finishes the job.

@@ -200,7 +200,9 @@ extension LoopCore {
             steps += 1
             let number = queue.firstNumber
             let entry = queue.popFirst()!
-            if let key = entry.details?.key, keyed[key] == number { keyed.removeValue(forKey: key) }
+            if let details = entry.details, let key = details.key, keyed[key] == number {
+                keyed.removeValue(forKey: key)
+            }
             let session = self.session
             lock.unlock()
             process(consume entry, session)

@@ -111,15 +111,15 @@ extension LoopCore {
             // through the runtime's value witnesses.
             for index in handlers.indices {
                 if session.isCancelled { return }
-                guard let work = handlers[index].prepare(effect) else { continue }
-                let job = Job(session: session)
-                if handlers[index].executor == nil {
+                if let handleNow = handlers[index].handleNow {
                     do {
-                        try work(job)
+                        try handleNow(effect) { Job(session: session) }
                     } catch {
                         report(.effectFailed(effect: effect, error: error))
                     }
                 } else {
+                    guard let work = handlers[index].prepare(effect) else { continue }
+                    let job = Job(session: session)
                     // Weakly, as a drain is (see `runDrain`): the loop holds this executor.
                     launch(job, on: handlers[index].executor) { [weak self] in
                         do {
