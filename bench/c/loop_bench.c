@@ -3,7 +3,7 @@
  * hand-written queue + reducer + render, in one process; medians and minima of
  * interleaved rounds.
  *
- *   diffuser_bench_loop_c [--rounds N] [--tsv] [--only render-100|no-render|source]
+ *   diffuser_bench_loop_c [--rounds N] [--tsv] [--only render-100|no-render|source|effects]
  *
  * render-100: a trivial update (a new model with one of 100 leaves bumped) and a render
  *   through a diffuser of 100 leaves (dfs_loop_render; each leaf a dfs_diffuser_map_field
@@ -17,6 +17,10 @@
  *   connected (dfs_loop_connect), against the same kind of source connected with
  *   dfs_fuser_connect to the hand-written loop's dispatch: the difference is what a
  *   loop's source connection adds to a plain connection.
+ * effects: no-render's loop whose update gives, with each new model, one effect (the
+ *   event itself, dfs_next_effect) to one handler without an executor (it runs inside
+ *   the step) that passes it to the sink, against the hand-written counter loop handing
+ *   the same effect to the sink after each reducer call.
  *
  * Both sides call the same reducer. Models of render-100 are reference-counted boxes
  * (the type's retain and release), as a C program keeping immutable models would have;
@@ -138,19 +142,41 @@ static int add_update(const void *model, const void *event, dfs_next *next, void
     return dfs_next_model(next, (const void *)add((intptr_t)model, (intptr_t)event)) == DFS_OK ? 0 : 1;
 }
 
+/* add_update that also gives the event itself as the step's one effect. */
+static int add_effect_update(const void *model, const void *event, dfs_next *next, void *ctx) {
+    (void)ctx;
+    return dfs_next_model(next, (const void *)add((intptr_t)model, (intptr_t)event)) == DFS_OK &&
+                   dfs_next_effect(next, event) == DFS_OK
+               ? 0
+               : 1;
+}
+
+/* The handler of effects: the effect to the sink. */
+static int sink_effect(const void *effect, dfs_job *job, void *ctx) {
+    (void)job;
+    (void)ctx;
+    sink((long)(intptr_t)effect);
+    return 0;
+}
+
 typedef struct library_loop {
     dfs_loop *loop;
     dfs_disposable *rendering;
 } library_loop;
 
-static void *library_loop_new(dfs_type *model_type, const void *model, dfs_update_fn update, int render) {
+/* `handle`: the loop's one effect handler, run inside the step (no executor); NULL for none. */
+static void *library_loop_new(dfs_type *model_type, const void *model, dfs_update_fn update, int render,
+                              dfs_handler_fn handle) {
     library_loop *self = calloc(1, sizeof *self);
+    dfs_handler handler = {.fn = handle}; /* copied by dfs_loop_new */
     dfs_loop_config config = {
         .model_type = model_type,
         .event_type = dfs_type_pointer(),
         .effect_type = dfs_type_pointer(),
         .model = model,
         .update = update,
+        .handlers = &handler,
+        .handler_count = handle != NULL,
     };
     must(dfs_loop_new(&config, &self->loop), "loop_new");
     if (render) {
@@ -163,12 +189,18 @@ static void *library_loop_new(dfs_type *model_type, const void *model, dfs_updat
 
 static void *library_render_new(void) {
     leaves *first = leaves_new();
-    void *self = library_loop_new(leaves_type, first, bump_update, 1);
+    void *self = library_loop_new(leaves_type, first, bump_update, 1, NULL);
     leaves_release(first); /* the loop retained it */
     return self;
 }
 
-static void *library_counter_new(void) { return library_loop_new(dfs_type_pointer(), (const void *)1, add_update, 0); }
+static void *library_counter_new(void) {
+    return library_loop_new(dfs_type_pointer(), (const void *)1, add_update, 0, NULL);
+}
+
+static void *library_effects_new(void) {
+    return library_loop_new(dfs_type_pointer(), (const void *)1, add_effect_update, 0, sink_effect);
+}
 
 static void library_dispatch(void *self, intptr_t event) {
     if (dfs_loop_dispatch(((library_loop *)self)->loop, (const void *)event) != DFS_OK) {
@@ -289,6 +321,20 @@ static void hand_counter_dispatch(void *self, intptr_t event) {
     h->draining = 0;
 }
 
+/* The counter loop handing each event, as its effect, to the sink after the reducer. */
+static void hand_effects_dispatch(void *self, intptr_t event) {
+    hand_loop *h = self;
+    queue_push(&h->queue, event);
+    if (h->draining) return;
+    h->draining = 1;
+    while (h->queue.count > 0) {
+        intptr_t next = queue_pop(&h->queue);
+        h->counter = add(h->counter, next);
+        sink((long)next);
+    }
+    h->draining = 0;
+}
+
 static intptr_t hand_digest(void *self, int counter) {
     hand_loop *h = self;
     if (counter) return h->counter;
@@ -389,7 +435,10 @@ typedef struct runner {
     void (*destroy)(void *self);
 } runner;
 
-enum { LIBRARY_RENDER, HAND_RENDER, HAND_DIFFUSER, LIBRARY_COUNTER, HAND_COUNTER, LIBRARY_SOURCE, HAND_SOURCE, RUNNERS };
+enum {
+    LIBRARY_RENDER, HAND_RENDER, HAND_DIFFUSER, LIBRARY_COUNTER, HAND_COUNTER, LIBRARY_SOURCE, HAND_SOURCE,
+    LIBRARY_EFFECTS, HAND_EFFECTS, RUNNERS
+};
 
 static const runner runners[RUNNERS] = {
     {"library render-100", library_render_new, library_dispatch, library_digest, library_free},
@@ -399,10 +448,15 @@ static const runner runners[RUNNERS] = {
     {"hand no-render", hand_counter_new, hand_counter_dispatch, hand_digest, hand_free},
     {"library source", library_source_new, output_send, fed_digest, fed_free},
     {"hand source", hand_source_new, output_send, fed_digest, fed_free},
+    {"library effects", library_effects_new, library_dispatch, library_digest, library_free},
+    {"hand effects", hand_counter_new, hand_effects_dispatch, hand_digest, hand_free},
 };
 
 static const char *scenario_of(int r) {
-    return r < LIBRARY_COUNTER ? "render-100" : r < LIBRARY_SOURCE ? "no-render" : "source";
+    return r < LIBRARY_COUNTER  ? "render-100"
+           : r < LIBRARY_SOURCE  ? "no-render"
+           : r < LIBRARY_EFFECTS ? "source"
+                                 : "effects";
 }
 
 static uint64_t now_ns(void) {
@@ -430,14 +484,15 @@ static void check_same_work(void) {
     intptr_t models[RUNNERS];
     uint64_t sinks[RUNNERS];
     for (int r = 0; r < RUNNERS; r++) {
-        int counter = r >= LIBRARY_COUNTER; /* no-render and source: the same counter */
+        int counter = r >= LIBRARY_COUNTER; /* no-render, source and effects: the same counter */
         sink_accumulator = 0;
         void *self = runners[r].make();
         for (intptr_t e = 1; e <= 1000; e++) runners[r].dispatch(self, e * 7);
         models[r] = runners[r].digest(self, counter);
         sinks[r] = sink_accumulator;
         runners[r].destroy(self);
-        int reference = counter ? LIBRARY_COUNTER : LIBRARY_RENDER;
+        /* effects: the same counter, but its sink sums the effects */
+        int reference = r >= LIBRARY_EFFECTS ? LIBRARY_EFFECTS : counter ? LIBRARY_COUNTER : LIBRARY_RENDER;
         if (models[r] != models[reference] || sinks[r] != sinks[reference]) {
             fprintf(stderr, "%s did different work than %s\n", runners[r].name, runners[reference].name);
             exit(1);
@@ -465,7 +520,8 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--tsv") == 0) tsv = 1;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
         else {
-            fprintf(stderr, "usage: diffuser_bench_loop_c [--rounds N] [--tsv] [--only render-100|no-render|source]\n");
+            fprintf(stderr,
+                    "usage: diffuser_bench_loop_c [--rounds N] [--tsv] [--only render-100|no-render|source|effects]\n");
             return 2;
         }
     }
@@ -479,7 +535,10 @@ int main(int argc, char **argv) {
     for (int k = 0; k < rounds; k++) {
         for (int r = 0; r < RUNNERS; r++) {
             if (only == NULL || strcmp(only, scenario_of(r)) == 0)
-                ns[r][k] = measure(&runners[r], r < LIBRARY_COUNTER ? 100000 : r < LIBRARY_SOURCE ? 500000 : 200000);
+                ns[r][k] = measure(&runners[r], r < LIBRARY_COUNTER   ? 100000
+                                                : r < LIBRARY_SOURCE  ? 500000
+                                                : r < LIBRARY_EFFECTS ? 200000
+                                                                      : 500000);
         }
     }
 
@@ -497,6 +556,8 @@ int main(int argc, char **argv) {
                med[HAND_COUNTER], best[HAND_COUNTER]);
         printf("c\tsource\t%f\t%f\t%f\t%f\t-\t-\n", med[LIBRARY_SOURCE], best[LIBRARY_SOURCE], med[HAND_SOURCE],
                best[HAND_SOURCE]);
+        printf("c\teffects\t%f\t%f\t%f\t%f\t-\t-\n", med[LIBRARY_EFFECTS], best[LIBRARY_EFFECTS],
+               med[HAND_EFFECTS], best[HAND_EFFECTS]);
     } else {
         printf("Loop C benchmark: events/s (median of %d interleaved rounds; best in the second column)\n", rounds);
         printf("scenario       library ev/s        best   hand ev/s        best  x hand (time)   hand+diffuser ev/s\n");
@@ -508,6 +569,9 @@ int main(int argc, char **argv) {
                med[LIBRARY_COUNTER] / med[HAND_COUNTER]);
         printf("%-12s%15.0f%12.0f%12.0f%12.0f%8.2f\n", "source", 1e9 / med[LIBRARY_SOURCE], 1e9 / best[LIBRARY_SOURCE],
                1e9 / med[HAND_SOURCE], 1e9 / best[HAND_SOURCE], med[LIBRARY_SOURCE] / med[HAND_SOURCE]);
+        printf("%-12s%15.0f%12.0f%12.0f%12.0f%8.2f\n", "effects", 1e9 / med[LIBRARY_EFFECTS],
+               1e9 / best[LIBRARY_EFFECTS], 1e9 / med[HAND_EFFECTS], 1e9 / best[HAND_EFFECTS],
+               med[LIBRARY_EFFECTS] / med[HAND_EFFECTS]);
     }
     printf("(sink %llu)\n", (unsigned long long)(sink_accumulator % 1000));
     for (int r = 0; r < RUNNERS; r++) free(ns[r]);

@@ -6,6 +6,7 @@ import io.diffuser.fuser.Disposable;
 import io.diffuser.fuser.Fuser;
 import io.diffuser.fuser.Source;
 import io.diffuser.loop.Loop;
+import io.diffuser.loop.Next;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -29,7 +30,11 @@ import java.util.function.Supplier;
  *       {@link Output} whose fuser the loop connected
  *       ({@code loop.connect(Fuser.from(output))}), against the same kind of {@code Output}
  *       connected to the hand-written loop ({@code Fuser.from(output).connect}): the
- *       difference is what a loop's source connection adds to a plain connection.
+ *       difference is what a loop's source connection adds to a plain connection;
+ *   <li>{@code effects}: no-render's loop whose update returns, with each new model, one
+ *       effect (the event itself), handled inside the step by one {@code handler} without
+ *       an executor that passes it to the sink, against the hand-written counter loop
+ *       handing the same effect to the sink after each reducer call.
  * </ul>
  *
  * <p>Both sides call the same reducer. Every event reaches an idle loop from the
@@ -119,6 +124,22 @@ final class LoopBench {
 
   static Runner libraryCounter() {
     Loop<Long, Integer, Void> loop = Loop.<Long, Integer>reducer(0L, LoopBench::add).build();
+    return new Runner() {
+      @Override public void accept(int event) { loop.dispatch(event); }
+      @Override public long digest() { return loop.model(); }
+      @Override public void close() { loop.close(); }
+    };
+  }
+
+  /** The update of effects: no-render's counter, and the event itself as the one effect. */
+  static Next<Long, Integer> addWithEffect(Long model, Integer event) {
+    return Next.next(add(model, event), event);
+  }
+
+  /** A counter loop whose effects one handler without an executor passes to the sink. */
+  static Runner libraryEffects() {
+    Loop<Long, Integer, Integer> loop =
+        Loop.builder(0L, LoopBench::addWithEffect).handler((effect, job) -> sink(effect)).build();
     return new Runner() {
       @Override public void accept(int event) { loop.dispatch(event); }
       @Override public long digest() { return loop.model(); }
@@ -256,6 +277,29 @@ final class LoopBench {
     @Override public void close() {}
   }
 
+  /** The counter loop handing each event, as its effect, to the sink after the reducer. */
+  static final class HandEffectsLoop implements Runner {
+    private final EventQueue queue = new EventQueue();
+    private boolean draining;
+    private long model;
+
+    @Override public void accept(int event) {
+      queue.push(event);
+      if (draining) return;
+      draining = true;
+      while (!queue.isEmpty()) {
+        int next = queue.pop();
+        model = add(model, next);
+        sink(next);
+      }
+      draining = false;
+    }
+
+    @Override public long digest() { return model; }
+
+    @Override public void close() {}
+  }
+
   // ---------------------------------------------------------------------------------
   // Measuring
 
@@ -320,14 +364,16 @@ final class LoopBench {
         LoopBench::libraryRender, () -> new HandRenderLoop(null), () -> new HandRenderLoop(screen()));
     List<Supplier<Runner>> counter = Arrays.asList(LoopBench::libraryCounter, HandCounterLoop::new);
     List<Supplier<Runner>> source = Arrays.asList(LoopBench::librarySource, LoopBench::handSource);
+    List<Supplier<Runner>> effects = Arrays.asList(LoopBench::libraryEffects, HandEffectsLoop::new);
     checkSameWork(render, "render-100");
     checkSameWork(counter, "no-render");
     checkSameWork(source, "source");
+    checkSameWork(effects, "effects");
 
     // [scenario][runner] -> ns per event of each measured round
     List<List<List<Double>>> ns = new ArrayList<>();
-    List<List<Supplier<Runner>>> scenarios = Arrays.asList(render, counter, source);
-    int[] events = {20_000, 200_000, 100_000};
+    List<List<Supplier<Runner>>> scenarios = Arrays.asList(render, counter, source, effects);
+    int[] events = {20_000, 200_000, 100_000, 200_000};
     for (List<Supplier<Runner>> runners : scenarios) {
       List<List<Double>> perRunner = new ArrayList<>();
       for (int r = 0; r < runners.size(); r++) perRunner.add(new ArrayList<>());
@@ -342,7 +388,7 @@ final class LoopBench {
       }
     }
 
-    String[] names = {"render-100", "no-render", "source"};
+    String[] names = {"render-100", "no-render", "source", "effects"};
     if (tsv) {
       // language, scenario, then median and min ns/event of: the library, hand,
       // hand+diffuser ("-" where it does not apply)
