@@ -132,6 +132,26 @@ final class HandCounterLoop {
     }
 }
 
+/// Queue + reducer, and each event's effect (the event itself) handed to the sink after
+/// the reducer, as the effects scenario's handler does.
+final class HandEffectsLoop {
+    private(set) var model = 0
+    private var queue = EventQueue()
+    private var draining = false
+
+    func dispatch(_ event: Int) {
+        queue.push(event)
+        if draining { return }
+        draining = true
+        while !queue.isEmpty {
+            let event = queue.pop()
+            model = add(model, event)
+            sink(event)
+        }
+        draining = false
+    }
+}
+
 /// Queue + reducer over the references scenario's model and events; if `observed`,
 /// each new model's request and visits go to the sink when they changed, as the
 /// observed scenario's feedback and observer do.

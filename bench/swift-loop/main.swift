@@ -19,6 +19,10 @@
 //               (`.request(visitRequest)`) and a key-path observer
 //               (`loop.observe(\.visits)`), each calling the sink when its part
 //               changed, against the same comparisons written by hand;
+//   effects     no-render's loop with one effect an event (the event itself), handled in
+//               the step by one handler that passes it to the sink, against the
+//               hand-written loop handing the same effect to the sink after each reducer
+//               call;
 //   job         no-render's loop fed through a job: a handler keeps the job of an effect
 //               and the benchmark sends each event with `job.send`, as a handler's work
 //               sends its results later, against the hand-written loop's `dispatch`.
@@ -104,6 +108,15 @@ func librarySourceLoop(_ output: Output<Int>) -> (Loop<Int, Int, Never>, Loop<In
     return (loop, loop.connect(output.fuser))
 }
 
+/// A counter loop whose update makes one effect an event, handled in the step.
+func libraryEffectsLoop() -> Loop<Int, Int, Int> {
+    Loop(
+        model: 0,
+        update: Update { model, event in Next(model: add(model, event), effects: [event]) },
+        handlers: [EffectHandler { effect, _ in sink(effect) }]
+    )
+}
+
 /// A counter loop and the job its handler kept.
 func libraryJobLoop() -> (Loop<Int, Int, Bool>, Job<Int>) {
     var kept: Job<Int>?
@@ -127,6 +140,16 @@ func handSourceLoop(_ output: Output<Int>) -> (HandCounterLoop, Fuser<Int>.Dispo
 func checkSameWork() {
     let saved = sinkAccumulator
     defer { sinkAccumulator = saved }
+    sinkAccumulator = 0
+    let effects = libraryEffectsLoop(), handEffects = HandEffectsLoop()
+    for i in 0..<1_000 { effects.dispatch(i) }
+    let effectsSink = sinkAccumulator
+    sinkAccumulator = 0
+    for i in 0..<1_000 { handEffects.dispatch(i) }
+    if effectsSink != sinkAccumulator || effects.model != handEffects.model {
+        print("the effects loop and the hand-written baseline did different work")
+        exit(1)
+    }
     sinkAccumulator = 0
     let (loop, rendering) = libraryRenderLoop()
     for i in 0..<1_000 { loop.dispatch(i * 7) }
@@ -252,6 +275,12 @@ for _ in 0..<rounds {
         withExtendedLifetime((loop, baseline)) {}
     }
     do {
+        let loop = libraryEffectsLoop()
+        library["effects", default: []].append(nsPerEvent(500_000) { loop.dispatch($0) })
+        let baseline = HandEffectsLoop()
+        hand["effects", default: []].append(nsPerEvent(500_000) { baseline.dispatch($0) })
+    }
+    do {
         let (loop, job) = libraryJobLoop()
         library["job", default: []].append(nsPerEvent(200_000) { job.send($0) })
         let baseline = HandCounterLoop()
@@ -260,7 +289,7 @@ for _ in 0..<rounds {
     }
 }
 
-let scenarios = ["render-100", "no-render", "references", "observed", "source", "job"]
+let scenarios = ["render-100", "no-render", "references", "observed", "source", "effects", "job"]
 if tsv {
     // language, scenario, then median and min ns/event of: the library, hand,
     // hand+diffuser, the floor ("-" where it does not apply)
