@@ -66,6 +66,22 @@ static inline void dfsi_error_serial_advance(void) {
     dfsi_error_serial_storage++;
 }
 
+/** The builder of the update in progress on the calling thread (a `NextBuilder` on the
+ *  update's stack, in NextExports.swift), or NULL: what `dfs_next_model` and
+ *  `dfs_next_effect` write to. Initial-exec, so that reading and setting it, three
+ *  times a step of a loop whose update is written in C, is one load or store each. */
+extern __thread __attribute__((tls_model("initial-exec"))) void *dfsi_next_builder_storage;
+
+/** The calling thread's current builder, or NULL. */
+static inline void *dfsi_next_builder(void) {
+    return dfsi_next_builder_storage;
+}
+
+/** Makes `builder` (or NULL) the calling thread's current builder. */
+static inline void dfsi_set_next_builder(void *builder) {
+    dfsi_next_builder_storage = builder;
+}
+
 /** Whether malloc gives a block of `bytes` now (which is freed at once): 1 or 0. The
  *  list diffs ask it for the memory they will need before they start, since an
  *  allocation of the Swift core that fails stops the process. */

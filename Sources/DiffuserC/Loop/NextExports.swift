@@ -1,11 +1,6 @@
 import CDiffuserFFI
 import Synchronization
 @_spi(Bindings) import Diffuser
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 // `dfs_next`: what an update written in C returns, built during the update call.
 
@@ -15,7 +10,7 @@ func cUpdate(_ function: CFunction<dfs_update_fn>, model: ValueType, effect: Val
     Update { current, event in
         var builder = NextBuilder(modelType: model, effectType: effect)
         let serial = dfsi_error_serial()
-        let code = try builder.current { next in function.fn(current.pointer, event.pointer, next, function.ctx) }
+        let code = builder.current { next in function.fn(current.pointer, event.pointer, next, function.ctx) }
         if code != 0 { throw CError.callback("update", code: code, since: serial) }
         return Next(model: builder.model, effects: builder.effects)
     }
@@ -29,9 +24,10 @@ func cUpdate(_ function: CFunction<dfs_update_fn>, model: ValueType, effect: Val
 /// handed out before, so that a `dfs_next` kept past its call (by mistake, or another
 /// loop's) is refused even when a later builder lies at the same address.
 ///
-/// A value on the caller's stack, reached through a thread-specific pointer while it is
-/// current: a step of a C loop makes one, and an object would cost each step an
-/// allocation and the reference counts of it and of its types.
+/// A value on the caller's stack, reached through a thread-local pointer
+/// (`dfsi_next_builder`) while it is current: a step of a C loop makes one, and an
+/// object would cost each step an allocation and the reference counts of it and of its
+/// types.
 struct NextBuilder {
     /// The update's value types (a loop's or a replay's), which outlive the update call.
     unowned(unsafe) let modelType: ValueType
@@ -49,28 +45,16 @@ struct NextBuilder {
         self.effectType = effectType
     }
 
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        // Without a key, no update written in C could return its model.
-        let made = pthread_key_create(&key, nil)
-        precondition(made == 0, "Diffuser: no thread-specific key for dfs_next (\(made))")
-        return key
-    }()
-
-    /// Runs `body` with this builder as the thread's current one, and its `dfs_next`;
-    /// throws, without running it, if the thread cannot keep the builder (no memory).
-    mutating func current<R>(_ body: (OpaquePointer) -> R) throws -> R {
-        let previous = pthread_getspecific(Self.key)
+    /// Runs `body` with this builder as the thread's current one, and its `dfs_next`.
+    mutating func current<R>(_ body: (OpaquePointer) -> R) -> R {
+        let previous = dfsi_next_builder()
         // 0 is no dfs_next; the counter reaches it again only after 2^64 updates.
         token = max(1, Self.tokens.wrappingAdd(1, ordering: .relaxed).newValue)
         let next = OpaquePointer(bitPattern: token)!
         defer { token = 0 }
-        return try withUnsafeMutablePointer(to: &self) { me in
-            let stored = pthread_setspecific(Self.key, me)
-            guard stored == 0 else {
-                throw CError(status: DFS_ERR_MEMORY, message: "no memory for the dfs_next of an update (\(stored))")
-            }
-            defer { pthread_setspecific(Self.key, previous) }
+        return withUnsafeMutablePointer(to: &self) { me in
+            dfsi_set_next_builder(me)
+            defer { dfsi_set_next_builder(previous) }
             return body(next)
         }
     }
@@ -78,7 +62,7 @@ struct NextBuilder {
     /// The builder behind `next`, which must be the thread's current one.
     static func lookup(_ next: OpaquePointer?) throws -> UnsafeMutablePointer<NextBuilder> {
         guard let next else { throw CError.null("next") }
-        guard let current = pthread_getspecific(key)?.assumingMemoryBound(to: NextBuilder.self),
+        guard let current = dfsi_next_builder()?.assumingMemoryBound(to: NextBuilder.self),
               current.pointee.token != 0, UInt(bitPattern: next) == current.pointee.token
         else {
             throw CError(status: DFS_ERR_HANDLE,
