@@ -54,6 +54,39 @@ final class LoopEffectHandlerTests: XCTestCase {
         }
     }
 
+    /// An extract that disposes or stops its loop ends the step there, as any callback
+    /// of the step does: its handler is not called (with an executor or without), nor
+    /// any later handler or effect.
+    func testAnExtractThatClosesTheLoopEndsTheStep() {
+        for executor in [nil, ManualExecutor()] {
+            for dispose in [true, false] {
+                let log = Recorder<String>()
+                var loopRef: Loop<Counter, CounterEvent, CounterEffect>?
+                let loop = Loop(
+                    model: Counter(),
+                    update: counterUpdate,
+                    handlers: [
+                        .matching({ (effect: CounterEffect) -> CounterEffect? in
+                            log.append("extract \(effect)")
+                            if dispose { loopRef!.dispose() } else { loopRef!.stop() }
+                            return effect
+                        }, on: executor) { effect, job in
+                            log.append("matched \(effect) cancelled \(job.isCancelled)")
+                        },
+                        EffectHandler { effect, _ in log.append("plain \(effect)") },
+                    ],
+                    autostart: false
+                )
+                loopRef = loop
+                loop.start()
+                loop.dispatch(.effects([.note("a"), .note("b")]))
+                executor?.runAll()
+                XCTAssertEqual(log.values, ["extract note(\"a\")"], "dispose: \(dispose), executor: \(executor != nil)")
+                loopRef = nil
+            }
+        }
+    }
+
     /// A handler that disposes or stops its loop ends the step there: no later handler
     /// of that effect, and no later effect, is handed anything.
     func testAHandlerThatClosesTheLoopEndsTheStep() {

@@ -51,7 +51,9 @@ public struct EffectHandler<Effect, Event> {
 
     /// A handler for the effects that `extract` recognizes: it is called with the
     /// extracted payload, and never with other effects. `extract` runs in the step, so
-    /// an effect it does not recognize schedules nothing on `executor`.
+    /// an effect it does not recognize schedules nothing on `executor`; like any callback
+    /// of the step, an `extract` that stops or disposes the loop ends the step there
+    /// (`handle` is not called).
     public static func matching<Payload>(
         _ extract: @escaping (Effect) -> Payload?,
         on executor: LoopExecutor? = nil,
@@ -65,7 +67,12 @@ public struct EffectHandler<Effect, Event> {
             },
             handleNow: { effect, makeJob in
                 guard let payload = extract(effect) else { return }
-                try handle(payload, makeJob())
+                let job = makeJob()
+                // `extract` is a callback of the step: once it stopped or disposed the
+                // loop, the step calls nothing more (as `launch` does not start the work
+                // of a handler with an executor).
+                if job.isCancelled { return }
+                try handle(payload, job)
             })
     }
 
