@@ -491,7 +491,7 @@ static void check_same_work(void) {
         models[r] = runners[r].digest(self, counter);
         sinks[r] = sink_accumulator;
         runners[r].destroy(self);
-        /* effects: the same counter, but its sink sums the effects */
+        /* effects: the same counter, and its effects reach the sink as well */
         int reference = r >= LIBRARY_EFFECTS ? LIBRARY_EFFECTS : counter ? LIBRARY_COUNTER : LIBRARY_RENDER;
         if (models[r] != models[reference] || sinks[r] != sinks[reference]) {
             fprintf(stderr, "%s did different work than %s\n", runners[r].name, runners[reference].name);

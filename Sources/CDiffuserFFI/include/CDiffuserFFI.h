@@ -68,8 +68,9 @@ static inline void dfsi_error_serial_advance(void) {
 
 /** The builder of the update in progress on the calling thread (a `NextBuilder` on the
  *  update's stack, in NextExports.swift), or NULL: what `dfs_next_model` and
- *  `dfs_next_effect` write to. Initial-exec, so that reading and setting it, three
- *  times a step of a loop whose update is written in C, is one load or store each. */
+ *  `dfs_next_effect` write to. Initial-exec, so that each access (three an update
+ *  call written in C, and one a dfs_next_model or dfs_next_effect) is one load or
+ *  store. */
 extern __thread __attribute__((tls_model("initial-exec"))) void *dfsi_next_builder_storage;
 
 /** The calling thread's current builder, or NULL. */
