@@ -20,10 +20,8 @@ extension LoopCore {
         }
         guard status == .stopped, closer == 0, !disposing else { return runningLocked() }
         status = .running
-        session = LoopSession { [weak self] event, job in
-            guard let self else { return false }
-            return self.paths.enqueue(self, event, job, false) == nil
-        }
+        // Strongly: the session lets go of the loop when it ends (see `LoopSession`).
+        session = LoopSession { event, job in self.paths.enqueue(self, event, job, false) == nil }
         queue.pushFront(Entry(event: nil, details: EntryDetails(start: pendingFirst)))
         pendingFirst = nil
         scheduleLocked()

@@ -11,15 +11,12 @@ import Synchronization
 /// once they return, no callback of the loop starts.
 @usableFromInline
 final class LoopSession<Event>: @unchecked Sendable {
-    /// Queues an event of this session's work in the loop; false if refused.
-    @usableFromInline let enqueue: (Event, Job<Event>?) -> Bool
-
     @usableFromInline let cancelledFlag = Atomic<Bool>(false)
     /// Guards the fields below. A loop's source takes it twice an event (`enter`,
     /// `leave`), so it is a lock that costs one atomic operation when free, and the
     /// fields skip the runtime's exclusivity checks (`@exclusivity(unchecked)`), each a
     /// thread-local lookup.
-    private let lock = InlineLock()
+    @usableFromInline let lock = InlineLock()
     /// Where a close sleeps until the callbacks it waits for end (see `waiting`); a
     /// thread that changes `active` takes it only if it finds `waiting` above zero, to
     /// wake the sleepers.
@@ -36,9 +33,26 @@ final class LoopSession<Event>: @unchecked Sendable {
     /// that a change it did not see wakes it.
     @exclusivity(unchecked) private var waiting = 0
     private let nextJobID = Atomic<UInt64>(1)
+    /// Guarded by `lock`: queues an event in the loop, until the session ends. It holds
+    /// the loop strongly, and the end lets go of it: held weakly, the loop would get a
+    /// side table, and each event of the session's work would pay a checked load of the
+    /// weak reference and a release on the runtime's slow path.
+    @usableFromInline @exclusivity(unchecked) var target: ((Event, Job<Event>?) -> Bool)?
 
     init(enqueue: @escaping (Event, Job<Event>?) -> Bool) {
-        self.enqueue = enqueue
+        self.target = enqueue
+    }
+
+    /// Queues an event of this session's work in the loop; false if refused, or if the
+    /// session has ended.
+    /// Inlinable, so that it is compiled for the loop's event type.
+    @inlinable
+    func enqueue(_ event: Event, _ job: Job<Event>?) -> Bool {
+        lock.lock()
+        let target = self.target
+        lock.unlock()
+        guard let target else { return false }
+        return target(event, job)
     }
 
     /// Whether the session has ended.
@@ -155,13 +169,17 @@ final class LoopSession<Event>: @unchecked Sendable {
     /// Ends the session: the first call runs every cancel action; every call then waits
     /// for the callbacks in progress (`awaitCallbacks(sparing:)`).
     func cancel(sparing spared: UInt = 0) {
+        var ended: ((Event, Job<Event>?) -> Bool)?
         let actions: [() -> Void] = withLock {
             if cancelledFlag.exchange(true, ordering: .acquiringAndReleasing) { return [] }
+            ended = target.take()
             defer { cancelActions.removeAll() }
             // The session's own actions (sources, gears) first, then the jobs', in the
             // order the jobs were made.
             return cancelActions.sorted { $0.key < $1.key }.flatMap { $0.value.map(\.run) }
         }
+        // Let go of outside the lock (the loop's owner, closing it, still holds it).
+        _ = ended.take()
         for action in actions { action() }
         awaitCallbacks(sparing: spared)
     }
