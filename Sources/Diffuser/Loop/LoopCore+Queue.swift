@@ -200,7 +200,7 @@ extension LoopCore {
             steps += 1
             let number = queue.firstNumber
             let entry = queue.popFirst()!
-            if let details = entry.details, let key = details.key, keyed[key] == number {
+            if !keyed.isEmpty, let details = entry.details, let key = details.key, keyed[key] == number {
                 keyed.removeValue(forKey: key)
             }
             let session = self.session
@@ -232,9 +232,17 @@ extension LoopCore {
             processOther(entry, session)
             return
         }
-        if entry.extra != nil {
-            for old in entry.details?.replaced ?? [] { report(.dropped(event: old, reason: .coalesced)) }
-            if let job = entry.job, job.isCancelled {
+        // A job's event: one cast, and no array of replaced events to read.
+        if let extra = entry.extra {
+            let job: Job<Event>?
+            if let sender = extra as? Job<Event> {
+                job = sender
+            } else {
+                let details = unsafeDowncast(extra, to: EntryDetails<Model, Event, Effect>.self)
+                for old in details.replaced { report(.dropped(event: old, reason: .coalesced)) }
+                job = details.job
+            }
+            if let job, job.isCancelled {
                 report(.dropped(event: event, reason: .cancelledWork))
                 return
             }

@@ -40,7 +40,8 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         /// The event, or nil for a start or work on the structures.
         @usableFromInline var event: Event?
         /// Nothing, the job that sent the event (`Job<Event>`), or the details
-        /// (`EntryDetails`, which then hold the job, if any).
+        /// (`EntryDetails`, which then hold the job, if any), and nothing else: what
+        /// is not a job is taken for details without a second check.
         @usableFromInline var extra: AnyObject?
 
         @inlinable
@@ -65,7 +66,8 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         @inlinable
         var job: Job<Event>? {
             guard let extra else { return nil }
-            return extra as? Job<Event> ?? details?.job
+            if let job = extra as? Job<Event> { return job }
+            return unsafeDowncast(extra, to: EntryDetails<Model, Event, Effect>.self).job
         }
     }
 
