@@ -4,12 +4,13 @@ import Synchronization
 @usableFromInline
 final class FeedbackEntry<Model, Event>: _Disposable, @unchecked Sendable {
     let feedback: Feedback<Model, Event>
-    /// The instance for the current run; drainer only.
-    @usableFromInline var reactor: FeedbackReactor<Model>?
+    /// The instance for the current run; drainer only, so its accesses never overlap
+    /// and skip the runtime's exclusivity checks.
+    @usableFromInline @exclusivity(unchecked) var reactor: FeedbackReactor<Model>?
     @usableFromInline let removed = Atomic<Bool>(false)
-    /// Hands models to `reactor` as an observer's subscription calls its receiver, so
-    /// that a dispose on another thread waits for a model being heard.
-    @usableFromInline let delivery = Subscription<Model> { _ in }
+    /// Hands models to `reactor` as calls of an observer's subscription, so that a
+    /// dispose on another thread waits for a model being heard.
+    @usableFromInline let delivery = Subscription<Model>()
     /// Queues the removal of the entry it is given on the loop; set once registered.
     /// Given the entry rather than holding it: a weak reference would give every entry a
     /// side table, which makes each retain of the entry slower, and the loop retains it
@@ -18,7 +19,6 @@ final class FeedbackEntry<Model, Event>: _Disposable, @unchecked Sendable {
 
     init(_ feedback: Feedback<Model, Event>) {
         self.feedback = feedback
-        delivery.receiver = { [unowned self] model in self.reactor?.receive(model) }
     }
 
     @inlinable
@@ -27,11 +27,7 @@ final class FeedbackEntry<Model, Event>: _Disposable, @unchecked Sendable {
     /// Hands `model` to this run's instance, unless the feedback was disposed.
     @inlinable
     func receive(_ model: Model) {
-        do {
-            try delivery.deliver(model)
-        } catch {
-            // The receiver above does not throw.
-        }
+        delivery.call { reactor?.receive(model) }
     }
 
     /// Stops the feedback: it hears of no model once this returns (a model it is hearing

@@ -24,6 +24,9 @@ final class Subscription<Value>: _Disposable, @unchecked Sendable {
         self.receiver = receiver
     }
 
+    /// A subscription without a receiver, whose owner makes its calls with `call(_:)`.
+    init() {}
+
     /// Whether `dispose()` has been called.
     @inlinable
     var isClosed: Bool { closed.load(ordering: .acquiring) }
@@ -31,10 +34,17 @@ final class Subscription<Value>: _Disposable, @unchecked Sendable {
     /// Calls the receiver with `value` unless disposed.
     @inlinable
     func deliver(_ value: Value) throws {
+        try call { try receiver?(value) }
+    }
+
+    /// Runs `body` as a call of this subscription: not once disposed, and holding its
+    /// lock, so that a `dispose()` on another thread waits for it.
+    @inlinable
+    func call(_ body: () throws -> Void) rethrows {
         if isClosed { return }
         let me = loopThreadID()
         if caller.load(ordering: .acquiring) == me {
-            if let receiver { try receiver(value) }
+            try body()
             return
         }
         lock.lock()
@@ -43,8 +53,8 @@ final class Subscription<Value>: _Disposable, @unchecked Sendable {
             caller.store(0, ordering: .releasing)
             lock.unlock()
         }
-        guard !isClosed, let receiver else { return }
-        try receiver(value)
+        guard !isClosed else { return }
+        try body()
     }
 
     /// Ends the subscription. The receiver is released last, once the lock is given
