@@ -378,6 +378,100 @@ static void test_jobs(void) {
     CHECK_INT(box_live, 0, "no box left");
 }
 
+/* A handler that keeps the job of every effect 42 (retained) and releases `releasing`
+ * on effect 43: the loop's last reference dropped from its own callback. */
+typedef struct keeper {
+    dfs_job *jobs[8];
+    int count;
+    dfs_loop *releasing;
+    int destroyed;
+} keeper;
+
+static int keeper_handle(const void *effect, dfs_job *job, void *ctx) {
+    keeper *k = ctx;
+    long e = ((const box *)effect)->value;
+    if (e == 42 && k->count < 8) {
+        dfs_job_retain(job);
+        k->jobs[k->count++] = job;
+    }
+    if (e == 43 && k->releasing) {
+        dfs_loop *loop = k->releasing;
+        k->releasing = NULL;
+        dfs_loop_release(loop);
+    }
+    return 0;
+}
+
+static void keeper_destroy(void *ctx) { ((keeper *)ctx)->destroyed++; }
+
+static dfs_loop *keeper_loop(update_ctx *u, keeper *k) {
+    dfs_handler handlers[] = {{.fn = keeper_handle, .ctx = k, .destroy = keeper_destroy}};
+    dfs_loop_config c = counter_config(0, u);
+    c.handlers = handlers;
+    c.handler_count = 1;
+    return counter_loop(&c);
+}
+
+static void keeper_release_jobs(keeper *k) {
+    for (int i = 0; i < k->count; i++) dfs_job_release(k->jobs[i]);
+    k->count = 0;
+}
+
+/* A run's session holds its loop until the run ends: a job kept after the run ended, or
+ * after its loop's last release, keeps nothing of the loop (its contexts are destroyed,
+ * its models released at the last release). */
+static void test_kept_jobs_do_not_keep_their_loop(void) {
+    check_section("jobs kept past their run or their loop keep nothing of the loop");
+    {
+        update_ctx u = {0};
+        keeper k = {{0}};
+        dfs_loop *loop = keeper_loop(&u, &k);
+        CHECK_OK(dfs_loop_dispatch(loop, EVENT(EV_EFFECT + 42)), "a handler keeps its job");
+        CHECK_INT(k.count, 1, "kept");
+        CHECK_OK(dfs_job_send(k.jobs[0], EVENT(2)), "the kept job sends");
+        CHECK_INT(model_of(loop), 2, "handled");
+        CHECK_OK(dfs_loop_release(loop), "the loop's last release, its job kept");
+        CHECK_INT(u.destroyed, 1, "the update's context is destroyed at the last release");
+        CHECK_INT(k.destroyed, 1, "so is the handler's");
+        CHECK_INT(box_live, 0, "the model is released");
+        CHECK_INT(dfs_job_is_cancelled(k.jobs[0]), 1, "the kept job is cancelled");
+        CHECK_STATUS(dfs_job_send(k.jobs[0], EVENT(1)), DFS_ERR_DISPOSED, "and sends nothing");
+        keeper_release_jobs(&k);
+    }
+    {
+        update_ctx u = {0};
+        keeper k = {{0}};
+        dfs_loop *loop = keeper_loop(&u, &k);
+        dfs_loop_dispatch(loop, EVENT(EV_EFFECT + 42));
+        CHECK_OK(dfs_loop_stop(loop), "stop");
+        CHECK_OK(dfs_loop_start(loop), "start again");
+        dfs_loop_dispatch(loop, EVENT(EV_EFFECT + 42));
+        CHECK_INT(k.count, 2, "a job of each run kept");
+        CHECK_STATUS(dfs_job_send(k.jobs[0], EVENT(100)), DFS_ERR_DISPOSED, "the first run's job sends nothing");
+        CHECK_OK(dfs_job_send(k.jobs[1], EVENT(3)), "the second run's does");
+        CHECK_INT(model_of(loop), 3, "nothing of the first run reached the second");
+        CHECK_OK(dfs_loop_stop(loop), "stop");
+        CHECK_OK(dfs_loop_release(loop), "the last release of a stopped loop, its jobs kept");
+        CHECK_INT(u.destroyed, 1, "the update's context is destroyed at the last release");
+        CHECK_INT(box_live, 0, "the model is released");
+        keeper_release_jobs(&k);
+    }
+    {
+        update_ctx u = {0};
+        keeper k = {{0}};
+        dfs_loop *loop = keeper_loop(&u, &k);
+        dfs_loop_dispatch(loop, EVENT(EV_EFFECT + 42));
+        k.releasing = loop;
+        CHECK_OK(dfs_job_send(k.jobs[0], EVENT(EV_EFFECT + 43)), "a kept job's event whose effect releases the loop");
+        CHECK(k.releasing == NULL, "the handler made the last release");
+        CHECK_INT(u.destroyed, 1, "the loop is gone once the send returns");
+        CHECK_INT(k.destroyed, 1, "with its handler's context");
+        CHECK_INT(box_live, 0, "and its model");
+        CHECK_STATUS(dfs_job_send(k.jobs[0], EVENT(1)), DFS_ERR_DISPOSED, "the kept job sends nothing");
+        keeper_release_jobs(&k);
+    }
+}
+
 /* ------------------------------------------------------------------------------------ */
 
 typedef struct fb {
@@ -1992,6 +2086,7 @@ int main(int argc, char **argv) {
     test_steps();
     test_reentrancy();
     test_jobs();
+    test_kept_jobs_do_not_keep_their_loop();
     test_feedbacks();
     test_config_feedbacks();
     test_config_feedback_errors();
