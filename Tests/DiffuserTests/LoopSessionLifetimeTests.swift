@@ -198,6 +198,7 @@ final class LoopSessionLifetimeTests: XCTestCase {
                 }
             }
             usleep(2_000)
+            XCTAssertNotNil(loop)
             loop = nil
             XCTAssertEqual(job.isCancelled, true)
         }
