@@ -22,7 +22,7 @@
 # lock-order inversion, a thread leak...). Logs: build-tsan/*.log.
 #
 # Environment: CLANG (default: the clang of the Swift toolchain), TSAN_OPTIONS (added
-# to this script's), SWIFT_FILTER (default 'Concurrency|Lock|Thread|Race|SourceDelivery|SourceLifetime|SessionWait|ModelOwnership').
+# to this script's), SWIFT_FILTER (default 'Concurrency|Lock|Thread|Race|SourceDelivery|SourceLifetime|SessionWait|SessionLifetime|ModelOwnership').
 set -uo pipefail
 
 do_swift=1
@@ -135,7 +135,7 @@ if [ "$do_c" -eq 1 ]; then
 fi
 
 if [ "$do_swift" -eq 1 ]; then
-  filter="${SWIFT_FILTER:-Concurrency|Lock|Thread|Race|SourceDelivery|SourceLifetime|SessionWait|ModelOwnership}"
+  filter="${SWIFT_FILTER:-Concurrency|Lock|Thread|Race|SourceDelivery|SourceLifetime|SessionWait|SessionLifetime|ModelOwnership}"
   echo "== (a) swift test --sanitize=thread --filter '$filter' (.build-tsan)"
   log="$build/swift-test.log"
   (cd "$root" && "$swift" test --sanitize=thread --scratch-path .build-tsan --filter "$filter") >"$log" 2>&1
