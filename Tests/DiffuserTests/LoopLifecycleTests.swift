@@ -296,32 +296,6 @@ final class LoopLifecycleTests: XCTestCase {
         try kept[0](.increment)
     }
 
-    /// A job kept after its loop's owners let go (work that outlives the screen that
-    /// started it) keeps nothing of the loop: what the loop holds is released, and the
-    /// job sends nothing more.
-    func testAJobKeptAfterItsLoopDoesNotKeepTheLoop() {
-        final class Held {}
-        weak var weakHeld: Held?
-        nonisolated(unsafe) var kept: Job<CounterEvent>?
-        do {
-            let held = Held()
-            weakHeld = held
-            let update = Update<Counter, CounterEvent, CounterEffect> { model, event in
-                _ = held
-                return try counterUpdate(model, event)
-            }
-            var loop: CounterLoop? = Loop(
-                model: Counter(), startEffects: [.note("start")], update: update,
-                handlers: [EffectHandler { _, job in kept = job }])
-            XCTAssertEqual(kept?.send(.increment), true)
-            XCTAssertEqual(loop?.model.count, 1)
-            loop = nil
-        }
-        XCTAssertNil(weakHeld, "a job holds nothing of a disposed loop")
-        XCTAssertEqual(kept?.isCancelled, true)
-        XCTAssertEqual(kept?.send(.increment), false)
-    }
-
     /// With an executor that cannot be waited for, dispose drops what is queued and the
     /// inspector sees each event.
     func testDisposeDropsEventsItCannotWaitFor() {

@@ -52,14 +52,22 @@ final class LoopSessionLifetimeTests: XCTestCase {
         )
     }
 
-    /// Waits up to a second for `condition` (the last reference to a loop may be let go
-    /// of on an executor's thread just after the work that held it returned).
-    private func eventually(_ condition: () -> Bool) -> Bool {
-        for _ in 0..<1_000 {
-            if condition() { return true }
-            usleep(1_000)
+    /// A job kept after its loop's owners let go (work that outlives the screen that
+    /// started it) keeps nothing of the loop, and sends nothing more.
+    func testAJobKeptAfterItsLoopDoesNotKeepTheLoop() {
+        weak var weakHeld: Held?
+        let kept = KeptJobs()
+        do {
+            let held = Held()
+            weakHeld = held
+            var loop: CounterLoop? = keepingLoop(held, kept)
+            XCTAssertEqual(kept.all[0].send(.increment), true)
+            XCTAssertEqual(loop?.model.count, 1)
+            loop = nil
         }
-        return condition()
+        XCTAssertNil(weakHeld, "a job holds nothing of a disposed loop")
+        XCTAssertTrue(kept.all[0].isCancelled)
+        XCTAssertFalse(kept.all[0].send(.increment))
     }
 
     /// A loop stopped, then let go of: the job of the stopped run keeps nothing of it.
