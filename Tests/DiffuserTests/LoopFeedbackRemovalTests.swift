@@ -63,6 +63,94 @@ final class LoopFeedbackRemovalTests: XCTestCase {
         loop.dispose()
     }
 
+    // MARK: A disposed feedback hears nothing
+
+    /// A model handed to a feedback that waits for its subscription's lock (taken by a
+    /// dispose on another thread, or held by anyone) while the feedback is disposed is
+    /// not heard: the call looks again once it holds the lock. The entry's subscription
+    /// has no receiver, so nothing else stops it (an observer's receiver is gone once
+    /// disposed). Fails if `Subscription.call` runs its body without that second look,
+    /// or if `FeedbackEntry.receive` calls the reactor outside `delivery.call`.
+    func testAModelWaitingForTheLockWhileTheFeedbackIsDisposedIsNotHeard() {
+        for round in 0..<3 {
+            let heard = Recorder<Int>()
+            let entry = FeedbackEntry<Int, Int>(Feedback(start: { _ in nil }))
+            entry.reactor = FeedbackReactor(receive: { heard.append($0) }, stop: {})
+            entry.delivery.lock.lock()
+            let received = DispatchSemaphore(value: 0)
+            Thread {
+                entry.receive(1)
+                received.signal()
+            }.start()
+            // The model has passed the look before the lock, and waits for it.
+            XCTAssertEqual(received.wait(timeout: .now() + 0.05), .timedOut, "round \(round): the model did not wait for the lock")
+            let disposed = DispatchSemaphore(value: 0)
+            Thread {
+                entry.dispose()
+                disposed.signal()
+            }.start()
+            XCTAssertTrue(eventually { entry.delivery.isClosed }, "round \(round): the dispose never began")
+            entry.delivery.lock.unlock()
+            XCTAssertEqual(received.wait(timeout: .now() + 5), .success)
+            XCTAssertEqual(disposed.wait(timeout: .now() + 5), .success)
+            XCTAssertEqual(heard.values, [], "round \(round): a disposed feedback heard a model")
+        }
+    }
+
+    /// Feedbacks whose reactions close their loop, on the caller's executor and on a
+    /// background one: one stops and restarts the loop (the start replaces every
+    /// feedback's instance once the reaction has returned), then removes itself (its
+    /// removal lets go of its instance on the loop's turn); another disposes the loop.
+    /// Each hears what it should, and nothing after its removal or the loop's dispose.
+    func testFeedbacksThatRestartTheirLoopRemoveThemselvesAndDisposeIt() {
+        func run(_ executor: LoopExecutor) -> [String] {
+            let log = Recorder<String>()
+            let loop = CounterLoop(model: Counter(), update: counterUpdate, executor: executor)
+            nonisolated(unsafe) weak var loopRef: CounterLoop?
+            loopRef = loop
+            let restarted = Flag()
+            nonisolated(unsafe) var registration: _Disposable?
+            let registered = NSLock()
+            registered.lock()
+            registration = loop.add(.react { (model: Counter) -> [CounterEvent] in
+                log.append("A \(model.count)")
+                if model.count == 1 && !restarted.isRaised {
+                    restarted.raise()
+                    loopRef?.stop()
+                    log.append("restarted \(loopRef?.start() ?? false)")
+                } else if model.count == 2 {
+                    registered.lock()
+                    registration?.dispose()
+                    registration = nil
+                    registered.unlock()
+                }
+                return []
+            })
+            registered.unlock()
+            loop.add(.react { (model: Counter) -> [CounterEvent] in
+                log.append("B \(model.count)")
+                if model.count == 3 { loopRef?.dispose() }
+                return []
+            })
+            func step(until line: String) {
+                XCTAssertTrue(eventually { log.values.contains(line) }, "never logged \(line): \(log.values)")
+            }
+            step(until: "B 0")
+            for (count, line) in [(1, "B 1"), (2, "B 2"), (3, "B 3")] {
+                XCTAssertTrue(loop.dispatch(.increment), "the loop refused \(count)")
+                step(until: line)
+            }
+            XCTAssertTrue(eventually { !loop.dispatch(.increment) }, "the loop was not disposed")
+            registered.lock()
+            XCTAssertNil(registration, "the feedback did not remove itself")
+            registered.unlock()
+            return log.values
+        }
+        let expected = ["A 0", "B 0", "A 1", "restarted true", "A 1", "B 1", "A 2", "B 2", "B 3"]
+        XCTAssertEqual(run(CallerExecutor()), expected)
+        XCTAssertEqual(run(BackgroundExecutor()), expected)
+    }
+
     // MARK: The loop lets go of a removed feedback
 
     func testARemovedFeedbackIsLetGo() {
