@@ -5,7 +5,7 @@ import Synchronization
 @usableFromInline
 final class EntryDetails<Model, Event, Effect> {
     /// The job that sent the event (of an entry with a coalescing key: see
-    /// `LoopCore.Entry.job`).
+    /// `LoopCore.Entry.extra`).
     @usableFromInline var job: Job<Event>?
     /// The event's coalescing key.
     @usableFromInline var key: AnyHashable?

@@ -41,7 +41,8 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         @usableFromInline var event: Event?
         /// Nothing, the job that sent the event (`Job<Event>`), or the details
         /// (`EntryDetails`, which then hold the job, if any), and nothing else: what
-        /// is not a job is taken for details without a second check.
+        /// is not a job is taken for details without a second check. An event whose
+        /// job is cancelled before its turn is dropped (`process`).
         @usableFromInline var extra: AnyObject?
 
         @inlinable
@@ -59,15 +60,6 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         @inlinable
         var details: EntryDetails<Model, Event, Effect>? {
             extra as? EntryDetails<Model, Event, Effect>
-        }
-
-        /// The job that sent the event: the event is dropped if the job is cancelled
-        /// first.
-        @inlinable
-        var job: Job<Event>? {
-            guard let extra else { return nil }
-            if let job = extra as? Job<Event> { return job }
-            return unsafeDowncast(extra, to: EntryDetails<Model, Event, Effect>.self).job
         }
     }
 
