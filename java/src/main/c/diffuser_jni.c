@@ -9,6 +9,7 @@
  *   diffuser_jni.c  the native methods, their table, and JNI_OnLoad (IDs resolved once)
  *   values.c        the dfs_type of Java objects: Objects.equals, global references
  *   upcalls.c       the callbacks that call Effect, Function, DidChange and Source
+ *   pins.c          the diffusers and fusers kept for work queued during a native method
  *   exceptions.c    Java exceptions as callback failures, and statuses as exceptions
  *   threads.c       the JNIEnv of a callback's thread, attaching unknown threads
  *   jni_glue.h      what they share (dfsj_ names, hidden) and the per-thread state

@@ -105,7 +105,7 @@ uint64_t dfsj_next_uid(void);
 
 /* Deletes the parts spilled since `mark` (upcalls.c); the out-of-line half of dfsj_leave. */
 void dfsj_drop_spilled(dfsj_thread_state *ts, size_t mark);
-/* Deletes the pins (upcalls.c): dfsj_leave of the outermost native method. */
+/* Deletes the pins (pins.c): dfsj_leave of the outermost native method. */
 void dfsj_drop_pins(dfsj_thread_state *ts);
 /* Deletes the thread's refusal (exceptions.c): dfsj_leave of the outermost native method. */
 void dfsj_drop_refusal(dfsj_thread_state *ts);
@@ -188,6 +188,14 @@ int dfsj_values_load(JNIEnv *env);
 dfs_status dfsj_values_create_type(void);
 
 /* ------------------------------------------------------------------------------------
+ * pins.c: the Java objects a native method keeps for work the core queued during it
+ * ------------------------------------------------------------------------------------ */
+
+int dfsj_pin(JNIEnv *env, jlong key, jobject object);
+void dfsj_unpin(JNIEnv *env, jlong key);
+void dfsj_keep(jlong key);
+
+/* ------------------------------------------------------------------------------------
  * upcalls.c: the callbacks that call user objects
  * ------------------------------------------------------------------------------------ */
 
@@ -195,9 +203,6 @@ int dfsj_upcalls_load(JNIEnv *env);
 void dfsj_destroy_ref(void *ctx);
 void dfsj_destroy_weak(void *ctx);
 jobject dfsj_target(JNIEnv *env, void *ctx);
-int dfsj_pin(JNIEnv *env, jlong key, jobject object);
-void dfsj_unpin(JNIEnv *env, jlong key);
-void dfsj_keep(jlong key);
 int dfsj_effect_cb(const void *value, void *ctx);
 int dfsj_did_change_cb(const void *old_value, const void *new_value, void *ctx);
 int dfsj_transform_cb(const void *value, const void **out, void *ctx);
