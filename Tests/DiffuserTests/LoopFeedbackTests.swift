@@ -5,6 +5,9 @@ import XCTest
 
 /// Feedbacks: synchronous, asynchronous, request-gated; overlap strategies; filters,
 /// scopes, executors; gears.
+///
+/// One file although over 400 lines: the tests share their models and feedbacks, each
+/// small; the removal of feedbacks is `LoopFeedbackRemovalTests`.
 final class LoopFeedbackTests: XCTestCase {
     // Spin's README example: two levels converge to their average.
     struct Levels: Equatable { var left: Int; var right: Int }

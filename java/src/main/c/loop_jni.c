@@ -14,6 +14,10 @@
  * The natives are found by name (Java_io_diffuser_loop_LoopNative_*), not registered in
  * JNI_OnLoad; LoopNative.load() resolves the classes and methods once. Jobs and
  * executors are in job_jni.c, gears in gear_jni.c.
+ *
+ * One file although over 400 lines: each callback here is the other half of a native
+ * method here (the method hands the core the bridge the callback calls), and both follow
+ * Bridges.java, which is one file for the same reason.
  */
 #include <stdint.h>
 #include <stdlib.h>

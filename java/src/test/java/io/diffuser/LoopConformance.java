@@ -27,6 +27,9 @@ import java.util.Set;
  * The Java runner of the loop vectors (conformance/README.md, section 11), called by
  * {@link ConformanceTest} for every vector of kind "loop".
  *
+ * <p>One file although over 400 lines: it interprets one script format (README 11), whose
+ * actions, rules and expectations refer to one another, against one loop at a time.
+ *
  * <p>Values are gson {@link JsonElement}s (their {@code equals} is the JSON equality of
  * README section 2 for this corpus). The loop is a {@link Loop} built with the vector's
  * handlers, executor ({@link ManualExecutor}), coalescing keys, an inspector and, if the

@@ -1,3 +1,5 @@
+// One file although over 400 lines, as Spotify's Diffuser: every combinator is a static
+// method of this class, which is what users import, and each is a few lines over Native.
 package io.diffuser.diffuser;
 
 import io.diffuser.Effect;

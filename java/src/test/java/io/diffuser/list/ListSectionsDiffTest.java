@@ -25,6 +25,9 @@ import org.junit.Test;
  * UIKit batch of sections and items, every part checked (maps, counts, updates, moves
  * equal matched minus a longest increasing subsequence); and the binding's own behaviour
  * (exceptions unchanged, arguments).
+ *
+ * <p>One file although over 400 lines: every test replays and plays its result through the
+ * same checkers (replayed scripts, a played batch), a third of the file.
  */
 public class ListSectionsDiffTest {
   /** A section: a key, a header (its own content) and items. */
