@@ -79,7 +79,8 @@
  * ------
  * A composite takes fewer than 2^24 children, and each array of a loop's config (its
  * handlers, start effects and feedbacks) fewer than 2^24 entries: a longer count fails
- * with DFS_ERR_ARGUMENT, and the array is not read. Handles are 64-bit values; the
+ * with DFS_ERR_ARGUMENT (after the NULL checks: a NULL array fails with DFS_ERR_NULL),
+ * and the array is not read. Handles are 64-bit values; the
  * library is built for 64-bit platforms.
  */
 #ifndef DIFFUSER_H
@@ -1256,7 +1257,8 @@ DFS_API dfs_status dfs_feedback_release(dfs_feedback *feedback);
  *  is stopping). */
 DFS_API dfs_status dfs_loop_start(dfs_loop *loop);
 
-/** Ends the run, keeping the model and the registrations (see Lifecycle). */
+/** Ends the run, keeping the model and the registrations (see Lifecycle). DFS_OK also
+ *  when the loop was not running (stopped, or disposed): there is nothing to end. */
 DFS_API dfs_status dfs_loop_stop(dfs_loop *loop);
 
 /** Ends the loop for good (see Lifecycle). Idempotent. The loop's own record, its

@@ -502,7 +502,7 @@ int main(int argc, char **argv) {
     }
     int naive = models_rendered * PARTS;
     printf("   %-17s%d of %d (%d%% fewer draws)\n", "total", total, naive, (naive - total) * 100 / naive);
-    printf("Loop: %d events (%d from the widgets, %d sent back by the effect handler), %d effects handled\n",
+    printf("Loop: events handled: %d (%d from the widgets, %d sent back by the effect handler); effects handled: %d\n",
            events_handled, events_handled - effects_handled, effects_handled, effects_handled);
 
     dfs_disposable *disposables[] = {rendering, counting, connection};

@@ -120,8 +120,8 @@ func playSession(scriptPath: String, interactive: Bool, useColor: Bool) {
     }
     let naive = models * partNames.count
     print("   \(pad("total"))\(total) of \(naive) (\((naive - total) * 100 / naive)% fewer draws)")
-    print("Loop: \(counts.eventsHandled) events (\(counts.eventsHandled - counts.effectsHandled) from the widgets, "
-          + "\(counts.effectsHandled) sent back by the effect handler), \(counts.effectsHandled) effects handled")
+    print("Loop: events handled: \(counts.eventsHandled) (\(counts.eventsHandled - counts.effectsHandled) from the widgets, "
+          + "\(counts.effectsHandled) sent back by the effect handler); effects handled: \(counts.effectsHandled)")
 }
 
 var scriptPath = "examples/login.script"

@@ -321,7 +321,8 @@ public final class LoginDemo {
         }
         int naive = modelsRendered * PARTS.length;
         System.out.println("   " + pad("total") + total + " of " + naive + " (" + (naive - total) * 100 / naive + "% fewer draws)");
-        System.out.println("Loop: " + eventsHandled + " events (" + (eventsHandled - effectsHandled) + " from the widgets, "
-            + effectsHandled + " sent back by the effect handler), " + effectsHandled + " effects handled");
+        System.out.println("Loop: events handled: " + eventsHandled + " (" + (eventsHandled - effectsHandled)
+            + " from the widgets, " + effectsHandled + " sent back by the effect handler); effects handled: "
+            + effectsHandled);
     }
 }
