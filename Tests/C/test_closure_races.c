@@ -23,8 +23,10 @@
  *    for the draining thread: the drain runs once the delivery has let go of the
  *    source's connection. Bounded by an alarm.
  *
- * One file although over 400 lines: the five cases share the registry that calls closures
- * from other threads, its source, and the counts the checks read.
+ * One file although over 400 lines: the five cases check one promise of the header (a
+ * closure called or made on other threads while its connection is disposed), and cases
+ * 1, 4 and 5 connect through the same registry (registry_connect), 4 and 5 in its
+ * two-caller form.
  */
 #include "check.h"
 

@@ -6,8 +6,9 @@ import XCTest
 /// Feedbacks: synchronous, asynchronous, request-gated; overlap strategies; filters,
 /// scopes, executors; gears.
 ///
-/// One file although over 400 lines: the tests share their models and feedbacks, each
-/// small; the removal of feedbacks is `LoopFeedbackRemovalTests`.
+/// One file although over 400 lines: each test is small, most over the counter loop of
+/// `LoopTestSupport.swift`, and together they cover every kind of feedback; most of the
+/// removal of feedbacks is `LoopFeedbackRemovalTests`.
 final class LoopFeedbackTests: XCTestCase {
     // Spin's README example: two levels converge to their average.
     struct Levels: Equatable { var left: Int; var right: Int }

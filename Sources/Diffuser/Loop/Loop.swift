@@ -1,6 +1,6 @@
-// One file although over 400 lines: half of it is the class comment, which is the loop's
-// whole contract, and every member below is a thin call into `LoopCore` described
-// against it.
+// One file although over 400 lines: half of it is documentation (a quarter the class
+// comment, which is the loop's whole contract), and every member below is a short call
+// into `LoopCore`, or a registration queued on it, described against that contract.
 
 /// A model, the events that change it, and the effects and feedbacks around it: the
 /// loop between a `Fuser` (events in) and a `Diffuser` (the model out).

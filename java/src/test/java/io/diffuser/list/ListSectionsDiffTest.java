@@ -26,8 +26,9 @@ import org.junit.Test;
  * equal matched minus a longest increasing subsequence); and the binding's own behaviour
  * (exceptions unchanged, arguments).
  *
- * <p>One file although over 400 lines: every test replays and plays its result through the
- * same checkers (replayed scripts, a played batch), a third of the file.
+ * <p>One file although over 400 lines: the random tests and the example replay and play
+ * their results through the same checkers (replayed scripts, a played batch), a third of
+ * the file.
  */
 public class ListSectionsDiffTest {
   /** A section: a key, a header (its own content) and items. */
