@@ -79,9 +79,8 @@
  * ------
  * A composite takes fewer than 2^24 children, and each array of a loop's config (its
  * handlers, start effects and feedbacks) fewer than 2^24 entries: a longer count fails
- * with DFS_ERR_ARGUMENT (after the NULL checks: a NULL array fails with DFS_ERR_NULL),
- * and the array is not read. Handles are 64-bit values; the
- * library is built for 64-bit platforms.
+ * with DFS_ERR_ARGUMENT, and the array, even a NULL one, is not read. Handles are
+ * 64-bit values; the library is built for 64-bit platforms.
  */
 #ifndef DIFFUSER_H
 #define DIFFUSER_H

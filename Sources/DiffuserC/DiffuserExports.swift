@@ -41,8 +41,11 @@ func members<Member>(
     _ list: UnsafePointer<OpaquePointer?>?, _ count: Int, of type: ValueType,
     _ lookup: (OpaquePointer?, @autoclosure () -> String) throws -> (ValueType, Member)
 ) throws -> [Member] {
+    // The count first, as for a loop's config: an absurd count is refused whatever the
+    // array, which is then not read.
+    let count = try checkedCount(count, "count", atMost: maxMembers)
     if count > 0 && list == nil { throw CError.null("children") }
-    return try (0..<checkedCount(count, "count", atMost: maxMembers)).map { i in
+    return try (0..<count).map { i in
         let (childType, member) = try lookup(list![i], "children[\(i)]")
         guard childType === type else {
             throw CError.type("children[\(i)] has type '\(childType.name)', expected '\(type.name)'\(childType.sameNameNote(type))")

@@ -269,6 +269,10 @@ static void test_children_arrays(void) {
     CHECK_ERROR_HAS("count 18446744073709551615 is out of range (at most 16777215)",
                     "names the count as given and the limit (\"%s\")", dfs_last_error());
     CHECK_STATUS(dfs_diffuser_into_always_all(dfs_type_pointer(), &good, (size_t)1 << 40, &out), DFS_ERR_ARGUMENT, "into_always_all with count 2^40");
+    /* The count is checked before the array, as in a loop's config: NULL is not read. */
+    CHECK_STATUS(dfs_diffuser_into_all(dfs_type_pointer(), NULL, (size_t)1 << 24, &out), DFS_ERR_ARGUMENT,
+                 "into_all(children NULL, count 2^24)");
+    CHECK_ERROR_HAS("count 16777216 is out of range", "names the count (\"%s\")", dfs_last_error());
 
     dfs_fuser *fgood = make_fuser(dfs_type_pointer()), *fout = GARBAGE;
     CHECK_STATUS(dfs_fuser_from_all(dfs_type_pointer(), NULL, 2, &fout), DFS_ERR_NULL, "from_all(children NULL, count 2)");
@@ -276,6 +280,8 @@ static void test_children_arrays(void) {
     dfs_fuser *fwith_null[2] = {fgood, NULL};
     CHECK_STATUS(dfs_fuser_from_all(dfs_type_pointer(), fwith_null, 2, &fout), DFS_ERR_NULL, "from_all with a NULL entry");
     CHECK_STATUS(dfs_fuser_from_all(dfs_type_pointer(), &fgood, (size_t)-1, &fout), DFS_ERR_ARGUMENT, "from_all with count SIZE_MAX");
+    CHECK_STATUS(dfs_fuser_from_all(dfs_type_pointer(), NULL, (size_t)1 << 24, &fout), DFS_ERR_ARGUMENT,
+                 "from_all(children NULL, count 2^24)");
     CHECK_OK(dfs_fuser_from_all(dfs_type_pointer(), NULL, 0, &fout), "from_all with no children");
     dfs_disposable *c = NULL;
     CHECK_OK(dfs_fuser_connect(fout, noop_effect, NULL, NULL, &c), "connect an empty from_all");
