@@ -1257,7 +1257,9 @@ DFS_API dfs_status dfs_feedback_release(dfs_feedback *feedback);
 DFS_API dfs_status dfs_loop_start(dfs_loop *loop);
 
 /** Ends the run, keeping the model and the registrations (see Lifecycle). DFS_OK also
- *  when the loop was not running (stopped, or disposed): there is nothing to end. */
+ *  when the loop was not running (stopped, disposed, or made with manual_start and not
+ *  started); a stop or dispose under way on another thread is waited for first, as
+ *  Lifecycle says. */
 DFS_API dfs_status dfs_loop_stop(dfs_loop *loop);
 
 /** Ends the loop for good (see Lifecycle). Idempotent. The loop's own record, its

@@ -15,8 +15,9 @@ public protocol Fuseable {
 /// they connected, on the thread that sends: an output of `Sendable` events is
 /// `Sendable`, and the compiler does not check that the connected effects may run there.
 /// An effect that sends into the same output sends at once, nested in the send in
-/// progress: effects connected after it then get the new event before the one that
-/// caused it. (A `Property` or `Signal` delivers such an event after the one in progress.)
+/// progress: every effect, the sender too (inside its own call), gets the new event
+/// then, so effects connected after the sender get it before the one that caused it,
+/// and an effect that sends on every event never returns. (A `Property` or `Signal` delivers such an event after the one in progress.)
 public final class Output<Event> {
     @usableFromInline let lock = InlineLock()
     @usableFromInline var sinks: [(id: UInt64, sink: (Event) throws -> Void)] = []

@@ -9,8 +9,8 @@ import Darwin
 // The keyed list diff for C (include/diffuser.h, "Lists"): keys are 64-bit values,
 // content is a fingerprint or a callback, and the result is flat int32_t arrays in one
 // malloc'd block. The diff itself is the core's ListDiff; this file only converts. Lists
-// read through a dfs_list_reader are ListReader.swift, and dfs_diffuser_into_list is
-// IntoListExports.swift.
+// read through a dfs_list_reader (dfs_list_diff_read) are ListReader.swift, and
+// dfs_diffuser_into_list is IntoListExports.swift.
 
 /// The largest list the C API takes: indices are int32_t.
 let maxListCount = Int(Int32.max) - 1

@@ -7,8 +7,8 @@ import Darwin
 #endif
 
 // How the C API reads list values (`dfs_list_reader`): counts, 64-bit keys, and the
-// reader's `same_key` and `same_content`, for `dfs_list_diff_read`, the sections diff and
-// `dfs_diffuser_into_list`.
+// reader's `same_key` and `same_content`, for `dfs_list_diff_read` (defined here), the
+// sections diff and `dfs_diffuser_into_list`.
 
 /// The functions of a `dfs_list_reader`, as the core's `intoList` node calls them: each
 /// call translates one C call and its failure; when and in which order is the core's.

@@ -14,8 +14,9 @@ import XCTest
 /// A test that would hang fails on a timeout instead; loops it leaves stuck are kept
 /// (`stuck`) so that their deinit does not hang the test process.
 ///
-/// One file although over 400 lines: every test stages its race with the same parts (a
-/// handler on its own executor that closes and waits, the timeouts, `stuck`).
+/// One file although over 400 lines: the tests stage their races with the same parts
+/// (handlers on executors of their own that close the loop and wait, the timeouts,
+/// `stuck`), and each race is read against the lifecycle's promise above.
 final class LoopClosingRaceTests: XCTestCase {
     typealias CounterLoop = Loop<Counter, CounterEvent, CounterEffect>
     nonisolated(unsafe) static var stuck: [AnyObject] = []

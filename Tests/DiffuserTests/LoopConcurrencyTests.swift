@@ -7,9 +7,10 @@ import XCTest
 /// Threads: many dispatchers, dispose and stop racing dispatch, reentrancy across
 /// threads and loops, nothing after dispose, nothing lost before it.
 ///
-/// One file although over 400 lines: its tests race the same calls (dispatch, stop,
-/// dispose) on loops made alike, several with the tallying update and the racy counter that
-/// make a lost, reordered or concurrent step visible.
+/// One file although over 400 lines: its tests run a loop's calls from many threads at
+/// once (dispatch, stop and dispose, jobs, properties, signals, gears), several with the
+/// tallying update and the racy counter that make a lost, reordered or concurrent step
+/// visible.
 final class LoopConcurrencyTests: XCTestCase {
     struct Tally: Equatable, Sendable {
         var total = 0

@@ -4,6 +4,10 @@ import XCTest
 @testable import Diffuser
 
 /// Start, stop, restart, dispose; sources.
+///
+/// One file although over 400 lines: a source's connection lives across the lifecycle
+/// (a start connects it, a stop or dispose disconnects it), so both are tested together;
+/// the races between closes are `LoopClosingRaceTests`.
 final class LoopLifecycleTests: XCTestCase {
     /// A running loop that connects and disposes sources again and again keeps nothing
     /// of the disposed ones: neither their fusers (and what those capture) nor an action

@@ -1,6 +1,6 @@
-// One file although over 400 lines: the library's trees and every baseline and floor are
-// read side by side, to check that each does the same work (`main.swift` checks that they
-// run the same effects).
+// One file although over 400 lines: the library's closure tree and every baseline and
+// floor are read side by side, to check that each does the same work (`main.swift`
+// checks that they run the same effects; the key-path tree is KeyPathRenderer.swift).
 import Diffuser
 
 #if canImport(Glibc)

@@ -13,8 +13,8 @@
 // Expected O(n + m) plus O(k log k), with a fixed number of allocations per diff: flat
 // buffers, never one per element.
 //
-// One file although over 400 lines: the three steps share those buffers and the table's
-// layout, and each is read against the others' invariants.
+// One file although over 400 lines: the three steps hand each other the index maps
+// and buffers laid out here, and each relies on what the one before it left there.
 
 extension ListDiff {
     /// Diffs two lists whose items are identified by `key`, with content compared by

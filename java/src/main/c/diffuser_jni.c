@@ -29,9 +29,9 @@
  * the callbacks it causes find its JNIEnv and keep their Throwable for it, and ends with
  * dfsj_finish, which throws that Throwable or the exception for the status.
  *
- * One file although over 400 lines: the native methods of Native, the table that
- * registers each of them, and JNI_OnLoad, which resolves what every other file needs,
- * are read against each other.
+ * One file although over 400 lines: the native methods of Native and the table that
+ * registers each of them are read against each other, next to JNI_OnLoad, which
+ * registers them and resolves what values.c, upcalls.c and exceptions.c call.
  *
  * Maps. Every Diffuser.map is one dfs_diffuser_map_borrowed node with its own transform:
  * the core calls each transform at its turn in the tree, so transforms, equals,

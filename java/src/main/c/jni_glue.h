@@ -9,7 +9,8 @@
  * It also defines the per-thread state that ties the files together: the native method
  * running on the thread (diffuser_jni.c brackets every core call with dfsj_enter and
  * dfsj_leave), the Throwable a callback kept for it (exceptions.c), its JNIEnv
- * (threads.c) and the parts lent in its frame (upcalls.c).
+ * (threads.c), the parts lent in its frame (upcalls.c) and the objects pinned for work
+ * queued during it (pins.c).
  */
 #ifndef DFSJ_JNI_GLUE_H
 #define DFSJ_JNI_GLUE_H

@@ -17,7 +17,7 @@
  *
  * One file although over 400 lines: each callback here is the other half of a native
  * method here (the method hands the core the bridge the callback calls), and both follow
- * Bridges.java, which is one file for the same reason.
+ * Bridges.java, whose methods are the ones these callbacks call.
  */
 #include <stdint.h>
 #include <stdlib.h>

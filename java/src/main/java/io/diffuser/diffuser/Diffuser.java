@@ -1,5 +1,6 @@
 // One file although over 400 lines, as Spotify's Diffuser: every combinator is a static
-// method of this class, which is what users import, and each is a few lines over Native.
+// method or a constructor of this class, which is what users import, and each is a few
+// lines over Native (intoList over ListNative).
 package io.diffuser.diffuser;
 
 import io.diffuser.Effect;

@@ -1,5 +1,6 @@
-// One file although over 400 lines: it is the whole of what native code calls in this
-// package (the glue resolves each method here once, as Bridges$UpdateBridge and so on),
+// One file although over 400 lines: it is what native code calls in this package, but
+// for Journal.collect (the glue resolves each method here once, as Bridges$UpdateBridge
+// and so on),
 // so that a change of a callback's contract is made in one place, next to the failure
 // handling all of them share.
 package io.diffuser.loop;
