@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test suite: Swift (swift test), C (ctest, including valgrind and the
-# installed-package test), Java (gradle test), ThreadSanitizer over the thread tests, a
-# bounded run of the C API fuzzer, the API reference build, the demos and the README's
-# snippets. Installs what is missing first.
+# installed-package test), Java (gradle test, under -Xcheck:jni: a JNI misuse the JVM
+# reports fails it), ThreadSanitizer over the thread tests, a bounded run of the C API
+# fuzzer, the API reference build, the demos and the README's snippets. Installs what is
+# missing first.
 #
 #   bash scripts/test.sh
 set -uo pipefail
@@ -43,10 +44,10 @@ else
     tail -n 30 "$logs/cmake.log" "$logs/ninja.log"; failed+=("cmake build")
 fi
 
-section "Java: gradle test"
-(cd java && gradle --offline --no-daemon -q test) > "$logs/gradle.log" 2>&1
+section "Java: gradle test, under -Xcheck:jni"
+(cd java && gradle --offline --no-daemon -q test -PcheckJni) > "$logs/gradle.log" 2>&1
 status=$?
-grep -E "vectors|passed, [0-9]+ failed|FAILED|error:" "$logs/gradle.log" | tail -n 20
+grep -E "vectors|passed, [0-9]+ failed|FAILED|error:|Xcheck:jni reported" "$logs/gradle.log" | tail -n 20
 [ $status -eq 0 ] || { echo "gradle test failed; log: $logs/gradle.log"; tail -n 60 "$logs/gradle.log"; failed+=("gradle"); }
 
 section "ThreadSanitizer: Swift concurrency tests, C thread tests, stress (scripts/tsan.sh)"
