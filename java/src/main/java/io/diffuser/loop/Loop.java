@@ -1,3 +1,6 @@
+// One file although over 400 lines: the class comment is the loop's whole contract, every
+// method is a short call into the core described against it, and Builder holds the
+// options of that same contract.
 package io.diffuser.loop;
 
 import io.diffuser.Effect;
@@ -117,10 +120,6 @@ import java.util.function.BiFunction;
  * the first), as disposing a {@link Fuser#connect} connection throws it. A close that
  * leaves its work to another (see <b>Closes that meet</b>) leaves that exception to it
  * too.
- *
- * <p>The class and its builder are kept in one source file because this comment is the
- * loop's whole contract: every method below is a thin call into the core described
- * against it, and {@link Builder} holds the options of that same contract.
  *
  * @param <M> the type of models
  * @param <E> the type of events
