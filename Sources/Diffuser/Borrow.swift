@@ -34,3 +34,30 @@ func withBorrowed<A, R>(_ pointer: UnsafePointer<A>, _ body: (A) throws -> R) re
         }
     }
 }
+
+/// Calls `body` with the value at `pointer` as its argument, passed where it lies: the
+/// callee gets `pointer` itself, with neither a copy nor a bitwise copy of the value.
+///
+/// Why: a closure stored in a generic node takes its argument by address (a generic
+/// argument is passed indirectly), so for a large value (a section of a screen) the bitwise
+/// copy `withBorrowed` makes is most of a map's time. The optimizer passes an `inout`
+/// argument's address on as the callee's argument, without a copy, because nothing
+/// else may write the value during the access (`callLending`); a value that is not
+/// `inout` it copies. `body` must be the user's closure itself, called as is: a closure
+/// literal in between would get the value as its own argument, which a call from it
+/// copies again (`withBorrowed` is for those).
+///
+/// Sound on the same terms as `withBorrowed`: the value at `pointer` outlives the call
+/// and nothing writes it during the call; nothing writes it here either (`callLending`
+/// only reads it), so memory that is never written, a constant, is fine too. The value
+/// does not move, so any type may be lent so, bitwise takable or not.
+@inlinable @inline(__always)
+func callInPlace<A, R>(_ body: (A) throws -> R, at pointer: UnsafePointer<A>) rethrows -> R {
+    try callLending(body, &UnsafeMutablePointer(mutating: pointer).pointee)
+}
+
+/// `body(value)`, with `value` borrowed from an exclusive access: see `callInPlace`.
+@inlinable @inline(__always)
+func callLending<A, R>(_ body: (A) throws -> R, _ value: inout A) rethrows -> R {
+    try body(value)
+}

@@ -61,7 +61,7 @@ class AnyNode {
 /// part of its own value where that part lies (a stored property, see `FieldNode`), and
 /// a gate compares it with its cache there, so that an unchanged part is never copied.
 /// A value is copied only where it is kept (a gate's cache) and otherwise lent to user
-/// code without a copy (`withBorrowed`).
+/// code without a copy (`Borrow.swift`).
 ///
 /// A map hands its child the part it selected, a new value it destroys after the call, as
 /// *owned*: a gate that keeps values as they are may then exchange the part with its

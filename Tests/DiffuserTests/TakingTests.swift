@@ -2,8 +2,8 @@ import XCTest
 @testable import Diffuser
 
 /// A closure's map hands its gate the part it made as owned, and a gate whose `keep` is
-/// the value itself exchanges it with its cache (`MapNode.ownsParts`,
-/// `GateNode.takesOwned`): the map then frees the old cached part. Every part must still
+/// the value itself exchanges it with its cache (`MapNode(owning:_:)`,
+/// `GateNode(taking:_:)`): the map then frees the old cached part. Every part must still
 /// be freed exactly once, whatever the gate does with it, and a gate with its own `keep`
 /// must still be called.
 final class TakingTests: XCTestCase {

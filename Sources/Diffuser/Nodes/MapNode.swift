@@ -15,28 +15,19 @@ final class MapNode<A, Transform: TransformFunction>: Node<A> where Transform.In
     /// (`transform.withSelected`).
     @inlinable
     convenience init(_ transform: Transform, _ child: Node<Transform.Output>) {
-        self.init(transform, child, ownsParts: false)
+        self.init(transform, child, step: { node, value, _ in
+            let me = unsafeDowncast(node, to: MapNode<A, Transform>.self)
+            let child = me.child
+            try withBorrowed(value) { try me.transform.withSelected($0) { try child.run($0) } }
+        })
     }
 
-    /// `ownsParts` promises that `transform.select` returns a new value and that
-    /// `withSelected` is the default (lend it, then destroy it), so that the part may be
-    /// handed to the child as owned (see `Node.Step`). Called only by `init(_:_:)` and by
-    /// `init(owning:_:)`, whose constraint (`SelectsOwned`) makes the promise checked.
+    /// Called only by `init(_:_:)` and by `init(owning:_:)`, with the step each makes.
     @inlinable
-    init(_ transform: Transform, _ child: Node<Transform.Output>, ownsParts: Bool) {
+    init(_ transform: Transform, _ child: Node<Transform.Output>, step: @escaping Step) {
         self.transform = transform
         self.child = child
-        super.init(step: ownsParts
-            ? { node, value, _ in
-                let me = unsafeDowncast(node, to: MapNode<A, Transform>.self)
-                let child = me.child
-                try withBorrowed(value) { input in try child.run(taking: { try me.transform.select(input) }) }
-            }
-            : { node, value, _ in
-                let me = unsafeDowncast(node, to: MapNode<A, Transform>.self)
-                let child = me.child
-                try withBorrowed(value) { try me.transform.withSelected($0) { try child.run($0) } }
-            })
+        super.init(step: step)
     }
 
     override func forEachChild(_ body: (AnyNode) -> Void) { body(child) }
@@ -44,9 +35,13 @@ final class MapNode<A, Transform: TransformFunction>: Node<A> where Transform.In
 
 extension MapNode where Transform: SelectsOwned {
     /// A map whose transform returns new values: it hands each part to its child as
-    /// owned, so that a gate may keep it without a copy.
+    /// owned (see `Node.Step`), so that a gate may keep it without a copy, and lends the
+    /// transform its input where it lies (`select(at:)`).
     @inlinable
     convenience init(owning transform: Transform, _ child: Node<Transform.Output>) {
-        self.init(transform, child, ownsParts: true)
+        self.init(transform, child, step: { node, value, _ in
+            let me = unsafeDowncast(node, to: MapNode<A, Transform>.self)
+            try me.child.run(taking: { try me.transform.select(at: value) })
+        })
     }
 }

@@ -27,8 +27,31 @@ extension Inequality: KeepsItself where Equality: KeepsItself {}
 /// A transform whose `select` returns a new value the map owns, and whose `withSelected`
 /// is `select`'s result lent to the body and then destroyed.
 @usableFromInline
-protocol SelectsOwned {}
+protocol SelectsOwned: TransformFunction {
+    /// `select` of the value at `value`, which is lent without a copy.
+    func select(at value: UnsafePointer<Input>) throws -> Output
+}
 
-extension ClosureTransform: SelectsOwned {}
-extension ThrowingClosureTransform: SelectsOwned {}
-extension KeyPathTransform: SelectsOwned {}
+extension ClosureTransform: SelectsOwned {
+    /// The closure gets the value where it lies (`callInPlace`).
+    @inlinable
+    func select(at value: UnsafePointer<Input>) -> Output {
+        callInPlace(body, at: value)
+    }
+}
+
+extension ThrowingClosureTransform: SelectsOwned {
+    /// The closure gets the value where it lies (`callInPlace`).
+    @inlinable
+    func select(at value: UnsafePointer<Input>) throws -> Output {
+        try callInPlace(body, at: value)
+    }
+}
+
+extension KeyPathTransform: SelectsOwned {
+    /// The key path runtime gets the value lent (`withBorrowed`).
+    @inlinable
+    func select(at value: UnsafePointer<Input>) -> Output {
+        withBorrowed(value) { select($0) }
+    }
+}
