@@ -96,10 +96,14 @@ class Node<A>: AnyNode {
         self.step = step
     }
 
-    /// Runs this node on `value`.
-    @inlinable
+    /// Runs this node on `value`, lent to the tree as a copy that only the run reaches
+    /// (`withPrivateCopy`): a map's closure gets its input through an exclusive access
+    /// (`callInPlace`), which must not overlap another access to the caller's value.
+    @inlinable @inline(__always)
     final func run(_ value: A) throws {
-        try withUnsafePointer(to: value) { try step(self, $0, false) }
+        try withUnsafePointer(to: value) { input in
+            try withPrivateCopy(of: input) { try step(self, $0, false) }
+        }
     }
 
     /// Runs this node on the value at `value`, which must stay valid and unchanged until

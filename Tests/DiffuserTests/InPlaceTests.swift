@@ -1,3 +1,4 @@
+import Dispatch
 import XCTest
 @testable import Diffuser
 
@@ -89,6 +90,22 @@ final class InPlaceTests: XCTestCase {
         d.run(Constants.shared)
         d.run(Constants.shared)
         XCTAssertEqual(seen.values, [3])
+    }
+
+    /// Two graphs run on two threads over one constant. A run lends its maps a copy of
+    /// its input (`Node.run(_:)`), so the two runs never access the same memory: a map's
+    /// closure reaches its input through an exclusive access (`callInPlace`), which
+    /// ThreadSanitizer reports when two of them overlap (`scripts/tsan.sh` runs this test).
+    func testTwoThreadsRunTwoGraphsOverOneConstant() {
+        let sums = [Recorder<Int>(), Recorder<Int>()]
+        let diffusers = sums.map { sum in
+            Diffuser<Constants>.map({ $0.values.2 + $0.values.5 }, .intoAlways { sum.append($0) })
+        }
+        nonisolated(unsafe) let shared = diffusers
+        DispatchQueue.concurrentPerform(iterations: 2) { t in
+            for _ in 0..<2_000 { shared[t].run(Constants.shared) }
+        }
+        XCTAssertEqual(sums.map(\.values), [Array(repeating: 9, count: 2_000), Array(repeating: 9, count: 2_000)])
     }
 
     struct Constants {
