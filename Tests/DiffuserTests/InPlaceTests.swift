@@ -1,12 +1,17 @@
 import Dispatch
 import XCTest
 @testable import Diffuser
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
-/// A closure's or key path's map lends the closure its input where it lies
-/// (`callInPlace`, `SelectsOwned.select(at:)`): no copy, not even of the bits. The closure
-/// must still see the value it would have been passed, of any type (one holding a weak
-/// reference may not be moved in memory), read-only memory included, and its throws must
-/// surface as before.
+/// A closure's map lends the closure its input where it lies (`callInPlace`), a key
+/// path's map lends the key-path runtime a bitwise copy (`SelectsOwned.select(at:)`). The
+/// closure must still see the value it would have been passed, of any type (one holding a
+/// weak reference may not be moved in memory), every reference inside it must be freed
+/// exactly once, the memory lent must only be read, and throws must surface as before.
 final class InPlaceTests: XCTestCase {
     final class Object {
         let name: String
@@ -46,34 +51,43 @@ final class InPlaceTests: XCTestCase {
     }
 
     /// A screen of sections, each larger than a few words, as the benchmark's: every part
-    /// is read from the value where it lies, and every string the parts share with the
-    /// input is freed with the tree (none retained once too often, none released).
+    /// is read from the value where it lies, and every object the parts share with the
+    /// input is freed with the tree (none retained once too often; one released once too
+    /// often crashes).
     func testPartsOfALargeValueAreReadWhereTheyLie() {
         struct Section: Equatable {
             var title: String
             var rows: [String]
             var flags: (Int, Int, Int, Int)
+            var owner: Object
             static func == (a: Section, b: Section) -> Bool {
-                a.title == b.title && a.rows == b.rows && a.flags == b.flags
+                a.title == b.title && a.rows == b.rows && a.flags == b.flags && a.owner === b.owner
             }
         }
         let seen = Recorder<String>()
-        let section = { (i: Int) in
-            Diffuser<[Section]>.map({ $0[i] }, .intoAll(
-                .map({ $0.title }, .into { seen.append("\(i).title=\($0)") }),
-                .map({ $0.rows.joined(separator: ",") }, .into { seen.append("\(i).rows=\($0)") }),
-                .map({ $0.flags.2 }, .into { seen.append("\(i).flags=\($0)") })))
+        weak var gone: Object?
+        do {
+            let section = { (i: Int) in
+                Diffuser<[Section]>.map({ $0[i] }, .intoAll(
+                    .map({ $0.title }, .into { seen.append("\(i).title=\($0)") }),
+                    .map({ $0.rows.joined(separator: ",") }, .into { seen.append("\(i).rows=\($0)") }),
+                    .map({ $0.flags.2 }, .into { seen.append("\(i).flags=\($0)") }),
+                    .map(throwing: { $0.owner }, .intoAlways { _ in })))
+            }
+            let d = Diffuser<[Section]>(section(0), section(1))
+            let owner = Object("owner")
+            gone = owner
+            var screen = [
+                Section(title: String(repeating: "t", count: 40), rows: ["r1", "r2"], flags: (1, 2, 3, 4), owner: owner),
+                Section(title: "short", rows: [], flags: (5, 6, 7, 8), owner: owner),
+            ]
+            d.run(screen)
+            screen[1].flags.2 = 70
+            d.run(screen)
+            screen[0].title = "changed"
+            d.run(screen)
         }
-        let d = Diffuser<[Section]>(section(0), section(1))
-        var screen = [
-            Section(title: String(repeating: "t", count: 40), rows: ["r1", "r2"], flags: (1, 2, 3, 4)),
-            Section(title: "short", rows: [], flags: (5, 6, 7, 8)),
-        ]
-        d.run(screen)
-        screen[1].flags.2 = 70
-        d.run(screen)
-        screen[0].title = "changed"
-        d.run(screen)
+        XCTAssertNil(gone, "every reference the runs took was released")
         XCTAssertEqual(seen.values, [
             "0.title=\(String(repeating: "t", count: 40))", "0.rows=r1,r2", "0.flags=3",
             "1.title=short", "1.rows=", "1.flags=7",
@@ -82,14 +96,42 @@ final class InPlaceTests: XCTestCase {
         ])
     }
 
-    /// A value in memory that is never written (a global constant) is lent as well:
-    /// lending only reads it.
+    /// A value in memory that is never written (a global constant) is lent as well.
     func testAConstantIsLent() {
         let seen = Recorder<Int>()
         let d = Diffuser<Constants>.map({ $0.values.2 }, .into { seen.append($0) })
         d.run(Constants.shared)
         d.run(Constants.shared)
         XCTAssertEqual(seen.values, [3])
+    }
+
+    struct Labeled: Equatable {
+        var label: String
+        var count: Int
+    }
+
+    /// Lending only reads: steps handed the address of a value in a read-only page (as a
+    /// map's part is handed to the maps below it) do not fault.
+    func testLendingOnlyReads() throws {
+        let size = Int(getpagesize())
+        let mapped = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        guard let page = mapped, page != MAP_FAILED else { return XCTFail("no page") }
+        defer { munmap(page, size) }
+        let value = page.bindMemory(to: Labeled.self, capacity: 1)
+        value.initialize(to: Labeled(label: String(repeating: "l", count: 40), count: 5))
+        XCTAssertEqual(mprotect(page, size, PROT_READ), 0)
+        let seen = Recorder<String>()
+        let d = Diffuser<Labeled>.intoAlways([
+            .map({ $0.label }, .intoAlways { seen.append($0) }),
+            .map(throwing: { $0.count }, .intoAlways { seen.append("\($0)") }),
+            .map(\.count, .intoAlways { seen.append("field \($0)") }),
+        ])
+        try d.node.run(at: value)
+        try d.node.run(at: value)
+        XCTAssertEqual(mprotect(page, size, PROT_READ | PROT_WRITE), 0)
+        value.deinitialize(count: 1)
+        let label = String(repeating: "l", count: 40)
+        XCTAssertEqual(seen.values, [label, "5", "field 5", label, "5", "field 5"])
     }
 
     /// Two graphs run on two threads over one constant. A run lends its maps a copy of
