@@ -107,7 +107,7 @@ class Node<A>: AnyNode {
     }
 
     /// Runs this node on the value at `value`, which must stay valid and unchanged until
-    /// the call returns.
+    /// the call returns, and lie in memory only the run reaches (see `run(_:)`).
     @inlinable
     final func run(at value: UnsafePointer<A>) throws {
         try step(self, value, false)

@@ -28,7 +28,8 @@ extension Inequality: KeepsItself where Equality: KeepsItself {}
 /// is `select`'s result lent to the body and then destroyed.
 @usableFromInline
 protocol SelectsOwned: TransformFunction {
-    /// `select` of the value at `value`, which is lent without a copy.
+    /// `select` of the value at `value`, which is lent without a copy. `value` must point
+    /// at memory only the run reaches, as a step's value does (see `callInPlace`).
     func select(at value: UnsafePointer<Input>) throws -> Output
 }
 
