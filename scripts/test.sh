@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Runs every test suite: Swift (swift test), C (ctest, including valgrind and the
-# installed-package test), Java (gradle test, under -Xcheck:jni: a JNI misuse the JVM
-# reports fails it), ThreadSanitizer over the thread tests, a bounded run of the C API
-# fuzzer, the API reference build, the demos and the README's snippets. Installs what is
-# missing first.
+# Runs every test suite: Swift (swift test, in a debug and a release build), C (ctest,
+# including valgrind and the installed-package test), Java (gradle test, under
+# -Xcheck:jni: a JNI misuse the JVM reports fails it), ThreadSanitizer over the thread
+# tests, a bounded run of the C API fuzzer, the API reference build, the demos and the
+# README's snippets. Installs what is missing first.
 #
 #   bash scripts/test.sh
 set -uo pipefail
@@ -31,6 +31,15 @@ swift test > "$logs/swift.log" 2>&1
 status=$?
 grep -E "^Conformance|error:|failed \(|Executed [0-9]+ tests|Test run with" "$logs/swift.log" | tail -n 12
 [ $status -eq 0 ] || { echo "swift test failed; log: $logs/swift.log"; failed+=("swift"); }
+
+# The release build is the one users ship, and the only one where the optimizer takes the
+# core's fast paths (a map's closure lent its input in place, Borrow.swift): every vector
+# and test again, through that code.
+section "Swift, optimized: swift test -c release (.build-release)"
+swift test -c release -Xswiftc -enable-testing --scratch-path .build-release > "$logs/swift-release.log" 2>&1
+status=$?
+grep -E "^Conformance|error:|failed \(|Executed [0-9]+ tests|Test run with" "$logs/swift-release.log" | tail -n 12
+[ $status -eq 0 ] || { echo "swift test -c release failed; log: $logs/swift-release.log"; failed+=("swift release"); }
 
 section "C: cmake, ninja, ctest (C tests, example, valgrind, install, ABI drift)"
 if cmake -S . -B build -G Ninja > "$logs/cmake.log" 2>&1 && ninja -C build > "$logs/ninja.log" 2>&1; then

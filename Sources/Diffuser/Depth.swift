@@ -38,7 +38,7 @@ extension Fuser {
     /// Stops the program if a combinator over children whose deepest is `childDepth`
     /// deep would nest more than `maximumDepth`, and returns its depth.
     static func depth(above childDepth: Int) -> Int {
-        precondition(
+        require(
             childDepth < maximumDepth,
             "a fuser nests at most \(maximumDepth) combinators; this one would nest \(childDepth + 1)")
         return childDepth + 1

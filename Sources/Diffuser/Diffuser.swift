@@ -83,7 +83,7 @@ public struct Diffuser<A> {
     /// A combinator over children whose deepest is `childDepth` deep.
     @inlinable
     init(node: Node<A>, above childDepth: Int) {
-        precondition(
+        require(
             childDepth < Self.maximumDepth,
             "a diffuser nests at most \(Self.maximumDepth) combinators; this one would nest \(childDepth + 1)")
         self.node = node

@@ -303,3 +303,26 @@ final class ListDiffTests: XCTestCase {
         XCTAssertEqual(diff.updates, [ListDiff.Pair(old: 1, new: 0)])
     }
 }
+
+import Testing
+
+/// Counts a diff cannot have stop the program with a message, in every build: each case
+/// runs in a child process.
+@Suite struct ListDiffCountTests {
+    @Test func aNegativeCountStopsTheProgram() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = ListDiff(oldCount: -1, newCount: 0, oldKey: { $0 }, newKey: { $0 }, sameContent: { _, _ in true })
+        }
+        let text = result.map { String(decoding: $0.standardErrorContent, as: UTF8.self) } ?? ""
+        #expect(text.contains("ListDiff: negative count"))
+    }
+
+    @Test func aCountPastTheBoundStopsTheProgram() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = ListDiff(oldCount: 0, newCount: Int(Int32.max), oldKey: { $0 }, newKey: { $0 },
+                         sameContent: { _, _ in true })
+        }
+        let text = result.map { String(decoding: $0.standardErrorContent, as: UTF8.self) } ?? ""
+        #expect(text.contains("ListDiff: list too long"))
+    }
+}

@@ -70,7 +70,8 @@ extension ListDiff {
     /// `oldKey(i)` and `newKey(j)` give the keys of old item `i` and new item `j`;
     /// `sameContent(i, j)` compares the contents of a matched pair. Each is called at most
     /// twice per index (keys) or once per matched pair (content); a throw aborts the diff
-    /// and comes back from this initializer.
+    /// and comes back from this initializer. A negative count, or one of `Int32.max` or
+    /// more, stops the program with a message.
     @inlinable @inline(__always)
     public init<Key: Hashable>(
         oldCount: Int, newCount: Int,
@@ -102,8 +103,8 @@ extension ListDiff {
         sameKey: (Key, Key) throws -> Bool,
         sameContent: (_ oldIndex: Int, _ newIndex: Int) throws -> Bool
     ) rethrows {
-        precondition(oldCount >= 0 && newCount >= 0, "ListDiff: negative count")
-        precondition(oldCount < Int(Int32.max) && newCount < Int(Int32.max), "ListDiff: list too long")
+        require(oldCount >= 0 && newCount >= 0, "ListDiff: negative count")
+        require(oldCount < Int(Int32.max) && newCount < Int(Int32.max), "ListDiff: list too long")
         var oldToNew = [Int](repeating: -1, count: oldCount)
         var newToOld = [Int](repeating: -1, count: newCount)
         let parts = try oldToNew.withUnsafeMutableBufferPointer { o2n in

@@ -22,7 +22,7 @@ public final class BackgroundExecutor: LoopExecutor, @unchecked Sendable {
         do {
             try self.init(worker: Worker())
         } catch {
-            preconditionFailure("BackgroundExecutor: \(error)")
+            fatalError("BackgroundExecutor: \(error)")
         }
     }
 

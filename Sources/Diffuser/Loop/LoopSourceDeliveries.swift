@@ -37,7 +37,7 @@ enum LoopSourceDeliveries {
             record.deinitialize(count: 1)
             record.deallocate()
         }
-        precondition(made == 0, "Diffuser: no thread-specific key for loop source deliveries (\(made))")
+        require(made == 0, "Diffuser: no thread-specific key for loop source deliveries (\(made))")
         return key
     }()
 
@@ -49,7 +49,7 @@ enum LoopSourceDeliveries {
         let fresh = UnsafeMutablePointer<Record>.allocate(capacity: 1)
         fresh.initialize(to: Record())
         let stored = pthread_setspecific(key, fresh)
-        precondition(stored == 0, "Diffuser: cannot keep this thread's loop source deliveries (\(stored))")
+        require(stored == 0, "Diffuser: cannot keep this thread's loop source deliveries (\(stored))")
         return fresh
     }
 
