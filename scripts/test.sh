@@ -18,6 +18,14 @@ mkdir -p "$logs"
 
 section() { printf '\n== %s\n' "$*"; }
 
+# What a swift test log says in short: the conformance runner's count, every failure, and
+# the totals (XCTest prints an "Executed" line per test class; only its last is the total).
+swift_summary() {
+    grep -E "^Conformance|error:|failed \(|Test run with" "$1" | tail -n 20
+    grep -E "Executed [0-9]+ tests" "$1" | tail -n 1
+    return 0
+}
+
 section "Conformance corpus: the Python model agrees with every vector"
 if python3 scripts/check_vectors.py > "$logs/vectors.log" 2>&1; then
     tail -n 1 "$logs/vectors.log"
@@ -29,7 +37,7 @@ python3 scripts/gen_vectors.py --check > "$logs/regen.log" 2>&1 || { cat "$logs/
 section "Swift: swift test"
 swift test > "$logs/swift.log" 2>&1
 status=$?
-grep -E "^Conformance|error:|failed \(|Executed [0-9]+ tests|Test run with" "$logs/swift.log" | tail -n 12
+swift_summary "$logs/swift.log"
 [ $status -eq 0 ] || { echo "swift test failed; log: $logs/swift.log"; failed+=("swift"); }
 
 # The release build is the one users ship, and the only one where the optimizer takes the
@@ -43,8 +51,8 @@ section "Swift, optimized, under AddressSanitizer: swift test -c release --sanit
 ASAN_OPTIONS=detect_leaks=0 swift test -c release -Xswiftc -enable-testing --sanitize=address \
     --scratch-path .build-asan > "$logs/swift-release.log" 2>&1
 status=$?
-grep -E "^Conformance|error:|failed \(|Executed [0-9]+ tests|Test run with|ERROR: AddressSanitizer" \
-    "$logs/swift-release.log" | tail -n 12
+swift_summary "$logs/swift-release.log"
+grep -m 1 -A 12 "ERROR: AddressSanitizer" "$logs/swift-release.log"
 [ $status -eq 0 ] || { echo "swift test -c release --sanitize=address failed; log: $logs/swift-release.log"; failed+=("swift release (ASan)"); }
 
 section "C: cmake, ninja, ctest (C tests, example, valgrind, install, ABI drift)"
