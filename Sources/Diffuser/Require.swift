@@ -1,10 +1,11 @@
-/// Stops the program with `message` unless `condition` holds: the check for a misuse that
-/// the Swift API reports by stopping (a combinator nested past the depth bound, a negative
-/// count), where it cannot throw.
+/// Stops the program with `message` unless `condition` holds: the check for what the Swift
+/// API reports by stopping, where it cannot throw (a combinator nested past the depth
+/// bound, a count `ListDiff` cannot take, thread-specific storage the system will not
+/// give a loop).
 ///
-/// `precondition` would drop its message from an optimized build, where the program
-/// stops at an illegal instruction and says nothing; this prints the message, with the
-/// caller's file and line, in every build, since release builds are the ones users ship.
+/// The message is printed, with the caller's file and line, in every build, since release
+/// builds are the ones users ship; `precondition` prints nothing in an optimized build,
+/// where the program stops at an illegal instruction.
 @inlinable @inline(__always)
 func require(
     _ condition: Bool, _ message: @autoclosure () -> String,
