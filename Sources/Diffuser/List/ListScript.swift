@@ -39,7 +39,8 @@ public struct ListScript: Equatable, Sendable {
     /// The steps, in order.
     public var steps: [Step]
 
-    /// A script from explicit steps.
+    /// A script from explicit steps. The steps are not checked; prefer the initializer
+    /// that makes the script of a diff.
     public init(steps: [Step]) {
         self.steps = steps
     }

@@ -12,7 +12,9 @@ public struct ListSectionsDiff: Equatable, Sendable {
     /// with it, or from no items when the section is new.
     public var items: [ListDiff]
 
-    /// A diff from explicit parts, for tests and bindings.
+    /// A diff from explicit parts, for tests and bindings. The parts are not checked
+    /// (`items` must hold one diff for each of the new sections); prefer the initializers
+    /// that compute a diff.
     public init(sections: ListDiff, items: [ListDiff]) {
         self.sections = sections
         self.items = items
