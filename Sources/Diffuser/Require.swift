@@ -11,5 +11,12 @@ func require(
     _ condition: Bool, _ message: @autoclosure () -> String,
     file: StaticString = #fileID, line: UInt = #line
 ) {
-    if !condition { fatalError(message(), file: file, line: line) }
+    if _slowPath(!condition) { stop(message, file: file, line: line) }
+}
+
+/// The stop itself, out of line, so that a check inlined into its caller is a compare and
+/// a branch.
+@usableFromInline @inline(never)
+func stop(_ message: () -> String, file: StaticString, line: UInt) -> Never {
+    fatalError(message(), file: file, line: line)
 }
