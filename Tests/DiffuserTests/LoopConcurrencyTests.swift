@@ -311,14 +311,17 @@ final class LoopConcurrencyTests: XCTestCase {
             )
             box.loop = loop
             inCallback.wait()
+            let stopped = DispatchSemaphore(value: 0)
             let disposer = Thread {
                 loop.stop()
+                stopped.signal()
             }
             disposer.start()
             // Let the stop reach its wait for the callback, then let the callback close.
             usleep(20_000)
             go.signal()
             XCTAssertEqual(returned.wait(timeout: .now() + 10), .success, "\(target) from the callback returned")
+            XCTAssertEqual(stopped.wait(timeout: .now() + 10), .success, "the other thread's stop returned")
             XCTAssertTrue(eventually(10) { !loop.isRunning })
             if target == "dispose" {
                 XCTAssertTrue(eventually(10) { loop.isDisposed }, "the dispose asked for during the stop happened")
