@@ -110,7 +110,7 @@ extern "C" {
 
 /** The version of the ABI this header describes. dfs_abi_version() returns the
  *  library's; they must be equal. */
-#define DFS_ABI_VERSION 5
+#define DFS_ABI_VERSION 6
 
 /** Status codes. 0 is success; every error is positive. */
 typedef enum dfs_status {
@@ -975,7 +975,8 @@ typedef struct dfs_loop dfs_loop;
  *  dfs_job_release it when done. */
 typedef struct dfs_job dfs_job;
 
-/** What an update returns, filled during the update call: see dfs_update_fn. */
+/** What an update or a restart returns, filled during its call: see dfs_update_fn and
+ *  dfs_restart_fn. */
 typedef struct dfs_next dfs_next;
 
 /** Where a loop, a feedback or a handler runs its work (see dfs_executor_new). */
@@ -1000,14 +1001,26 @@ typedef struct dfs_feedback dfs_feedback;
  *  An update must not have side effects. */
 typedef int (*dfs_update_fn)(const void *model, const void *event, dfs_next *next, void *ctx);
 
-/** The new model of the step. Ownership as a transform's output (dfs_transform_fn):
- *  the core passes it to the model type's release when done. Only during the update
- *  call that received `next`, on its thread: DFS_ERR_HANDLE otherwise (the value then
- *  stays the caller's). A second call replaces the model given first. */
+/** The new model of the step (or the first model of a restarted run). Ownership as a
+ *  transform's output (dfs_transform_fn): the core passes it to the model type's release
+ *  when done. Only during the update or restart call that received `next`, on its
+ *  thread: DFS_ERR_HANDLE otherwise (the value then stays the caller's). A second call
+ *  replaces the model given first. */
 DFS_API dfs_status dfs_next_model(dfs_next *next, const void *model);
 
-/** Adds an effect to the step (ownership as dfs_next_model, with the effect type). */
+/** Adds an effect to the step, or a start effect to a restarted run (ownership as
+ *  dfs_next_model, with the effect type). */
 DFS_API dfs_status dfs_next_effect(dfs_next *next, const void *effect);
+
+/** The restart (Mobius's Init): what every run after the loop's first starts from, given
+ *  the kept model (borrowed for the call). Called on the loop's turn when dfs_loop_start
+ *  starts a stopped loop. Give the run's first model with dfs_next_model (without it the
+ *  run starts from the kept model) and its start effects with dfs_next_effect, in order;
+ *  `next` is good for this call only, as an update's. A restart
+ *  cannot fail: one with nothing to give gives nothing. One that stops or disposes its
+ *  loop cancels the start: nothing of it happens (no DFS_TRACE_STARTED, no model
+ *  published, no effect handled), and what it gave is dropped. */
+typedef void (*dfs_restart_fn)(const void *model, dfs_next *next, void *ctx);
 
 /** Handles one effect (borrowed for the call). Send events back with dfs_job_send, now
  *  or later. Return 0, or non-zero: the inspector sees the failure, the loop goes on. */
@@ -1137,9 +1150,14 @@ typedef struct dfs_loop_config {
     /** Optional, with coalesce: each key coalesce gave, handed back (with coalesce_ctx)
      *  once the loop holds it no more. */
     dfs_key_done_fn coalesce_done;
+    /** Optional: the restart (see dfs_restart_fn). Without it, a run after the first
+     *  starts from the kept model with no effect. */
+    dfs_restart_fn restart;
+    void *restart_ctx;
+    dfs_destroy_fn restart_destroy;
 } dfs_loop_config;
 
-/** Makes a loop. Every destroy of the config (update, handlers, coalesce, inspect) runs
+/** Makes a loop. Every destroy of the config (update, handlers, coalesce, inspect, restart) runs
  *  once the loop no longer needs its callback, also if dfs_loop_new fails (the
  *  feedbacks' callbacks belong to their dfs_feedback handles: a failure leaves them as
  *  they were), except the handlers' when handler_count is out of range (2^24 or more:

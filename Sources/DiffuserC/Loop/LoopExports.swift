@@ -11,6 +11,7 @@ public func dfs_loop_new(_ config: UnsafePointer<dfs_loop_config>?, _ out: Unsaf
     let update = config.map { CCallback($0.pointee.update, $0.pointee.update_ctx, $0.pointee.update_destroy) }
     let coalesce = config.map { CCallback($0.pointee.coalesce, $0.pointee.coalesce_ctx, $0.pointee.coalesce_destroy) }
     let inspect = config.map { CCallback($0.pointee.inspect, $0.pointee.inspect_ctx, $0.pointee.inspect_destroy) }
+    let restart = config.map { CCallback($0.pointee.restart, $0.pointee.restart_ctx, $0.pointee.restart_destroy) }
     var handlerCallbacks: [(CCallback<dfs_handler_fn>, OpaquePointer?)] = []
     if let config, let list = config.pointee.handlers, config.pointee.handler_count > 0,
        config.pointee.handler_count <= maxMembers {
@@ -50,6 +51,10 @@ public func dfs_loop_new(_ config: UnsafePointer<dfs_loop_config>?, _ out: Unsaf
         }
         var inspector: ((LoopTrace<CValue, CValue, CValue>) -> Void)?
         if inspect!.fn != nil { inspector = inspectorClosure(try CFunction(inspect!, "inspect")) }
+        var loopRestart: ((CValue) -> First<CValue, CValue>)?
+        if restart!.fn != nil {
+            loopRestart = cRestart(try CFunction(restart!, "restart"), model: modelType, effect: effectType)
+        }
 
         let journal = try c.journal.map { try lookupJournal($0) }
         if let journal {
@@ -69,6 +74,7 @@ public func dfs_loop_new(_ config: UnsafePointer<dfs_loop_config>?, _ out: Unsaf
             executor: executor?.executor ?? CallerExecutor(),
             coalescing: coalescing,
             journal: journal?.journal,
+            restart: loopRestart,
             inspector: inspector,
             autostart: false
         )

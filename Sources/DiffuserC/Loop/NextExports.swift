@@ -16,8 +16,18 @@ func cUpdate(_ function: CFunction<dfs_update_fn>, model: ValueType, effect: Val
     }
 }
 
-/// What an update call has put in its `dfs_next` so far. The update in progress on a
-/// thread has the thread's current builder, the only one `dfs_next_model` and
+/// A restart written in C, as the core calls it: `function` fills a `dfs_next` with the
+/// run's first model (the kept one if it gives none) and its start effects.
+func cRestart(_ function: CFunction<dfs_restart_fn>, model: ValueType, effect: ValueType) -> (CValue) -> First<CValue, CValue> {
+    { kept in
+        var builder = NextBuilder(modelType: model, effectType: effect)
+        builder.current { next in function.fn(kept.pointer, next, function.ctx) }
+        return First(builder.model ?? kept, effects: builder.effects)
+    }
+}
+
+/// What an update or restart call has put in its `dfs_next` so far. The call in progress
+/// on a thread has the thread's current builder, the only one `dfs_next_model` and
 /// `dfs_next_effect` accept.
 ///
 /// A `dfs_next` is a number, not the builder's address: each update call gets one never
@@ -66,7 +76,7 @@ struct NextBuilder {
               current.pointee.token != 0, UInt(bitPattern: next) == current.pointee.token
         else {
             throw CError(status: DFS_ERR_HANDLE,
-                         message: "next is not the dfs_next of an update in progress on this thread")
+                         message: "next is not the dfs_next of an update or restart in progress on this thread")
         }
         return current
     }
