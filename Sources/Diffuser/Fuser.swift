@@ -115,6 +115,11 @@ public class Fuser<A> {
     ///
     /// Dispose the result to disconnect every source; after `dispose()` returns,
     /// `effect` receives nothing more.
+    ///
+    /// A source made with `tryConnector` may refuse to connect. `connect` then connects
+    /// nothing (the sources connected before the refusal are disconnected) and returns a
+    /// disposable that does nothing: the refusal is dropped. Use `tryConnect(_:)` to
+    /// receive it, as C's `dfs_fuser_connect` and Java's `Fuser.connect` report it.
     public func connect(_ effect: @escaping Effect<A>) -> Disposable {
         // A non-throwing effect cannot make the sink throw; only a throwing source
         // connector could fail here, and such fusers are built with `tryConnector`.

@@ -53,6 +53,8 @@ typedef struct loop_run {
     dfs_type *type;
     dfs_journal *journal;
     int coalesce;
+    /* The vector's restart rules, or NULL (no restart). */
+    const json_t *restart_rules;
     named_executor executors[MAX_NAMED];
     size_t executor_count;
     named_job jobs[MAX_NAMED];
@@ -128,6 +130,31 @@ static int update_cb(const void *model_value, const void *event_value, dfs_next 
     const json_t *effect;
     json_array_foreach(json_object_get(event, "emit"), i, effect) dfs_next_effect(next, json_incref((json_t *)effect));
     return 0;
+}
+
+/* The restart (README 11): logs ["restart", M], makes the result's loop call, and gives
+ * its `set` (else M, by giving none) and its `emit`. */
+static void restart_cb(const void *model_value, dfs_next *next, void *ctx) {
+    loop_run *run = ctx;
+    const json_t *model = model_value;
+    record(run, "restart", model, NULL);
+    const json_t *result = NULL;
+    size_t i;
+    const json_t *rule;
+    json_array_foreach(run->restart_rules, i, rule) {
+        const json_t *match = json_array_get(rule, 0);
+        if (json_is_null(match) || json_equal((json_t *)match, (json_t *)model)) {
+            result = json_array_get(rule, 1);
+            break;
+        }
+    }
+    const char *call = json_string_value(json_object_get(result, "loop"));
+    if (call != NULL && strcmp(call, "stop") == 0) dfs_loop_stop(run->loop);
+    else if (call != NULL && strcmp(call, "dispose") == 0) dfs_loop_dispose(run->loop);
+    const json_t *set = json_object_get(result, "set");
+    if (set != NULL) dfs_next_model(next, json_incref((json_t *)set));
+    const json_t *effect;
+    json_array_foreach(json_object_get(result, "emit"), i, effect) dfs_next_effect(next, json_incref((json_t *)effect));
 }
 
 static void hold_job(loop_run *run, const char *name, dfs_job *job);
@@ -535,6 +562,11 @@ static int make_loop(loop_run *run, const json_t *vector, callback_ctx **handler
     config.inspect = inspect_cb;
     config.inspect_ctx = run;
     config.manual_start = 1;
+    run->restart_rules = json_object_get(vector, "restart");
+    if (run->restart_rules != NULL && !json_is_null(run->restart_rules)) {
+        config.restart = restart_cb;
+        config.restart_ctx = run;
+    }
     if (json_is_true(json_object_get(vector, "journal"))) {
         if (dfs_journal_new(run->type, run->type, &run->journal) != DFS_OK) {
             json_decref(model);
@@ -558,7 +590,7 @@ static int make_loop(loop_run *run, const json_t *vector, callback_ctx **handler
 
 int run_loop_vector(const json_t *vector, const char *base) {
     static const char *const keys[] = {"format", "name", "kind", "description", "model", "startEffects", "executor",
-                                       "executors", "coalesce", "journal", "handlers", "feedbacks", "steps", NULL};
+                                       "executors", "coalesce", "journal", "handlers", "feedbacks", "restart", "steps", NULL};
     loop_run *run = calloc(1, sizeof *run);
     run->log = json_array();
     const char *key;

@@ -197,8 +197,11 @@ final class FuserTests: XCTestCase {
         XCTAssertThrowsError(try fuser.tryConnect { _ in })
         XCTAssertEqual(ok.connects, 1)
         XCTAssertEqual(ok.activeConnections, 0)
-        // The plain connect returns an inert disposable rather than crashing.
+        // The plain connect drops the refusal: it connects nothing and returns an inert
+        // disposable.
         let inert = fuser.connect { _ in }
+        XCTAssertEqual(ok.connects, 2)
+        XCTAssertEqual(ok.activeConnections, 0, "the source connected before the refusal is disconnected")
         inert.dispose()
     }
 

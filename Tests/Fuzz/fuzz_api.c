@@ -241,12 +241,13 @@ typedef struct crec {
 
 enum cb_kind {
     CB_TYPE, CB_EFFECT, CB_CHANGE, CB_TRANSFORM, CB_SOURCE, CB_CONN, CB_LIST_READER, CB_LIST_SINK,
-    CB_UPDATE, CB_OBSERVER, CB_FEEDBACK, CB_HANDLER, CB_INSPECT, CB_KEY, CB_REQUEST, CB_PROPAGATE, CB_ACTION, CB_EXECUTE
+    CB_UPDATE, CB_OBSERVER, CB_FEEDBACK, CB_HANDLER, CB_INSPECT, CB_KEY, CB_REQUEST, CB_PROPAGATE, CB_ACTION, CB_EXECUTE,
+    CB_RESTART
 };
 static const char *const cb_kind_names[] = {
     "type", "effect", "did_change", "transform", "source", "connection effect", "list reader", "list sink",
     "update", "observer", "feedback", "handler", "inspector", "coalescing key", "request", "propagate",
-    "on-cancel action", "execute"};
+    "on-cancel action", "execute", "restart"};
 
 #define CB_MAGIC 0xCBCBCBCBu
 #define MAX_PROG 24

@@ -7,7 +7,8 @@
  * give effects, misuse a stale dfs_next, run its own program), up to three handlers
  * (inline, or on a manual or C-written executor), coalescing keys, an inspector, a
  * journal, manual_start, the caller's or another executor, up to three dfs_feedback
- * handles (config.feedbacks); misuse (NULL config, update, handlers, start effects; a
+ * handles (config.feedbacks), a restart (may give a model and an effect, misuse a stale
+ * dfs_next, run its own program: stop or dispose the loop it starts); misuse (NULL config, update, handlers, start effects; a
  * journal of other types; a NULL, released or wrong-kind feedback entry, a NULL
  * feedbacks array with a non-zero count; a feedback, handler or start-effect count out
  * of range, SIZE_MAX among them).
@@ -336,7 +337,7 @@ static lrec *loop_of(cb *c) {
     if (c->extra == NULL) return NULL;
     switch (c->kind) {
     case CB_UPDATE: case CB_OBSERVER: case CB_FEEDBACK: case CB_HANDLER: case CB_INSPECT: case CB_KEY: case CB_REQUEST:
-    case CB_PROPAGATE: return c->extra;
+    case CB_PROPAGATE: case CB_RESTART: return c->extra;
     case CB_ACTION: return ((jrec *)c->extra)->loop;
     default: return NULL;
     }
@@ -405,6 +406,30 @@ static int on_update(const void *model, const void *event, dfs_next *next, void 
         return 3;
     }
     return 0;
+}
+
+/* A restart: called with the kept model at a start after the first, within the start.
+ * Its variant gives a model and an effect; its program may stop or dispose the loop (the
+ * start then returns how, see loop_start) or try the stale next of an earlier call. */
+static void on_restart(const void *model, dfs_next *next, void *ctx) {
+    lrec *l = loop_enter(ctx, CB_RESTART, 1, "restart");
+    cb *c = ctx;
+    check_value(l->model, model, "restart(model)");
+    if (next == NULL) fail("restart #%d: next is NULL", c->id);
+    int k = value_key(l->model, model);
+    say("restart #%d of loop #%d (model key %d)", c->id, l->id, k);
+    updates_active++;
+    act(c);
+    if (c->variant & 1) check_status(dfs_next_model(next, owned_value(l->model, k + 1)), 0, 0, 0, "dfs_next_model (restart)");
+    if (c->variant & 2) check_status(dfs_next_effect(next, owned_value(l->effect, k)), 0, 0, 0, "dfs_next_effect (restart)");
+    if (last_next != NULL && last_next != next && (k & 1)) {
+        const void *v = owned_value(l->model, k);
+        check_status(dfs_next_model(last_next, v), B(DFS_ERR_HANDLE), 0, 0, "dfs_next_model (a stale next, in a restart)");
+        drop_owned(l->model, v);
+    }
+    last_next = next;
+    updates_active--;
+    loop_leave(l, 1);
 }
 
 static int on_observer(const void *model, void *ctx) {
@@ -718,7 +743,7 @@ static void feedback_left_alone(brec *b) {
 }
 
 static void op_loop_new(void) {
-    uint8_t f = u8(), g = u8();
+    uint8_t f = u8(), g = u8(), r = u8();
     pick mp = pick_type(), ep = pick_type(), xp = pick_type();
     trec *mt = type_of_type_pick(mp), *et = type_of_type_pick(ep), *xt = type_of_type_pick(xp);
     unsigned errors = handle_errors(mp.v) | handle_errors(ep.v) | handle_errors(xp.v);
@@ -726,7 +751,7 @@ static void op_loop_new(void) {
     if (n_loops >= MAX_LOOPS || making_loop) return;
     lrec *l = &loops[n_loops];
     *l = (lrec){.model = mt, .event = et, .effect = xt, .id = n_loops, .state = (f & 4) ? L_STOPPED : L_RUNNING};
-    cb *made[6] = {make_cb(CB_UPDATE, et, mt)};
+    cb *made[7] = {make_cb(CB_UPDATE, et, mt)};
     dfs_handler handlers[3];
     for (int i = 0; i < nh; i++) {
         made[1 + i] = make_cb(CB_HANDLER, xt, NULL);
@@ -738,6 +763,7 @@ static void op_loop_new(void) {
     int n = 1 + nh;
     cb *key = (f & 1) ? (made[n++] = make_cb(CB_KEY, et, NULL)) : NULL;
     cb *inspect = (f & 2) ? (made[n++] = make_cb(CB_INSPECT, NULL, NULL)) : NULL;
+    cb *restart = (r & 1) ? (made[n++] = make_cb(CB_RESTART, mt, mt)) : NULL;
     pick xe = (f & 0x10) ? pick_executor() : (pick){NULL, V_NULL, NULL};
     pick jp = (f & 8) ? pick_journal() : (pick){NULL, V_NULL, NULL};
     if (xe.v == V_BAD || jp.v == V_BAD) errors |= B(DFS_ERR_HANDLE);
@@ -762,6 +788,9 @@ static void op_loop_new(void) {
     dfs_loop_config config = {mt->h, et->h, xt->h, model.p, effect_list, (size_t)ne, on_update, made[0], destroy_of(made[0]),
                               handlers, (size_t)nh, xe.h, key ? on_key : NULL, key, destroy_of(key),
                               inspect ? on_inspect : NULL, inspect, destroy_of(inspect), (f & 4) != 0, jp.h, feedback_list, 0};
+    config.restart = restart ? on_restart : NULL;
+    config.restart_ctx = restart;
+    config.restart_destroy = destroy_of(restart);
     config.model_type = mp.h, config.event_type = ep.h, config.effect_type = xp.h;
     switch (misuse) { /* callbacks the library never sees are never destroyed */
     case 7: errors |= B(DFS_ERR_NULL); for (int i = 0; i < n; i++) discard_cb(made[i]); break;
