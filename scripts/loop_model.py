@@ -5,7 +5,8 @@ Independent of the library: it restates, in plain single-threaded Python, what t
 promises (one entry of the queue at a time, first in first out; each step: update, store,
 publish to observers and feedbacks in registration order, then effects to handlers in
 list order; reentrant events queued; jobs and their cancellation; overlap strategies;
-stop, start and dispose; coalescing; the journal and its replay) and what the scripted
+stop, start and dispose; the restart of every run after the first; coalescing; the
+journal and its replay) and what the scripted
 callbacks of a vector do. conformance_model.py calls validate_loop_vector and
 run_loop_vector; scripts/gen_loop_vectors.py uses run_loop_vector to fill in expectations.
 
@@ -124,6 +125,34 @@ def validate_action(action, where, role):
                 validate_event(event, "%s.%s[%d]" % (where, member, i))
 
 
+RESTART_CALLS = ("stop", "dispose")
+
+
+def validate_restart(rules, where):
+    """The vector's `restart` (README 11.1): null, or rules whose results are objects with
+    optional `set` (a model), `emit` (effects) and `loop` ("stop" or "dispose")."""
+    if rules is None:
+        return
+    if not isinstance(rules, list):
+        raise LoopVectorError("%s: null or an array of rules" % where)
+    for i, rule in enumerate(rules):
+        if not (isinstance(rule, list) and len(rule) == 2):
+            raise LoopVectorError("%s[%d]: a rule is [model or null, result]" % (where, i))
+        if rule[0] is not None:
+            _int(rule[0], "%s[%d][0]" % (where, i))
+        result, at = rule[1], "%s[%d][1]" % (where, i)
+        _keys(result, (), ("set", "emit", "loop"), at)
+        if "set" in result:
+            _int(result["set"], at + ".set")
+        if "emit" in result:
+            if not isinstance(result["emit"], list):
+                raise LoopVectorError("%s.emit: expected an array" % at)
+            for j, effect in enumerate(result["emit"]):
+                validate_effect(effect, "%s.emit[%d]" % (at, j))
+        if "loop" in result and result["loop"] not in RESTART_CALLS:
+            raise LoopVectorError("%s.loop: \"stop\" or \"dispose\"" % at)
+
+
 def lifecycle_calls(action):
     """The loop calls of an action's `loop` member, in order (a string is one call)."""
     calls = action.get("loop", [])
@@ -157,7 +186,8 @@ def step_kind(step, where):
 
 def validate_loop_vector(vector):
     _keys(vector, ("format", "name", "kind", "description", "model", "startEffects", "executor", "executors",
-                   "coalesce", "journal", "handlers", "feedbacks", "steps"), (), "vector")
+                   "coalesce", "journal", "handlers", "feedbacks", "steps"), ("restart",), "vector")
+    validate_restart(vector.get("restart"), "vector.restart")
     _int(vector["model"], "vector.model")
     if not isinstance(vector["startEffects"], list):
         raise LoopVectorError("vector.startEffects: expected an array")
@@ -375,6 +405,7 @@ class LoopModel(object):
         self.executors = dict((name, deque()) for name in vector["executors"])
         self.loop_executor = vector["executor"]
         self.handlers = vector["handlers"]
+        self.restart = vector.get("restart")  # None: no restart (README 11.1)
         self.subscribers = []
         self.structures_live = True
         self.jobs = {}
@@ -523,7 +554,9 @@ class LoopModel(object):
 
     def begin(self, first, session):
         if first is None:
-            first = (self.model, [])
+            first = self.restarted() if self.restart is not None else (self.model, [])
+            if session.cancelled:
+                return  # stopped or disposed from inside the restart: nothing of the start
         model, effects = first
         self.trace("started", model, effects)
         if self.journal is not None:
@@ -534,6 +567,16 @@ class LoopModel(object):
                 sub.running = []
         self.publish(model, session)
         self.handle(effects, session)
+
+    def restarted(self):
+        """The restart (README 11.1), called with the kept model: logs, makes its loop call,
+        and gives the run's first model and start effects."""
+        kept = self.model
+        self.log.append(["restart", kept])
+        result = choose(self.restart, kept)
+        if "loop" in result:
+            self.close("stopped" if result["loop"] == "stop" else "disposed")
+        return result.get("set", kept), list(result.get("emit", []))
 
     def step(self, event, session):
         before = self.model
