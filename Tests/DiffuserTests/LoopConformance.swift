@@ -115,7 +115,7 @@ extension ConformanceTests {
 
     static let loopVectorKeys: Set<String> = [
         "format", "name", "kind", "description", "model", "startEffects", "executor", "executors", "coalesce",
-        "journal", "handlers", "feedbacks", "steps",
+        "journal", "handlers", "feedbacks", "steps", "restart",
     ]
 
     /// The work feedback of a `feedback` step or of a `feedbacks` entry (README 11.3):
@@ -169,6 +169,7 @@ extension ConformanceTests {
             executor: try run.executor(vector["executor"]) ?? CallerExecutor(),
             coalescing: coalesce ? { event in event["key"]?.string.map { AnyHashable($0) } } : nil,
             journal: journal,
+            restart: try scriptedRestart(vector["restart"], run),
             inspector: { [unowned run] trace in run.trace(trace) },
             autostart: false
         )
