@@ -1,7 +1,9 @@
-"""The generated loop family: random loop vectors (conformance/README.md, 11.8).
+"""The generated loop families: random loop vectors (conformance/README.md, 11.8).
 
-gen_vectors.py calls generate_loop(seed, index) for conformance/loop/loop-NNNN.json.
-Vector i has its own random stream and follows scenario (i - 1) mod 9 (SCENARIOS). A
+gen_vectors.py calls generate_loop(seed, index) for conformance/loop/loop-NNNN.json and
+generate_restart(seed, index) for conformance/loop/restart-NNNN.json, loops with a
+restart. Vector i has its own random stream and follows scenario (i - 1) mod 9
+(SCENARIOS), or (i - 1) mod 5 (RESTART_SCENARIOS) with a restart. A
 vector is built one step at a time: after each candidate step the steps so far run on
 the model (scripts/loop_model.py), so that the next step can use the loop's state (the
 jobs held, the executors with work waiting), and a candidate whose callbacks keep
@@ -15,12 +17,15 @@ import loop_model
 
 SCENARIOS = ("events", "reentrant", "executors", "overlap", "lifecycle", "coalescing", "cancellation",
              "journal", "mix")
+# The scenarios of the vectors with a restart: those with stops and starts to restart.
+RESTART_SCENARIOS = ("lifecycle", "executors", "journal", "overlap", "mix")
 
 
 class Gen(object):
-    def __init__(self, rng, scenario):
+    def __init__(self, rng, scenario, restart=False):
         self.rng = rng
         self.scenario = scenario
+        self.restart = restart  # a vector with a restart: more stops and starts, fewer disposes
         self.ids = 0
         self.handlers = []
         self.labels = []
@@ -111,9 +116,9 @@ def candidate(gen, vector, loop):
         ("send", (3 if sc == "cancellation" else 1.5) if held else 0),
         ("cancel", (2 if sc == "cancellation" else 0.7) if held else 0),
         ("finish", 0.8 if held else 0),
-        ("start", 2.5 if loop.status == "stopped" else 0.2),
-        ("stop", 1.2 if sc == "lifecycle" else 0.3),
-        ("dispose", 0.6 if sc == "lifecycle" else 0.1),
+        ("start", (8 if gen.restart else 2.5) if loop.status == "stopped" else 0.2),
+        ("stop", 4 if gen.restart else 1.2 if sc == "lifecycle" else 0.3),
+        ("dispose", 0.1 if gen.restart or sc != "lifecycle" else 0.6),
         ("unobserve", 0.4 if any(isinstance(r, loop_model.Observer) for r in loop.registrations.values()) else 0),
         ("remove", 0.5 if any(isinstance(r, loop_model.FeedbackEntry) for r in loop.registrations.values()) else 0),
         ("replay", 1 if vector["journal"] else 0),
@@ -172,9 +177,18 @@ def expectations(vector):
     return loop
 
 
-def gen_loop(rng, name, index):
-    scenario = SCENARIOS[(index - 1) % len(SCENARIOS)]
-    gen = Gen(rng, scenario)
+def restartable(vector):
+    """Whether a stop and a start, twice, after the steps so far would end. With a restart,
+    the script restarts often: a step (a registration while stopped, mostly) after which
+    every later run would keep feeding the loop is dropped, not every start after it."""
+    steps = [dict(step) for step in vector["steps"]] + [{"stop": True}, {"start": True}] * 2
+    return expectations(dict(vector, steps=steps)) is not None
+
+
+def gen_loop(rng, name, index, restart=False):
+    scenarios = RESTART_SCENARIOS if restart else SCENARIOS
+    scenario = scenarios[(index - 1) % len(scenarios)]
+    gen = Gen(rng, scenario, restart)
     executors = []
     manual_loop = scenario in ("coalescing", "cancellation") or (scenario != "events" and gen.chance(0.35))
     if manual_loop:
@@ -191,8 +205,10 @@ def gen_loop(rng, name, index):
         "format": 1,
         "name": name,
         "kind": "loop",
-        "description": "Generated (scenario %s): random events, callbacks and lifecycle steps; expectations "
-                       "from scripts/loop_model.py." % scenario,
+        "description": ("Generated (scenario %s, with a restart): random events, callbacks, lifecycle steps "
+                        "and restarts; expectations from scripts/loop_model.py." if restart else
+                        "Generated (scenario %s): random events, callbacks and lifecycle steps; expectations "
+                        "from scripts/loop_model.py.") % scenario,
         "model": rng.randint(-2, 3),
         "startEffects": [gen.effect(1) for _ in range(rng.randint(0, 1))] if gen.handlers else [],
         "executor": "L" if manual_loop else None,
@@ -200,14 +216,26 @@ def gen_loop(rng, name, index):
         "coalesce": gen.coalesce,
         "journal": scenario in ("journal", "mix", "lifecycle") or gen.chance(0.2),
         "handlers": gen.handlers,
-        "feedbacks": creation_feedbacks(gen, index, executors),
+        "feedbacks": creation_feedbacks(gen, index + (100003 if restart else 0), executors),
         "steps": [],
     }
+    # With a restart, steps after which later runs would keep feeding the loop are
+    # dropped (see restartable), unless the loop's first runs already do: then no step
+    # would be kept. A restart whose own effects do is drawn again (ten times at most).
+    guard_restarts = False
+    if restart:
+        for _ in range(10):
+            vector["restart"] = restart_rules(gen)
+            guard_restarts = restartable(vector)
+            if guard_restarts:
+                break
     loop = expectations(vector)
 
     def attempt(step, labels):
         vector["steps"].append(step)
         after = expectations(vector)
+        if after is not None and guard_restarts and not restartable(vector):
+            after = None
         if after is None:
             vector["steps"].pop()
             gen.labels = labels
@@ -227,7 +255,7 @@ def gen_loop(rng, name, index):
         loop = attempt(candidate_registration(gen, vector), labels) or loop
     if gen.chance(0.9):
         loop = attempt({"start": True}, gen.labels) or loop
-    target = rng.randint(8, 16)
+    target = rng.randint(12, 20) if restart else rng.randint(8, 16)
     attempts = 0
     while len(vector["steps"]) < target and attempts < 200:
         attempts += 1
@@ -240,10 +268,29 @@ def gen_loop(rng, name, index):
     return vector
 
 
+def restart_rules(gen):
+    """The restart of a vector with one (README 11.1, 11.3): 0-3 rules on models near the
+    loop's, whose results set a model, emit effects (with the handlers' actions), and
+    now and then stop or dispose the loop from inside the restart."""
+    rng = gen.rng
+    rules = []
+    for _ in range(rng.choice([0, 1, 1, 2, 2, 3])):
+        match = None if gen.chance(0.5) else rng.randint(-2, 6)
+        result = {}
+        if gen.chance(0.6):
+            result["set"] = rng.randint(-3, 8)
+        if gen.handlers and gen.chance(0.6):
+            result["emit"] = [gen.effect(1) for _ in range(rng.randint(1, 2))]
+        if gen.chance(0.12):
+            result["loop"] = "stop" if gen.chance(0.75) else "dispose"
+        rules.append([match, result])
+    return rules
+
+
 def creation_feedbacks(gen, index, executors):
     """Feedbacks given at creation (README 11.1) for about a third of the vectors, drawn
-    from a stream of their own so that the rest of each vector's script is drawn as
-    without them. Labels `C1`, `C2`."""
+    from a stream of their own (from `index`) so that the rest of each vector's script is
+    drawn as without them. Labels `C1`, `C2`."""
     main, gen.rng = gen.rng, random.Random(index * 7919 + 17)
     feedbacks = []
     if gen.chance(0.35):
@@ -270,6 +317,12 @@ def candidate_registration(gen, vector):
 def generate_loop(seed, index):
     rng = random.Random(seed * 1000003 + index)
     return gen_loop(rng, "loop-%04d" % index, index)
+
+
+def generate_restart(seed, index):
+    """A loop vector with a restart: restart-NNNN, from its own seed's stream."""
+    rng = random.Random(seed * 1000003 + index)
+    return gen_loop(rng, "restart-%04d" % index, index, restart=True)
 
 
 STEP_KEYS = ("dispatch", "observe", "unobserve", "feedback", "remove", "send", "cancel", "finish", "run", "runAll",

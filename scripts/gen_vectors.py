@@ -6,12 +6,13 @@
     python3 scripts/gen_vectors.py --seed 7 --count 100 --out /tmp/vectors   # generated family
     python3 scripts/gen_vectors.py --check         # exit 1 if the committed files differ
 
-Four families, each with its own seed: "generated" (gen-NNNN.json, random composite
+Five families, each with its own seed: "generated" (gen-NNNN.json, random composite
 diffuser and fuser vectors), "exact" (exact-NNNN.json, diffuser vectors on the vector's
 equality, "boom", labelled transforms and predicates, failures of every user call),
 "list" (list-NNNN.json, keyed list diffs: pairing, duplicates, moves, batches, scripts)
-and "loop" (loop-NNNN.json, scripted loops: scripts/gen_loop_vectors.py, checked against
-scripts/loop_model.py).
+"loop" (loop-NNNN.json, scripted loops: scripts/gen_loop_vectors.py, checked against
+scripts/loop_model.py) and "restart" (restart-NNNN.json beside them in conformance/loop/,
+scripted loops with a restart).
 The same seed and count always produce byte-identical files. Vector i is generated from
 its own random stream (derived from the seed and i), so changing --count does not change
 the vectors that are kept. Expected logs come from scripts/conformance_model.py.
@@ -1210,12 +1211,20 @@ LOOP_COUNT = 170
 LOOP_OUT = os.path.join(ROOT, "conformance", "loop")
 
 
-def generate_loop(seed, index):
-    vector = gen_loop_vectors.generate_loop(seed, index)
+RESTART_SEED = 20270113
+RESTART_COUNT = 30
+
+
+def generate_loop(seed, index, make=gen_loop_vectors.generate_loop):
+    vector = make(seed, index)
     problems = model.check_vector(json.loads(gen_loop_vectors.format_loop_vector(vector)))
     if problems:
         raise SystemExit("internal error in %s: %s" % (vector["name"], problems))
     return vector
+
+
+def generate_restart(seed, index):
+    return generate_loop(seed, index, gen_loop_vectors.generate_restart)
 
 
 # family -> (file name prefix, generator, default seed, default count, default directory,
@@ -1225,6 +1234,8 @@ FAMILIES = {
     "exact": ("exact-", generate_exact, EXACT_SEED, EXACT_COUNT, EXACT_OUT, format_vector),
     "list": ("list-", generate_list, LIST_SEED, LIST_COUNT, LIST_OUT, format_list_vector),
     "loop": ("loop-", generate_loop, LOOP_SEED, LOOP_COUNT, LOOP_OUT, gen_loop_vectors.format_loop_vector),
+    "restart": ("restart-", generate_restart, RESTART_SEED, RESTART_COUNT, LOOP_OUT,
+                gen_loop_vectors.format_loop_vector),
 }
 
 
@@ -1247,7 +1258,10 @@ def check(seed, count, out, family="generated"):
     try:
         write_all(seed, count, tmp, family)
         fresh = sorted(e for e in os.listdir(tmp) if e.endswith(".json"))
-        present = sorted(e for e in os.listdir(out) if e.endswith(".json")) if os.path.isdir(out) else []
+        # Another family's files may share the directory (loop- and restart- do).
+        others = tuple(FAMILIES[f][0] for f in FAMILIES if f != family)
+        present = sorted(e for e in os.listdir(out) if e.endswith(".json") and not e.startswith(others)) \
+            if os.path.isdir(out) else []
         problems = []
         for entry in sorted(set(fresh) - set(present)):
             problems.append("missing: %s" % entry)
@@ -1270,20 +1284,22 @@ def check(seed, count, out, family="generated"):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--family", choices=["all", "generated", "exact", "list", "loop"], default=None,
+    parser.add_argument("--family", choices=["all"] + list(FAMILIES), default=None,
                         help="which family: generated (gen-NNNN in conformance/generated), "
                         "exact (exact-NNNN in conformance/exact), list (list-NNNN in "
-                        "conformance/list) or all (the default, unless --seed, --count or "
-                        "--out is given: then generated)")
+                        "conformance/list), loop (loop-NNNN in conformance/loop), restart "
+                        "(restart-NNNN in conformance/loop) or all (the default, unless --seed, "
+                        "--count or --out is given: then generated)")
     parser.add_argument("--seed", type=int, default=None,
-                        help="random seed (default %d for generated, %d for exact, %d for list)"
-                        % (DEFAULT_SEED, EXACT_SEED, LIST_SEED))
+                        help="random seed (default %d for generated, %d for exact, %d for list, %d "
+                        "for loop, %d for restart)" % (DEFAULT_SEED, EXACT_SEED, LIST_SEED, LOOP_SEED, RESTART_SEED))
     parser.add_argument("--count", type=int, default=None,
                         help="number of vectors (default %d for generated, %d for exact, %d "
-                        "for list)" % (DEFAULT_COUNT, EXACT_COUNT, LIST_COUNT))
+                        "for list, %d for loop, %d for restart)"
+                        % (DEFAULT_COUNT, EXACT_COUNT, LIST_COUNT, LOOP_COUNT, RESTART_COUNT))
     parser.add_argument("--out", default=None,
                         help="output directory (default conformance/generated, "
-                        "conformance/exact or conformance/list)")
+                        "conformance/exact, conformance/list or conformance/loop)")
     parser.add_argument("--check", action="store_true",
                         help="regenerate into a temporary directory and compare with --out")
     args = parser.parse_args(argv)
@@ -1291,7 +1307,7 @@ def main(argv=None):
     family = args.family or ("generated" if overrides else "all")
     if family == "all" and overrides:
         parser.error("--seed, --count and --out apply to one family: add --family")
-    families = ["generated", "exact", "list", "loop"] if family == "all" else [family]
+    families = list(FAMILIES) if family == "all" else [family]
     status = 0
     for name in families:
         _, _, seed, count, out, _ = FAMILIES[name]
