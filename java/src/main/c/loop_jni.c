@@ -27,9 +27,9 @@
 #define H DFSJ_HANDLE
 #define J DFSJ_LONG
 
-static jclass c_object, c_update, c_handler, c_feedback, c_observer, c_key, c_inspector;
+static jclass c_object, c_update, c_handler, c_feedback, c_observer, c_key, c_restart, c_inspector;
 static jmethodID m_update_next, m_handler_handle, m_feedback_start, m_observer_accept, m_key_key, m_key_done,
-    m_inspect;
+    m_restart, m_inspect;
 static jobject no_model;
 
 /* ------------------------------------------------------------------------------------
@@ -50,35 +50,54 @@ static int own(JNIEnv *env, jobject local, const void **out) {
     return 0;
 }
 
+/* Gives `next` what a bridge returned, {model or NO_MODEL, effects...} (Bridges.unpack),
+ * each value as a global reference the core owns once given; deletes the local reference
+ * `result`. 0, or 1 at the first value that could not be given (those given before stay
+ * given; one the core refused is deleted, as it stays the caller's). */
+static int fill_next(JNIEnv *env, jobjectArray result, dfs_next *next) {
+    int failed = 0;
+    jsize n = (*env)->GetArrayLength(env, result);
+    for (jsize i = 0; i < n && !failed; i++) {
+        jobject item = (*env)->GetObjectArrayElement(env, result, i);
+        const void *owned = NULL;
+        if (i == 0 && (*env)->IsSameObject(env, item, no_model)) {
+            /* no model */
+        } else if (own(env, item, &owned)) {
+            failed = 1;
+        } else if ((i == 0 ? dfs_next_model(next, owned) : dfs_next_effect(next, owned)) != DFS_OK) {
+            if (owned != NULL) (*env)->DeleteGlobalRef(env, (jobject)owned);
+            failed = 1;
+        }
+        if (item != NULL) (*env)->DeleteLocalRef(env, item);
+    }
+    (*env)->DeleteLocalRef(env, result);
+    return failed;
+}
+
 /* dfs_update_fn: UpdateBridge.next(model, event) returns {model or NO_MODEL, effects...},
  * or null if the update failed. */
 int dfsj_update_cb(const void *model, const void *event, dfs_next *next, void *ctx) {
     dfsj_upcall_env u;
     if (dfsj_env_enter(&u)) return -1;
     JNIEnv *env = u.env;
-    int failed = 0;
     jobjectArray result =
         (jobjectArray)(*env)->CallObjectMethod(env, (jobject)ctx, m_update_next, (jobject)model, (jobject)event);
-    if (dfsj_upcall_failed(env) || result == NULL) {
-        failed = 1;
-    } else {
-        jsize n = (*env)->GetArrayLength(env, result);
-        for (jsize i = 0; i < n && !failed; i++) {
-            jobject item = (*env)->GetObjectArrayElement(env, result, i);
-            const void *owned = NULL;
-            if (i == 0 && (*env)->IsSameObject(env, item, no_model)) {
-                /* no model */
-            } else if (own(env, item, &owned)) {
-                failed = 1;
-            } else if ((i == 0 ? dfs_next_model(next, owned) : dfs_next_effect(next, owned)) != DFS_OK) {
-                failed = 1;
-            }
-            if (item != NULL) (*env)->DeleteLocalRef(env, item);
-        }
-        (*env)->DeleteLocalRef(env, result);
-    }
+    int failed = dfsj_upcall_failed(env) || result == NULL || fill_next(env, result, next);
     dfsj_env_leave(&u);
     return failed;
+}
+
+/* dfs_restart_fn: RestartBridge.restart(model) returns {model or NO_MODEL, effects...}, or
+ * null for nothing (the kept model, no effect): a restart cannot fail, and the bridge has
+ * reported what the user's threw. The core drops what `next` got if the restart stopped
+ * or disposed the loop. */
+static void restart_cb(const void *model, dfs_next *next, void *ctx) {
+    dfsj_upcall_env u;
+    if (dfsj_env_enter(&u)) return;
+    JNIEnv *env = u.env;
+    jobjectArray result = (jobjectArray)(*env)->CallObjectMethod(env, (jobject)ctx, m_restart, (jobject)model);
+    if (!dfsj_upcall_failed(env) && result != NULL) fill_next(env, result, next);
+    dfsj_env_leave(&u);
 }
 
 /* dfs_handler_fn: HandlerBridge.handle(effect, job) returns false if the handler threw. */
@@ -170,6 +189,7 @@ JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_load(JNIEnv *env, jclass
         !(c_feedback = dfsj_global_class(env, "io/diffuser/loop/Bridges$FeedbackBridge")) ||
         !(c_observer = dfsj_global_class(env, "io/diffuser/loop/Bridges$ObserverBridge")) ||
         !(c_key = dfsj_global_class(env, "io/diffuser/loop/Bridges$KeyBridge")) ||
+        !(c_restart = dfsj_global_class(env, "io/diffuser/loop/Bridges$RestartBridge")) ||
         !(c_inspector = dfsj_global_class(env, "io/diffuser/loop/Bridges$InspectorBridge")))
         return;
     if (!(m_update_next = (*env)->GetMethodID(env, c_update, "next",
@@ -179,6 +199,7 @@ JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_load(JNIEnv *env, jclass
         !(m_observer_accept = (*env)->GetMethodID(env, c_observer, "accept", "(Ljava/lang/Object;)Z")) ||
         !(m_key_key = (*env)->GetMethodID(env, c_key, "key", "(Ljava/lang/Object;)J")) ||
         !(m_key_done = (*env)->GetMethodID(env, c_key, "done", "(J)V")) ||
+        !(m_restart = (*env)->GetMethodID(env, c_restart, "restart", "(Ljava/lang/Object;)[Ljava/lang/Object;")) ||
         !(m_inspect = (*env)->GetMethodID(env, c_inspector, "inspect",
                                           "(ILjava/lang/Object;Ljava/lang/Object;ZLjava/lang/Object;"
                                           "[Ljava/lang/Object;Ljava/lang/Object;ILjava/lang/String;"
@@ -196,7 +217,7 @@ JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_load(JNIEnv *env, jclass
 
 JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_loopNew(
     JNIEnv *env, jclass cls, jobject model, jobjectArray start_effects, jobject update, jobjectArray handlers,
-    jlongArray handler_executors, jlong executor, jobject coalesce, jobject inspector, jlong journal,
+    jlongArray handler_executors, jlong executor, jobject coalesce, jobject restart, jobject inspector, jlong journal,
     jlongArray feedbacks, jboolean manual_start) {
     (void)cls;
     jsize effect_count = start_effects ? (*env)->GetArrayLength(env, start_effects) : 0;
@@ -251,6 +272,11 @@ JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_loopNew(
         c.coalesce_ctx = dfsj_hold(env, coalesce);
         c.coalesce_destroy = dfsj_destroy_ref;
     }
+    if (restart != NULL) {
+        c.restart = restart_cb;
+        c.restart_ctx = dfsj_hold(env, restart);
+        c.restart_destroy = dfsj_destroy_ref;
+    }
     if (inspector != NULL) {
         c.inspect = inspect_cb;
         c.inspect_ctx = dfsj_hold(env, inspector);
@@ -261,6 +287,7 @@ JNIEXPORT jlong JNICALL Java_io_diffuser_loop_LoopNative_loopNew(
         dfsj_destroy_ref(c.update_ctx);
         for (jsize i = 0; i < handler_count; i++) dfsj_destroy_ref(list[i].ctx);
         dfsj_destroy_ref(c.coalesce_ctx);
+        dfsj_destroy_ref(c.restart_ctx);
         dfsj_destroy_ref(c.inspect_ctx);
     } else {
         dfsj_entry e;

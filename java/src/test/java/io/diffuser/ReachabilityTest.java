@@ -435,7 +435,7 @@ public class ReachabilityTest {
   }
 
   /** The parts of a loop that can call back into it, one at a time. */
-  private enum Part { UPDATE, HANDLER, INSPECTOR, KEY, EXECUTOR, HANDLER_EXECUTOR, FEEDBACK, OBSERVER }
+  private enum Part { UPDATE, HANDLER, INSPECTOR, KEY, RESTART, EXECUTOR, HANDLER_EXECUTOR, FEEDBACK, OBSERVER }
 
   /**
    * A loop one of whose parts reaches the loop (a screen's loop whose callbacks go
@@ -456,6 +456,12 @@ public class ReachabilityTest {
         break;
       case KEY:
         builder.coalescing(event -> self.get() == null ? 0 : 1);
+        break;
+      case RESTART:
+        builder.restart(model -> {
+          assertNotNull(self.get());
+          return Next.noChange();
+        });
         break;
       case EXECUTOR:
         builder.executor(work -> {
@@ -481,6 +487,10 @@ public class ReachabilityTest {
       loop.observe(model -> assertNotNull(self.get()));
     }
     loop.dispatch(1);
+    if (part == Part.RESTART) {
+      loop.stop();
+      loop.start(); // calls the restart
+    }
     loop.dispose();
     return new WeakReference<>(loop);
   }

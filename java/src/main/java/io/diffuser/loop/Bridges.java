@@ -20,9 +20,9 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * result into what the C ABI expects. The glue calls exactly these methods.
  *
  * <p>Some callbacks cannot fail the loop: a feedback's work or request, a gear's
- * propagate, a coalescing key, an inspector, an on-cancel action. Their exceptions are handed to the
- * thread's uncaught exception handler ({@link #uncaught}), as any exception nobody can
- * catch is, and the loop goes on as documented for each.
+ * propagate, a coalescing key, a restart, an inspector, an on-cancel action. Their
+ * exceptions are handed to the thread's uncaught exception handler ({@link #uncaught}),
+ * as any exception nobody can catch is, and the loop goes on as documented for each.
  */
 final class Bridges {
   /** The first element of an update's result when the step makes no model. */
@@ -111,15 +111,55 @@ final class Bridges {
         if (next == null) {
           throw new NullPointerException("the update returned null");
         }
-        List<Object> effects = next.effects();
-        Object[] result = new Object[1 + effects.size()];
-        result[0] = next.hasModel() ? next.model() : NO_MODEL;
-        for (int i = 0; i < effects.size(); i++) {
-          result[i + 1] = effects.get(i);
-        }
-        return result;
+        return unpack(next);
       } catch (Throwable failure) {
         fail(failure, inspected);
+        return null;
+      }
+    }
+  }
+
+  /**
+   * {@code next} as the glue fills a {@code dfs_next} from it: {model or NO_MODEL,
+   * effects...}. The update's and the restart's.
+   */
+  private static Object[] unpack(Next<?, ?> next) {
+    List<?> effects = next.effects();
+    Object[] result = new Object[1 + effects.size()];
+    result[0] = next.hasModel() ? next.model() : NO_MODEL;
+    for (int i = 0; i < effects.size(); i++) {
+      result[i + 1] = effects.get(i);
+    }
+    return result;
+  }
+
+  /**
+   * {@code dfs_restart_fn}: {model or NO_MODEL, effects...}, or null for nothing (the kept
+   * model, no effect). A restart cannot fail, as the core's cannot: one that throws or
+   * returns null gives nothing, and its exception (a NullPointerException for null) is
+   * {@linkplain #uncaught reported}.
+   */
+  static final class RestartBridge {
+    private final Held<java.util.function.Function<Object, Next<Object, Object>>> restart;
+
+    @SuppressWarnings("unchecked")
+    RestartBridge(Held<? extends java.util.function.Function<?, ?>> restart) {
+      this.restart = (Held<java.util.function.Function<Object, Next<Object, Object>>>) restart;
+    }
+
+    Object[] restart(Object model) {
+      try {
+        java.util.function.Function<Object, Next<Object, Object>> function = restart.get();
+        if (function == null) {
+          return null; // the loop was disposed and collected: it does not start anyway
+        }
+        Next<Object, Object> next = function.apply(model);
+        if (next == null) {
+          throw new NullPointerException("the restart returned null");
+        }
+        return unpack(next);
+      } catch (Throwable failure) {
+        uncaught(failure);
         return null;
       }
     }

@@ -4,8 +4,8 @@ import java.lang.ref.WeakReference;
 
 /**
  * A user object the native loop calls through a bridge (an update, a handler, an
- * inspector, a coalescing key, an executor): held strongly until the loop is disposed,
- * then only weakly.
+ * inspector, a coalescing key, a restart, an executor): held strongly until the loop is
+ * disposed, then only weakly.
  *
  * <p>The native loop holds its bridges by JNI global references until its last native
  * reference goes, which for a Java loop is when the {@link Loop} is collected. A global

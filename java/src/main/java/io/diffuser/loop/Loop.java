@@ -67,9 +67,9 @@ import java.util.function.BiFunction;
  *
  * <p><b>Lifecycle.</b> The loop starts when built (unless {@link Builder#manualStart()}).
  * {@link #stop()} ends the run and keeps the model and the registrations;
- * {@link #start()} starts a new run from the kept model, publishing it again and
- * reconnecting the sources. {@link #dispose()} (or {@link #close()}) ends it for good:
- * a registration on a disposed loop ({@link #observe}, {@link #render}, {@link #connect},
+ * {@link #start()} starts a new run from the kept model (or from what
+ * {@link Builder#restart} makes of it), publishing it again and reconnecting the
+ * sources. {@link #dispose()} (or {@link #close()}) ends it for good: a registration on a disposed loop ({@link #observe}, {@link #render}, {@link #connect},
  * {@link #add}) returns a {@code Disposable} and does nothing (none of its callbacks is
  * ever called), and {@link #record} records nothing.
  * Both refuse events from the moment they are called; handle the events accepted before
@@ -99,8 +99,8 @@ import java.util.function.BiFunction;
  * callback in progress, if any, finishes.
  *
  * <p><b>Memory.</b> Until it is disposed, a loop holds its update, handlers, observers,
- * feedbacks, inspector and executors, and the fusers it connects, whoever else holds
- * them: like a running thread, a running loop is not collected while its callbacks
+ * feedbacks, restart, inspector and executors, and the fusers it connects, whoever else
+ * holds them: like a running thread, a running loop is not collected while its callbacks
  * reach it (a render effect of a screen that holds the loop), so dispose it when its
  * screen goes. A loop that nothing reaches is disposed when it is collected. A disposed
  * loop lets go of its observers, feedbacks and fusers, and holds the rest only for as
@@ -137,8 +137,8 @@ public final class Loop<M, E, F> implements AutoCloseable {
   private final Set<Connection> connections;
   /**
    * What the native loop calls until its last reference goes (update, handlers, key,
-   * inspector, executors), each held by its bridge only weakly once the loop is disposed
-   * (see {@link Held}); and the same objects held strongly here, so that they go with
+   * restart, inspector, executors), each held by its bridge only weakly once the loop is
+   * disposed (see {@link Held}); and the same objects held strongly here, so that they go with
    * this object and not before.
    */
   private final List<Held<?>> held;
@@ -512,6 +512,7 @@ public final class Loop<M, E, F> implements AutoCloseable {
     private Executor executor;
     private int stepsPerRun = Integer.MAX_VALUE;
     private java.util.function.Function<? super E, ?> coalescing;
+    private java.util.function.Function<? super M, Next<M, F>> restart;
     private LoopInspector<M, E, F> inspector;
     private boolean manualStart;
     private Journal<M, E> journal;
@@ -524,7 +525,7 @@ public final class Loop<M, E, F> implements AutoCloseable {
     /**
      * Effects handed to the handlers once the first model is published: at the loop's
      * first start only; a {@link Loop#start()} after {@link Loop#stop()} goes on from the
-     * kept model and hands out none.
+     * kept model and hands out none (unless a {@link #restart} gives some).
      *
      * @param effects the effects, in order
      * @return this builder
@@ -623,6 +624,37 @@ public final class Loop<M, E, F> implements AutoCloseable {
     }
 
     /**
+     * Sets the restart (Mobius's {@code Init}): what every run after the loop's first
+     * starts from, so that a loop started again (a screen coming back) can reset part of
+     * its model or ask for effects again (reload what may have changed meanwhile). The
+     * first start (at {@link #build()}, or the first {@link Loop#start()} after
+     * {@link #manualStart()}) takes the builder's model and {@link #startEffects}; every
+     * {@link Loop#start()} of a stopped loop after it calls {@code restart} with the kept
+     * model, and the run starts from what it returns: its model, or the kept one if the
+     * {@link Next} has none (the model is published either way), and its effects as the
+     * start effects, handed to the handlers after the model is published. The
+     * {@link LoopTrace.Kind#STARTED} trace and the {@link Journal} see what it returned.
+     *
+     * <p>Called on the loop's turn, on the thread that runs its steps (the one calling
+     * {@code start()} without an executor), before anything of the start happens. A
+     * restart that stops or disposes its loop cancels the start: nothing of it happens (no
+     * trace, no model published, no effect handled) and what it returned is dropped;
+     * {@code start()} then returns false. A restart cannot fail the start: one that throws
+     * or returns {@code null} starts the run from the kept model with no effect, and the
+     * exception (a {@link NullPointerException} for {@code null}) goes to the thread's
+     * uncaught exception handler, not to the inspector.
+     *
+     * @param restart the first model and start effects of a run, given the kept model;
+     *     {@code null}: none (every run after the first starts from the kept model, with
+     *     no effect)
+     * @return this builder
+     */
+    public Builder<M, E, F> restart(java.util.function.Function<? super M, Next<M, F>> restart) {
+      this.restart = restart;
+      return this;
+    }
+
+    /**
      * Sets the inspector, which sees every start, event, step and error.
      *
      * @param inspector the inspector
@@ -690,7 +722,8 @@ public final class Loop<M, E, F> implements AutoCloseable {
         Bridges.KeyBridge keys = coalescing == null ? null : new Bridges.KeyBridge(hold(held, coalescing));
         long made = LoopNative.loopNew(model, startEffects.toArray(),
             new Bridges.UpdateBridge(hold(held, update), connections, inspector != null), handlerBridges, executors, loopExecutor,
-            keys, inspector == null ? null : new Bridges.InspectorBridge(hold(held, inspector)), Journal.handleOf(journal),
+            keys, restart == null ? null : new Bridges.RestartBridge(hold(held, restart)),
+            inspector == null ? null : new Bridges.InspectorBridge(hold(held, inspector)), Journal.handleOf(journal),
             descriptions, manualStart);
         Reference.reachabilityFence(journal);
         return new Loop<>(made, connections, held, inspector != null, keys);

@@ -78,8 +78,8 @@ final class LoopNative {
   private static native void load();
 
   static native long loopNew(Object model, Object[] startEffects, Object update, Object[] handlers,
-                             long[] handlerExecutors, long executor, Object coalesce, Object inspector,
-                             long journal, long[] feedbacks, boolean manualStart);
+                             long[] handlerExecutors, long executor, Object coalesce, Object restart,
+                             Object inspector, long journal, long[] feedbacks, boolean manualStart);
 
   static native int dispatch(long loop, Object event);
 
