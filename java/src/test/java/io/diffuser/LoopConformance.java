@@ -33,8 +33,9 @@ import java.util.Set;
  * <p>Values are gson {@link JsonElement}s (their {@code equals} is the JSON equality of
  * README section 2 for this corpus). The loop is a {@link Loop} built with the vector's
  * handlers, executor ({@link ManualExecutor}), coalescing keys, an inspector and, if the
- * vector asks, a {@link Journal}, and the vector's {@code feedbacks}
- * ({@link Loop.Builder#feedback(Feedback)}); observers are {@link Loop#observe(Effect)}, feedbacks
+ * vector asks, a {@link Journal}, the vector's {@code feedbacks}
+ * ({@link Loop.Builder#feedback(Feedback)}) and its optional {@code restart}
+ * ({@link Loop.Builder#restart}); observers are {@link Loop#observe(Effect)}, feedbacks
  * {@link Feedback#work(Overlap, java.util.concurrent.Executor, io.diffuser.loop.FeedbackWork)}.
  * The callbacks only interpret the vocabulary and log; every behaviour is the library's.
  */
@@ -49,7 +50,9 @@ final class LoopConformance {
   }
 
   static final Set<String> VECTOR_KEYS = new HashSet<>(Arrays.asList("format", "name", "kind", "description", "model",
-      "startEffects", "executor", "executors", "coalesce", "journal", "handlers", "feedbacks", "steps"));
+      "startEffects", "executor", "executors", "coalesce", "journal", "handlers", "feedbacks", "restart", "steps"));
+  /** The members of a restart rule's result. */
+  static final Set<String> RESTART_KEYS = new HashSet<>(Arrays.asList("set", "emit", "loop"));
   static final List<String> STEP_KINDS = Arrays.asList("dispatch", "observe", "unobserve", "feedback", "remove", "send",
       "cancel", "finish", "run", "runAll", "start", "stop", "dispose", "replay");
   static final Set<String> STEP_KEYS = new HashSet<>(Arrays.asList("expect", "comment", "event", "rules", "overlap",
@@ -101,6 +104,77 @@ final class LoopConformance {
       return Next.next(new JsonPrimitive(model.getAsLong() + e.get("add").getAsLong()), effects);
     }
     return Next.dispatch(effects.toArray(new JsonElement[0]));
+  }
+
+  /**
+   * The vector's restart, called at every start after the loop's first with the kept
+   * model: logs {@code ["restart", model]}, then takes the result of the first rule that
+   * matches the model (none: {@code {}}): the run's first model is its {@code set}, or the
+   * kept model; its start effects are its {@code emit}; its {@code loop} (stop or dispose)
+   * is called from inside the restart.
+   */
+  private Next<JsonElement, JsonElement> restart(JsonElement rules, JsonElement model) {
+    record("restart", model);
+    JsonElement chosen = choose(rules, model);
+    JsonObject result = chosen == null ? new JsonObject() : chosen.getAsJsonObject();
+    List<JsonElement> effects = new java.util.ArrayList<>();
+    if (result.has("emit")) {
+      for (JsonElement effect : result.getAsJsonArray("emit")) {
+        effects.add(effect);
+      }
+    }
+    if (result.has("loop")) {
+      if (result.get("loop").getAsString().equals("stop")) {
+        loop.stop();
+      } else {
+        loop.dispose();
+      }
+    }
+    return result.has("set") ? Next.next(result.get("set"), effects) : Next.dispatch(effects.toArray(new JsonElement[0]));
+  }
+
+  /** Checks the vector's {@code restart} rules before the loop is made. */
+  private static void checkRestart(JsonElement rules) throws ConformanceTest.Unsupported {
+    if (!rules.isJsonArray()) {
+      throw new ConformanceTest.Unsupported("restart: not null nor an array of rules");
+    }
+    for (JsonElement rule : rules.getAsJsonArray()) {
+      if (!rule.isJsonArray() || rule.getAsJsonArray().size() != 2) {
+        throw new ConformanceTest.Unsupported("restart: a rule is not [match, result]: " + rule);
+      }
+      JsonElement match = rule.getAsJsonArray().get(0);
+      JsonElement result = rule.getAsJsonArray().get(1);
+      if (!match.isJsonNull() && !isInteger(match)) {
+        throw new ConformanceTest.Unsupported("restart: a match is not an integer nor null: " + match);
+      }
+      if (!result.isJsonObject()) {
+        throw new ConformanceTest.Unsupported("restart: a result is not an object: " + result);
+      }
+      JsonObject r = result.getAsJsonObject();
+      for (String key : r.keySet()) {
+        if (!RESTART_KEYS.contains(key)) {
+          throw new ConformanceTest.Unsupported("restart: unknown result key " + key);
+        }
+      }
+      if (r.has("set") && !isInteger(r.get("set"))) {
+        throw new ConformanceTest.Unsupported("restart: set is not an integer: " + r.get("set"));
+      }
+      if (r.has("emit") && !r.get("emit").isJsonArray()) {
+        throw new ConformanceTest.Unsupported("restart: emit is not an array: " + r.get("emit"));
+      }
+      if (r.has("loop") && !(r.get("loop").equals(new JsonPrimitive("stop"))
+          || r.get("loop").equals(new JsonPrimitive("dispose")))) {
+        throw new ConformanceTest.Unsupported("restart: loop is not \"stop\" nor \"dispose\": " + r.get("loop"));
+      }
+    }
+  }
+
+  private static boolean isInteger(JsonElement value) {
+    if (!value.isJsonPrimitive() || !value.getAsJsonPrimitive().isNumber()) {
+      return false;
+    }
+    java.math.BigDecimal number = value.getAsBigDecimal();
+    return number.signum() == 0 || number.stripTrailingZeros().scale() <= 0;
   }
 
   /** What a scripted callback does once called and logged (README 11.3). */
@@ -279,6 +353,12 @@ final class LoopConformance {
     for (JsonElement f : vector.getAsJsonArray("feedbacks")) {
       JsonObject spec = f.getAsJsonObject();
       builder.feedback(feedback(spec.get("label").getAsString(), spec));
+    }
+    // The restart (optional key): absent or null for none.
+    JsonElement restartRules = vector.get("restart");
+    if (restartRules != null && !restartRules.isJsonNull()) {
+      checkRestart(restartRules);
+      builder.restart(model -> restart(restartRules, model));
     }
     if (vector.get("journal").getAsBoolean()) {
       journal = new Journal<>();
