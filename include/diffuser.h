@@ -1019,7 +1019,8 @@ DFS_API dfs_status dfs_next_effect(dfs_next *next, const void *effect);
  *  `next` is good for this call only, as an update's. A restart
  *  cannot fail: one with nothing to give gives nothing. One that stops or disposes its
  *  loop cancels the start: nothing of it happens (no DFS_TRACE_STARTED, no model
- *  published, no effect handled), and what it gave is dropped. */
+ *  published, no effect handled; the inspector sees only the stop's or dispose's own
+ *  trace), and what it gave is dropped. */
 typedef void (*dfs_restart_fn)(const void *model, dfs_next *next, void *ctx);
 
 /** Handles one effect (borrowed for the call). Send events back with dfs_job_send, now

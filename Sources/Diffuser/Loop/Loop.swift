@@ -80,7 +80,8 @@
 /// wait for the callback it was called from, and the rest of that step is skipped: from
 /// inside the update, no model is stored, nothing is published or handled, the journal
 /// does not record the event, and the event's trace comes right after the dispose's;
-/// from inside `restart`, nothing of the start happens, its trace included; from the
+/// from inside `restart`, nothing of the start happens, its trace included (the
+/// inspector sees the stop's or dispose's trace alone); from the
 /// inspector hearing a start or a step, nothing of it happens after that trace; a
 /// handler or observer that throws after stopping or disposing its loop is reported after
 /// it too, and so are the drops a stop still reports when a callback of it, such as the
