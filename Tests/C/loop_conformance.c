@@ -132,31 +132,6 @@ static int update_cb(const void *model_value, const void *event_value, dfs_next 
     return 0;
 }
 
-/* The restart (README 11): logs ["restart", M], makes the result's loop call, and gives
- * its `set` (else M, by giving none) and its `emit`. */
-static void restart_cb(const void *model_value, dfs_next *next, void *ctx) {
-    loop_run *run = ctx;
-    const json_t *model = model_value;
-    record(run, "restart", model, NULL);
-    const json_t *result = NULL;
-    size_t i;
-    const json_t *rule;
-    json_array_foreach(run->restart_rules, i, rule) {
-        const json_t *match = json_array_get(rule, 0);
-        if (json_is_null(match) || json_equal((json_t *)match, (json_t *)model)) {
-            result = json_array_get(rule, 1);
-            break;
-        }
-    }
-    const char *call = json_string_value(json_object_get(result, "loop"));
-    if (call != NULL && strcmp(call, "stop") == 0) dfs_loop_stop(run->loop);
-    else if (call != NULL && strcmp(call, "dispose") == 0) dfs_loop_dispose(run->loop);
-    const json_t *set = json_object_get(result, "set");
-    if (set != NULL) dfs_next_model(next, json_incref((json_t *)set));
-    const json_t *effect;
-    json_array_foreach(json_object_get(result, "emit"), i, effect) dfs_next_effect(next, json_incref((json_t *)effect));
-}
-
 static void hold_job(loop_run *run, const char *name, dfs_job *job);
 
 /* What a scripted callback does once called and logged: 1 to fail, else 0. */
@@ -203,6 +178,49 @@ static const json_t *choose(const json_t *rules, const json_t *model) {
     json_array_foreach(rules, i, rule) {
         const json_t *match = json_array_get(rule, 0);
         if (json_is_null(match) || json_equal((json_t *)match, (json_t *)model)) return json_array_get(rule, 1);
+    }
+    return NULL;
+}
+
+/* The restart (README 11): logs ["restart", M], makes the result's loop call, and gives
+ * its `set` (else M, by giving none) and its `emit`. */
+static void restart_cb(const void *model_value, dfs_next *next, void *ctx) {
+    loop_run *run = ctx;
+    const json_t *model = model_value;
+    record(run, "restart", model, NULL);
+    const json_t *result = choose(run->restart_rules, model);
+    const char *call = json_string_value(json_object_get(result, "loop"));
+    if (call != NULL && strcmp(call, "stop") == 0) dfs_loop_stop(run->loop);
+    else if (call != NULL && strcmp(call, "dispose") == 0) dfs_loop_dispose(run->loop);
+    const json_t *set = json_object_get(result, "set");
+    if (set != NULL) dfs_next_model(next, json_incref((json_t *)set));
+    size_t i;
+    const json_t *effect;
+    json_array_foreach(json_object_get(result, "emit"), i, effect) dfs_next_effect(next, json_incref((json_t *)effect));
+}
+
+/* What is wrong with a non-null `restart` (README 11.1, 11.3), or NULL: rules
+ * [[null or integer, result], ...], each result an object with only an integer `set`,
+ * an array `emit` and a `loop` of "stop" or "dispose". */
+static const char *restart_malformed(const json_t *rules) {
+    if (!json_is_array(rules)) return "restart: not null nor an array of rules";
+    size_t i;
+    const json_t *rule;
+    json_array_foreach(rules, i, rule) {
+        if (!json_is_array(rule) || json_array_size(rule) != 2) return "restart: a rule is not [match, result]";
+        const json_t *match = json_array_get(rule, 0), *result = json_array_get(rule, 1);
+        if (!json_is_null(match) && !json_is_integer(match)) return "restart: a match is not an integer nor null";
+        if (!json_is_object(result)) return "restart: a result is not an object";
+        const char *key;
+        const json_t *value;
+        json_object_foreach((json_t *)result, key, value) {
+            const char *call = json_string_value(value);
+            int bad = strcmp(key, "set") == 0    ? !json_is_integer(value)
+                      : strcmp(key, "emit") == 0 ? !json_is_array(value)
+                      : strcmp(key, "loop") == 0 ? call == NULL || (strcmp(call, "stop") != 0 && strcmp(call, "dispose") != 0)
+                                                 : 1;
+            if (bad) return "restart: a result has an unknown key, or a malformed set, emit or loop";
+        }
     }
     return NULL;
 }
@@ -562,8 +580,7 @@ static int make_loop(loop_run *run, const json_t *vector, callback_ctx **handler
     config.inspect = inspect_cb;
     config.inspect_ctx = run;
     config.manual_start = 1;
-    run->restart_rules = json_object_get(vector, "restart");
-    if (run->restart_rules != NULL && !json_is_null(run->restart_rules)) {
+    if (run->restart_rules != NULL) {
         config.restart = restart_cb;
         config.restart_ctx = run;
     }
@@ -602,6 +619,11 @@ int run_loop_vector(const json_t *vector, const char *base) {
     }
     callback_ctx *handler_ctx[MAX_NAMED];
     size_t handler_count = 0;
+    /* The restart's rules, checked before anything is made: NULL for none (absent or null). */
+    run->restart_rules = json_object_get(vector, "restart");
+    if (json_is_null(run->restart_rules)) run->restart_rules = NULL;
+    const char *malformed = run->restart_rules != NULL ? restart_malformed(run->restart_rules) : NULL;
+    if (malformed != NULL) problem(run, "%s", malformed);
     int ok = run->problem[0] == '\0' && make_loop(run, vector, handler_ctx, &handler_count);
     size_t index;
     const json_t *step;
