@@ -921,7 +921,8 @@ DFS_API dfs_status dfs_list_sections_diff_read(const dfs_list_sections_reader *r
  *
  * Lifecycle: a loop starts when made (unless config.manual_start). dfs_loop_stop ends
  * the run and keeps the model and the registrations; dfs_loop_start starts a new run
- * from the kept model, publishing it again and reconnecting the sources.
+ * from the kept model (or from what config.restart gives for it: dfs_restart_fn),
+ * publishing it again and reconnecting the sources.
  * dfs_loop_dispose ends the loop for good (idempotent). Stop and dispose refuse events
  * from the moment they are called (DFS_ERR_STOPPED, DFS_ERR_DISPOSED); events accepted
  * before them are still handled when the draining thread can be waited for (always

@@ -638,11 +638,12 @@ public final class Loop<M, E, F> implements AutoCloseable {
      * <p>Called on the loop's turn, on the thread that runs its steps (the one calling
      * {@code start()} without an executor), before anything of the start happens. A
      * restart that stops or disposes its loop cancels the start: nothing of it happens (no
-     * trace, no model published, no effect handled) and what it returned is dropped;
-     * {@code start()} then returns false. A restart cannot fail the start: one that throws
-     * or returns {@code null} starts the run from the kept model with no effect, and the
-     * exception (a {@link NullPointerException} for {@code null}) goes to the thread's
-     * uncaught exception handler, not to the inspector.
+     * trace, no model published, no effect handled) and what it returned is dropped; a
+     * {@code start()} that ran the start itself (without an executor) then returns false.
+     * A restart cannot fail the start: one that throws or returns {@code null} starts the
+     * run from the kept model with no effect, and the exception (a
+     * {@link NullPointerException} for {@code null}) goes to the thread's uncaught
+     * exception handler, not to the inspector.
      *
      * @param restart the first model and start effects of a run, given the kept model;
      *     {@code null}: none (every run after the first starts from the kept model, with
