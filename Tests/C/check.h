@@ -236,6 +236,19 @@ static inline dfs_type *box_type_fresh(box_type_ctx *ctx, test_log *log) {
     return box_type_new("box", ctx);
 }
 
+/** Reads a box's value into the long at `ctx` (a dfs_loop_model reader). */
+static inline int box_read(const void *value, void *ctx) {
+    *(long *)ctx = ((const box *)value)->value;
+    return 0;
+}
+
+/** The value of a loop's model, a box; -1 if the model cannot be read. */
+static inline long box_model_of(dfs_loop *loop) {
+    long value = -1;
+    dfs_loop_model(loop, box_read, &value);
+    return value;
+}
+
 enum { REC_INT, REC_STR, REC_BOX };
 
 typedef struct recorder {

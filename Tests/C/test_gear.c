@@ -35,17 +35,6 @@ static dfs_loop *adder(long start) {
     return loop;
 }
 
-static int read_value(const void *model, void *ctx) {
-    *(long *)ctx = ((const box *)model)->value;
-    return 0;
-}
-
-static long model_of(dfs_loop *loop) {
-    long value = -1;
-    dfs_loop_model(loop, read_value, &value);
-    return value;
-}
-
 /* Pushes a gear event (a box of the model's value) for every model over 10. */
 static int over_ten(const void *model, const void **out, void *ctx) {
     test_log *log = ctx;
@@ -92,20 +81,20 @@ static void test_between_loops(void) {
     log_clear(&log);
     dfs_loop_dispatch(feature, EVENT(5));
     CHECK_LOG(&log, "push?5", "a model of 10 or less pushes nothing");
-    CHECK_INT(model_of(routing), 0, "so the other loop heard nothing");
+    CHECK_INT(box_model_of(routing), 0, "so the other loop heard nothing");
 
     log_clear(&log);
     dfs_loop_dispatch(feature, EVENT(7));
     CHECK_LOG(&log, "push?12 heard:12", "a model over 10 pushes a gear event, which the other loop turns into its own");
-    CHECK_INT(model_of(routing), 100, "and handles as a dispatched event");
-    CHECK_INT(model_of(feature), 12, "the pushing loop goes on");
+    CHECK_INT(box_model_of(routing), 100, "and handles as a dispatched event");
+    CHECK_INT(box_model_of(feature), 12, "the pushing loop goes on");
 
     log_clear(&log);
     box *direct = box_new(3);
     CHECK_STATUS(dfs_gear_send(gear, direct), DFS_OK, "events can be sent into a gear directly");
     box_release(direct, NULL);
     CHECK_LOG(&log, "heard:3", "the attached loop hears them");
-    CHECK_INT(model_of(routing), 200, "and handles them");
+    CHECK_INT(box_model_of(routing), 200, "and handles them");
 
     dfs_loop_stop(routing);
     log_clear(&log);
@@ -124,7 +113,7 @@ static void test_between_loops(void) {
     log_clear(&log);
     dfs_loop_dispatch(feature, EVENT(1));
     CHECK_LOG(&log, "push?13", "once the attached feedback is removed, nobody hears");
-    CHECK_INT(model_of(routing), 300, "the other loop's model stays");
+    CHECK_INT(box_model_of(routing), 300, "the other loop's model stays");
 
     dfs_disposable_dispose(push);
     log_clear(&log);

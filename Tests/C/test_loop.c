@@ -124,18 +124,6 @@ static int tap_handle(const void *effect, dfs_job *job, void *ctx) {
     return 0;
 }
 
-/* Reads a loop's model into a long. */
-static int read_model(const void *model, void *ctx) {
-    *(long *)ctx = ((const box *)model)->value;
-    return 0;
-}
-
-static long model_of(dfs_loop *loop) {
-    long value = -1;
-    dfs_loop_model(loop, read_model, &value);
-    return value;
-}
-
 /* The inspector: logs each trace in a short form. */
 typedef struct inspector {
     test_log *log;
@@ -240,7 +228,7 @@ static void test_steps(void) {
     CHECK_OK(dfs_loop_dispatch(loop, EVENT(1)), "dispatch 1");
     CHECK_LOG(&log, "stepped:1 ->1 +101 o1:1 o2:1 h1:101 h2:101",
               "update, then observers in order, then the effect to each handler in order");
-    CHECK_INT(model_of(loop), 1, "the model is stored");
+    CHECK_INT(box_model_of(loop), 1, "the model is stored");
 
     CHECK_OK(dfs_loop_dispatch(loop, EVENT(EV_EFFECT + 7)), "an effect without a model");
     CHECK_LOG(&log, "stepped:2007 +7 h1:7 h2:7", "no model: nothing published, the effect handled");
@@ -249,7 +237,7 @@ static void test_steps(void) {
 
     CHECK_OK(dfs_loop_dispatch(loop, EVENT(EV_FAIL)), "a failing update is accepted");
     CHECK_LOG(&log, "failed:1000(the update refuses event 1000)", "the inspector sees the failure and its message");
-    CHECK_INT(model_of(loop), 1, "a failed update keeps the model");
+    CHECK_INT(box_model_of(loop), 1, "a failed update keeps the model");
     CHECK_OK(dfs_loop_dispatch(loop, EVENT(5)), "the loop goes on");
     CHECK_LOG(&log, "stepped:5 ->6 o1:6 o2:6", "the next event is handled");
 
@@ -301,7 +289,7 @@ static void test_reentrancy(void) {
     CHECK_OK(dfs_loop_dispatch(loop, EVENT(EV_ECHO + 1)), "an effect whose handler sends 1 back");
     CHECK_LOG(&log, "u:3001 h:501 u:1 o:1 o-dispatched:ok h:101 u:10 o:11",
               "the handler's send and the observer's dispatch each wait for the step to end");
-    CHECK_INT(model_of(loop), 11, "both were handled");
+    CHECK_INT(box_model_of(loop), 11, "both were handled");
     dfs_disposable_dispose(d);
     dfs_disposable_release(d);
     dfs_loop_release(loop);
@@ -348,7 +336,7 @@ static void test_jobs(void) {
     pthread_join(thread, NULL);
     CHECK_OK(l.first, "a job sends from another thread, later");
     CHECK_STATUS(l.after_finish, DFS_ERR_DISPOSED, "a finished job sends nothing");
-    CHECK_INT(model_of(loop), 5, "the event sent later was handled");
+    CHECK_INT(box_model_of(loop), 5, "the event sent later was handled");
 
     h.kept = NULL;
     CHECK_OK(dfs_loop_dispatch(loop, EVENT(EV_EFFECT + 42)), "another kept job");
@@ -429,7 +417,7 @@ static void test_kept_jobs_do_not_keep_their_loop(void) {
         CHECK_OK(dfs_loop_dispatch(loop, EVENT(EV_EFFECT + 42)), "a handler keeps its job");
         CHECK_INT(k.count, 1, "kept");
         CHECK_OK(dfs_job_send(k.jobs[0], EVENT(2)), "the kept job sends");
-        CHECK_INT(model_of(loop), 2, "handled");
+        CHECK_INT(box_model_of(loop), 2, "handled");
         CHECK_OK(dfs_loop_release(loop), "the loop's last release, its job kept");
         CHECK_INT(u.destroyed, 1, "the update's context is destroyed at the last release");
         CHECK_INT(k.destroyed, 1, "so is the handler's");
@@ -449,7 +437,7 @@ static void test_kept_jobs_do_not_keep_their_loop(void) {
         CHECK_INT(k.count, 2, "a job of each run kept");
         CHECK_STATUS(dfs_job_send(k.jobs[0], EVENT(100)), DFS_ERR_DISPOSED, "the first run's job sends nothing");
         CHECK_OK(dfs_job_send(k.jobs[1], EVENT(3)), "the second run's does");
-        CHECK_INT(model_of(loop), 3, "nothing of the first run reached the second");
+        CHECK_INT(box_model_of(loop), 3, "nothing of the first run reached the second");
         CHECK_OK(dfs_loop_stop(loop), "stop");
         CHECK_OK(dfs_loop_release(loop), "the last release of a stopped loop, its jobs kept");
         CHECK_INT(u.destroyed, 1, "the update's context is destroyed at the last release");
@@ -914,7 +902,7 @@ static void test_inline_executor(void) {
     dfs_disposable *d = NULL;
     CHECK_OK(dfs_loop_observe(loop, flood_observe, &f, NULL, &d), "an observer that floods the loop");
     CHECK_OK(dfs_loop_dispatch(loop, EVENT(1)), "the first event");
-    CHECK_INT(model_of(loop), 200000, "every event handled");
+    CHECK_INT(box_model_of(loop), 200000, "every event handled");
     CHECK_INT(pieces >= 200000, 1, "one piece of work a step");
     dfs_disposable_release(d);
     dfs_loop_release(loop);
@@ -1036,7 +1024,7 @@ static void test_executors(void) {
     loop = counter_loop(&c);
     for (int i = 0; i < 5; i++) dfs_loop_dispatch(loop, EVENT(1));
     CHECK_INT(queue_run(&unlimited), 1, "6 entries (the start and 5 events) in one piece of work");
-    CHECK_INT(model_of(loop), 5, "all of them handled");
+    CHECK_INT(box_model_of(loop), 5, "all of them handled");
     dfs_loop_release(loop);
     dfs_executor_release(custom);
 
@@ -1047,7 +1035,7 @@ static void test_executors(void) {
     loop = counter_loop(&c);
     for (int i = 0; i < 100; i++) dfs_loop_dispatch(loop, EVENT(1));
     dfs_loop_dispose(loop);
-    CHECK_INT(model_of(loop), 100, "dispose waits for the background thread to handle what it accepted");
+    CHECK_INT(box_model_of(loop), 100, "dispose waits for the background thread to handle what it accepted");
     dfs_loop_release(loop);
     dfs_executor_release(background);
     dfs_executor_release(manual);
@@ -1126,7 +1114,7 @@ static void test_lifecycle(void) {
     CHECK_LOG(&log, "stopped:5", "the inspector sees the stop");
     CHECK_INT(src.disconnects, 1, "sources disconnected");
     CHECK_STATUS(dfs_loop_dispatch(loop, EVENT(1)), DFS_ERR_STOPPED, "refused while stopped");
-    CHECK_INT(model_of(loop), 5, "the model is kept");
+    CHECK_INT(box_model_of(loop), 5, "the model is kept");
     CHECK_OK(dfs_loop_start(loop), "start again");
     CHECK_LOG(&log, "started:5/0", "the kept model is published again: the render's gate saw it already");
     CHECK_INT(src.connects, 2, "sources reconnected");
@@ -1248,7 +1236,7 @@ static void test_refused_source(void) {
     CHECK_LOG(&log, "source-failed(not now)", "the inspector sees the refusal, with the source's message");
     CHECK_INT(good.connects - good.disconnects, 0, "nothing of the fuser stays connected");
     CHECK_OK(dfs_loop_dispatch(loop, EVENT(1)), "the loop goes on");
-    CHECK_INT(model_of(loop), 1, "and handles events");
+    CHECK_INT(box_model_of(loop), 1, "and handles events");
 
     dfs_loop_stop(loop);
     log_clear(&log);
@@ -1256,7 +1244,7 @@ static void test_refused_source(void) {
     CHECK_INT(bad.connects, 1, "the next start connects the fuser again");
     CHECK_INT(good.connects - good.disconnects, 1, "all of it");
     CHECK_OK(dfs_dispatch_emit(good.dispatch, EVENT(2)), "a source emits");
-    CHECK_INT(model_of(loop), 3, "its event is handled");
+    CHECK_INT(box_model_of(loop), 3, "its event is handled");
     CHECK_OK(dfs_loop_release(loop), "the last release");
     CHECK_INT(bad.connects - bad.disconnects, 0, "disconnected by the dispose");
     dfs_disposable_release(connection);
@@ -1299,7 +1287,7 @@ static void test_released_while_connected(void) {
         dfs_fuser_release(fuser);
         CHECK_INT(src.connects, 1, "connected");
         CHECK_OK(dfs_dispatch_emit(src.dispatch, EVENT(2)), "a source emits");
-        CHECK_INT(model_of(loop), 2, "its event is handled");
+        CHECK_INT(box_model_of(loop), 2, "its event is handled");
         if (inside) {
             released_in_transform = loop;
             CHECK_OK(dfs_dispatch_emit(src.dispatch, EVENT(7)), "the transform releases the loop");
@@ -1450,7 +1438,7 @@ static void test_coalescing_keys_come_back(void) {
     CHECK_INT(l.back[1], 1, "the replacing event's key is back at once; the queued one keeps its own");
     CHECK_INT(l.back[2], 0, "key 2 is held while its event waits");
     dfs_executor_run_all(manual);
-    CHECK_INT(model_of(loop), 1 + 102 + 201, "the events are handled");
+    CHECK_INT(box_model_of(loop), 1 + 102 + 201, "the events are handled");
     CHECK_INT(l.back[1], 2, "key 1 is back once its event is handled");
     CHECK_INT(l.back[2], 1, "key 2 is back once its event is handled");
 
@@ -1506,7 +1494,7 @@ static void test_coalescing_keys_come_back_on_every_exit(void) {
     dfs_job_release(h.kept);
     h.kept = NULL;
     dfs_executor_run_all(manual);
-    CHECK_INT(model_of(loop), 202, "the cancelled job's event was dropped, the dispatched one handled");
+    CHECK_INT(box_model_of(loop), 202, "the cancelled job's event was dropped, the dispatched one handled");
     CHECK_INT(l.back[1], 1, "the cancelled job's key is back");
     CHECK_INT(l.back[2], 2, "the handled key is back");
 
@@ -1518,7 +1506,7 @@ static void test_coalescing_keys_come_back_on_every_exit(void) {
     CHECK_OK(dfs_loop_dispatch(loop, EVENT(303)), "key 3 again, after the restart");
     CHECK_INT(l.back[3], 2, "held while queued: no stale key 3 replaced it");
     dfs_executor_run_all(manual);
-    CHECK_INT(model_of(loop), 202 + 303, "handled after the restart");
+    CHECK_INT(box_model_of(loop), 202 + 303, "handled after the restart");
     CHECK_INT(l.back[3], 3, "and back");
 
     CHECK_OK(dfs_loop_dispatch(loop, EVENT(401)), "key 4 queued");
@@ -1793,8 +1781,8 @@ static void test_next_nested_loops(void) {
     CHECK_STATUS(n.outer_model_after, DFS_OK, "the outer update gives its next a model after the inner step");
     CHECK_STATUS(n.outer_effect_after, DFS_OK, "and an effect");
     CHECK_LOG(&log, "b:3 a:1 a:2", "each loop handled its own effects, the outer ones both");
-    CHECK_INT(model_of(n.inner), 5, "the inner model is the inner update's");
-    CHECK_INT(model_of(outer), 4, "the outer model is the outer update's");
+    CHECK_INT(box_model_of(n.inner), 5, "the inner model is the inner update's");
+    CHECK_INT(box_model_of(outer), 4, "the outer model is the outer update's");
     dfs_loop_release(outer);
     dfs_loop_release(n.inner);
     CHECK_INT(box_live, 0, "no box left");
@@ -1874,8 +1862,8 @@ static void test_next_on_another_thread(void) {
     CHECK_STATUS(l.idle_effect, DFS_ERR_HANDLE, "and its effect");
     CHECK_STATUS(l.busy_model, DFS_ERR_HANDLE, "a thread in another loop's update is refused it");
     CHECK_STATUS(l.busy_own, DFS_OK, "and fills its own next");
-    CHECK_INT(model_of(l.other), 9, "the other loop's model is its own update's");
-    CHECK_INT(model_of(loop), 3, "the lender's model is its own");
+    CHECK_INT(box_model_of(l.other), 9, "the other loop's model is its own update's");
+    CHECK_INT(box_model_of(loop), 3, "the lender's model is its own");
     CHECK_LOG(&log, "h:1", "and its only effect");
     dfs_loop_release(loop);
     dfs_loop_release(l.other);
@@ -1929,7 +1917,7 @@ static void test_next_many_effects(void) {
     CHECK_OK(dfs_loop_dispatch(loop, EVENT(count)), "dispatch");
     CHECK_INT(r.count, count, "every effect handled");
     CHECK_INT(r.out_of_order, 0, "in the order given");
-    CHECK_INT(model_of(loop), count, "the second model replaced the first");
+    CHECK_INT(box_model_of(loop), count, "the second model replaced the first");
     CHECK_OK(dfs_loop_dispatch(loop, EVENT(3)), "a second step");
     CHECK_INT(r.count, count + 3, "the next step hands over its own three effects, none of the first step's again");
     dfs_loop_release(loop);
@@ -2036,7 +2024,7 @@ static void test_threads(void) {
 
     dfs_loop *loop = tally_loop(&t, NULL);
     run_dispatchers(loop, ds, per_thread);
-    CHECK_INT(model_of(loop), 8 * per_thread, "every event handled once (caller's executor)");
+    CHECK_INT(box_model_of(loop), 8 * per_thread, "every event handled once (caller's executor)");
     CHECK_INT(t.out_of_order, 0, "each thread's events in the order sent");
     CHECK_INT(t.overlaps, 0, "no two steps at once");
     dfs_loop_release(loop);
@@ -2046,7 +2034,7 @@ static void test_threads(void) {
     loop = tally_loop(&t, background);
     run_dispatchers(loop, ds, per_thread);
     dfs_loop_dispose(loop);
-    CHECK_INT(model_of(loop), 8 * per_thread, "every event handled once (background executor)");
+    CHECK_INT(box_model_of(loop), 8 * per_thread, "every event handled once (background executor)");
     CHECK_INT(t.out_of_order + t.overlaps, 0, "in order, one at a time");
     dfs_loop_release(loop);
     dfs_executor_release(background);

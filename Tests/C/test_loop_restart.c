@@ -68,15 +68,18 @@ static void inspect(const dfs_trace *trace, void *ctx) {
     if (trace->kind == DFS_TRACE_DISPOSED) log_add(ctx, "disposed:%ld", m->value);
 }
 
-static int read_model(const void *model, void *ctx) {
-    *(long *)ctx = ((const box *)model)->value;
-    return 0;
-}
-
-static long model_of(dfs_loop *loop) {
-    long value = -1;
-    dfs_loop_model(loop, read_model, &value);
-    return value;
+/* A config of boxes starting at `first`, with `r` as its restart and no update yet. */
+static dfs_loop_config restart_config(const box *first, restarter *r) {
+    dfs_loop_config c;
+    memset(&c, 0, sizeof c);
+    c.model_type = model_type;
+    c.event_type = dfs_type_pointer();
+    c.effect_type = effect_type;
+    c.model = first;
+    c.restart = restart;
+    c.restart_ctx = r;
+    c.restart_destroy = restart_destroy;
+    return c;
 }
 
 /* A loop at model 3 with an observer, a handler, the inspector and `r` as its restart,
@@ -84,20 +87,12 @@ static long model_of(dfs_loop *loop) {
 static dfs_loop *restarting_loop(test_log *log, restarter *r, dfs_disposable **observing) {
     dfs_handler handlers[] = {{.fn = handle, .ctx = log}};
     box *first = box_new(3);
-    dfs_loop_config c;
-    memset(&c, 0, sizeof c);
-    c.model_type = model_type;
-    c.event_type = dfs_type_pointer();
-    c.effect_type = effect_type;
-    c.model = first;
+    dfs_loop_config c = restart_config(first, r);
     c.update = add_update;
     c.handlers = handlers;
     c.handler_count = 1;
     c.inspect = inspect;
     c.inspect_ctx = log;
-    c.restart = restart;
-    c.restart_ctx = r;
-    c.restart_destroy = restart_destroy;
     dfs_loop *loop = NULL;
     dfs_status s = dfs_loop_new(&c, &loop);
     box_unref(first);
@@ -132,7 +127,7 @@ static void test_first_model_and_effects(void) {
     CHECK_OK(dfs_loop_start(loop), "start after a stop");
     CHECK_LOG(&log, "restart:5 started:45/2 o:45 h:1 h:2",
               "called with the kept model; its model is published, then its effects are handled in order");
-    CHECK_INT(model_of(loop), 45, "the loop holds the restart's model");
+    CHECK_INT(box_model_of(loop), 45, "the loop holds the restart's model");
     dfs_loop_dispatch(loop, EVENT(1));
     CHECK_LOG(&log, "o:46", "and steps from it");
 
@@ -177,7 +172,7 @@ static void test_closed_from_inside(void) {
     CHECK_STATUS(dfs_loop_start(loop), DFS_ERR_STOPPED, "the start reports the stop");
     CHECK_LOG(&log, "restart:5 stopped:5 stop:DFS_OK",
               "the stop's trace comes before the stop returns; nothing of the start happens: no trace, no model, no effect");
-    CHECK_INT(model_of(loop), 5, "the kept model stays");
+    CHECK_INT(box_model_of(loop), 5, "the kept model stays");
     CHECK_INT(dfs_loop_is_running(loop), 0, "stopped");
 
     r.close = 2;
@@ -203,7 +198,7 @@ static void test_next_outlives_its_call(void) {
     CHECK_STR(dfs_last_error(), "next is not the dfs_next of an update or restart in progress on this thread",
               "with a message");
     CHECK_STATUS(dfs_next_effect(r.kept_next, late), DFS_ERR_HANDLE, "so is an effect");
-    CHECK_INT(model_of(loop), 5, "nothing changed");
+    CHECK_INT(box_model_of(loop), 5, "nothing changed");
     box_unref(late); /* a refused value stays the caller's */
     log_clear(&log);
     finish(loop, observing, &r);
@@ -213,15 +208,7 @@ static void test_destroy_when_the_loop_is_not_made(void) {
     check_section("the restart's destroy runs once when dfs_loop_new fails, and at once without a restart");
     restarter r = {0};
     box *first = box_new(1);
-    dfs_loop_config c;
-    memset(&c, 0, sizeof c);
-    c.model_type = model_type;
-    c.event_type = dfs_type_pointer();
-    c.effect_type = effect_type;
-    c.model = first;
-    c.restart = restart;
-    c.restart_ctx = &r;
-    c.restart_destroy = restart_destroy;
+    dfs_loop_config c = restart_config(first, &r);
     dfs_loop *loop = NULL;
     CHECK_STATUS(dfs_loop_new(&c, &loop), DFS_ERR_NULL, "no update: refused");
     CHECK_STR(dfs_last_error(), "update is NULL", "naming the update");

@@ -13,8 +13,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
-import org.junit.After;
-import org.junit.Before;
+import org.junit.Rule;
 import org.junit.Test;
 
 /**
@@ -28,19 +27,8 @@ import org.junit.Test;
  */
 public class LoopRestartTest {
   private final List<String> log = Collections.synchronizedList(new ArrayList<>());
-  private final List<Throwable> uncaught = Collections.synchronizedList(new ArrayList<>());
-  private Thread.UncaughtExceptionHandler saved;
-
-  @Before
-  public void catchUncaught() {
-    saved = Thread.currentThread().getUncaughtExceptionHandler();
-    Thread.currentThread().setUncaughtExceptionHandler((thread, failure) -> uncaught.add(failure));
-  }
-
-  @After
-  public void restore() {
-    Thread.currentThread().setUncaughtExceptionHandler(saved);
-  }
+  @Rule public final UncaughtRecorder uncaughtHandler = new UncaughtRecorder();
+  private final List<Throwable> uncaught = uncaughtHandler.seen;
 
   /** Adds the event to the model. */
   static Next<Integer, String> add(Integer model, String event) {

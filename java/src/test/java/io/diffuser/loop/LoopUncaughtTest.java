@@ -8,8 +8,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
-import org.junit.After;
-import org.junit.Before;
+import org.junit.Rule;
 import org.junit.Test;
 
 /**
@@ -20,19 +19,8 @@ import org.junit.Test;
  */
 public class LoopUncaughtTest {
   private final List<String> log = Collections.synchronizedList(new ArrayList<>());
-  private final List<Throwable> uncaught = Collections.synchronizedList(new ArrayList<>());
-  private Thread.UncaughtExceptionHandler saved;
-
-  @Before
-  public void catchUncaught() {
-    saved = Thread.currentThread().getUncaughtExceptionHandler();
-    Thread.currentThread().setUncaughtExceptionHandler((thread, failure) -> uncaught.add(failure));
-  }
-
-  @After
-  public void restore() {
-    Thread.currentThread().setUncaughtExceptionHandler(saved);
-  }
+  @Rule public final UncaughtRecorder uncaughtHandler = new UncaughtRecorder();
+  private final List<Throwable> uncaught = uncaughtHandler.seen;
 
   private static Loop.Builder<Integer, Integer, Void> adder() {
     return Loop.<Integer, Integer>reducer(0, Integer::sum);
