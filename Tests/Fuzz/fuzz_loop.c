@@ -91,6 +91,8 @@ typedef struct lrec {
     int disposing; /* a dispose or last release of it is in progress */
     int disposed;  /* dfs_loop_dispose (or the last release) returned */
     int run;       /* changes at every start and close: jobs of another run have ended */
+    int manual;      /* made with manual_start: its first dfs_loop_start is its first start */
+    int start_calls; /* dfs_loop_start calls on it: a restart needs one more than the first start */
     trec *model, *event, *effect;
     erec *exec; /* NULL: the caller's executor */
     cb *inspect;
@@ -416,6 +418,9 @@ static void on_restart(const void *model, dfs_next *next, void *ctx) {
     cb *c = ctx;
     check_value(l->model, model, "restart(model)");
     if (next == NULL) fail("restart #%d: next is NULL", c->id);
+    if (l->start_calls < (l->manual ? 2 : 1))
+        fail("restart #%d of loop #%d called at the loop's first start (%d dfs_loop_start calls, manual_start %d)", c->id,
+             l->id, l->start_calls, l->manual);
     int k = value_key(l->model, model);
     say("restart #%d of loop #%d (model key %d)", c->id, l->id, k);
     updates_active++;
@@ -750,7 +755,8 @@ static void op_loop_new(void) {
     int uncertain = mp.v == V_MAYBE || ep.v == V_MAYBE || xp.v == V_MAYBE, misuse = f >> 5, nh = g & 3;
     if (n_loops >= MAX_LOOPS || making_loop) return;
     lrec *l = &loops[n_loops];
-    *l = (lrec){.model = mt, .event = et, .effect = xt, .id = n_loops, .state = (f & 4) ? L_STOPPED : L_RUNNING};
+    *l = (lrec){.model = mt, .event = et, .effect = xt, .id = n_loops, .state = (f & 4) ? L_STOPPED : L_RUNNING,
+                .manual = (f & 4) != 0};
     cb *made[7] = {make_cb(CB_UPDATE, et, mt)};
     dfs_handler handlers[3];
     for (int i = 0; i < nh; i++) {
@@ -1089,6 +1095,7 @@ static void loop_start(pick p) {
     if (p.v == V_OK && l->closing) extra = B(l->disposing ? DFS_ERR_DISPOSED : DFS_ERR_STOPPED);
     /* Running from the call on: the start may run at once. */
     int now = p.v == V_OK && !l->closing && l->state == L_STOPPED;
+    if (p.v == V_OK) l->start_calls++;
     if (now) l->state = L_RUNNING, l->run++;
     dfs_status s = dfs_loop_start(p.h);
     /* A callback of the start, run in this call (the harness runs no threads), may end the
