@@ -4,7 +4,7 @@
  * sent straight into a gear; removal of either feedback; loops that are stopped hear
  * nothing; misuse (NULL and wrong-kind handles, a NULL propagate) is refused with a
  * message, and every box the core kept is released, also one a propagate stored before
- * answering nothing.
+ * answering nothing; a disposed attachment lets go of its gear on the loop's turn.
  */
 #include "check.h"
 
@@ -179,6 +179,57 @@ static void test_declined_values_released(void) {
     }
 }
 
+/* Removing a gear attachment takes effect on the loop's turn (include/diffuser.h,
+ * dfs_loop_add): with a manual executor, a gear event sent after the dispose returned
+ * but before the executor ran the loop is still propagated and handled; none after. */
+static int logged_identity(const void *gear_event, const void **out, void *ctx) {
+    log_add(ctx, "heard:%ld", ((const box *)gear_event)->value);
+    *out = EVENT(((const box *)gear_event)->value);
+    return 1;
+}
+
+static void test_removal_on_the_loops_turn(void) {
+    check_section("gears: an attachment disposed lets go of its gear on the loop's turn");
+    test_log log;
+    log_clear(&log);
+    dfs_executor *manual = NULL;
+    dfs_executor_new_manual(&manual);
+    dfs_loop_config c;
+    memset(&c, 0, sizeof c);
+    c.model_type = model_type;
+    c.event_type = dfs_type_pointer();
+    c.effect_type = dfs_type_pointer();
+    box *first = box_new(0);
+    c.model = first;
+    c.update = add_update;
+    c.executor = manual;
+    dfs_loop *loop = NULL;
+    dfs_loop_new(&c, &loop);
+    box_release(first, NULL);
+    dfs_gear *gear = NULL;
+    dfs_gear_new(gear_type, &gear);
+    dfs_disposable *attach = NULL;
+    dfs_loop_attach_to_gear(loop, gear, logged_identity, &log, NULL, &attach);
+    dfs_executor_run_all(manual);
+    CHECK_OK(dfs_disposable_dispose(attach), "the attachment is disposed");
+    box *sent = box_new(4);
+    dfs_gear_send(gear, sent);
+    CHECK_LOG(&log, "heard:4", "before the loop's turn the attachment still hears the gear");
+    dfs_executor_run_all(manual);
+    CHECK_INT(box_model_of(loop), 4, "and the loop handles what it made");
+    log_clear(&log);
+    dfs_gear_send(gear, sent);
+    box_release(sent, NULL);
+    dfs_executor_run_all(manual);
+    CHECK_LOG(&log, "", "after the loop's turn it hears nothing");
+    CHECK_INT(box_model_of(loop), 4, "and the loop's model stays");
+    dfs_disposable_release(attach);
+    dfs_loop_release(loop);
+    dfs_gear_release(gear);
+    dfs_executor_release(manual);
+    CHECK_INT(box_live, 0, "every box the core kept is released");
+}
+
 int main(int argc, char **argv) {
     check_init(argc, argv);
     model_type = box_type_fresh(&model_type_ctx, NULL);
@@ -186,6 +237,7 @@ int main(int argc, char **argv) {
     test_between_loops();
     test_misuse();
     test_declined_values_released();
+    test_removal_on_the_loops_turn();
     dfs_type_release(model_type);
     dfs_type_release(gear_type);
     return check_finish();
