@@ -1251,9 +1251,10 @@ DFS_API dfs_status dfs_feedback_request(dfs_type *request_type, dfs_transform_fn
  *  progress is cancelled, and a gear attachment (dfs_feedback_attached) lets go of its
  *  gear, on the loop's turn: before the dispose returns with the caller's executor and
  *  an idle loop, otherwise once the executor has run the entries queued before (a
- *  manual executor: when dfs_executor_run_next or _run_all reaches it). Until then a job of it may still send (the events are dropped
- *  when it is cancelled), and a gear attachment still calls its propagate for each gear
- *  event and queues what it makes into the loop, which handles it. */
+ *  manual executor: when dfs_executor_run_next or _run_all reaches it). Until then a
+ *  job of it may still send (the events are dropped when it is cancelled), and a gear
+ *  attachment still calls its propagate for each gear event and queues what it makes
+ *  into the loop, which handles it. */
 DFS_API dfs_status dfs_loop_add(dfs_loop *loop, dfs_feedback *feedback, dfs_disposable **out);
 
 /** dfs_feedback_work and dfs_loop_add in one call. */

@@ -265,9 +265,12 @@ public final class Loop<Model, Event, Effect>: Subscribable {
     /// Registers `feedback` after every observer and feedback registered so far. If the
     /// loop is running, the feedback hears of the current model first. Dispose the
     /// result to remove it: it hears of no model once `dispose()` returns (which waits
-    /// for a model it is hearing on another thread), and its work in progress is
-    /// cancelled on the loop's turn (before `dispose()` returns with the default executor
-    /// and an idle loop).
+    /// for a model it is hearing on another thread). Its work in progress is cancelled,
+    /// and a feedback `attached(to:)` a gear lets go of the gear, on the loop's turn
+    /// (before `dispose()` returns with the default executor and an idle loop). Until
+    /// then its work may still send (the events are dropped when it is cancelled), and
+    /// an attached feedback still calls its `propagate` for each gear event and queues
+    /// what it makes, which the loop handles.
     @discardableResult
     public func add(_ feedback: Feedback<Model, Event>) -> Disposable {
         let entry = FeedbackEntry(feedback)

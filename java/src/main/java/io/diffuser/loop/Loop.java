@@ -338,8 +338,13 @@ public final class Loop<M, E, F> implements AutoCloseable {
    *
    * @param feedback the feedback
    * @return what removes it: it hears of no model once its {@code dispose()} returns
-   *     (which waits for a model it is hearing on another thread), and its work in
-   *     progress is cancelled
+   *     (which waits for a model it is hearing on another thread). Its work in progress
+   *     is cancelled, and a feedback {@linkplain Feedback#attached attached} to a gear
+   *     lets go of the gear, on the loop's turn (before {@code dispose()} returns without
+   *     an executor, if the loop is idle). Until then its jobs may still send (the events
+   *     are dropped when they are cancelled), and an attached feedback still calls its
+   *     {@code propagate} for each gear event and queues what it makes, which the loop
+   *     handles
    */
   public Disposable add(Feedback<M, E> feedback) {
     long description = Objects.requireNonNull(feedback, "feedback").newNative();
