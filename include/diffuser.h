@@ -1373,7 +1373,9 @@ DFS_API dfs_status dfs_job_on_cancel(dfs_job *job, dfs_action_fn action, void *c
 
 /** Adds a reference: one more dfs_job_release is needed. */
 DFS_API dfs_status dfs_job_retain(dfs_job *job);
-/** NULL is accepted and ignored. */
+/** Drops a reference taken by dfs_job_retain. NULL is accepted and ignored. A release
+ *  beyond those is refused with DFS_ERR_HANDLE: the handle a callback was lent stays
+ *  valid until the callback returns. */
 DFS_API dfs_status dfs_job_release(dfs_job *job);
 
 /** Hands work to an executor of yours: arrange for dfs_work_run(work) to be called

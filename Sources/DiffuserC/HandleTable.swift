@@ -92,8 +92,11 @@ final class HandleTable: @unchecked Sendable {
     }
 
     /// Registers `object` with one C reference and returns its handle. A permanent
-    /// handle ignores retain and release (the built-in types).
-    func insert(_ object: AnyObject, kind: HandleKind, permanent: Bool = false) -> OpaquePointer {
+    /// handle ignores retain and release (the built-in types). A lent one starts with the
+    /// library's reference instead of the caller's (see `releaseForLibrary`): a handle
+    /// lent to a callback for the call, which the callback may retain to keep but not
+    /// release unless it retained it.
+    func insert(_ object: AnyObject, kind: HandleKind, permanent: Bool = false, lent: Bool = false) -> OpaquePointer {
         lock.withLock {
             let index: Int
             if firstFree >= 0 {
@@ -107,8 +110,8 @@ final class HandleTable: @unchecked Sendable {
             }
             slots[index].kind = kind
             slots[index].object = object
-            slots[index].references = 1
-            slots[index].libraryReferences = 0
+            slots[index].references = lent ? 0 : 1
+            slots[index].libraryReferences = lent ? 1 : 0
             slots[index].permanent = permanent
             return Self.encode(index: index, generation: slots[index].generation)
         }

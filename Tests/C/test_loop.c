@@ -366,6 +366,43 @@ static void test_jobs(void) {
     CHECK_INT(box_live, 0, "no box left");
 }
 
+/* A handler that releases the job it was lent without retaining it, then sends through
+ * it: the release is refused and the handle serves the rest of the call. */
+typedef struct over_releasing {
+    dfs_status release, send, balanced;
+    int message_ok;
+} over_releasing;
+
+static int over_release_handle(const void *effect, dfs_job *job, void *ctx) {
+    (void)effect;
+    over_releasing *o = ctx;
+    o->release = dfs_job_release(job);
+    o->message_ok = strstr(dfs_last_error(), "released more times than it was retained") != NULL;
+    o->send = dfs_job_send(job, EVENT(7));
+    dfs_job_retain(job);
+    o->balanced = dfs_job_release(job);
+    return 0;
+}
+
+static void test_lent_job_over_released(void) {
+    check_section("jobs: a callback that releases the job it was lent without retaining it");
+    update_ctx u = {0};
+    over_releasing o = {0};
+    dfs_handler handlers[] = {{.fn = over_release_handle, .ctx = &o}};
+    dfs_loop_config c = counter_config(0, &u);
+    c.handlers = handlers;
+    c.handler_count = 1;
+    dfs_loop *loop = counter_loop(&c);
+    CHECK_OK(dfs_loop_dispatch(loop, EVENT(EV_EFFECT + 1)), "an effect for the handler");
+    CHECK_STATUS(o.release, DFS_ERR_HANDLE, "releasing the lent job is refused");
+    CHECK_INT(o.message_ok, 1, "the error says it was released more times than retained");
+    CHECK_OK(o.send, "the job still sends for the rest of the call");
+    CHECK_OK(o.balanced, "a release that matches a retain is fine");
+    CHECK_INT(box_model_of(loop), 7, "the event it sent was handled");
+    dfs_loop_release(loop);
+    CHECK_INT(box_live, 0, "no box left");
+}
+
 /* A handler that keeps the job of every effect 42 (retained) and releases `releasing`
  * on effect 43: the loop's last reference dropped from its own callback. */
 typedef struct keeper {
@@ -2074,6 +2111,7 @@ int main(int argc, char **argv) {
     test_steps();
     test_reentrancy();
     test_jobs();
+    test_lent_job_over_released();
     test_kept_jobs_do_not_keep_their_loop();
     test_feedbacks();
     test_config_feedbacks();

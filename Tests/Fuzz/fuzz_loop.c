@@ -1252,11 +1252,11 @@ static void op_job(void) {
     default: {
         say("dfs_job_release(job %p)", (void *)p.h);
         dfs_status s = dfs_job_release(p.h);
-        check_status(s, p.v == V_NULL ? 0 : errors, 0, 0, "dfs_job_release");
-        if (s == DFS_OK && j) {
-            if (j->refs > 0) j->refs--;
-            else j->borrowed = 0; /* the callback's borrowed reference: stale now */
-        }
+        /* A job only lent to the callback in progress: the release is refused, the
+         * handle stays valid for the call. */
+        int lent_only = p.v == V_OK && j && j->refs == 0;
+        check_status(s, p.v == V_NULL ? 0 : lent_only ? B(DFS_ERR_HANDLE) : errors, 0, 0, "dfs_job_release");
+        if (s == DFS_OK && j && j->refs > 0) j->refs--;
         break;
     }
     }

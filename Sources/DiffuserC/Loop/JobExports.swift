@@ -15,10 +15,11 @@ final class CJob {
 }
 
 /// Runs `body` with a job handle borrowed for the call (the C side retains it to keep
-/// it).
+/// it). The call's reference is the library's, so a callback that releases the handle
+/// without having retained it is refused, and the handle stays valid to the call's end.
 func withJobHandle<R>(_ job: Job<CValue>, _ eventType: ValueType, _ body: (OpaquePointer) throws -> R) rethrows -> R {
-    let handle = handles.insert(CJob(job, eventType: eventType), kind: .job)
-    defer { _ = try? handles.release(handle, .job, name: "job") }
+    let handle = handles.insert(CJob(job, eventType: eventType), kind: .job, lent: true)
+    defer { handles.releaseForLibrary(handle, .job) }
     return try body(handle)
 }
 
