@@ -54,11 +54,25 @@ final class Bridges {
    * keep the exception (and what it reaches) for good.
    */
   static void fail(Throwable failure, boolean inspected) {
-    String text = String.valueOf(failure);
+    String text = text(failure);
     if (inspected) {
       FAILURE.set(new Failure(failure, text));
     }
     LoopNative.setError(text);
+  }
+
+  /**
+   * The text of {@code failure}: its {@code toString()}, or, if that throws too (a
+   * {@code getMessage()} that fails), its class name and what its {@code toString()}
+   * threw. Never throws: the exception a callback threw must reach the inspector as it
+   * is, and not be replaced by what describing it threw.
+   */
+  static String text(Throwable failure) {
+    try {
+      return String.valueOf(failure);
+    } catch (Throwable broken) {
+      return failure.getClass().getName() + " (its toString() threw " + broken.getClass().getName() + ")";
+    }
   }
 
   /**
@@ -395,7 +409,7 @@ final class Bridges {
       }
       try {
         if (refusal != null) {
-          error = String.valueOf(refusal); // as fail() makes the message of the others
+          error = text(refusal); // as fail() makes the message of the others
         } else if (kept != null) {
           error = kept.text;
         }

@@ -235,6 +235,50 @@ public class LoopTest {
     assertEquals(String.valueOf(handler), effectFailed.error());
   }
 
+  /** An exception whose message cannot be made: its toString() throws. */
+  private static final class Unprintable extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public String getMessage() {
+      throw new IllegalStateException("no message");
+    }
+  }
+
+  @Test
+  public void theInspectorGetsAFailureWhoseToStringThrows() {
+    // The update's, the handler's and the observer's own exception, with a text that
+    // names it: not what describing it threw, nor the core's generic text.
+    RuntimeException update = new Unprintable();
+    RuntimeException handler = new Unprintable();
+    RuntimeException observer = new Unprintable();
+    List<LoopTrace<Integer, Integer, String>> traces = new ArrayList<>();
+    try (Loop<Integer, Integer, String> loop = Loop.<Integer, Integer, String>builder(0, (m, e) -> {
+          if (e == 1) throw update;
+          return Next.next(m + e, "f");
+        })
+        .handler((f, job) -> {
+          throw handler;
+        })
+        .inspector(traces::add).build()) {
+      loop.dispatch(1);
+      loop.observe(m -> {
+        if (m == 2) throw observer;
+      });
+      loop.dispatch(2);
+    }
+    String text = Unprintable.class.getName() + " (its toString() threw java.lang.IllegalStateException)";
+    LoopTrace<Integer, Integer, String> failed = find(traces, LoopTrace.Kind.FAILED);
+    assertTrue("the update's own exception", failed.failure() == update); // assertSame would print it
+    assertEquals(text, failed.error());
+    LoopTrace<Integer, Integer, String> effectFailed = find(traces, LoopTrace.Kind.EFFECT_FAILED);
+    assertTrue("the handler's own exception", effectFailed.failure() == handler); // assertSame would print it
+    assertEquals(text, effectFailed.error());
+    LoopTrace<Integer, Integer, String> observerFailed = find(traces, LoopTrace.Kind.OBSERVER_FAILED);
+    assertTrue("the observer's own exception", observerFailed.failure() == observer); // assertSame would print it
+    assertEquals(text, observerFailed.error());
+  }
+
   @Test
   public void theCoreGetsTheTextOfAFailureAsStandardUtf8() {
     // A character outside the BMP is one 4-byte sequence (not two 3-byte surrogates);
