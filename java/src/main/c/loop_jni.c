@@ -411,11 +411,12 @@ JNIEXPORT jboolean JNICALL Java_io_diffuser_loop_LoopNative_start(JNIEnv *env, j
 }
 
 /* stop, dispose and release: they wait for callbacks in progress and may run the last
- * steps of the loop on this thread. With `rethrow_on_ok` (stop and dispose), a Throwable
- * kept although the core call succeeded is thrown once the close is complete: that of a
- * source's Disposable.dispose(), which the core's disconnect cannot report (later ones
- * are suppressed by it), as a Fuser connection's dispose throws it. The release, a
- * Cleaner's, has no caller to throw to. */
+ * steps of the loop on this thread. With `rethrow_on_ok`, a Throwable kept although the
+ * core call succeeded is thrown once the close is complete: that of a source's
+ * Disposable.dispose(), which the core's disconnect cannot report (later ones are
+ * suppressed by it), as a Fuser connection's dispose throws it. The release, a Cleaner's
+ * that disposes a loop collected while it ran, throws it too: its Java caller hands it
+ * to the thread's uncaught exception handler (LoopNative.Release). */
 typedef dfs_status (*loop_call)(dfs_loop *);
 
 static void call_loop(JNIEnv *env, loop_call call, jlong loop, int rethrow_on_ok) {
@@ -437,7 +438,7 @@ JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_dispose(JNIEnv *env, jcl
 
 JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_release(JNIEnv *env, jclass cls, jlong loop) {
     (void)cls;
-    call_loop(env, dfs_loop_release, loop, 0);
+    call_loop(env, dfs_loop_release, loop, 1);
 }
 
 JNIEXPORT jboolean JNICALL Java_io_diffuser_loop_LoopNative_isRunning(JNIEnv *env, jclass cls, jlong loop) {

@@ -434,6 +434,37 @@ public class ReachabilityTest {
     }
   }
 
+  private static void connectAFailingSourceAndDropTheLoop(AtomicInteger disposes, RuntimeException failure) {
+    Loop<Integer, Integer, Void> loop = Loop.<Integer, Integer>reducer(0, Integer::sum).build();
+    loop.connect(Fuser.from((Source<Integer>) effect -> () -> {
+      disposes.incrementAndGet();
+      throw failure;
+    }));
+    loop.dispatch(1);
+  }
+
+  @Test
+  public void aLoopThatNothingReachesReportsWhatItsSourceThrewAsItIsDisposed() throws Exception {
+    // No call of the user's disposes the loop: the Cleaner's release does, and what the
+    // source's dispose() throws goes to the uncaught exception handler, not nowhere.
+    RuntimeException failure = new IllegalStateException("the source's dispose failed");
+    List<Throwable> uncaught = new CopyOnWriteArrayList<>();
+    Thread.UncaughtExceptionHandler saved = Thread.getDefaultUncaughtExceptionHandler();
+    Thread.setDefaultUncaughtExceptionHandler((thread, thrown) -> uncaught.add(thrown));
+    try {
+      AtomicInteger disposes = new AtomicInteger();
+      connectAFailingSourceAndDropTheLoop(disposes, failure);
+      for (int i = 0; i < 200 && uncaught.isEmpty(); i++) {
+        System.gc();
+        Thread.sleep(10);
+      }
+      assertEquals("collected and disposed", 1, disposes.get());
+      assertEquals(List.of(failure), uncaught);
+    } finally {
+      Thread.setDefaultUncaughtExceptionHandler(saved);
+    }
+  }
+
   /** The parts of a loop that can call back into it, one at a time. */
   private enum Part { UPDATE, HANDLER, INSPECTOR, KEY, RESTART, EXECUTOR, HANDLER_EXECUTOR, FEEDBACK, OBSERVER }
 

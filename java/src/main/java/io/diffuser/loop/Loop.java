@@ -119,7 +119,8 @@ import java.util.function.BiFunction;
  * disposed, every other source disconnected; later such exceptions are suppressed by
  * the first), as disposing a {@link Fuser#connect} connection throws it. A close that
  * leaves its work to another (see <b>Closes that meet</b>) leaves that exception to it
- * too.
+ * too. A loop disposed because it was collected hands it to the uncaught exception
+ * handler of the thread that disposes it (a {@link Cleaner}'s).
  *
  * @param <M> the type of models
  * @param <E> the type of events

@@ -59,7 +59,13 @@ final class LoopNative {
     public void run() {
       switch (kind) {
         case LOOP:
-          release(handle);
+          try {
+            release(handle);
+          } catch (Throwable failure) {
+            // What a source's dispose() threw as the release disposed a loop collected
+            // while it ran: the Cleaner would drop it, and nobody else can catch it.
+            Bridges.uncaught(failure);
+          }
           break;
         case JOB:
           jobRelease(handle);
