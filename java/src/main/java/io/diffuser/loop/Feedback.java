@@ -26,8 +26,8 @@ import java.util.concurrent.Executor;
  * throws goes to the thread's uncaught exception handler (which prints it, by default);
  * work that throws is finished, as if it had called {@link Job#finish()}, so that the
  * events it sent stay queued and an overlap strategy waiting for it goes on; a request
- * that throws, or whose {@code equals} throws, leaves the request as it was; a propagate
- * that throws counts as no event.
+ * that throws, or whose {@code equals} throws (which goes to that handler too), leaves
+ * the request as it was; a propagate that throws counts as no event.
  *
  * @param <M> the type of models
  * @param <E> the type of events
@@ -159,15 +159,73 @@ public final class Feedback<M, E> {
                                                  Executor executor, FeedbackWork<? super R, E> work) {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(work, "work");
-    Function<? super M, ? extends R> reported = model -> {
+    Function<? super M, ?> reported = model -> {
+      R value;
       try {
-        return request.apply(model);
+        value = request.apply(model);
       } catch (Throwable failure) {
         Bridges.uncaught(failure);
         throw new io.diffuser.internal.ReportedFailure(failure);
       }
+      return Requested.of(value);
     };
-    return new Feedback<>(overlap, executor, null, reported, (FeedbackWork<Object, E>) work);
+    FeedbackWork<Object, E> unwrapped =
+        (value, job) -> ((FeedbackWork<Object, E>) work).start(Requested.value(value), job);
+    return new Feedback<>(overlap, executor, null, reported, unwrapped);
+  }
+
+  /**
+   * A request as the core keeps and compares it: the core calls {@code old.equals(new)}
+   * through the glue, which would keep what that {@code equals} throws for a Java caller
+   * that a loop's step does not have, so that the failure would go nowhere. This holder's
+   * {@code equals} reports it, as the request function's own failures are, and fails the
+   * comparison (the request stays as it was). Requests of the classes whose equality the
+   * glue decides without calling {@code equals} (strings, boxed primitives, enums: theirs
+   * cannot throw) and {@code null} are not wrapped, and keep that fast comparison.
+   */
+  private static final class Requested {
+    final Object value;
+
+    private Requested(Object value) {
+      this.value = value;
+    }
+
+    /** {@code value} as the core gets it. */
+    static Object of(Object value) {
+      if (value == null || value instanceof Enum) {
+        return value;
+      }
+      Class<?> type = value.getClass();
+      boolean comparedNatively = type == String.class || type == Integer.class || type == Long.class
+          || type == Double.class || type == Float.class || type == Short.class || type == Byte.class
+          || type == Character.class || type == Boolean.class;
+      return comparedNatively ? value : new Requested(value);
+    }
+
+    /** The request the core handed back, as the work gets it. */
+    static Object value(Object kept) {
+      return kept instanceof Requested ? ((Requested) kept).value : kept;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+      try {
+        return value.equals(value(other));
+      } catch (Throwable failure) {
+        Bridges.uncaught(failure);
+        throw new io.diffuser.internal.ReportedFailure(failure);
+      }
+    }
+
+    @Override
+    public int hashCode() {
+      return value.hashCode();
+    }
+
+    @Override
+    public String toString() {
+      return String.valueOf(value);
+    }
   }
 
   /**

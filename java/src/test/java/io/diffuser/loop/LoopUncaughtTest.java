@@ -136,6 +136,44 @@ public class LoopUncaughtTest {
     assertEquals(List.of(boom), uncaught);
   }
 
+  /** A request whose equals throws when it is compared with a request of {@code bad}. */
+  private static final class Query {
+    final int id;
+    final RuntimeException failure;
+
+    Query(int id, RuntimeException failure) {
+      this.id = id;
+      this.failure = failure;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+      if (other instanceof Query && ((Query) other).id == 3) {
+        throw failure;
+      }
+      return other instanceof Query && ((Query) other).id == id;
+    }
+
+    @Override
+    public int hashCode() {
+      return id;
+    }
+  }
+
+  @Test
+  public void aRequestWhoseEqualsThrowsKeepsTheRequestAndIsReported() {
+    RuntimeException boom = new RuntimeException("cannot compare");
+    try (Loop<Integer, Integer, Void> loop = adder().build()) {
+      loop.add(Feedback.request((Integer model) -> new Query(model, boom),
+          (Query request, Job<Integer> job) -> log.add("request " + request.id)));
+      loop.dispatch(3); // 3: comparing 0 with 3 throws, the request stays 0
+      loop.dispatch(1); // 4: request 4
+      loop.dispatch(0); // 4: the same request
+    }
+    assertEquals(Arrays.asList("request 0", "request 4"), log);
+    assertEquals(List.of(boom), uncaught);
+  }
+
   @Test
   public void aRequestThatThrowsDuringASourcesEmissionIsNotThrownAtTheSource() {
     RuntimeException boom = new RuntimeException("no request");
