@@ -75,6 +75,15 @@ typedef struct {
      *          refusal no inspector took (Fuser.connect's, a loop without one) is not
      *          kept. */
     jthrowable refusal;
+    /* failure: the Bridges.Failure of the last loop callback that failed on the thread
+     *          (LoopNative.keepFailure), as a global reference, for the inspector's trace
+     *          of that failure, which the core reports on the same thread right after
+     *          (inspect_cb in loop_jni.c takes it). Kept here and not in a Java
+     *          ThreadLocal: on a thread the JVM does not know, each callback attaches
+     *          the thread anew, as another java.lang.Thread, and the trace would not find
+     *          it there. Deleted when the outermost native method returns, if not taken;
+     *          on such a thread, by the next failure or the trace that takes it. */
+    jobject failure;
 } dfsj_thread_state;
 
 /* A slot of the pin table: empty while ref is NULL. */
@@ -110,6 +119,8 @@ void dfsj_drop_spilled(dfsj_thread_state *ts, size_t mark);
 void dfsj_drop_pins(dfsj_thread_state *ts);
 /* Deletes the thread's refusal (exceptions.c): dfsj_leave of the outermost native method. */
 void dfsj_drop_refusal(dfsj_thread_state *ts);
+/* Deletes the thread's kept failure (loop_jni.c): dfsj_leave of the outermost native method. */
+void dfsj_drop_failure(dfsj_thread_state *ts);
 
 static inline void dfsj_enter(dfsj_entry *e, JNIEnv *env) {
     dfsj_thread_state *ts = &dfsj_thread;
@@ -135,6 +146,7 @@ static inline jthrowable dfsj_leave(dfsj_entry *e) {
         dfsj_drop_spilled(ts, e->saved_spilled);
     if (ts->pins != NULL && ts->depth == 1) dfsj_drop_pins(ts);
     if (ts->refusal != NULL && ts->depth == 1) dfsj_drop_refusal(ts);
+    if (ts->failure != NULL && ts->depth == 1) dfsj_drop_failure(ts);
     ts->lent = e->saved_lent;
     ts->room = e->saved_room;
     ts->frame = e->saved_frame;

@@ -143,3 +143,13 @@ JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_setError(JNIEnv *env, jc
     if (dfsj_set_error_text(env, message) && !(*env)->ExceptionCheck(env))
         dfs_set_error("a Java callback failed (no memory for its message)");
 }
+
+/* Keeps `failure` (a Bridges.Failure, or null for none) as the thread's failure for the
+ * inspector's trace that follows (see dfsj_thread_state), in place of the one kept so far. */
+JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_keepFailure(JNIEnv *env, jclass cls, jobject failure) {
+    (void)cls;
+    dfsj_thread_state *ts = &dfsj_thread;
+    if (ts->failure != NULL) (*env)->DeleteGlobalRef(env, ts->failure);
+    ts->failure = failure == NULL ? NULL : (*env)->NewGlobalRef(env, failure);
+    if (ts->failure == NULL) (*env)->ExceptionClear(env); /* the inspector goes without */
+}

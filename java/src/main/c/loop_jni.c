@@ -149,14 +149,34 @@ static void key_done_cb(uint64_t key, void *ctx) {
     dfsj_env_leave(&u);
 }
 
+/* The thread's kept failure as a local reference (NULL if none); the thread keeps none. */
+static jobject take_failure(JNIEnv *env) {
+    dfsj_thread_state *ts = &dfsj_thread;
+    if (ts->failure == NULL) return NULL;
+    jobject local = (*env)->NewLocalRef(env, ts->failure);
+    (*env)->DeleteGlobalRef(env, ts->failure);
+    ts->failure = NULL;
+    return local;
+}
+
+void dfsj_drop_failure(dfsj_thread_state *ts) {
+    (*ts->env)->DeleteGlobalRef(ts->env, ts->failure);
+    ts->failure = NULL;
+}
+
 /* dfs_inspect_fn: InspectorBridge.inspect(kind, event, model, hasNextModel, nextModel,
- * effects, effect, reason, error, refusal): a refused source connection also hands over
- * the source's Throwable, if the thread kept it (dfsj_connect_failed). */
+ * effects, effect, reason, error, refusal, kept): a refused source connection also hands
+ * over the source's Throwable, if the thread kept it (dfsj_connect_failed), and a failed
+ * update, handler or observer the Bridges.Failure its bridge kept (keepFailure). */
 static void inspect_cb(const dfs_trace *trace, void *ctx) {
     dfsj_upcall_env u;
     if (dfsj_env_enter(&u)) return;
     JNIEnv *env = u.env;
     jthrowable refusal = trace->kind == DFS_TRACE_SOURCE_FAILED ? dfsj_take_refusal(env) : NULL;
+    jobject kept = trace->kind == DFS_TRACE_FAILED || trace->kind == DFS_TRACE_EFFECT_FAILED ||
+                           trace->kind == DFS_TRACE_OBSERVER_FAILED
+                       ? take_failure(env)
+                       : NULL;
     jobjectArray effects = NULL;
     if (trace->effect_count > 0) {
         effects = (*env)->NewObjectArray(env, (jsize)trace->effect_count, c_object, NULL);
@@ -168,12 +188,13 @@ static void inspect_cb(const dfs_trace *trace, void *ctx) {
         (*env)->CallVoidMethod(env, (jobject)ctx, m_inspect, (jint)trace->kind, (jobject)trace->event,
                                (jobject)trace->model, (jboolean)(trace->has_next_model != 0),
                                (jobject)trace->next_model, effects, (jobject)trace->effect, (jint)trace->reason,
-                               error, refusal);
+                               error, refusal, kept);
     }
     dfsj_upcall_failed(env);
     if (effects != NULL) (*env)->DeleteLocalRef(env, effects);
     if (error != NULL) (*env)->DeleteLocalRef(env, error);
     if (refusal != NULL) (*env)->DeleteLocalRef(env, refusal);
+    if (kept != NULL) (*env)->DeleteLocalRef(env, kept);
     dfsj_env_leave(&u);
 }
 
@@ -203,7 +224,7 @@ JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_load(JNIEnv *env, jclass
         !(m_inspect = (*env)->GetMethodID(env, c_inspector, "inspect",
                                           "(ILjava/lang/Object;Ljava/lang/Object;ZLjava/lang/Object;"
                                           "[Ljava/lang/Object;Ljava/lang/Object;ILjava/lang/String;"
-                                          "Ljava/lang/Throwable;)V")))
+                                          "Ljava/lang/Throwable;Ljava/lang/Object;)V")))
         return;
     jclass bridges = (*env)->FindClass(env, "io/diffuser/loop/Bridges");
     if (bridges == NULL) return;

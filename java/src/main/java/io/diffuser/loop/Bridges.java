@@ -28,9 +28,6 @@ final class Bridges {
   /** The first element of an update's result when the step makes no model. */
   static final Object NO_MODEL = new Object();
 
-  /** The exception of the callback that failed last on this thread, for the inspector. */
-  private static final ThreadLocal<Failure> FAILURE = new ThreadLocal<>();
-
   private Bridges() {}
 
   /**
@@ -51,12 +48,15 @@ final class Bridges {
    * Gives the core the message of {@code failure}, and keeps it for the inspector if the
    * loop has one ({@code inspected}): the inspector's trace of the failure, on this
    * thread, takes it. Without an inspector nothing would take it, and this thread would
-   * keep the exception (and what it reaches) for good.
+   * keep the exception (and what it reaches) until its outermost native call returns.
+   * The glue keeps it, per native thread (not in a {@code ThreadLocal}): on a thread the
+   * JVM does not know, the trace's callback runs on another {@code Thread} object than
+   * this one.
    */
   static void fail(Throwable failure, boolean inspected) {
     String text = text(failure);
     if (inspected) {
-      FAILURE.set(new Failure(failure, text));
+      LoopNative.keepFailure(new Failure(failure, text));
     }
     LoopNative.setError(text);
   }
@@ -87,12 +87,6 @@ final class Bridges {
     } catch (Throwable ignored) {
       // A handler that throws has nowhere to report to either.
     }
-  }
-
-  static Failure takeFailure() {
-    Failure failure = FAILURE.get();
-    FAILURE.remove();
-    return failure;
   }
 
   /** {@code dfs_update_fn}: {model or NO_MODEL, effects...}, or null if it failed. */
@@ -394,14 +388,13 @@ final class Bridges {
 
     /**
      * {@code refusal}: for SOURCE_FAILED, the exception the source's {@code connect}
-     * threw, if the glue kept it; the other failures keep theirs through {@link #fail}.
+     * threw, if the glue kept it; {@code failed}: for FAILED, EFFECT_FAILED and
+     * OBSERVER_FAILED, the {@link Failure} that {@link #fail} kept, if any.
      */
     void inspect(int kind, Object event, Object model, boolean hasNextModel, Object nextModel, Object[] effects,
-                 Object effect, int reason, String error, Throwable refusal) {
+                 Object effect, int reason, String error, Throwable refusal, Object failed) {
       LoopTrace.Kind k = KINDS[kind - 1];
-      boolean failed = k == LoopTrace.Kind.FAILED || k == LoopTrace.Kind.EFFECT_FAILED
-          || k == LoopTrace.Kind.OBSERVER_FAILED;
-      Failure kept = failed ? takeFailure() : null;
+      Failure kept = (Failure) failed;
       Throwable failure = k == LoopTrace.Kind.SOURCE_FAILED ? refusal : kept == null ? null : kept.thrown;
       LoopInspector<Object, Object, Object> target = inspector.get();
       if (target == null) {

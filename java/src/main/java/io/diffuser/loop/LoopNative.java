@@ -135,6 +135,12 @@ final class LoopNative {
 
   static native void setError(String message);
 
+  /**
+   * Keeps {@code failure} (a {@link Bridges.Failure}) for the inspector's trace of it,
+   * which follows on the same native thread, in place of the one kept so far.
+   */
+  static native void keepFailure(Object failure);
+
   /** Resolves what the job and executor glue calls. */
   private static native void loadJobs();
 
