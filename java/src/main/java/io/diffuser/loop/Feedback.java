@@ -179,9 +179,11 @@ public final class Feedback<M, E> {
    * through the glue, which would keep what that {@code equals} throws for a Java caller
    * that a loop's step does not have, so that the failure would go nowhere. This holder's
    * {@code equals} reports it, as the request function's own failures are, and fails the
-   * comparison (the request stays as it was). Requests of the classes whose equality the
-   * glue decides without calling {@code equals} (strings, boxed primitives, enums: theirs
-   * cannot throw) and {@code null} are not wrapped, and keep that fast comparison.
+   * comparison (the request stays as it was). The same object is the same request, with
+   * no call of its {@code equals}, as the glue decides. Requests of the classes whose
+   * equality the glue decides without calling {@code equals} (strings, boxed primitives,
+   * enums: theirs cannot throw) and {@code null} are not wrapped, and keep that fast
+   * comparison.
    */
   private static final class Requested {
     final Object value;
@@ -209,8 +211,12 @@ public final class Feedback<M, E> {
 
     @Override
     public boolean equals(Object other) {
+      Object request = value(other);
+      if (value == request) {
+        return true; // as Objects.equals, and the glue for what it is handed unwrapped
+      }
       try {
-        return value.equals(value(other));
+        return value.equals(request);
       } catch (Throwable failure) {
         Bridges.uncaught(failure);
         throw new io.diffuser.internal.ReportedFailure(failure);

@@ -174,6 +174,38 @@ public class LoopUncaughtTest {
     assertEquals(List.of(boom), uncaught);
   }
 
+  /** A request equal to no request, not even to itself (as NaN), that counts its comparisons. */
+  private static final class Unequal {
+    int compared;
+
+    @Override
+    public boolean equals(Object other) {
+      compared++;
+      return false;
+    }
+
+    @Override
+    public int hashCode() {
+      return 0;
+    }
+  }
+
+  @Test
+  public void aRequestThatIsTheSameObjectStaysWithoutItsEqualsBeingCalled() {
+    // Objects.equals decides (the glue's type of Java values): the same object is the same
+    // request, and its equals is not called, also for a request the binding holds for
+    // the comparison.
+    Unequal request = new Unequal();
+    try (Loop<Integer, Integer, Void> loop = adder().build()) {
+      loop.add(Feedback.request((Integer model) -> request, (Unequal r, Job<Integer> job) -> log.add("request")));
+      loop.dispatch(1);
+      loop.dispatch(2);
+    }
+    assertEquals(List.of("request"), log);
+    assertEquals(0, request.compared);
+    assertEquals(List.of(), uncaught);
+  }
+
   @Test
   public void aRequestThatThrowsDuringASourcesEmissionIsNotThrownAtTheSource() {
     RuntimeException boom = new RuntimeException("no request");
