@@ -17,6 +17,8 @@ public final class ReportedFailure extends RuntimeException {
    * @param reported what the callback threw
    */
   public ReportedFailure(Throwable reported) {
-    super(String.valueOf(reported), reported, false, false);
+    // Named by the class of what was reported, not by its toString(), which may throw (a
+    // getMessage() that fails): the failure must be made whatever the callback threw.
+    super(reported.getClass().getName(), reported, false, false);
   }
 }

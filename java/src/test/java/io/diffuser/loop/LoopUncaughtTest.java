@@ -174,6 +174,40 @@ public class LoopUncaughtTest {
     assertEquals(List.of(boom), uncaught);
   }
 
+  /** An exception whose message cannot be made: its toString() throws. */
+  private static final class Unprintable extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public String getMessage() {
+      throw new IllegalStateException("no message");
+    }
+  }
+
+  @Test
+  public void aRequestWhoseEqualsThrowsAnUnprintableExceptionDuringASourcesEmissionIsNotThrownAtTheSource() {
+    // What the binding throws to fail the comparison, once it reported the exception, is
+    // made without the exception's toString(): nothing is thrown in its place, which the
+    // glue would keep for the Java call in progress (the source's emission).
+    RuntimeException boom = new Unprintable();
+    java.util.concurrent.atomic.AtomicReference<io.diffuser.Effect<Integer>> emit =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    io.diffuser.fuser.Fuser<Integer> source = io.diffuser.fuser.Fuser.from(effect -> {
+      emit.set(effect);
+      return () -> { };
+    });
+    try (Loop<Integer, Integer, Void> loop = adder().build()) {
+      loop.add(Feedback.request((Integer model) -> new Query(model, boom),
+          (Query request, Job<Integer> job) -> log.add("request " + request.id)));
+      loop.connect(source);
+      emit.get().run(3); // comparing 0 with 3 throws, the request stays 0
+      emit.get().run(1);
+    }
+    assertEquals(Arrays.asList("request 0", "request 4"), log);
+    assertEquals(1, uncaught.size());
+    assertTrue("the request's own exception", uncaught.get(0) == boom); // assertSame would print it
+  }
+
   /** A request equal to no request, not even to itself (as NaN), that counts its comparisons. */
   private static final class Unequal {
     int compared;
