@@ -238,20 +238,11 @@ int dfsj_connect_failed(JNIEnv *env) {
  * later failure of the call's own would not be the one thrown. */
 jthrowable dfsj_take_refusal(JNIEnv *env) {
     dfsj_thread_state *ts = &dfsj_thread;
-    if (ts->refusal == NULL) return NULL;
-    jthrowable local = (jthrowable)(*env)->NewLocalRef(env, ts->refusal);
-    if (ts->pending != NULL && (*env)->IsSameObject(env, ts->pending, ts->refusal)) {
+    if (ts->refusal != NULL && ts->pending != NULL && (*env)->IsSameObject(env, ts->pending, ts->refusal)) {
         (*env)->DeleteGlobalRef(env, ts->pending);
         ts->pending = NULL;
     }
-    (*env)->DeleteGlobalRef(env, ts->refusal);
-    ts->refusal = NULL;
-    return local;
-}
-
-void dfsj_drop_refusal(dfsj_thread_state *ts) {
-    (*ts->env)->DeleteGlobalRef(ts->env, ts->refusal);
-    ts->refusal = NULL;
+    return (jthrowable)dfsj_take_kept(env, &ts->refusal);
 }
 
 /* Makes a Throwable of class `cls` the pending upcall failure, as if a callback threw it. */

@@ -117,10 +117,23 @@ uint64_t dfsj_next_uid(void);
 void dfsj_drop_spilled(dfsj_thread_state *ts, size_t mark);
 /* Deletes the pins (pins.c): dfsj_leave of the outermost native method. */
 void dfsj_drop_pins(dfsj_thread_state *ts);
-/* Deletes the thread's refusal (exceptions.c): dfsj_leave of the outermost native method. */
-void dfsj_drop_refusal(dfsj_thread_state *ts);
-/* Deletes the thread's kept failure (loop_jni.c): dfsj_leave of the outermost native method. */
-void dfsj_drop_failure(dfsj_thread_state *ts);
+/* The global reference a slot of the thread keeps (its refusal, its failure) as a local
+ * reference, or NULL if none; the slot keeps nothing after. */
+static inline jobject dfsj_take_kept(JNIEnv *env, jobject *slot) {
+    if (*slot == NULL) return NULL;
+    jobject local = (*env)->NewLocalRef(env, *slot);
+    (*env)->DeleteGlobalRef(env, *slot);
+    *slot = NULL;
+    return local;
+}
+
+/* Deletes the global reference a slot of the thread keeps, if any: dfsj_leave of the
+ * outermost native method, for what nothing took. */
+static inline void dfsj_drop_kept(JNIEnv *env, jobject *slot) {
+    if (*slot == NULL) return;
+    (*env)->DeleteGlobalRef(env, *slot);
+    *slot = NULL;
+}
 
 static inline void dfsj_enter(dfsj_entry *e, JNIEnv *env) {
     dfsj_thread_state *ts = &dfsj_thread;
@@ -145,8 +158,10 @@ static inline jthrowable dfsj_leave(dfsj_entry *e) {
     if (ts->spilled != e->saved_spilled || (ts->spill != NULL && ts->depth == 1))
         dfsj_drop_spilled(ts, e->saved_spilled);
     if (ts->pins != NULL && ts->depth == 1) dfsj_drop_pins(ts);
-    if (ts->refusal != NULL && ts->depth == 1) dfsj_drop_refusal(ts);
-    if (ts->failure != NULL && ts->depth == 1) dfsj_drop_failure(ts);
+    if (ts->depth == 1) {
+        dfsj_drop_kept(ts->env, &ts->refusal);
+        dfsj_drop_kept(ts->env, &ts->failure);
+    }
     ts->lent = e->saved_lent;
     ts->room = e->saved_room;
     ts->frame = e->saved_frame;

@@ -149,7 +149,7 @@ JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_setError(JNIEnv *env, jc
 JNIEXPORT void JNICALL Java_io_diffuser_loop_LoopNative_keepFailure(JNIEnv *env, jclass cls, jobject failure) {
     (void)cls;
     dfsj_thread_state *ts = &dfsj_thread;
-    if (ts->failure != NULL) (*env)->DeleteGlobalRef(env, ts->failure);
+    dfsj_drop_kept(env, &ts->failure);
     ts->failure = failure == NULL ? NULL : (*env)->NewGlobalRef(env, failure);
     if (ts->failure == NULL) (*env)->ExceptionClear(env); /* the inspector goes without */
 }

@@ -149,21 +149,6 @@ static void key_done_cb(uint64_t key, void *ctx) {
     dfsj_env_leave(&u);
 }
 
-/* The thread's kept failure as a local reference (NULL if none); the thread keeps none. */
-static jobject take_failure(JNIEnv *env) {
-    dfsj_thread_state *ts = &dfsj_thread;
-    if (ts->failure == NULL) return NULL;
-    jobject local = (*env)->NewLocalRef(env, ts->failure);
-    (*env)->DeleteGlobalRef(env, ts->failure);
-    ts->failure = NULL;
-    return local;
-}
-
-void dfsj_drop_failure(dfsj_thread_state *ts) {
-    (*ts->env)->DeleteGlobalRef(ts->env, ts->failure);
-    ts->failure = NULL;
-}
-
 /* dfs_inspect_fn: InspectorBridge.inspect(kind, event, model, hasNextModel, nextModel,
  * effects, effect, reason, error, refusal, kept): a refused source connection also hands
  * over the source's Throwable, if the thread kept it (dfsj_connect_failed), and a failed
@@ -175,7 +160,7 @@ static void inspect_cb(const dfs_trace *trace, void *ctx) {
     jthrowable refusal = trace->kind == DFS_TRACE_SOURCE_FAILED ? dfsj_take_refusal(env) : NULL;
     jobject kept = trace->kind == DFS_TRACE_FAILED || trace->kind == DFS_TRACE_EFFECT_FAILED ||
                            trace->kind == DFS_TRACE_OBSERVER_FAILED
-                       ? take_failure(env)
+                       ? dfsj_take_kept(env, &dfsj_thread.failure)
                        : NULL;
     jobjectArray effects = NULL;
     if (trace->effect_count > 0) {
