@@ -209,6 +209,19 @@ public class LoopTest {
     assertEquals(LoopTrace.Kind.DISPOSED, traces.get(traces.size() - 1).kind());
   }
 
+  /** A loop whose update throws {@code update} on event 1 and whose handler throws {@code handler}. */
+  private static Loop<Integer, Integer, String> failing(RuntimeException update, RuntimeException handler,
+                                                        List<LoopTrace<Integer, Integer, String>> traces) {
+    return Loop.<Integer, Integer, String>builder(0, (m, e) -> {
+          if (e == 1) throw update;
+          return Next.next(m + e, "f");
+        })
+        .handler((f, job) -> {
+          throw handler;
+        })
+        .inspector(traces::add).build();
+  }
+
   @Test
   public void aTraceCarriesTheTextOfTheFailureExactly() {
     // Characters outside the BMP and U+0000 included: the trace's error is the
@@ -216,14 +229,7 @@ public class LoopTest {
     RuntimeException update = new RuntimeException("caf\u00e9 \uD83D\uDE00 end");
     RuntimeException handler = new RuntimeException("nul\u0000byte");
     List<LoopTrace<Integer, Integer, String>> traces = new ArrayList<>();
-    try (Loop<Integer, Integer, String> loop = Loop.<Integer, Integer, String>builder(0, (m, e) -> {
-          if (e == 1) throw update;
-          return Next.next(m + e, "f");
-        })
-        .handler((f, job) -> {
-          throw handler;
-        })
-        .inspector(traces::add).build()) {
+    try (Loop<Integer, Integer, String> loop = failing(update, handler, traces)) {
       loop.dispatch(1);
       loop.dispatch(2);
     }
@@ -235,16 +241,6 @@ public class LoopTest {
     assertEquals(String.valueOf(handler), effectFailed.error());
   }
 
-  /** An exception whose message cannot be made: its toString() throws. */
-  private static final class Unprintable extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    @Override
-    public String getMessage() {
-      throw new IllegalStateException("no message");
-    }
-  }
-
   @Test
   public void theInspectorGetsAFailureWhoseToStringThrows() {
     // The update's, the handler's and the observer's own exception, with a text that
@@ -253,14 +249,7 @@ public class LoopTest {
     RuntimeException handler = new Unprintable();
     RuntimeException observer = new Unprintable();
     List<LoopTrace<Integer, Integer, String>> traces = new ArrayList<>();
-    try (Loop<Integer, Integer, String> loop = Loop.<Integer, Integer, String>builder(0, (m, e) -> {
-          if (e == 1) throw update;
-          return Next.next(m + e, "f");
-        })
-        .handler((f, job) -> {
-          throw handler;
-        })
-        .inspector(traces::add).build()) {
+    try (Loop<Integer, Integer, String> loop = failing(update, handler, traces)) {
       loop.dispatch(1);
       loop.observe(m -> {
         if (m == 2) throw observer;

@@ -136,7 +136,7 @@ public class LoopUncaughtTest {
     assertEquals(List.of(boom), uncaught);
   }
 
-  /** A request whose equals throws when it is compared with a request of {@code bad}. */
+  /** A request whose equals throws {@code failure} when it is compared with a request of id 3. */
   private static final class Query {
     final int id;
     final RuntimeException failure;
@@ -174,16 +174,6 @@ public class LoopUncaughtTest {
     assertEquals(List.of(boom), uncaught);
   }
 
-  /** An exception whose message cannot be made: its toString() throws. */
-  private static final class Unprintable extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    @Override
-    public String getMessage() {
-      throw new IllegalStateException("no message");
-    }
-  }
-
   @Test
   public void aRequestWhoseEqualsThrowsAnUnprintableExceptionDuringASourcesEmissionIsNotThrownAtTheSource() {
     // What the binding throws to fail the comparison, once it reported the exception, is
@@ -192,10 +182,7 @@ public class LoopUncaughtTest {
     RuntimeException boom = new Unprintable();
     java.util.concurrent.atomic.AtomicReference<io.diffuser.Effect<Integer>> emit =
         new java.util.concurrent.atomic.AtomicReference<>();
-    io.diffuser.fuser.Fuser<Integer> source = io.diffuser.fuser.Fuser.from(effect -> {
-      emit.set(effect);
-      return () -> { };
-    });
+    io.diffuser.fuser.Fuser<Integer> source = capturing(emit);
     try (Loop<Integer, Integer, Void> loop = adder().build()) {
       loop.add(Feedback.request((Integer model) -> new Query(model, boom),
           (Query request, Job<Integer> job) -> log.add("request " + request.id)));
@@ -240,15 +227,21 @@ public class LoopUncaughtTest {
     assertEquals(List.of(), uncaught);
   }
 
+  /** A source that hands its effect to {@code emit} when connected, for the test to emit. */
+  private static io.diffuser.fuser.Fuser<Integer> capturing(
+      java.util.concurrent.atomic.AtomicReference<io.diffuser.Effect<Integer>> emit) {
+    return io.diffuser.fuser.Fuser.from(effect -> {
+      emit.set(effect);
+      return () -> { };
+    });
+  }
+
   @Test
   public void aRequestThatThrowsDuringASourcesEmissionIsNotThrownAtTheSource() {
     RuntimeException boom = new RuntimeException("no request");
     java.util.concurrent.atomic.AtomicReference<io.diffuser.Effect<Integer>> emit =
         new java.util.concurrent.atomic.AtomicReference<>();
-    io.diffuser.fuser.Fuser<Integer> source = io.diffuser.fuser.Fuser.from(effect -> {
-      emit.set(effect);
-      return () -> { };
-    });
+    io.diffuser.fuser.Fuser<Integer> source = capturing(emit);
     try (Loop<Integer, Integer, Void> loop = adder().build()) {
       loop.add(Feedback.request((Integer model) -> {
         if (model == 3) {
