@@ -195,11 +195,16 @@ typedef struct ticker {
     _Atomic int emitted;
 } ticker;
 
+/* Emits every 50 us: often enough to be waiting for the connection while the manual
+ * event's effect runs (20 ms), seldom enough that the main thread's emit gets the
+ * connection between two ticks (back to back, under valgrind's scheduler, the ticker
+ * could take it again each time and starve the main thread for a minute). */
 static void *tick(void *arg) {
     ticker *t = arg;
     while (!atomic_load(&t->stop)) {
         dfs_dispatch_emit(t->dispatch, IV(1));
         atomic_fetch_add(&t->emitted, 1);
+        sleep_us(50);
     }
     return NULL;
 }
