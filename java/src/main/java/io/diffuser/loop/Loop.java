@@ -137,6 +137,12 @@ public final class Loop<M, E, F> implements AutoCloseable {
    */
   private final Set<Connection> connections;
   /**
+   * Set once {@link #dispose()} has disposed the native loop and before it empties
+   * {@link #connections}: a {@link #connect} that adds its connection after that (it
+   * raced the dispose, or its source disposed the loop) takes it out again itself.
+   */
+  private volatile boolean disposed;
+  /**
    * What the native loop calls until its last reference goes (update, handlers, key,
    * restart, inspector, executors), each held by its bridge only weakly once the loop is
    * disposed (see {@link Held}); and the same objects held strongly here, so that they go with
@@ -322,6 +328,15 @@ public final class Loop<M, E, F> implements AutoCloseable {
           new NativeDisposable(LoopNative.connect(handle, Handles.fuserHandle(Objects.requireNonNull(sources, "sources")))),
           sources, connections);
       connections.add(connection);
+      // Read after the add, as dispose() sets it before it empties the set: one of the
+      // two takes the connection out, the fuser kept as dispose() keeps those it finds.
+      if (disposed) {
+        try {
+          connection.keepSourcesUntilReturn();
+        } finally {
+          connections.remove(connection);
+        }
+      }
       return connection;
     } finally {
       Reference.reachabilityFence(sources);
@@ -411,6 +426,7 @@ public final class Loop<M, E, F> implements AutoCloseable {
         Native.keepUntilReturn(handle, callbacks);
         for (Held<?> h : held) h.weaken();
       } finally {
+        disposed = true;
         connections.clear();
         Reference.reachabilityFence(this);
       }

@@ -3,12 +3,14 @@ package io.diffuser.loop;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertNull;
+import static org.junit.Assert.assertTrue;
 
 import io.diffuser.fuser.Disposable;
 import io.diffuser.fuser.Fuser;
 import io.diffuser.fuser.HeldEvent;
 import java.lang.ref.WeakReference;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.Test;
 
 /**
@@ -46,5 +48,31 @@ public class LoopConnectionRaceTest {
       assertNull("the emitter of an event racing dispose() got an exception: " + held.thrown.get(), held.thrown.get());
       assertEquals("the event inside the transforms reached the loop", 1, (int) loop.model());
     }
+  }
+
+  /**
+   * A loop disposed while {@link Loop#connect} is connecting (here by the source's own
+   * {@code connect}, on the same thread, the one interleaving a test can force): the
+   * connection is disposed with the loop, and the loop does not keep its fuser.
+   */
+  @Test(timeout = 20000)
+  public void aConnectionMadeAsTheLoopIsDisposedDoesNotKeepItsFuser() throws Exception {
+    AtomicReference<Loop<Integer, String, String>> current = new AtomicReference<>();
+    String tag = "#" + System.nanoTime();
+    Fuser<String> sources = Fuser.extract((Object x) -> x + tag, Fuser.from(effect -> {
+      current.get().dispose();
+      return () -> {};
+    }));
+    Loop<Integer, String, String> loop =
+        Loop.<Integer, String, String>builder(0, (model, event) -> Next.next(model + 1)).build();
+    current.set(loop);
+    loop.connect(sources);
+    WeakReference<Fuser<String>> weak = new WeakReference<>(sources);
+    sources = null;
+
+    assertFalse("the loop runs after its source disposed it", loop.start());
+    assertTrue("the disposed loop still keeps the fuser of a connection made as it was disposed",
+        HeldEvent.collect(weak));
+    loop.dispose();
   }
 }
