@@ -646,8 +646,9 @@ DFS_API void dfs_list_diff_free(dfs_list_diff *diff);
 /** One list of sections. Section s has item_counts[s] items, stored in item_keys (and
  *  item_contents) section after section: section 0's items first, then section 1's...
  *  `section_contents` and `item_contents` are optional fingerprints, as in
- *  dfs_list_side; each is used only if given for both lists. Arrays may be NULL when
- *  they would be empty. */
+ *  dfs_list_side: both lists give each (or neither), unless same_content decides; one
+ *  given for one list only, while the other has values, is DFS_ERR_NULL (see
+ *  dfs_list_sections_diff_compute). Arrays may be NULL when they would be empty. */
 typedef struct dfs_list_sections_side {
     const uint64_t *section_keys;     /* section_count keys */
     const uint64_t *section_contents; /* section_count fingerprints, or NULL */
@@ -729,10 +730,10 @@ typedef struct dfs_list_sections_diff {
  *
  *  Errors: DFS_ERR_NULL for a NULL old_list, new_list or out, and for a NULL array that
  *  must hold values (section_keys or item_counts with sections, item_keys with items, a
- *  fingerprint array given for one list only); DFS_ERR_ARGUMENT for unknown flags and
- *  for more than INT32_MAX - 1 sections, items in a section, or items in all; DFS_ERR_
- *  CALLBACK if same_content aborted (nothing is called after it); DFS_ERR_MEMORY. On
- *  failure *out is zeroed (freeing it is allowed). */
+ *  fingerprint array given for one list only while same_content is NULL);
+ *  DFS_ERR_ARGUMENT for unknown flags and for more than INT32_MAX - 1 sections, items in
+ *  a section, or items in all; DFS_ERR_CALLBACK if same_content aborted (nothing is
+ *  called after it); DFS_ERR_MEMORY. On failure *out is zeroed (freeing it is allowed). */
 DFS_API dfs_status dfs_list_sections_diff_compute(const dfs_list_sections_side *old_list,
                                           const dfs_list_sections_side *new_list,
                                           dfs_list_sections_same_fn same_content, void *ctx, unsigned int flags,
