@@ -129,6 +129,34 @@ final class LoopToolsTests: XCTestCase {
         XCTAssertEqual(loop.model, 4)
     }
 
+    /// An event replaced in the queue is released outside the loop's lock, as a replaced
+    /// model is: what it frees may use the loop. (Without an inspector, which would keep
+    /// it for its trace.)
+    func testCoalescedEventIsReleasedOutsideTheLoopsLock() {
+        final class Token: @unchecked Sendable {
+            let onFree: () -> Void
+            init(_ onFree: @escaping () -> Void) { self.onFree = onFree }
+            deinit { onFree() }
+        }
+        struct Move: @unchecked Sendable { let token: Token }
+        let executor = ManualExecutor()
+        let loop = Loop<Int, Move, Never>(
+            model: 0,
+            reducer: { model, _ in model + 1 },
+            executor: executor,
+            coalescing: { _ in "move" }
+        )
+        executor.runAll()
+        let freed = Recorder<Bool>()
+        loop.dispatch(Move(token: Token { freed.append(loop.isRunning) }))
+        guard returnsInTime("a replaced event freed under the loop's lock", holding: loop, {
+            loop.dispatch(Move(token: Token {}))
+        }) else { return }
+        XCTAssertEqual(freed.values, [true])
+        executor.runAll()
+        XCTAssertEqual(loop.model, 1)
+    }
+
     /// A coalesced event belongs to the job that sent the event now in its place: it is
     /// dropped if that job is cancelled before its turn, not if the job of the event it
     /// replaced is.

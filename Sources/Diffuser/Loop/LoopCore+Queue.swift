@@ -71,15 +71,20 @@ extension LoopCore {
     func enqueue(_ event: consuming Event, job: Job<Event>?, key: AnyHashable, deferring: Bool) -> LoopError? {
         lock.lock()
         if status != .running || closer != 0 { return refusalLocked() }
+        // The event replaced, unless the inspector keeps it for its trace: released once
+        // the lock is given back, since what it frees may use the loop.
+        var released: Event?
         if let number = keyed[key], queue.contains(number: number),
-           let details = queue[number: number].details, let old = queue[number: number].event {
-            if inspector != nil { details.replaced.append(old) }
+           let details = queue[number: number].details, let old = queue[number: number].event.take() {
+            if inspector != nil { details.replaced.append(old) } else { released = old }
             details.job = job
             queue[number: number].event = event
         } else {
             keyed[key] = queue.append(Entry(event: event, details: EntryDetails(job: job, key: key)))
         }
         scheduleLocked(deferring: deferring)
+        // Not `_ = consume released`: the optimizer may release it before the unlock.
+        withExtendedLifetime(released) {}
         return nil
     }
 
