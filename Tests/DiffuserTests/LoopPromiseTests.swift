@@ -33,6 +33,36 @@ final class LoopPromiseTests: XCTestCase {
         loop.dispose()
     }
 
+    /// The `onCancel` actions a `finish()` drops are released once the job's run has let
+    /// go of its lock: what they free may use the loop (here it dispatches, and the
+    /// step's handler registers an action of its own).
+    func testActionsAFinishDropsAreReleasedOutsideTheRunsLock() {
+        final class Token: @unchecked Sendable {
+            let onFree: () -> Void
+            init(_ onFree: @escaping () -> Void) { self.onFree = onFree }
+            deinit { onFree() }
+        }
+        let jobs = Recorder<Job<CounterEvent>>()
+        let loop = Loop(
+            model: Counter(),
+            update: counterUpdate,
+            handlers: [EffectHandler { _, job in
+                jobs.append(job)
+                job.onCancel {}
+            }]
+        )
+        loop.dispatch(.increment)
+        let first = jobs.values[0]
+        do {
+            let token = Token { loop.dispatch(.increment) }
+            first.onCancel { withExtendedLifetime(token) {} }
+        }
+        guard returnsInTime("an action freed under the run's lock", holding: loop, { first.finish() }) else { return }
+        XCTAssertEqual(loop.model.count, 2)
+        XCTAssertEqual(jobs.count, 2)
+        loop.dispose()
+    }
+
     /// A loop that handled one effect, and that effect's job, finished by its handler
     /// or left running.
     private func loopWithTheJobOfOneEffect(

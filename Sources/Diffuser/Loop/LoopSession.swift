@@ -91,11 +91,15 @@ final class LoopSession<Event>: @unchecked Sendable {
     /// lock, as one with respect to `cancel`, which ends the session and takes the
     /// actions under it too. False (nothing done) if the session ended or `mark` refused.
     func finish(_ owner: UInt64, _ mark: () -> Bool) -> Bool {
-        withLock {
+        var dropped: [(id: UInt64, run: () -> Void)]?
+        let finished: Bool = withLock {
             if isCancelled || !mark() { return false }
-            cancelActions.removeValue(forKey: owner)
+            dropped = cancelActions.removeValue(forKey: owner)
             return true
         }
+        // Released once the lock is given back: what the actions free may use the loop.
+        withExtendedLifetime(dropped) {}
+        return finished
     }
 
     /// The number of cancel actions held (for tests).
