@@ -252,6 +252,26 @@ final class LoopToolsTests: XCTestCase {
         XCTAssertTrue(journal.entries.isEmpty)
     }
 
+    /// `clear()` releases the records once the journal's lock is given back: what they
+    /// free may use the journal (here an event dispatched into its loop is recorded).
+    func testJournalClearReleasesTheRecordsOutsideItsLock() {
+        final class Token: @unchecked Sendable {
+            let onFree: () -> Void
+            init(_ onFree: @escaping () -> Void) { self.onFree = onFree }
+            deinit { onFree() }
+        }
+        struct Tap: @unchecked Sendable { let token: Token? }
+        let journal = Journal<Int, Tap>()
+        let loop = Loop<Int, Tap, Never>(model: 0, reducer: { model, _ in model + 1 }, journal: journal)
+        loop.dispatch(Tap(token: Token { loop.dispatch(Tap(token: nil)) }))
+        guard returnsInTime("a record freed under the journal's lock", holding: journal, { journal.clear() }) else {
+            return
+        }
+        XCTAssertEqual(loop.model, 2)
+        XCTAssertEqual(journal.events.count, 1, "the event the freed record dispatched")
+        loop.dispose()
+    }
+
     // MARK: Executors
 
     func testBackgroundExecutorRunsStepsOnItsThread() {

@@ -34,8 +34,16 @@ public final class Journal<Model, Event> {
         entries.compactMap { if case .event(let event) = $0 { return event } else { return nil } }
     }
 
-    /// Forgets every record.
-    public func clear() { lock.withLock { storage.removeAll() } }
+    /// Forgets every record. The records are released once the journal's lock is given
+    /// back: what they free may use the journal (dispatch into its loop, which records).
+    public func clear() {
+        let forgotten = lock.withLock { () -> [Entry] in
+            defer { storage = [] }
+            return storage
+        }
+        // Not `_ = consume forgotten`: the optimizer may release it before the unlock.
+        withExtendedLifetime(forgotten) {}
+    }
 
     func recordStart(_ model: Model) { lock.withLock { storage.append(.start(model)) } }
     @usableFromInline
