@@ -68,8 +68,11 @@ public final class Output<Event> {
             return AnonymousDisposable { [weak self] in
                 guard let self else { return }
                 self.lock.lock()
-                self.sinks.removeAll { $0.id == id }
+                let removed = self.sinks.firstIndex { $0.id == id }.map { self.sinks.remove(at: $0) }
                 self.lock.unlock()
+                // Released once the lock is given back: what the sink holds (a connection's
+                // transforms, what they capture) may send into this output when freed.
+                withExtendedLifetime(removed) {}
             }
         })
     }
