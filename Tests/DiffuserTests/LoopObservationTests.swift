@@ -278,6 +278,31 @@ final class LoopObservationTests: XCTestCase {
         XCTAssertTrue(loop.dispatch(.increment), "the loop goes on")
     }
 
+    /// A value delivered is released once the broadcast's lock is given back: what it
+    /// frees may use the signal. (Here the value an observer sent, delivered last, is
+    /// held by nothing else once delivered; freed with the lock held, its send would
+    /// wait for that lock forever.)
+    func testADeliveredValueMayUseTheSignalWhenFreed() {
+        final class Token: @unchecked Sendable {
+            let onFree: () -> Void
+            init(_ onFree: @escaping () -> Void) { self.onFree = onFree }
+            deinit { onFree() }
+        }
+        let signal = Signal<Token?>()
+        let seen = Recorder<String>()
+        nonisolated(unsafe) var sent = false
+        signal.observe { token in
+            seen.append(token == nil ? "nil" : "token")
+            guard token == nil, !sent else { return }
+            sent = true
+            signal.send(Token { signal.send(nil) })
+        }
+        guard returnsInTime("the release of a delivered value did not return", holding: signal, {
+            signal.send(nil)
+        }) else { return }
+        XCTAssertEqual(seen.values, ["nil", "token", "nil"])
+    }
+
     func testSignal() {
         let signal = Signal<String>()
         let seen = Recorder<String>()

@@ -160,21 +160,30 @@ final class Broadcast<Value>: @unchecked Sendable {
         while let item = queue.popFirst() {
             lock.unlock()
             if replaced != nil { replaced = nil }
-            switch item {
-            case .value(let value):
-                var sawClosed = false
-                for subscription in subscribers {
-                    if subscription.isClosed { sawClosed = true; continue }
-                    try? subscription.deliver(value)
-                }
-                if sawClosed { subscribers.removeAll { $0.isClosed } }
-            case let .add(subscription, current):
-                subscribers.append(subscription)
-                if holdsValue, let current { try? subscription.deliver(current) }
-            }
+            // Consumed: released before the lock is taken again, since what it frees
+            // may use this broadcast.
+            deliver(consume item)
             lock.lock()
         }
         draining = false
         lock.unlock()
+    }
+
+    /// Delivers one queued item, on the drainer, without the lock; releases it before
+    /// returning.
+    @inlinable
+    func deliver(_ item: consuming Item) {
+        switch consume item {
+        case .value(let value):
+            var sawClosed = false
+            for subscription in subscribers {
+                if subscription.isClosed { sawClosed = true; continue }
+                try? subscription.deliver(value)
+            }
+            if sawClosed { subscribers.removeAll { $0.isClosed } }
+        case let .add(subscription, current):
+            subscribers.append(subscription)
+            if holdsValue, let current { try? subscription.deliver(current) }
+        }
     }
 }
