@@ -14,6 +14,7 @@ import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.lang.ref.WeakReference;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
@@ -324,10 +325,19 @@ public final class Loop<M, E, F> implements AutoCloseable {
    */
   public Disposable connect(Fuser<E> sources) {
     try {
-      Connection connection = new Connection(
-          new NativeDisposable(LoopNative.connect(handle, Handles.fuserHandle(Objects.requireNonNull(sources, "sources")))),
-          sources, connections);
+      long fuser = Handles.fuserHandle(Objects.requireNonNull(sources, "sources"));
+      // In the set before the native connection exists: a dispose() on another thread
+      // that meets it then finds it there and keeps the fuser on that thread, whose
+      // native call may use the sources until it returns (inside a delivery of theirs,
+      // they emit until it ends). The keep below is only for this thread's call.
+      Connection connection = new Connection(sources, connections);
       connections.add(connection);
+      try {
+        connection.link = new NativeDisposable(LoopNative.connect(handle, fuser));
+      } catch (Throwable t) {
+        connections.remove(connection);
+        throw t;
+      }
       // Read after the add, as dispose() sets it before it empties the set: one of the
       // two takes the connection out, the fuser kept as dispose() keeps those it finds.
       if (disposed) {
@@ -420,7 +430,11 @@ public final class Loop<M, E, F> implements AutoCloseable {
       LoopNative.dispose(handle);
     } finally {
       try {
-        for (Connection connection : open) connection.keepSourcesUntilReturn();
+        // And those added meanwhile: a connection being made as the native loop was
+        // disposed is in the set by then.
+        Set<Connection> kept = new HashSet<>(open);
+        kept.addAll(connections);
+        for (Connection connection : kept) connection.keepSourcesUntilReturn();
         // Called from a callback, the callbacks may still be called until the thread's
         // outermost native call returns (the trace of the step that disposed).
         Native.keepUntilReturn(handle, callbacks);
@@ -444,12 +458,12 @@ public final class Loop<M, E, F> implements AutoCloseable {
    * native call returns.
    */
   private static final class Connection implements Disposable {
-    private final NativeDisposable link;
+    /** Set by {@link #connect} once the native connection is made, before it returns this. */
+    private volatile NativeDisposable link;
     private final Fuser<?> sources;
     private final Set<Connection> connections;
 
-    Connection(NativeDisposable link, Fuser<?> sources, Set<Connection> connections) {
-      this.link = link;
+    Connection(Fuser<?> sources, Set<Connection> connections) {
       this.sources = sources;
       this.connections = connections;
     }

@@ -9,6 +9,7 @@ import io.diffuser.fuser.Disposable;
 import io.diffuser.fuser.Fuser;
 import io.diffuser.fuser.HeldEvent;
 import java.lang.ref.WeakReference;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.Test;
@@ -74,5 +75,60 @@ public class LoopConnectionRaceTest {
     assertTrue("the disposed loop still keeps the fuser of a connection made as it was disposed",
         HeldEvent.collect(weak));
     loop.dispose();
+  }
+
+  /**
+   * A loop disposed on another thread, from inside a native call of that thread (a
+   * callback of another loop), while {@link Loop#connect} is connecting: that thread's
+   * native call may still use the connection's sources until it returns (were it a
+   * delivery of theirs, they emit until it ends), so the fuser is kept until then, also
+   * once {@code connect} has returned and let go of it; and no longer.
+   */
+  @Test(timeout = 20000)
+  public void aLoopDisposedOnAnotherThreadAsAConnectionIsMadeKeepsItsFuserUntilThatThreadsCallReturns()
+      throws Exception {
+    AtomicReference<Loop<Integer, String, String>> current = new AtomicReference<>();
+    CountDownLatch disposing = new CountDownLatch(1);
+    CountDownLatch disposed = new CountDownLatch(1);
+    CountDownLatch goOn = new CountDownLatch(1);
+    Loop<Integer, String, String> other = Loop.<Integer, String, String>builder(0, (model, event) -> {
+      disposing.countDown();
+      current.get().dispose();
+      disposed.countDown();
+      try {
+        goOn.await();
+      } catch (InterruptedException e) {
+        throw new AssertionError(e);
+      }
+      return Next.next(model + 1);
+    }).build();
+    Thread disposer = new Thread(() -> other.dispatch("dispose"));
+    String tag = "#" + System.nanoTime();
+    Fuser<String> sources = Fuser.extract((String x) -> x + tag, Fuser.from(effect -> {
+      disposer.start();
+      // Lets the other thread's dispose begin; it waits for this callback.
+      try {
+        disposing.await();
+        Thread.sleep(100);
+      } catch (InterruptedException e) {
+        throw new AssertionError(e);
+      }
+      return () -> {};
+    }));
+    Loop<Integer, String, String> loop =
+        Loop.<Integer, String, String>builder(0, (model, event) -> Next.next(model + 1)).build();
+    current.set(loop);
+    loop.connect(sources);
+    WeakReference<Fuser<String>> weak = new WeakReference<>(sources);
+    sources = null;
+    disposed.await();
+
+    boolean collectedBeforeTheCallReturned = HeldEvent.collect(weak);
+    goOn.countDown();
+    disposer.join();
+    assertFalse("the fuser was collected before the call of the thread that disposed the loop returned",
+        collectedBeforeTheCallReturned);
+    assertTrue("the disposed loop still keeps the fuser", HeldEvent.collect(weak));
+    other.dispose();
   }
 }
