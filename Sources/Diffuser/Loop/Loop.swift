@@ -89,10 +89,11 @@
 /// that stop returns once the stop has ended).
 /// Dropping the last reference to a loop disposes it; work it handed to an executor does
 /// not keep it alive. The loop lets go of its observers, feedbacks and sources when it is
-/// disposed, but keeps what it was made with (the update, the handlers, the inspector,
-/// the coalescing key, `restart`) for as long as it lives: one of these that captures the
-/// loop keeps it alive, disposed or not, so capture the loop weakly there. Like any lock, waiting has one
-/// rule: a callback of the loop must not wait for the thread that stops or disposes it.
+/// disposed, but keeps what it was made with (the update, the handlers, the executors,
+/// the inspector, the coalescing key, `restart`) for as long as it lives: one of these
+/// that captures the loop keeps it alive, disposed or not, so capture the loop weakly
+/// there. Like any lock, waiting has one rule: a callback of the loop must not wait for
+/// the thread that stops or disposes it.
 ///
 /// Closes that meet: a `stop()` or `dispose()` made while another thread's is under way
 /// returns once that one has (a second `dispose()` too), except from a callback of the run,
