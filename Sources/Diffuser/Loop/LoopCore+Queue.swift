@@ -72,7 +72,8 @@ extension LoopCore {
         lock.lock()
         if status != .running || closer != 0 { return refusalLocked() }
         // The event replaced, unless the inspector keeps it for its trace: released once
-        // the lock is given back, since what it frees may use the loop.
+        // the lock is given back (after the drain, if this call drains), since what it
+        // frees may use the loop.
         var released: Event?
         if let number = keyed[key], queue.contains(number: number),
            let details = queue[number: number].details, let old = queue[number: number].event.take() {
