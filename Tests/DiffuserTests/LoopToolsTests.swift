@@ -405,6 +405,35 @@ final class LoopToolsTests: XCTestCase {
         XCTAssertEqual(traces.lines.values.filter { $0.hasPrefix("dropped") }.count, 3, "\(traces.lines.values)")
     }
 
+    /// A close asks the executor whether it may wait for the drain it holds without the
+    /// loop's lock: `canWaitForWork` is the executor's own code, which may use the loop.
+    func testAnExecutorIsAskedWhetherItMayWaitOutsideTheLoopsLock() {
+        final class QueueingExecutor: LoopExecutor, @unchecked Sendable {
+            weak var loop: Loop<Counter, CounterEvent, CounterEffect>?
+            let work = Recorder<() -> Void>()
+            let running = Recorder<Bool>()
+            func execute(_ work: @escaping @Sendable () -> Void) { self.work.append(work) }
+            var canWaitForWork: Bool {
+                if let loop { running.append(loop.isRunning) }
+                return false
+            }
+        }
+        let executor = QueueingExecutor()
+        let traces = TraceLog()
+        let loop = Loop(model: Counter(), update: counterUpdate, executor: executor, inspector: traces.inspector)
+        executor.loop = loop
+        for work in executor.work.values { work() } // the start
+        executor.work.clear()
+        loop.dispatch(.increment) // its drain handed to the executor, not run
+        guard returnsInTime("the executor was asked under the loop's lock", holding: loop, { loop.dispose() }) else {
+            return
+        }
+        XCTAssertEqual(executor.running.count, 1, "asked once, by the dispose")
+        XCTAssertTrue(loop.isDisposed)
+        XCTAssertEqual(loop.model.count, 0)
+        XCTAssertEqual(traces.lines.values.filter { $0.hasPrefix("dropped") }.count, 1, "\(traces.lines.values)")
+    }
+
     func testHandlerOnItsOwnExecutorReportsErrorsAndSendsBack() {
         let handlerExecutor = ManualExecutor()
         let traces = TraceLog()

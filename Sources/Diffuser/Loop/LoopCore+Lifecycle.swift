@@ -10,12 +10,13 @@ extension LoopCore {
     @discardableResult
     func start() -> LoopError? {
         let me = currentThreadID()
+        let canWait = canWaitForWork
         lock.lock()
         while closer != 0 && closer != me && drainer != me {
             // A callback of the run being closed must not wait for the close, which
             // waits for it; nor the executor's own thread for a close that waits for a
             // drain this thread has yet to run.
-            if inRunCallbackLocked(me) || closerWaitsForThisThreadLocked() { break }
+            if inRunCallbackLocked(me) || closerWaitsForThisThreadLocked(canWait) { break }
             waitLocked()
         }
         guard status == .stopped, closer == 0, !disposing else { return runningLocked() }
@@ -42,6 +43,7 @@ extension LoopCore {
     /// documentation.
     func close(to target: Status) {
         let me = currentThreadID()
+        let canWait = canWaitForWork
         lock.lock()
         // A drain a source's delivering thread owes: a close waits for the events
         // accepted before it, and the owing thread may be this one (a close from a
@@ -80,7 +82,7 @@ extension LoopCore {
                 return
             }
             if otherCloser {
-                if closerWaitsForDrain && (drainer == me || closerWaitsForThisThreadLocked()) {
+                if closerWaitsForDrain && (drainer == me || closerWaitsForThisThreadLocked(canWait)) {
                     // That close waits for a drain that this thread runs (from its step)
                     // or must run (the executor's own thread, busy with this call): this
                     // one takes its place, and must not wait for its callback, if it is
@@ -105,7 +107,7 @@ extension LoopCore {
             if meantToEnd == nil { meantToEnd = session }
             // Let the drain handle the events accepted so far; unless this thread is in
             // the inspector, which the drain needs for its traces.
-            if drainer != me && draining && (drainer != 0 || executor.canWaitForWork)
+            if drainer != me && draining && (drainer != 0 || canWait)
                 && inspectorCaller.load(ordering: .acquiring) != me {
                 closerWaitsForDrain = true
                 closerWaitsForQueuedDrain = drainer == 0
@@ -203,8 +205,16 @@ extension LoopCore {
     }
 
     /// Whether this thread must not wait for the closer: it waits for a queued drain
-    /// that this thread, the executor's own, has yet to run. With the lock held.
-    private func closerWaitsForThisThreadLocked() -> Bool {
-        closerWaitsForQueuedDrain && draining && drainer == 0 && !executor.canWaitForWork
+    /// that this thread, the executor's own, has yet to run (`canWait`: see
+    /// `canWaitForWork`). With the lock held.
+    private func closerWaitsForThisThreadLocked(_ canWait: Bool) -> Bool {
+        closerWaitsForQueuedDrain && draining && drainer == 0 && !canWait
+    }
+
+    /// Whether the calling thread may wait for work handed to the executor. Asked by a
+    /// start or a close before it takes the lock: the executor's answer is its own code,
+    /// which may use the loop. (The caller's executor always may, and is not asked.)
+    private var canWaitForWork: Bool {
+        drainsInline || executor.canWaitForWork
     }
 }

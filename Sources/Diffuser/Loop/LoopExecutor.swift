@@ -39,7 +39,9 @@ public protocol LoopExecutor {
     /// Whether the calling thread may wait for work already handed to `execute`: true
     /// when that work will run without the calling thread's help. A loop's `dispose()`
     /// then waits for the events it accepted to be handled; otherwise it drops them (the
-    /// inspector sees each). Default: false.
+    /// inspector sees each). Default: false. Asked on the calling thread when a loop
+    /// starts, stops or is disposed, before the loop takes its lock: the answer may use
+    /// the loop.
     var canWaitForWork: Bool { get }
 }
 
