@@ -283,19 +283,14 @@ final class LoopObservationTests: XCTestCase {
     /// held by nothing else once delivered; freed with the lock held, its send would
     /// wait for that lock forever.)
     func testADeliveredValueMayUseTheSignalWhenFreed() {
-        final class Token: @unchecked Sendable {
-            let onFree: () -> Void
-            init(_ onFree: @escaping () -> Void) { self.onFree = onFree }
-            deinit { onFree() }
-        }
-        let signal = Signal<Token?>()
+        let signal = Signal<FreeHook?>()
         let seen = Recorder<String>()
         nonisolated(unsafe) var sent = false
         signal.observe { token in
             seen.append(token == nil ? "nil" : "token")
             guard token == nil, !sent else { return }
             sent = true
-            signal.send(Token { signal.send(nil) })
+            signal.send(FreeHook { signal.send(nil) })
         }
         guard returnsInTime("the release of a delivered value did not return", holding: signal, {
             signal.send(nil)

@@ -37,11 +37,6 @@ final class LoopPromiseTests: XCTestCase {
     /// go of its lock: what they free may use the loop (here it dispatches, and the
     /// step's handler registers an action of its own).
     func testActionsAFinishDropsAreReleasedOutsideTheRunsLock() {
-        final class Token: @unchecked Sendable {
-            let onFree: () -> Void
-            init(_ onFree: @escaping () -> Void) { self.onFree = onFree }
-            deinit { onFree() }
-        }
         let jobs = Recorder<Job<CounterEvent>>()
         let loop = Loop(
             model: Counter(),
@@ -54,7 +49,7 @@ final class LoopPromiseTests: XCTestCase {
         loop.dispatch(.increment)
         let first = jobs.values[0]
         do {
-            let token = Token { loop.dispatch(.increment) }
+            let token = FreeHook { loop.dispatch(.increment) }
             first.onCancel { withExtendedLifetime(token) {} }
         }
         guard returnsInTime("an action freed under the run's lock", holding: loop, { first.finish() }) else { return }

@@ -133,12 +133,7 @@ final class LoopToolsTests: XCTestCase {
     /// model is: what it frees may use the loop. (Without an inspector, which would keep
     /// it for its trace.)
     func testCoalescedEventIsReleasedOutsideTheLoopsLock() {
-        final class Token: @unchecked Sendable {
-            let onFree: () -> Void
-            init(_ onFree: @escaping () -> Void) { self.onFree = onFree }
-            deinit { onFree() }
-        }
-        struct Move: @unchecked Sendable { let token: Token }
+        struct Move: @unchecked Sendable { let token: FreeHook }
         let executor = ManualExecutor()
         let loop = Loop<Int, Move, Never>(
             model: 0,
@@ -148,9 +143,9 @@ final class LoopToolsTests: XCTestCase {
         )
         executor.runAll()
         let freed = Recorder<Bool>()
-        loop.dispatch(Move(token: Token { freed.append(loop.isRunning) }))
+        loop.dispatch(Move(token: FreeHook { freed.append(loop.isRunning) }))
         guard returnsInTime("a replaced event freed under the loop's lock", holding: loop, {
-            loop.dispatch(Move(token: Token {}))
+            loop.dispatch(Move(token: FreeHook {}))
         }) else { return }
         XCTAssertEqual(freed.values, [true])
         executor.runAll()
@@ -255,15 +250,10 @@ final class LoopToolsTests: XCTestCase {
     /// `clear()` releases the records once the journal's lock is given back: what they
     /// free may use the journal (here an event dispatched into its loop is recorded).
     func testJournalClearReleasesTheRecordsOutsideItsLock() {
-        final class Token: @unchecked Sendable {
-            let onFree: () -> Void
-            init(_ onFree: @escaping () -> Void) { self.onFree = onFree }
-            deinit { onFree() }
-        }
-        struct Tap: @unchecked Sendable { let token: Token? }
+        struct Tap: @unchecked Sendable { let token: FreeHook? }
         let journal = Journal<Int, Tap>()
         let loop = Loop<Int, Tap, Never>(model: 0, reducer: { model, _ in model + 1 }, journal: journal)
-        loop.dispatch(Tap(token: Token { loop.dispatch(Tap(token: nil)) }))
+        loop.dispatch(Tap(token: FreeHook { loop.dispatch(Tap(token: nil)) }))
         guard returnsInTime("a record freed under the journal's lock", holding: journal, { journal.clear() }) else {
             return
         }

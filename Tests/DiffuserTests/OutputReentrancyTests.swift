@@ -65,17 +65,12 @@ final class OutputReentrancyTests: XCTestCase {
     /// transform, once the fuser itself is gone) outside the output's lock: what that
     /// frees may send into the output.
     func testADisconnectReleasesTheSinkOutsideTheOutputsLock() {
-        final class Token: @unchecked Sendable {
-            let onFree: () -> Void
-            init(_ onFree: @escaping () -> Void) { self.onFree = onFree }
-            deinit { onFree() }
-        }
         let output = Output<Int>()
         let seen = Recorder<Int>()
         let other = output.fuser.connect { seen.append($0) }
         nonisolated(unsafe) var connection: _Disposable?
         do {
-            let token = Token { output.send(7) }
+            let token = FreeHook { output.send(7) }
             connection = Fuser<Int>.extract({ (n: Int) in withExtendedLifetime(token) { n } }, output.fuser).connect { _ in }
         }
         guard returnsInTime("a sink freed under the output's lock", holding: output, { connection?.dispose() }) else {

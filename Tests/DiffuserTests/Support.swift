@@ -13,6 +13,15 @@ final class Recorder<T>: @unchecked Sendable {
     func clear() { lock.lock(); storage.removeAll(); lock.unlock() }
 }
 
+/// A user value whose deinit runs `onFree`: what it frees may call back into the
+/// library, which must then not hold a lock of its own (tests of where values are
+/// released).
+final class FreeHook: @unchecked Sendable {
+    let onFree: () -> Void
+    init(_ onFree: @escaping () -> Void) { self.onFree = onFree }
+    deinit { onFree() }
+}
+
 /// Runs `body` on another thread and waits up to 10 s for it to return: true if it did.
 /// Otherwise fails with `failure` and keeps `holding` alive for good, since a call that
 /// does not return may hold its lock forever and its release would wait for that lock.

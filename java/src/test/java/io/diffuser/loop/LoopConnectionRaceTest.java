@@ -21,12 +21,26 @@ import org.junit.Test;
  * its fuser until then, and the emitter gets no exception.
  */
 public class LoopConnectionRaceTest {
+  /** A loop that counts its events. */
+  private static Loop<Integer, String, String> counter() {
+    return Loop.<Integer, String, String>builder(0, (model, event) -> Next.next(model + 1)).build();
+  }
+
+  /**
+   * Connects {@code sources} to {@code loop}, drops what connect returned, and gives a
+   * weak reference to the fuser (the caller drops its own).
+   */
+  private static WeakReference<Fuser<String>> connectAndForget(Loop<Integer, String, String> loop,
+      Fuser<String> sources) {
+    loop.connect(sources);
+    return new WeakReference<>(sources);
+  }
+
   @Test(timeout = 20000)
   public void anEventInsideTheTransformsReachesTheLoopBeforeItsConnectionIsDisposed() throws Exception {
     HeldEvent held = new HeldEvent();
     Fuser<String> sources = held.fuser("#" + System.nanoTime());
-    try (Loop<Integer, String, String> loop =
-        Loop.<Integer, String, String>builder(0, (model, event) -> Next.next(model + 1)).build()) {
+    try (Loop<Integer, String, String> loop = counter()) {
       Disposable connection = loop.connect(sources);
       WeakReference<Fuser<String>> weak = new WeakReference<>(sources);
       sources = null;
@@ -64,11 +78,9 @@ public class LoopConnectionRaceTest {
       current.get().dispose();
       return () -> {};
     }));
-    Loop<Integer, String, String> loop =
-        Loop.<Integer, String, String>builder(0, (model, event) -> Next.next(model + 1)).build();
+    Loop<Integer, String, String> loop = counter();
     current.set(loop);
-    loop.connect(sources);
-    WeakReference<Fuser<String>> weak = new WeakReference<>(sources);
+    WeakReference<Fuser<String>> weak = connectAndForget(loop, sources);
     sources = null;
 
     assertFalse("the loop runs after its source disposed it", loop.start());
@@ -115,11 +127,9 @@ public class LoopConnectionRaceTest {
       }
       return () -> {};
     }));
-    Loop<Integer, String, String> loop =
-        Loop.<Integer, String, String>builder(0, (model, event) -> Next.next(model + 1)).build();
+    Loop<Integer, String, String> loop = counter();
     current.set(loop);
-    loop.connect(sources);
-    WeakReference<Fuser<String>> weak = new WeakReference<>(sources);
+    WeakReference<Fuser<String>> weak = connectAndForget(loop, sources);
     sources = null;
     disposed.await();
 
