@@ -30,6 +30,11 @@ protocol ConnectionEntry: AnyObject {
 ///   on the delivering thread, with the lock released: a source whose disconnect waits
 ///   for another of its emitting threads (which may be waiting for this lock) does not
 ///   deadlock.
+///
+/// Recording the sources once they are connected (`attach`) does not wait for a delivery
+/// in progress on another thread: a source's connect may hand its emitter to a thread
+/// whose delivery, holding the lock, waits for the connecting thread (a loop's close from
+/// a transform waits for the drain that connects the loop's sources).
 final class Connection<A>: _Disposable, ConnectionEntry, @unchecked Sendable {
     private let lock = Lock()
     private let owner = Atomic<UInt>(0)
@@ -39,7 +44,11 @@ final class Connection<A>: _Disposable, ConnectionEntry, @unchecked Sendable {
     // left out of them.
     /// Guarded by `lock`; `nil` once disposed.
     @exclusivity(unchecked) private var effect: ((A) throws -> Void)?
-    /// Guarded by `lock`; set once the sources are connected.
+    /// Guards `upstream` alone, and is never held while user code runs: `attach` takes
+    /// it, not `lock`, so that it never waits for a delivery.
+    private let upstreamLock = Lock()
+    /// Guarded by `upstreamLock`; set once the sources are connected, unless disposed
+    /// (`disposed`, read under the same lock) by then; taken by the first dispose.
     private var upstream: _Disposable?
     /// Guarded by `lock`: the disconnection of the sources, to run once the delivery in
     /// progress on the owning thread has released the lock (a dispose from inside the
@@ -111,15 +120,28 @@ final class Connection<A>: _Disposable, ConnectionEntry, @unchecked Sendable {
         if let effect { try effect(event) }
     }
 
-    /// Records the sources' disposable; disposes it at once if the connection was
-    /// disposed while the sources were connecting.
+    /// Records the sources' disposable, without waiting for a delivery in progress; if
+    /// the connection was disposed while the sources were connecting, disposes it once
+    /// no delivery holds the lock.
     func attach(_ sources: _Disposable) {
-        let lateDispose: Bool = withOwnedLock {
-            if effect == nil { return true }
+        let lateDispose: Bool = upstreamLock.withLock {
+            if disposed.load(ordering: .acquiring) { return true }
             upstream = sources
             return false
         }
-        if lateDispose { sources.dispose() }
+        guard lateDispose else { return }
+        // The dispose has cleared the effect; a delivery still under way ends first, as
+        // a dispose's disconnect would wait for.
+        withOwnedLock {}
+        sources.dispose()
+    }
+
+    /// Takes the sources' disposable, if attached (for the first dispose).
+    private func takeUpstream() -> _Disposable? {
+        upstreamLock.withLock {
+            defer { upstream = nil }
+            return upstream
+        }
     }
 
     func dispose() {
@@ -134,20 +156,20 @@ final class Connection<A>: _Disposable, ConnectionEntry, @unchecked Sendable {
             // sources once it has released it (see `deliver`).
             effect = nil
             afterDelivery = nil
-            if first, let sources = upstream {
+            if first, let sources = takeUpstream() {
                 disconnectAfterDelivery = { sources.dispose() }
-                upstream = nil
             }
             return
         }
-        let (sources, released, releasedAfter): (_Disposable?, ((A) throws -> Void)?, (() -> Void)?) = lock.withLock {
+        let (released, releasedAfter): (((A) throws -> Void)?, (() -> Void)?) = lock.withLock {
             let released = effect, releasedAfter = afterDelivery
             effect = nil
             afterDelivery = nil
-            guard first else { return (nil, released, releasedAfter) }
-            defer { upstream = nil }
-            return (upstream, released, releasedAfter)
+            return (released, releasedAfter)
         }
+        // Sources attached before `disposed` was set are taken here; an attach after it
+        // sees `disposed` and disposes its sources itself (`attach`).
+        let sources = first ? takeUpstream() : nil
         withExtendedLifetime((released, releasedAfter)) { sources?.dispose() }
     }
 

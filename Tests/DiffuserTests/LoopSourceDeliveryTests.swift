@@ -133,6 +133,125 @@ final class LoopSourceDeliveryTests: XCTestCase {
         XCTAssertEqual(stopped.wait(timeout: .now() + 5), .success, "the other thread's stop never returned")
     }
 
+    // MARK: A delivery closes its loop while the source is still connecting
+
+    /// A source whose `connect` hands its emitter to another thread, which emits while
+    /// `connect` is still running on the drainer's thread; the delivery's transform
+    /// disposes the loop. The dispose waits for the drain that connects the source, and
+    /// that drain must not wait for the delivery (which holds the connection's lock) to
+    /// record the sources it connected: both return, and the source is disconnected.
+    func testATransformThatDisposesItsLoopWhileItsSourceConnectsDoesNotDeadlock() {
+        closeFromADeliveryWhileConnecting(inKey: false) { $0.dispose() }
+    }
+
+    /// The same with `stop()` in the transform.
+    func testATransformThatStopsItsLoopWhileItsSourceConnectsDoesNotDeadlock() {
+        closeFromADeliveryWhileConnecting(inKey: false) { $0.stop() }
+    }
+
+    /// The same with `dispose()` in the coalescing key, which runs inside the delivery.
+    func testACoalescingKeyThatDisposesItsLoopWhileItsSourceConnectsDoesNotDeadlock() {
+        closeFromADeliveryWhileConnecting(inKey: true) { $0.dispose() }
+    }
+
+    /// The same with `stop()` in the coalescing key.
+    func testACoalescingKeyThatStopsItsLoopWhileItsSourceConnectsDoesNotDeadlock() {
+        closeFromADeliveryWhileConnecting(inKey: true) { $0.stop() }
+    }
+
+    /// Connects to a loop a source whose `connect` starts a thread that emits 1, and
+    /// returns only once that delivery is closing the loop (with `close`, from the
+    /// transform or, if `inKey`, from the coalescing key).
+    private func closeFromADeliveryWhileConnecting(
+        inKey: Bool, _ close: @escaping @Sendable (CounterLoop) -> Void
+    ) {
+        final class Target: @unchecked Sendable { weak var loop: CounterLoop? }
+        let target = Target()
+        let closing = DispatchSemaphore(value: 0)
+        let sent = DispatchSemaphore(value: 0)
+        let disconnected = Atomic<Int>(0)
+        let closeOnce = Atomic<Bool>(false)
+        let closeFromDelivery: @Sendable () -> Void = {
+            guard !closeOnce.exchange(true, ordering: .relaxed), let loop = target.loop else { return }
+            closing.signal()
+            close(loop)
+        }
+        let loop = CounterLoop(
+            model: Counter(), update: counterUpdate,
+            coalescing: inKey ? { _ in closeFromDelivery(); return nil } : nil
+        )
+        target.loop = loop
+        let source = Fuser<Int>.from { (emit: @escaping Effect<Int>) -> Fuser<Int>.Disposable in
+            nonisolated(unsafe) let emit = emit
+            Thread.detachNewThread {
+                emit(1)
+                sent.signal()
+            }
+            // Returns once the other thread's delivery is closing the loop.
+            _ = closing.wait(timeout: .now() + 5)
+            usleep(100_000)
+            return AnonymousDisposable { disconnected.add(1, ordering: .relaxed) }
+        }
+        nonisolated(unsafe) let fuser = Fuser<CounterEvent>.extract({ (n: Int) -> CounterEvent in
+            if !inKey { closeFromDelivery() }
+            return .add(n)
+        }, source)
+        guard returnsInTime("connecting the source deadlocked with the close in its delivery", holding: loop, {
+            loop.connect(fuser)
+        }) else { return }
+        XCTAssertEqual(sent.wait(timeout: .now() + 5), .success, "the close in the delivery never returned")
+        XCTAssertFalse(loop.isRunning)
+        XCTAssertEqual(loop.model.count, 0, "the event of the closing delivery was refused")
+        XCTAssertTrue(eventually(5) { disconnected.load(ordering: .relaxed) == 1 },
+                      "the connection made while the loop closed was not disconnected")
+    }
+
+    /// A handler on its own executor (a callback of the run) connects a fuser whose
+    /// source hands its emitter to another thread, whose delivery's effect disposes the
+    /// loop while the source still connects. The dispose waits for the handler's
+    /// callback, which must not wait for that delivery to record the sources it
+    /// connected: both return.
+    func testADeliveryThatDisposesTheLoopWhileAHandlerConnectsAFuserDoesNotDeadlock() {
+        final class Target: @unchecked Sendable {
+            weak var loop: CounterLoop?
+            let lock = NSLock()
+            var connection: Fuser<Int>.Disposable?
+        }
+        let target = Target()
+        let closing = DispatchSemaphore(value: 0), sent = DispatchSemaphore(value: 0)
+        let handled = DispatchSemaphore(value: 0)
+        let disconnected = Atomic<Int>(0)
+        let source = Fuser<Int>.from { (emit: @escaping Effect<Int>) -> Fuser<Int>.Disposable in
+            nonisolated(unsafe) let emit = emit
+            Thread.detachNewThread {
+                emit(1)
+                sent.signal()
+            }
+            _ = closing.wait(timeout: .now() + 5)
+            usleep(100_000)
+            return AnonymousDisposable { disconnected.add(1, ordering: .relaxed) }
+        }
+        nonisolated(unsafe) let fuser = source
+        let loop = CounterLoop(model: Counter(), update: counterUpdate, handlers: [
+            EffectHandler(on: BackgroundExecutor()) { effect, _ in
+                guard case .note("connect") = effect else { return }
+                let connection = fuser.connect { _ in
+                    closing.signal()
+                    target.loop?.dispose()
+                }
+                target.lock.withLock { target.connection = connection }
+                handled.signal()
+            },
+        ])
+        target.loop = loop
+        loop.dispatch(.effects([.note("connect")]))
+        XCTAssertEqual(handled.wait(timeout: .now() + 10), .success, "the handler's connect never returned")
+        XCTAssertEqual(sent.wait(timeout: .now() + 10), .success, "the dispose in the delivery never returned")
+        XCTAssertTrue(loop.isDisposed)
+        target.lock.withLock { target.connection }?.dispose()
+        XCTAssertEqual(disconnected.load(ordering: .relaxed), 1)
+    }
+
     // MARK: Nested deliveries of two connections of one loop
 
     /// A loop (the caller's executor) with two sources; a transform of the first causes
