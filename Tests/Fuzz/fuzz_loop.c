@@ -457,6 +457,7 @@ static void job_send_on(pick p, uint8_t b);
 static void job_callback(cb *c, lrec *l, dfs_job *job) {
     if (job == NULL) fail("%s #%d: job is NULL", cb_kind_names[c->kind], c->id);
     jrec *j = l && n_jobs < MAX_JOBS ? &jobs[n_jobs++] : NULL; /* never reused: actions point to them */
+    int live = l && !l->disposed;
     if (j) *j = (jrec){.h = job, .borrowed = 1, .loop = l, .run = l->run};
     pick p = {job, V_OK, j};
     depth++; /* inside the callback (for the trace and the top-level checks) */
@@ -475,6 +476,10 @@ static void job_callback(cb *c, lrec *l, dfs_job *job) {
     }
     depth--;
     act(c);
+    /* A send above may have run a step that disposed the loop: the inspector may still
+     * see this callback's outcome (a handler's failure) after DISPOSED, as after a
+     * dispose by its actions (see act). */
+    if (live && l->disposed) l->late_step = 1;
     if (j) j->borrowed = 0; /* the handle is the library's again */
 }
 
