@@ -145,7 +145,8 @@ DFS_API const char *dfs_version(void);
 DFS_API int dfs_abi_version(void);
 
 /** The message of the last error on the calling thread, or "" if none. The string
- *  belongs to the library and stays valid until the next dfs_ call on this thread. */
+ *  belongs to the library and stays valid until the thread's next call into it: a dfs_
+ *  function, or a function pointer made by dfs_closure_new. */
 DFS_API const char *dfs_last_error(void);
 
 /** A short constant name for a status ("DFS_ERR_HANDLE"); "DFS_UNKNOWN" for others. */
@@ -475,7 +476,8 @@ DFS_API dfs_type *dfs_type_ffi_event(void);
 /** Makes a function pointer with the signature `ret (*)(args[0], ..., args[count-1])`
  *  that, when called, packs its arguments into a dfs_ffi_event and emits it through
  *  `dispatch` (which must carry events of dfs_type_ffi_event()). `ret` is DFS_FFI_VOID
- *  or DFS_FFI_INT; an int function returns the dfs_status of the emission.
+ *  or DFS_FFI_INT; an int function returns the dfs_status of the emission, a failure
+ *  with its message in dfs_last_error(), as a dfs_ function would.
  *  *fn receives the function pointer: cast it to the real signature. The closure is
  *  freed when the connection of `dispatch` is disposed, right after the source's
  *  disconnect returns. So disconnect must unregister it and wait for the calls through
