@@ -3,11 +3,13 @@ import Synchronization
 /// The engine of a `Loop`: its queue, who drains it, and its lifecycle.
 ///
 /// ## The queue
-/// Everything that happens to a loop goes through one first-in first-out queue:
-/// events, the start of a run, and the registration or removal of observers, feedbacks
-/// and sources. One thread at a time drains the queue (`draining`); a thread that
-/// queues an entry while nobody drains hands the draining to the loop's executor (the
-/// caller's executor runs it at once, on that thread). Everything that reads or writes
+/// Everything that happens to a loop goes through one queue: events and the
+/// registration or removal of observers, feedbacks and sources, first in first out, and
+/// the start of a run, which goes in at the head, ahead of the entries already queued
+/// (such as registrations made while the loop was stopped; `start()`). One thread at a
+/// time drains the queue (`draining`); a thread that queues an entry while nobody
+/// drains hands the draining to the loop's executor (the caller's executor runs it at
+/// once, on that thread). Everything that reads or writes
 /// the loop's observers, feedbacks and sources therefore runs one at a time, in queue
 /// order, without a lock: only the drainer touches them. An entry queued by the drainer
 /// itself (an event sent by an observer, a handler, a feedback) waits its turn: nothing
