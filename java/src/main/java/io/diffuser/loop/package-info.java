@@ -12,7 +12,14 @@
  * overlap strategies, and the gear feedbacks of {@link io.diffuser.loop.Gear}, a bus
  * between loops), {@link io.diffuser.loop.Job} (the way back into the loop from work in
  * progress), {@link io.diffuser.loop.ManualExecutor} and
- * {@link io.diffuser.loop.UpdateSpec} for tests, and {@link io.diffuser.loop.LoopInspector}
- * to see every step, drop and failure.
+ * {@link io.diffuser.loop.UpdateSpec} for tests, {@link io.diffuser.loop.Journal} to record
+ * a loop's runs and replay them through an update, and
+ * {@link io.diffuser.loop.LoopInspector} to see every step, drop and failure.
+ *
+ * <p>{@link io.diffuser.loop.Loop#builder Loop.builder} sets the rest: the handlers, each
+ * inside the step or on an {@link java.util.concurrent.Executor} of its own; the executor
+ * that runs the steps (the dispatching thread by default); coalescing keys; and the
+ * restart (Mobius's {@code Init}), which gives the model and effects of every start after
+ * the first.
  */
 package io.diffuser.loop;
