@@ -9,9 +9,9 @@ import Synchronization
 /// (such as registrations made while the loop was stopped; `start()`). One thread at a
 /// time drains the queue (`draining`); a thread that queues an entry while nobody
 /// drains hands the draining to the loop's executor (the caller's executor runs it at
-/// once, on that thread). Everything that reads or writes
-/// the loop's observers, feedbacks and sources therefore runs one at a time, in queue
-/// order, without a lock: only the drainer touches them. An entry queued by the drainer
+/// once, on that thread). Everything that reads or writes the loop's observers,
+/// feedbacks and sources therefore runs one at a time, in queue order, without a lock:
+/// only the drainer touches them. An entry queued by the drainer
 /// itself (an event sent by an observer, a handler, a feedback) waits its turn: nothing
 /// is handled recursively, and `dispatch` never waits for a step, so nothing deadlocks.
 ///
