@@ -65,6 +65,13 @@ extension Feedback {
     ) -> Feedback {
         Feedback { session in
             let subscription = gear.subscribe { gearEvent in
+                // `propagate` runs on the sending thread, user code that may stop,
+                // dispose or start the loop: as a callback of the run, so that such a
+                // call does not wait for another thread's close, which waits for this
+                // delivery to disconnect the gear. Once the run has ended, the gear
+                // event is dropped, as a source's event is.
+                guard session.enter() else { return }
+                defer { session.leave() }
                 if let event = propagate(gearEvent), !session.isCancelled { _ = session.enqueue(event, nil) }
             }
             let action = session.onCancel { subscription.dispose() }

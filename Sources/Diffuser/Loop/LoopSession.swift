@@ -112,6 +112,7 @@ final class LoopSession<Event>: @unchecked Sendable {
 
     /// Marks the calling thread as running a callback of this session; false (and
     /// nothing marked) if the session has ended: the callback must not start.
+    @usableFromInline
     func enter() -> Bool {
         let me = currentThreadID()
         return withLock {
@@ -126,6 +127,7 @@ final class LoopSession<Event>: @unchecked Sendable {
     }
 
     /// Ends what `enter()` began.
+    @usableFromInline
     func leave() {
         let me = currentThreadID()
         let wake: Bool = withLock {

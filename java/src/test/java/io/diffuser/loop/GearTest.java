@@ -1,12 +1,16 @@
 package io.diffuser.loop;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
 
 import io.diffuser.fuser.Disposable;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import org.junit.Test;
 
 /** Gears: one loop pushes, another hears, through the core's gear. */
@@ -67,6 +71,56 @@ public class GearTest {
       gear.send(-1);
       gear.send(4);
       assertEquals(Integer.valueOf(4), loop.model());
+    }
+  }
+
+  /**
+   * An attached feedback's propagate runs on the thread that sends into the gear, as a
+   * callback of the loop's run: a stop, dispose or start it makes while another thread
+   * stops the loop leaves the work to that stop and returns, as from any other callback,
+   * instead of waiting for that stop, which waits for the propagate to return (it
+   * disconnects the gear). The other thread's stop is under way once it reports the
+   * queued event it drops.
+   */
+  @Test(timeout = 20000)
+  public void aPropagateThatClosesOrStartsItsLoopWhileAnotherThreadStopsItReturns() throws Exception {
+    List<Consumer<Loop<Integer, Integer, Void>>> calls = Arrays.asList(Loop::stop, Loop::dispose, Loop::start);
+    for (Consumer<Loop<Integer, Integer, Void>> call : calls) {
+      Gear<Integer> gear = new Gear<>();
+      ManualExecutor executor = new ManualExecutor();
+      CountDownLatch inPropagate = new CountDownLatch(1);
+      CountDownLatch stopping = new CountDownLatch(1);
+      AtomicReference<Loop<Integer, Integer, Void>> self = new AtomicReference<>();
+      AtomicReference<Throwable> failure = new AtomicReference<>();
+      Loop<Integer, Integer, Void> loop = Loop.reducer(0, (Integer model, Integer event) -> model + event)
+          .executor(executor)
+          .inspector(trace -> {
+            if (trace.kind() == LoopTrace.Kind.DROPPED) {
+              stopping.countDown();
+            }
+          })
+          .feedback(Feedback.<Integer, Integer, Integer>attached(gear, g -> {
+            inPropagate.countDown();
+            try {
+              stopping.await();
+              call.accept(self.get());
+            } catch (Throwable t) {
+              failure.set(t);
+            }
+            return null;
+          }))
+          .build();
+      self.set(loop);
+      executor.runAll(); // the start: the feedback attaches
+      loop.dispatch(1); // queued: the stop drops it
+      Thread sender = new Thread(() -> gear.send(1));
+      sender.start();
+      inPropagate.await();
+      loop.stop();
+      sender.join();
+      assertEquals(null, failure.get());
+      assertFalse(loop.isRunning());
+      loop.dispose();
     }
   }
 
