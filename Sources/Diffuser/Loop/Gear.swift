@@ -74,6 +74,9 @@ extension Feedback {
                 defer { session.leave() }
                 if let event = propagate(gearEvent), !session.isCancelled { _ = session.enqueue(event, nil) }
             }
+            // The loop's turn that removes this feedback waits for a propagate in
+            // progress: a close from that propagate must not wait for that turn.
+            (subscription as? Subscription<GearEvent>)?.pausing = session.pausing
             let action = session.onCancel { subscription.dispose() }
             return FeedbackReactor(receive: { _ in }, stop: {
                 subscription.dispose()

@@ -109,7 +109,9 @@
 /// dispose comes after that stop, and may still be in progress when a close that met that
 /// stop returns. A stop or dispose from the inspector on a thread other than the drain's
 /// does not wait for the drain, whose traces need the inspector: it drops the events not
-/// yet handled, and returns while the drain's callback in progress, if any, finishes.
+/// yet handled, and returns while the drain's callback in progress, if any, finishes. So
+/// does one from an attached feedback's propagate while the loop's turn that removes that
+/// feedback waits for the propagate to return.
 ///
 /// ## Errors
 /// An update that throws leaves the model unchanged; the inspector sees the error and

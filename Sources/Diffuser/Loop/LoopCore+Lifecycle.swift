@@ -22,7 +22,11 @@ extension LoopCore {
         guard status == .stopped, closer == 0, !disposing else { return runningLocked() }
         status = .running
         // Strongly: the session lets go of the loop when it ends (see `LoopSession`).
-        session = LoopSession { event, job in self.paths.enqueue(self, event, job, false) == nil }
+        let run = LoopSession<Event> { event, job in self.paths.enqueue(self, event, job, false) == nil }
+        run.pausing = { [weak self] waitingFor, wait in
+            if let self { self.pausingDrain(waitingFor: waitingFor, wait) } else { wait() }
+        }
+        session = run
         queue.pushFront(Entry(event: nil, details: EntryDetails(start: pendingFirst)))
         pendingFirst = nil
         scheduleLocked()
@@ -106,9 +110,10 @@ extension LoopCore {
             closerWaitsForQueuedDrain = false
             if meantToEnd == nil { meantToEnd = session }
             // Let the drain handle the events accepted so far; unless this thread is in
-            // the inspector, which the drain needs for its traces.
+            // the inspector, which the drain needs for its traces, or in a callback the
+            // drain waits for.
             if drainer != me && draining && (drainer != 0 || canWait)
-                && inspectorCaller.load(ordering: .acquiring) != me {
+                && inspectorCaller.load(ordering: .acquiring) != me && !drainWaitsForLocked(me) {
                 closerWaitsForDrain = true
                 closerWaitsForQueuedDrain = drainer == 0
                 waitLocked()
@@ -181,6 +186,37 @@ extension LoopCore {
         let run = session ?? closingSession
         lock.unlock()
         if let run { run.pausingCallback(waitingFor: waitingFor, wait) } else { wait() }
+    }
+
+    /// Runs `wait`, a wait of the calling thread for a callback of the run in progress
+    /// on the thread `waitingFor` names (the loop's turn removing an attached feedback
+    /// waits for its propagate). From the drainer, a close from that thread does not
+    /// wait for the drain meanwhile, which waits for it: like one from the inspector, it
+    /// drops the events not yet handled and returns, and the drain goes on once the
+    /// callback has returned. From a callback of the run, as `pausingRunCallback`.
+    func pausingDrain(waitingFor: @escaping () -> UInt, _ wait: () -> Void) {
+        let me = currentThreadID()
+        lock.lock()
+        let isDrainer = drainer == me
+        if isDrainer {
+            drainWaitingFor = waitingFor
+            // A close from that thread may be waiting for the drain already.
+            wakeWaitersLocked()
+        } else {
+            lock.unlock()
+        }
+        pausingRunCallback(waitingFor: waitingFor, wait)
+        if isDrainer {
+            lock.lock()
+            drainWaitingFor = nil
+            lock.unlock()
+        }
+    }
+
+    /// Whether the drainer waits for the calling thread's callback (see
+    /// `pausingDrain`). With the lock held.
+    private func drainWaitsForLocked(_ me: UInt) -> Bool {
+        drainer != 0 && drainWaitingFor?() == me
     }
 
     /// Whether the calling thread runs a callback of the current run, or of the run

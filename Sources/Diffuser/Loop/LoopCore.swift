@@ -135,6 +135,10 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
     @usableFromInline @exclusivity(unchecked) var session: LoopSession<Event>?
     /// The session a close is ending, until the close returns.
     var closingSession: LoopSession<Event>?
+    /// While the drainer waits for a callback of the run in progress on another thread
+    /// (the loop's turn removing an attached feedback waits for its propagate): the
+    /// thread it waits for, read again whenever a close looks (see `pausingDrain`).
+    var drainWaitingFor: (() -> UInt)?
     /// A dispose asked for from a callback while another thread was stopping the loop:
     /// that stop disposes the loop when it is done.
     var disposeWhenClosed = false

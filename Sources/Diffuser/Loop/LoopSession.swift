@@ -38,6 +38,10 @@ final class LoopSession<Event>: @unchecked Sendable {
     /// side table, and each event of the session's work would pay a checked load of the
     /// weak reference and a release on the runtime's slow path.
     @usableFromInline @exclusivity(unchecked) var target: ((Event, Job<Event>?) -> Bool)?
+    /// How a wait for a callback of this run in progress on another thread waits (see
+    /// `LoopCore.pausingDrain`): the pausing of the subscriptions the run's feedbacks
+    /// make (an attached feedback's gear). Set by the loop before the session is shared.
+    @usableFromInline var pausing: ((@escaping () -> UInt, () -> Void) -> Void)?
 
     init(enqueue: @escaping (Event, Job<Event>?) -> Bool) {
         self.target = enqueue

@@ -17,8 +17,9 @@ final class Subscription<Value>: _Disposable, @unchecked Sendable {
     /// needs no exclusivity check, which would cost each delivery a thread-local lookup.
     @usableFromInline @exclusivity(unchecked) var receiver: ((Value) throws -> Void)?
     /// How `dispose()` waits for a call in progress on another thread, if not simply
-    /// (a loop's observer: see `LoopCore.pausingRunCallback`); set before it is shared.
-    var pausing: ((@escaping () -> UInt, () -> Void) -> Void)?
+    /// (a loop's observer: see `LoopCore.pausingRunCallback`; an attached feedback's
+    /// gear: see `LoopCore.pausingDrain`); set before anything may dispose it.
+    @usableFromInline var pausing: ((@escaping () -> UInt, () -> Void) -> Void)?
 
     init(_ receiver: @escaping (Value) throws -> Void) {
         self.receiver = receiver

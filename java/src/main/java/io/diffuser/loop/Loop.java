@@ -97,7 +97,9 @@ import java.util.function.BiFunction;
  * in progress when a close that met that stop returns. A stop or dispose from the
  * inspector on a thread other than the drain's does not wait for the drain, whose traces
  * need the inspector: it drops the events not yet handled, and returns while the drain's
- * callback in progress, if any, finishes.
+ * callback in progress, if any, finishes. So does one from a {@link Feedback#attached}
+ * feedback's {@code propagate} while the loop's turn that removes that feedback waits for
+ * the {@code propagate} to return.
  *
  * <p><b>Memory.</b> Until it is disposed, a loop holds its update, handlers, observers,
  * feedbacks, restart, inspector and executors, and the fusers it connects, whoever else

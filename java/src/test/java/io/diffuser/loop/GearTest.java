@@ -124,6 +124,52 @@ public class GearTest {
     }
   }
 
+  /**
+   * The loop's turn that removes an attached feedback (its registration disposed) waits
+   * for the feedback's propagate in progress on another thread. A stop or dispose that
+   * propagate makes meanwhile does not wait for that drain, which waits for it: it drops
+   * the events not yet handled and returns, and the drain goes on once the propagate has
+   * returned. The drain is under way once the update has queued the removal.
+   */
+  @Test(timeout = 20000)
+  public void aPropagateThatClosesItsLoopWhileItsFeedbackIsRemovedReturns() throws Exception {
+    List<Consumer<Loop<Integer, Integer, Void>>> closes = Arrays.asList(Loop::stop, Loop::dispose);
+    for (Consumer<Loop<Integer, Integer, Void>> close : closes) {
+      Gear<Integer> gear = new Gear<>();
+      CountDownLatch inPropagate = new CountDownLatch(1);
+      CountDownLatch removing = new CountDownLatch(1);
+      AtomicReference<Loop<Integer, Integer, Void>> self = new AtomicReference<>();
+      AtomicReference<Disposable> registration = new AtomicReference<>();
+      AtomicReference<Throwable> failure = new AtomicReference<>();
+      Loop<Integer, Integer, Void> loop = Loop.reducer(0, (Integer model, Integer event) -> {
+        registration.get().dispose(); // queued after this step, in the same drain
+        removing.countDown();
+        return model + event;
+      }).build();
+      self.set(loop);
+      registration.set(loop.add(Feedback.<Integer, Integer, Integer>attached(gear, g -> {
+        inPropagate.countDown();
+        try {
+          removing.await();
+          close.accept(self.get());
+        } catch (Throwable t) {
+          failure.set(t);
+        }
+        return null;
+      })));
+      Thread sender = new Thread(() -> gear.send(1));
+      sender.start();
+      inPropagate.await();
+      Thread dispatcher = new Thread(() -> loop.dispatch(1));
+      dispatcher.start();
+      sender.join();
+      dispatcher.join();
+      assertEquals(null, failure.get());
+      assertFalse(loop.isRunning());
+      loop.dispose();
+    }
+  }
+
   @Test(expected = NullPointerException.class)
   public void aGearIsRequired() {
     Feedback.<Integer, Integer, Integer>pushing(null, m -> m);
