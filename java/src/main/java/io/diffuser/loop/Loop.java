@@ -59,6 +59,11 @@ import java.util.function.BiFunction;
  * refuses ({@link java.util.concurrent.RejectedExecutionException}) runs on the thread
  * that handed it over, and so does work whose {@code execute} threw anything else, which
  * goes to that thread's uncaught exception handler first. The work runs once either way.
+ * Work an executor never runs is never freed: until it runs, a piece of work holds native
+ * memory and, for a handler, its effect and job. So an executor that shuts down (the
+ * tasks {@code shutdownNow()} returns, a {@link ManualExecutor} a test is done with) runs
+ * the work it still holds once the loop is disposed, when that work does nothing but free
+ * what it holds.
  * An executor may run work at once ({@code Runnable::run}): the rest of the queue handed
  * back after {@code stepsPerRun} entries then returns at once, and the drain already
  * running on that thread goes on with it once {@code execute} returns, so that a long

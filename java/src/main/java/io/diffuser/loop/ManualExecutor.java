@@ -10,6 +10,9 @@ import java.util.concurrent.Executor;
  *
  * <p>Thread-safe: work may be handed from any thread; it runs on the thread that calls
  * {@link #runNext()} or {@link #runAll()}.
+ *
+ * <p>Work still pending holds native memory until it runs (see {@link Loop}): a test done
+ * with a loop disposes it and then calls {@link #runAll()}, which then only frees.
  */
 public final class ManualExecutor implements Executor {
   private final ArrayDeque<Runnable> queue = new ArrayDeque<>();
