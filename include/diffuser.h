@@ -938,7 +938,10 @@ DFS_API dfs_status dfs_list_sections_diff_read(const dfs_list_sections_reader *r
  * right after the STOPPED or DISPOSED one; a handler or observer that fails after
  * stopping or disposing its loop is reported after it too, and so are the drops a stop
  * still reports when a callback of it disposes the loop). A callback must not wait
- * for the thread that stops or disposes its loop.
+ * for the thread that stops or disposes its loop. A stop or dispose of another loop from
+ * a callback is such a wait (it waits for that loop's callbacks): two loops whose
+ * callbacks stop or dispose each other may deadlock, as two locks taken in opposite
+ * orders do.
  *
  * Closes that meet: a stop or dispose made while another thread's is under way returns
  * once that one has (a second dispose too), except from a callback of the run, from the

@@ -93,7 +93,10 @@
 /// the inspector, the coalescing key, `restart`) for as long as it lives: one of these
 /// that captures the loop keeps it alive, disposed or not, so capture the loop weakly
 /// there. Like any lock, waiting has one rule: a callback of the loop must not wait for
-/// the thread that stops or disposes it.
+/// the thread that stops or disposes it. A stop or dispose of another loop from a
+/// callback is such a wait (it waits for that loop's callbacks): two loops whose
+/// callbacks stop or dispose each other may deadlock, as two locks taken in opposite
+/// orders do.
 ///
 /// Closes that meet: a `stop()` or `dispose()` made while another thread's is under way
 /// returns once that one has (a second `dispose()` too), except from a callback of the run,

@@ -87,7 +87,9 @@ import java.util.function.BiFunction;
  * stopping or disposing its loop is reported after the STOPPED or DISPOSED trace, and so
  * are the drops a stop still reports when a callback of it (the inspector hearing a drop)
  * disposes the loop. A callback must not wait for the thread that stops or disposes its
- * loop.
+ * loop. A stop or dispose of another loop from a callback is such a wait (it waits for
+ * that loop's callbacks): two loops whose callbacks stop or dispose each other may
+ * deadlock, as two locks taken in opposite orders do.
  *
  * <p><b>Closes that meet.</b> A stop or dispose made while another thread's is under way
  * returns once that one has (a second dispose too), except from a callback of the run,
