@@ -127,8 +127,11 @@ extension LoopCore {
             }
             break
         }
-        // Nothing is being drained now except, if the close comes from inside a step,
-        // by this very thread.
+        // Nothing is being drained now except by this very thread, if the close comes
+        // from inside a step, or by a drainer this close did not wait for (it comes from
+        // the inspector, or from a callback that drainer waits for): that drainer ends
+        // the turn it is in, finds no event of the run left, and releases the structures
+        // if this close disposes (`clearNow` is false while it drains).
         // Events, and a start not yet made (it belongs to the run that ends), go; so
         // does everything else on a dispose. Registrations stay for the next run.
         let removed = queue.removeAll { entry in
