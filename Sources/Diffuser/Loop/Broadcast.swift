@@ -136,9 +136,15 @@ final class Broadcast<Value>: @unchecked Sendable {
     }
 
     /// Adds a subscriber; it receives the current value first, if there is one.
+    /// `pausing`: how its `dispose()` waits for a delivery in progress on another thread
+    /// (see `Subscription.pausing`), set before the subscription is shared.
     @usableFromInline
-    func subscribe(_ receiver: @escaping (Value) throws -> Void) -> _Disposable {
+    func subscribe(
+        _ receiver: @escaping (Value) throws -> Void,
+        pausing: ((@escaping () -> UInt, () -> Void) -> Void)? = nil
+    ) -> Subscription<Value> {
         let subscription = Subscription(receiver)
+        subscription.pausing = pausing
         let inside = inTransform
         if !inside { lock.lock() }
         queue.append(.add(subscription, current: holdsValue ? current : nil))

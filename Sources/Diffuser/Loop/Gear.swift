@@ -64,7 +64,10 @@ extension Feedback {
         _ propagate: @escaping (GearEvent) -> Event?
     ) -> Feedback {
         Feedback { session in
-            let subscription = gear.subscribe { gearEvent in
+            // The loop's turn that removes this feedback waits for a propagate in
+            // progress: a close from that propagate must not wait for that turn (the
+            // run's pausing; typed, so that the subscription is surely one that uses it).
+            let subscription = gear.signal.broadcast.subscribe({ gearEvent in
                 // `propagate` runs on the sending thread, user code that may stop,
                 // dispose or start the loop: as a callback of the run, so that such a
                 // call does not wait for another thread's close, which waits for this
@@ -73,10 +76,7 @@ extension Feedback {
                 guard session.enter() else { return }
                 defer { session.leave() }
                 if let event = propagate(gearEvent), !session.isCancelled { _ = session.enqueue(event, nil) }
-            }
-            // The loop's turn that removes this feedback waits for a propagate in
-            // progress: a close from that propagate must not wait for that turn.
-            (subscription as? Subscription<GearEvent>)?.pausing = session.pausing
+            }, pausing: session.pausing)
             let action = session.onCancel { subscription.dispose() }
             return FeedbackReactor(receive: { _ in }, stop: {
                 subscription.dispose()
