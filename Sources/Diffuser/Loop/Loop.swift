@@ -111,10 +111,13 @@
 /// or dispose from that other callback, which would wait for itself: its trace or its
 /// dispose comes after that stop, and may still be in progress when a close that met that
 /// stop returns. A stop or dispose from the inspector on a thread other than the drain's
-/// does not wait for the drain, whose traces need the inspector: it drops the events not
-/// yet handled, and returns while the drain's callback in progress, if any, finishes. So
-/// does one from an attached feedback's propagate while the loop's turn that removes that
-/// feedback waits for the propagate to return.
+/// does not wait for the drain, whose traces need the inspector, nor for a callback of
+/// the run that the drain runs inside (a handler's `send` into the idle loop, which drains
+/// it on the handler's thread) while the drain waits for the inspector: it drops the
+/// events not yet handled, and returns while the drain's callback in progress, if any,
+/// finishes, and the callback the drain runs inside. So does one from an attached
+/// feedback's propagate while the loop's turn that removes that feedback waits for the
+/// propagate to return.
 ///
 /// ## Errors
 /// An update that throws leaves the model unchanged; the inspector sees the error and

@@ -19,6 +19,11 @@ extension LoopCore {
         if inspector != nil { inspect(trace, outside: session) }
     }
 
+    /// Hands `trace` to the inspector, one call at a time. A thread that waits for
+    /// another thread's inspector call does not count, meanwhile, as being in its
+    /// callback of the run, if any (`session`'s, or else the run's: a drain that a
+    /// handler's send runs inside that handler, on its thread): the inspector may be
+    /// stopping the loop, which waits for the run's callbacks on other threads.
     @usableFromInline
     func inspect(_ trace: Trace, outside session: LoopSession<Event>? = nil) {
         guard let inspector else { return }
@@ -28,12 +33,11 @@ extension LoopCore {
             return
         }
         if !inspectorLock.tryLock() {
+            let holder = { [self] in inspectorCaller.load(ordering: .acquiring) }
             if let session {
-                session.pausingCallback(waitingFor: { [self] in inspectorCaller.load(ordering: .acquiring) }) {
-                    inspectorLock.lock()
-                }
+                session.pausingCallback(waitingFor: holder) { inspectorLock.lock() }
             } else {
-                inspectorLock.lock()
+                pausingRunCallback(waitingFor: holder) { inspectorLock.lock() }
             }
         }
         inspectorCaller.store(me, ordering: .releasing)
