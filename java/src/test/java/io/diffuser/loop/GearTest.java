@@ -3,6 +3,7 @@ package io.diffuser.loop;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
 
+import io.diffuser.Function;
 import io.diffuser.fuser.Disposable;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -99,16 +100,8 @@ public class GearTest {
               stopping.countDown();
             }
           })
-          .feedback(Feedback.<Integer, Integer, Integer>attached(gear, g -> {
-            inPropagate.countDown();
-            try {
-              stopping.await();
-              call.accept(self.get());
-            } catch (Throwable t) {
-              failure.set(t);
-            }
-            return null;
-          }))
+          .feedback(Feedback.<Integer, Integer, Integer>attached(gear,
+              blockingPropagate(inPropagate, stopping, () -> call.accept(self.get()), failure)))
           .build();
       self.set(loop);
       executor.runAll(); // the start: the feedback attaches
@@ -147,16 +140,8 @@ public class GearTest {
         return model + event;
       }).build();
       self.set(loop);
-      registration.set(loop.add(Feedback.<Integer, Integer, Integer>attached(gear, g -> {
-        inPropagate.countDown();
-        try {
-          removing.await();
-          close.accept(self.get());
-        } catch (Throwable t) {
-          failure.set(t);
-        }
-        return null;
-      })));
+      registration.set(loop.add(Feedback.<Integer, Integer, Integer>attached(gear,
+          blockingPropagate(inPropagate, removing, () -> close.accept(self.get()), failure))));
       Thread sender = new Thread(() -> gear.send(1));
       sender.start();
       inPropagate.await();
@@ -168,6 +153,24 @@ public class GearTest {
       assertFalse(loop.isRunning());
       loop.dispose();
     }
+  }
+
+  /**
+   * A propagate that makes no event: it says it has {@code entered}, waits for {@code go},
+   * then runs {@code call}, keeping what that throws in {@code failure}.
+   */
+  private static Function<Integer, Integer> blockingPropagate(
+      CountDownLatch entered, CountDownLatch go, Runnable call, AtomicReference<Throwable> failure) {
+    return gearEvent -> {
+      entered.countDown();
+      try {
+        go.await();
+        call.run();
+      } catch (Throwable t) {
+        failure.set(t);
+      }
+      return null;
+    };
   }
 
   @Test(expected = NullPointerException.class)
