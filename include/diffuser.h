@@ -1340,7 +1340,9 @@ DFS_API dfs_status dfs_feedback_pushing(dfs_gear *gear, dfs_propagate_fn propaga
 
 /** A feedback (see Feedbacks above) that turns each gear event of `gear` into what
  *  `propagate` makes of it, an event of the event type of the loop it is registered
- *  with, queued into that loop while it runs. */
+ *  with, queued into that loop while it runs. `propagate` runs on the thread that sends
+ *  into the gear, as a callback of the loop's run (a stop or dispose from it behaves as
+ *  from any callback); a gear event sent once the run has ended is dropped unseen. */
 DFS_API dfs_status dfs_feedback_attached(dfs_gear *gear, dfs_propagate_fn propagate, void *ctx,
                                          dfs_destroy_fn destroy, dfs_feedback **out);
 

@@ -57,7 +57,10 @@ extension Feedback {
 
     /// A feedback that turns the gear events of `gear` into events of this loop, while
     /// the loop runs (Spin's `Feedback(attachedTo:propagating:)` from gear events).
-    /// Events arrive in the loop's queue like dispatched ones.
+    /// Events arrive in the loop's queue like dispatched ones. `propagate` runs on the
+    /// thread that sends into the gear, as a callback of the loop's run (a stop or
+    /// dispose from it behaves as from any callback); a gear event sent once the run has
+    /// ended is dropped unseen.
     @inlinable
     public static func attached<GearEvent>(
         to gear: Gear<GearEvent>,

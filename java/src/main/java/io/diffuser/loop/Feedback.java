@@ -256,7 +256,9 @@ public final class Feedback<M, E> {
    * it runs (Spin's {@code Feedback(attachedTo:propagating:)} from gear events). The
    * events arrive in the loop's queue like dispatched ones; an exception {@code
    * propagate} throws counts as no event (and goes to the thread's uncaught exception
-   * handler).
+   * handler). {@code propagate} runs on the thread that sends into the gear, as a
+   * callback of the loop's run (a stop or dispose from it behaves as from any callback);
+   * a gear event sent once the run has ended is dropped unseen.
    *
    * @param gear the gear
    * @param propagate the event of a gear event, or {@code null} for none
