@@ -939,9 +939,9 @@ DFS_API dfs_status dfs_list_sections_diff_read(const dfs_list_sections_reader *r
  * stopping or disposing its loop is reported after it too, and so are the drops a stop
  * still reports when a callback of it disposes the loop). A callback must not wait
  * for the thread that stops or disposes its loop. A stop or dispose of another loop from
- * a callback is such a wait (it waits for that loop's callbacks): two loops whose
- * callbacks stop or dispose each other may deadlock, as two locks taken in opposite
- * orders do.
+ * a callback waits for that loop's callbacks, so it is such a wait when one of them stops
+ * or disposes this loop: two loops whose callbacks stop or dispose each other may
+ * deadlock, as two locks taken in opposite orders do.
  *
  * Closes that meet: a stop or dispose made while another thread's is under way returns
  * once that one has (a second dispose too), except from a callback of the run, from the
@@ -957,12 +957,14 @@ DFS_API dfs_status dfs_list_sections_diff_read(const dfs_list_sections_reader *r
  * itself: its trace or its dispose comes after that stop, and may still be in progress
  * when a close that met that stop returns. A stop or dispose from the inspector on a
  * thread other than the drain's does not wait for the drain, whose traces need the
- * inspector, nor for a callback of the run that the drain runs inside (a handler's
- * dfs_job_send into the idle loop, which drains it on the handler's thread) while the
- * drain waits for the inspector: it drops the events not yet handled, and returns while
- * the drain's callback in progress, if any, finishes, and the callback the drain runs
- * inside. So does one from an attached feedback's propagate while the loop's turn that
- * removes that feedback waits for the propagate to return.
+ * inspector; nor, while that drain waits for the inspector, for the handler the drain
+ * runs inside (a handler whose dfs_job_send into the idle loop, on the caller's executor,
+ * drains it on the handler's thread). It drops the events not yet handled, and returns
+ * while the drain's callback in progress, if any, and that handler finish. A stop or
+ * dispose from an attached feedback's propagate does the same while the loop's turn that
+ * removes that feedback waits for the propagate to return. An attached feedback's
+ * propagate that itself drains the loop is still waited for: a stop or dispose from the
+ * inspector while that drain waits for the inspector deadlocks.
  *
  * Work a loop hands to an executor does not keep the loop alive: releasing the loop
  * disposes it even while a manual executor holds its work.

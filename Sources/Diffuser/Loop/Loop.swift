@@ -94,9 +94,9 @@
 /// that captures the loop keeps it alive, disposed or not, so capture the loop weakly
 /// there. Like any lock, waiting has one rule: a callback of the loop must not wait for
 /// the thread that stops or disposes it. A stop or dispose of another loop from a
-/// callback is such a wait (it waits for that loop's callbacks): two loops whose
-/// callbacks stop or dispose each other may deadlock, as two locks taken in opposite
-/// orders do.
+/// callback waits for that loop's callbacks, so it is such a wait when one of them stops
+/// or disposes this loop: two loops whose callbacks stop or dispose each other may
+/// deadlock, as two locks taken in opposite orders do.
 ///
 /// Closes that meet: a `stop()` or `dispose()` made while another thread's is under way
 /// returns once that one has (a second `dispose()` too), except from a callback of the run,
@@ -111,13 +111,15 @@
 /// or dispose from that other callback, which would wait for itself: its trace or its
 /// dispose comes after that stop, and may still be in progress when a close that met that
 /// stop returns. A stop or dispose from the inspector on a thread other than the drain's
-/// does not wait for the drain, whose traces need the inspector, nor for a callback of
-/// the run that the drain runs inside (a handler's `send` into the idle loop, which drains
-/// it on the handler's thread) while the drain waits for the inspector: it drops the
-/// events not yet handled, and returns while the drain's callback in progress, if any,
-/// finishes, and the callback the drain runs inside. So does one from an attached
-/// feedback's propagate while the loop's turn that removes that feedback waits for the
-/// propagate to return.
+/// does not wait for the drain, whose traces need the inspector; nor, while that drain
+/// waits for the inspector, for the handler the drain runs inside (a handler whose `send`
+/// into the idle loop, on the caller's executor, drains it on the handler's thread). It
+/// drops the events not yet handled, and returns while the drain's callback in progress,
+/// if any, and that handler finish. A stop or dispose from an attached feedback's
+/// propagate does the same while the loop's turn that removes that feedback waits for the
+/// propagate to return. An attached feedback's propagate that itself drains the loop is
+/// still waited for: a stop or dispose from the inspector while that drain waits for the
+/// inspector deadlocks.
 ///
 /// ## Errors
 /// An update that throws leaves the model unchanged; the inspector sees the error and

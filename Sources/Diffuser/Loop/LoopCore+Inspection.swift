@@ -20,10 +20,10 @@ extension LoopCore {
     }
 
     /// Hands `trace` to the inspector, one call at a time. A thread that waits for
-    /// another thread's inspector call does not count, meanwhile, as being in its
-    /// callback of the run, if any (`session`'s, or else the run's: a drain that a
-    /// handler's send runs inside that handler, on its thread): the inspector may be
-    /// stopping the loop, which waits for the run's callbacks on other threads.
+    /// another thread's inspector call is not waited for, meanwhile, in its callback of
+    /// the run, if any (`session`'s, or else the run's: a drain that a handler's send
+    /// runs inside that handler, on its thread), by a stop or dispose from the thread in
+    /// the inspector, which runs inside that inspector call and would wait for itself.
     @usableFromInline
     func inspect(_ trace: Trace, outside session: LoopSession<Event>? = nil) {
         guard let inspector else { return }

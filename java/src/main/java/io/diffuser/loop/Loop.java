@@ -87,9 +87,10 @@ import java.util.function.BiFunction;
  * stopping or disposing its loop is reported after the STOPPED or DISPOSED trace, and so
  * are the drops a stop still reports when a callback of it (the inspector hearing a drop)
  * disposes the loop. A callback must not wait for the thread that stops or disposes its
- * loop. A stop or dispose of another loop from a callback is such a wait (it waits for
- * that loop's callbacks): two loops whose callbacks stop or dispose each other may
- * deadlock, as two locks taken in opposite orders do.
+ * loop. A stop or dispose of another loop from a callback waits for that loop's
+ * callbacks, so it is such a wait when one of them stops or disposes this loop: two loops
+ * whose callbacks stop or dispose each other may deadlock, as two locks taken in opposite
+ * orders do.
  *
  * <p><b>Closes that meet.</b> A stop or dispose made while another thread's is under way
  * returns once that one has (a second dispose too), except from a callback of the run,
@@ -103,13 +104,15 @@ import java.util.function.BiFunction;
  * would wait for itself: its trace or its dispose comes after that stop, and may still be
  * in progress when a close that met that stop returns. A stop or dispose from the
  * inspector on a thread other than the drain's does not wait for the drain, whose traces
- * need the inspector, nor for a callback of the run that the drain runs inside (a
- * handler's {@code send} into the idle loop, which drains it on the handler's thread)
- * while the drain waits for the inspector: it drops the events not yet handled, and
- * returns while the drain's callback in progress, if any, finishes, and the callback the
- * drain runs inside. So does one from a {@link Feedback#attached}
- * feedback's {@code propagate} while the loop's turn that removes that feedback waits for
- * the {@code propagate} to return.
+ * need the inspector; nor, while that drain waits for the inspector, for the handler the
+ * drain runs inside (a handler whose {@code send} into the idle loop, on the caller's
+ * executor, drains it on the handler's thread). It drops the events not yet handled, and
+ * returns while the drain's callback in progress, if any, and that handler finish. A stop
+ * or dispose from a {@link Feedback#attached} feedback's {@code propagate} does the same
+ * while the loop's turn that removes that feedback waits for the {@code propagate} to
+ * return. An attached feedback's {@code propagate} that itself drains the loop is still
+ * waited for: a stop or dispose from the inspector while that drain waits for the
+ * inspector deadlocks.
  *
  * <p><b>Memory.</b> Until it is disposed, a loop holds its update, handlers, observers,
  * feedbacks, restart, inspector and executors, and the fusers it connects, whoever else
