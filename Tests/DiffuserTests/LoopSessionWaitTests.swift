@@ -13,7 +13,7 @@ final class LoopSessionWaitTests: XCTestCase {
     func testAWaitIsWokenByACallbackEndingAsItStarts() {
         let rounds = 3_000
         for round in 0..<rounds {
-            let session = LoopSession<Int> { _, _ in true }
+            let session = LoopSession<Int> { _, _, _ in true }
             let entered = DispatchSemaphore(value: 0)
             let ended = Flag()
             let callback = Thread {
@@ -43,7 +43,7 @@ final class LoopSessionWaitTests: XCTestCase {
     /// A close waits for every thread's callbacks, however many begin and end while it
     /// waits, and a callback that the session refuses (it has ended) is not waited for.
     func testACancelWaitsForEveryCallbackInProgress() {
-        let session = LoopSession<Int> { _, _ in true }
+        let session = LoopSession<Int> { _, _, _ in true }
         let threads = 4
         let inside = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
@@ -78,7 +78,7 @@ final class LoopSessionWaitTests: XCTestCase {
     /// waking the waiters: the two then wait for each other until the pause times out.
     func testAPauseForTheClosingThreadWakesTheClose() {
         for round in 0..<10 {
-            let session = LoopSession<Int> { _, _ in true }
+            let session = LoopSession<Int> { _, _, _ in true }
             let closer = Atomic<UInt>(0)
             let entered = DispatchSemaphore(value: 0)
             let closing = DispatchSemaphore(value: 0)

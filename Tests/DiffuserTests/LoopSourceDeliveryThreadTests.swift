@@ -4,7 +4,7 @@ import XCTest
 @_spi(Bindings) @testable import Diffuser
 
 /// Each thread's record of the loop source deliveries it is inside, and of the drains it
-/// owes to loops whose deliveries were nested in an outer one (`LoopSourceDeliveries`):
+/// owes to loops whose deliveries were nested in an outer one (`LoopDeliveries`):
 /// short-lived threads, an outer loop that goes away or closes inside its delivery, and
 /// the ways a source's and a job's events take into the loop (`LoopPaths`).
 final class LoopSourceDeliveryThreadTests: XCTestCase {

@@ -137,14 +137,18 @@ final class Broadcast<Value>: @unchecked Sendable {
 
     /// Adds a subscriber; it receives the current value first, if there is one.
     /// `pausing`: how its `dispose()` waits for a delivery in progress on another thread
-    /// (see `Subscription.pausing`), set before the subscription is shared.
+    /// (see `Subscription.pausing`); `afterDelivery`: what runs after each of its
+    /// deliveries, outside its lock (see `Subscription.afterDelivery`). Both are set
+    /// before the subscription is shared.
     @usableFromInline
     func subscribe(
         _ receiver: @escaping (Value) throws -> Void,
-        pausing: ((@escaping () -> UInt, () -> Void) -> Void)? = nil
+        pausing: ((@escaping () -> UInt, () -> Void) -> Void)? = nil,
+        afterDelivery: (() -> Void)? = nil
     ) -> Subscription<Value> {
         let subscription = Subscription(receiver)
         subscription.pausing = pausing
+        subscription.afterDelivery = afterDelivery
         let inside = inTransform
         if !inside { lock.lock() }
         queue.append(.add(subscription, current: holdsValue ? current : nil))

@@ -60,7 +60,10 @@ extension Feedback {
     /// Events arrive in the loop's queue like dispatched ones. `propagate` runs on the
     /// thread that sends into the gear, as a callback of the loop's run (a stop or
     /// dispose from it behaves as from any callback); a gear event sent once the run has
-    /// ended is dropped unseen.
+    /// ended is dropped unseen. With the caller's executor, the sending thread runs the
+    /// step of an event `propagate` makes once `propagate` has returned, outside the
+    /// gear's lock and before the gear moves on to its next loop; inside a delivery of a
+    /// loop's source (or another gear's `propagate`), once the outermost one is over.
     @inlinable
     public static func attached<GearEvent>(
         to gear: Gear<GearEvent>,
@@ -70,6 +73,10 @@ extension Feedback {
             // The loop's turn that removes this feedback waits for a propagate in
             // progress: a close from that propagate must not wait for that turn (the
             // run's pausing; typed, so that the subscription is surely one that uses it).
+            // The drain an event starts is deferred to after the delivery, outside the
+            // subscription's lock (`afterDelivery`), as a source's is: a stop from the
+            // inspector, which the drain's traces wait for, disconnects the gear, which
+            // waits for that lock.
             let subscription = gear.signal.broadcast.subscribe({ gearEvent in
                 // `propagate` runs on the sending thread, user code that may stop,
                 // dispose or start the loop: as a callback of the run, so that such a
@@ -78,8 +85,12 @@ extension Feedback {
                 // event is dropped, as a source's event is.
                 guard session.enter() else { return }
                 defer { session.leave() }
-                if let event = propagate(gearEvent), !session.isCancelled { _ = session.enqueue(event, nil) }
-            }, pausing: session.pausing)
+                LoopDeliveries.enter()
+                defer { LoopDeliveries.leave() }
+                if let event = propagate(gearEvent), !session.isCancelled {
+                    _ = session.enqueue(event, nil, deferring: true)
+                }
+            }, pausing: session.pausing, afterDelivery: session.debtPayer)
             let action = session.onCancel { subscription.dispose() }
             return FeedbackReactor(receive: { _ in }, stop: {
                 subscription.dispose()

@@ -117,9 +117,9 @@
 /// drops the events not yet handled, and returns while the drain's callback in progress,
 /// if any, and that handler finish. A stop or dispose from an attached feedback's
 /// propagate does the same while the loop's turn that removes that feedback waits for the
-/// propagate to return. An attached feedback's propagate that itself drains the loop is
-/// still waited for: a stop or dispose from the inspector while that drain waits for the
-/// inspector deadlocks.
+/// propagate to return. (A gear event that a propagate turns into an event of the idle
+/// loop is drained after the propagate, outside the gear's lock: a stop or dispose from
+/// the inspector, which disconnects the gear, does not wait for that drain either.)
 ///
 /// ## Errors
 /// An update that throws leaves the model unchanged; the inspector sees the error and
@@ -311,8 +311,8 @@ public final class Loop<Model, Event, Effect>: Subscribable {
     /// the run: a stop or dispose waits for it, a stop or dispose from a transform does
     /// not wait for another thread's, and a transform must not wait for the thread that
     /// stops or disposes the loop. With the caller's executor, the steps of the events
-    /// run once the delivering thread's outermost delivery (of any loop's sources) is
-    /// over, outside the connections' locks.
+    /// run once the delivering thread's outermost delivery (of any loop's sources, or a
+    /// gear's attached feedback) is over, outside the connections' locks.
     @discardableResult
     public func connect(_ sources: Fuser<Event>) -> Disposable {
         connect(SourceSlot(sources, keeping: nil))

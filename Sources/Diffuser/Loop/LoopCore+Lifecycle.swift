@@ -22,10 +22,11 @@ extension LoopCore {
         guard status == .stopped, closer == 0, !disposing else { return runningLocked() }
         status = .running
         // Strongly: the session lets go of the loop when it ends (see `LoopSession`).
-        let run = LoopSession<Event> { event, job in self.paths.enqueue(self, event, job, false) == nil }
+        let run = LoopSession<Event> { event, job, deferring in self.paths.enqueue(self, event, job, deferring) == nil }
         run.pausing = { [weak self] waitingFor, wait in
             if let self { self.pausingDrain(waitingFor: waitingFor, wait) } else { wait() }
         }
+        run.payDebt = { self.paths.payDeferredDrain(self) }
         session = run
         queue.pushFront(Entry(event: nil, details: EntryDetails(start: pendingFirst)))
         pendingFirst = nil

@@ -40,9 +40,10 @@ final class EntryDetails<Model, Event, Effect> {
 /// client: unspecialized, every step would look up the metadata of the generic types it
 /// touches.
 extension LoopCore {
-    /// Queues `event`; returns why it was refused, or nil. `deferring`: for a source's
-    /// event, delivered under its connection's lock; a drain this event starts on the
-    /// calling thread is owed by it (`debtor`) and run once the delivery is over
+    /// Queues `event`; returns why it was refused, or nil. `deferring`: for an event
+    /// delivered under another object's lock (a source's, under its connection's; a
+    /// gear's, under its subscription's); a drain this event starts on the calling
+    /// thread is owed by it (`debtor`) and run once the delivery is over
     /// (`payDeferredDrain`).
     @inlinable
     func enqueue(_ event: consuming Event, job: Job<Event>?, deferring: Bool = false) -> LoopError? {
@@ -134,25 +135,24 @@ extension LoopCore {
         }
     }
 
-    /// Runs the drain the calling thread owes, if it owes one: once a source's delivery
-    /// that queued an event is over, unless the thread is still inside a delivery of a
-    /// loop's source connection (of this loop or another: its lock is held), whose end
-    /// pays it. Then pays the drains this thread owes to the loops whose deliveries were
+    /// Runs the drain the calling thread owes, if it owes one: once a delivery that
+    /// queued an event is over, unless the thread is still inside another delivery into
+    /// a loop (of this loop or another: its lock is held), whose end pays it. Then pays the drains this thread owes to the loops whose deliveries were
     /// nested in this one.
     @inlinable
     func payDeferredDrain() {
         let me = loopThreadID()
         lock.lock()
         let owes = debtor != 0 && debtor == me
-        if owes && LoopSourceDeliveries.isInside {
+        if owes && LoopDeliveries.isInside {
             lock.unlock()
-            LoopSourceDeliveries.owe { [weak self] in self?.payDeferredDrain() }
+            LoopDeliveries.owe { [weak self] in self?.payDeferredDrain() }
             return
         }
         if owes { debtor = 0 }
         lock.unlock()
         if owes { drain() }
-        LoopSourceDeliveries.payOwed()
+        LoopDeliveries.payOwed()
     }
 
     /// Hands a drain to the executor (or runs it, for the caller's executor).

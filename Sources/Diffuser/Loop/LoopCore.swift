@@ -110,17 +110,20 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
     @usableFromInline @exclusivity(unchecked) var drainer: UInt = 0
     /// The thread that owes the drain, or 0: with the caller's executor, a drain that a
     /// source's event starts while its connection delivers it (under the connection's
-    /// lock) is run by the delivering thread once the delivery is over. Running the step
-    /// there instead would hold the connection's lock through the step: a callback of
-    /// the step on another thread emitting into the same source would wait for that
-    /// lock, and a stop in the step waiting for that callback would wait forever. A loop
+    /// lock), or a gear event while an attached feedback's propagate runs (under the
+    /// gear subscription's lock), is run by the delivering thread once the delivery is
+    /// over. Running the step there instead would hold that lock through the step: a
+    /// callback of the step on another thread emitting into the same source would wait
+    /// for that lock, and a stop in the step waiting for that callback would wait
+    /// forever; a stop from the inspector, which the step waits for, would wait for it
+    /// to disconnect the gear. A loop
     /// has one drain at a time, so at most one thread owes it. A `dispatch` or a close
     /// made meanwhile, from that thread (a transform of the delivery) or another, takes
     /// the debt over and runs the drain itself: nobody else is draining, and the owing
     /// thread may be waiting for it. A debt is paid once the thread's outermost delivery
-    /// of any loop's source connections is over (`LoopSourceDeliveries`), so that an
-    /// event of one connection nested in another's delivery (of this loop or another)
-    /// runs no step under the outer connection's lock either.
+    /// into any loop is over (`LoopDeliveries`), so that an event of one delivery
+    /// nested in another's (of this loop or another) runs no step under the outer
+    /// delivery's lock either.
     @usableFromInline @exclusivity(unchecked) var debtor: UInt = 0
     /// The thread closing the loop, or 0. Events are refused while it is not 0.
     @usableFromInline @exclusivity(unchecked) var closer: UInt = 0

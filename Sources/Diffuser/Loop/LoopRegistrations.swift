@@ -92,8 +92,8 @@ final class SourceSlot<Event>: _Disposable, @unchecked Sendable {
                 // disconnect the source. Once the run has ended, the event is dropped.
                 guard session.enter() else { return }
                 defer { session.leave() }
-                LoopSourceDeliveries.enter()
-                defer { LoopSourceDeliveries.leave() }
+                LoopDeliveries.enter()
+                defer { LoopDeliveries.leave() }
                 try delivery()
             })
         } catch {

@@ -33,30 +33,46 @@ final class LoopSession<Event>: @unchecked Sendable {
     /// that a change it did not see wakes it.
     @exclusivity(unchecked) private var waiting = 0
     private let nextJobID = Atomic<UInt64>(1)
-    /// Guarded by `lock`: queues an event in the loop, until the session ends. It holds
-    /// the loop strongly, and the end lets go of it: held weakly, the loop would get a
-    /// side table, and each event of the session's work would pay a checked load of the
-    /// weak reference and a release on the runtime's slow path.
-    @usableFromInline @exclusivity(unchecked) var target: ((Event, Job<Event>?) -> Bool)?
+    /// Guarded by `lock`: queues an event in the loop (deferring its drain or not: see
+    /// `LoopCore.enqueue(_:job:deferring:)`), until the session ends. It holds the loop
+    /// strongly, and the end lets go of it: held weakly, the loop would get a side
+    /// table, and each event of the session's work would pay a checked load of the weak
+    /// reference and a release on the runtime's slow path.
+    @usableFromInline @exclusivity(unchecked) var target: ((Event, Job<Event>?, Bool) -> Bool)?
     /// How a wait for a callback of this run in progress on another thread waits (see
     /// `LoopCore.pausingDrain`): the pausing of the subscriptions the run's feedbacks
     /// make (an attached feedback's gear). Set by the loop before the session is shared.
     @usableFromInline var pausing: ((@escaping () -> UInt, () -> Void) -> Void)?
+    /// Guarded by `lock`: runs the drain the calling thread owes the loop, if any, once
+    /// a delivery that queued with `deferring` is over (`LoopCore.payDeferredDrain`).
+    /// Like `target`, it holds the loop strongly until the session ends. Set by the
+    /// loop before the session is shared.
+    @usableFromInline @exclusivity(unchecked) var payDebt: (() -> Void)?
 
-    init(enqueue: @escaping (Event, Job<Event>?) -> Bool) {
+    init(enqueue: @escaping (Event, Job<Event>?, Bool) -> Bool) {
         self.target = enqueue
     }
 
     /// Queues an event of this session's work in the loop; false if refused, or if the
-    /// session has ended.
+    /// session has ended. `deferring`: the caller delivers it under a lock of its own,
+    /// and calls `payDebt` once that lock is given back.
     /// Inlinable, so that it is compiled for the loop's event type.
     @inlinable
-    func enqueue(_ event: Event, _ job: Job<Event>?) -> Bool {
+    func enqueue(_ event: Event, _ job: Job<Event>?, deferring: Bool = false) -> Bool {
         lock.lock()
         let target = self.target
         lock.unlock()
         guard let target else { return false }
-        return target(event, job)
+        return target(event, job, deferring)
+    }
+
+    /// `payDebt`, until the session ends: for a delivery that queues with `deferring`
+    /// to run once it is over and the lock it delivers under is given back.
+    @inlinable
+    var debtPayer: (() -> Void)? {
+        lock.lock()
+        defer { lock.unlock() }
+        return payDebt
     }
 
     /// Whether the session has ended.
@@ -179,10 +195,12 @@ final class LoopSession<Event>: @unchecked Sendable {
     /// Ends the session: the first call runs every cancel action; every call then waits
     /// for the callbacks in progress (`awaitCallbacks(sparing:)`).
     func cancel(sparing spared: UInt = 0) {
-        var ended: ((Event, Job<Event>?) -> Bool)?
+        var ended: ((Event, Job<Event>?, Bool) -> Bool)?
+        var endedPayer: (() -> Void)?
         let actions: [() -> Void] = withLock {
             if cancelledFlag.exchange(true, ordering: .acquiringAndReleasing) { return [] }
             ended = target.take()
+            endedPayer = payDebt.take()
             defer { cancelActions.removeAll() }
             // The session's own actions (sources, gears) first, then the jobs', in the
             // order the jobs were made.
@@ -190,6 +208,7 @@ final class LoopSession<Event>: @unchecked Sendable {
         }
         // Let go of outside the lock (the loop's owner, closing it, still holds it).
         _ = ended.take()
+        _ = endedPayer.take()
         for action in actions { action() }
         awaitCallbacks(sparing: spared)
     }

@@ -20,6 +20,11 @@ final class Subscription<Value>: _Disposable, @unchecked Sendable {
     /// (a loop's observer: see `LoopCore.pausingRunCallback`; an attached feedback's
     /// gear: see `LoopCore.pausingDrain`); set before anything may dispose it.
     @usableFromInline var pausing: ((@escaping () -> UInt, () -> Void) -> Void)?
+    /// Guarded by `lock`, like `receiver`: what to run after each delivery, once the
+    /// lock is given back (an attached feedback's gear: the drain its propagate left,
+    /// see `LoopSession.payDebt`). Set before the subscription is shared, released on
+    /// dispose; a delivery in progress keeps its own reference.
+    @usableFromInline @exclusivity(unchecked) var afterDelivery: (() -> Void)?
 
     init(_ receiver: @escaping (Value) throws -> Void) {
         self.receiver = receiver
@@ -32,10 +37,15 @@ final class Subscription<Value>: _Disposable, @unchecked Sendable {
     @inlinable
     var isClosed: Bool { closed.load(ordering: .acquiring) }
 
-    /// Calls the receiver with `value` unless disposed.
+    /// Calls the receiver with `value` unless disposed, then `afterDelivery`.
     @inlinable
     func deliver(_ value: Value) throws {
-        try call { try receiver?(value) }
+        var after: (() -> Void)?
+        defer { after?() }
+        try call {
+            after = afterDelivery
+            try receiver?(value)
+        }
     }
 
     /// Runs `body` as a call of this subscription: not once disposed, and holding its
@@ -65,8 +75,8 @@ final class Subscription<Value>: _Disposable, @unchecked Sendable {
         closed.store(true, ordering: .releasing)
         if caller.load(ordering: .acquiring) == currentThreadID() {
             // From inside the receiver: the lock is ours; the call in progress keeps its
-            // own reference to the receiver.
-            let released = receiver.take()
+            // own reference to the receiver and to what runs after it.
+            let released = (receiver.take(), afterDelivery.take())
             withExtendedLifetime(released) {}
             return
         }
@@ -75,7 +85,7 @@ final class Subscription<Value>: _Disposable, @unchecked Sendable {
         } else {
             lock.lock()
         }
-        let released = receiver.take()
+        let released = (receiver.take(), afterDelivery.take())
         lock.unlock()
         // Not `_ = consume released`: the optimizer may release it before the unlock.
         withExtendedLifetime(released) {}

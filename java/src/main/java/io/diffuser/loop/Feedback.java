@@ -258,7 +258,11 @@ public final class Feedback<M, E> {
    * propagate} throws counts as no event (and goes to the thread's uncaught exception
    * handler). {@code propagate} runs on the thread that sends into the gear, as a
    * callback of the loop's run (a stop or dispose from it behaves as from any callback);
-   * a gear event sent once the run has ended is dropped unseen.
+   * a gear event sent once the run has ended is dropped unseen. With the caller's
+   * executor, the sending thread runs the step of the event {@code propagate} makes once
+   * {@code propagate} has returned, outside the gear's lock and before the gear moves on
+   * to its next loop; inside a delivery of a loop's source (or another gear's
+   * {@code propagate}), once the outermost one is over.
    *
    * @param gear the gear
    * @param propagate the event of a gear event, or {@code null} for none

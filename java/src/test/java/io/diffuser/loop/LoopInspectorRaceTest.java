@@ -16,12 +16,13 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.Test;
 
 /**
- * A stop or dispose from the inspector on one thread while a handler's {@code send}, on
- * the handler's own executor, drains the idle loop on that thread, inside the handler,
- * and that drain waits for the inspector to report a failure: the close does not wait
- * for the handler the drain runs inside (through the binding, as Swift's
- * LoopInspectorRaceTests). Staged with latches; a close that waited would hang, caught by
- * the timeout.
+ * A stop or dispose from the inspector on one thread while a callback's send drains the
+ * idle loop on another, and that drain waits for the inspector to report a failure: a
+ * handler's {@code send}, on the handler's own executor, drains inside the handler; an
+ * attached feedback's {@code propagate} has the sending thread drain once it returns. The
+ * close waits neither for the handler the drain runs inside nor for the gear's delivery
+ * (through the binding, as Swift's LoopInspectorRaceTests). Staged with latches; a close
+ * that waited would hang, caught by the timeout.
  */
 public class LoopInspectorRaceTest {
   private static ExecutorService daemonThread() {
@@ -32,7 +33,9 @@ public class LoopInspectorRaceTest {
     });
   }
 
-  private static void checkAnInspectorClosingWhileAHandlersSendDrains(boolean disposes) throws Exception {
+  private static void checkAnInspectorClosingWhileACallbackDrains(boolean propagates, boolean disposes)
+      throws Exception {
+    Gear<Integer> gear = new Gear<>();
     ExecutorService sender = daemonThread();
     ExecutorService failing = daemonThread();
     CountDownLatch dispatched = new CountDownLatch(1);
@@ -66,8 +69,9 @@ public class LoopInspectorRaceTest {
           }
           inDrainsHandler.countDown();
           inInspector.await();
-          throw new Exception("fails in the drain"); // reported by the drainer, inside the sender
+          throw new Exception("fails in the drain"); // reported by the drainer
         })
+        .feedback(Feedback.<Integer, String, Integer>attached(gear, g -> "fail"))
         .inspector(trace -> {
           log.add(trace.kind() + (trace.event() == null ? "" : " " + trace.event()));
           if (trace.kind() != LoopTrace.Kind.EFFECT_FAILED || failures.incrementAndGet() != 1) {
@@ -83,14 +87,25 @@ public class LoopInspectorRaceTest {
         })
         .build();
     current.set(loop);
-    loop.dispatch("send");
-    dispatched.countDown(); // the dispatch's drain is over: the handler's send drains
+    if (propagates) {
+      sender.execute(() -> {
+        gear.send(1); // the loop is idle: this thread drains it
+        sent.countDown();
+      });
+    } else {
+      loop.dispatch("send");
+      dispatched.countDown(); // the dispatch's drain is over: the handler's send drains
+    }
     sent.await();
     closed.await();
     assertFalse(loop.isRunning());
     String close = disposes ? "DISPOSED" : "STOPPED";
-    assertEquals(Arrays.asList("STARTED", "STEPPED send", "STEPPED fail", "EFFECT_FAILED", close, "EFFECT_FAILED"),
-        new ArrayList<>(log));
+    List<String> expected = new ArrayList<>(Arrays.asList("STARTED", "STEPPED send", "STEPPED fail",
+        "EFFECT_FAILED", close, "EFFECT_FAILED"));
+    if (propagates) {
+      expected.remove("STEPPED send");
+    }
+    assertEquals(expected, new ArrayList<>(log));
     loop.dispose();
     sender.shutdown();
     failing.shutdown();
@@ -99,11 +114,21 @@ public class LoopInspectorRaceTest {
 
   @Test(timeout = 20000)
   public void anInspectorStoppingTheLoopWhileAHandlersSendDrainsItReturns() throws Exception {
-    checkAnInspectorClosingWhileAHandlersSendDrains(false);
+    checkAnInspectorClosingWhileACallbackDrains(false, false);
   }
 
   @Test(timeout = 20000)
   public void anInspectorDisposingTheLoopWhileAHandlersSendDrainsItReturns() throws Exception {
-    checkAnInspectorClosingWhileAHandlersSendDrains(true);
+    checkAnInspectorClosingWhileACallbackDrains(false, true);
+  }
+
+  @Test(timeout = 20000)
+  public void anInspectorStoppingTheLoopWhileAPropagateDrainsItReturns() throws Exception {
+    checkAnInspectorClosingWhileACallbackDrains(true, false);
+  }
+
+  @Test(timeout = 20000)
+  public void anInspectorDisposingTheLoopWhileAPropagateDrainsItReturns() throws Exception {
+    checkAnInspectorClosingWhileACallbackDrains(true, true);
   }
 }

@@ -6,16 +6,17 @@ import Musl
 import Darwin
 #endif
 
-/// The calling thread's deliveries of loops' source connections: how many it is inside
-/// (of any loop), and the drains it owes to loops whose deliveries were nested in an
-/// outer one. Those are paid once its outermost delivery is over, outside every
-/// connection's lock: a step run inside another loop's delivery would hold that
-/// connection's lock (see `LoopCore.debtor`).
+/// The calling thread's deliveries into loops made under another object's lock (a source
+/// connection's, while it delivers an event; a gear subscription's, while an attached
+/// feedback's propagate runs): how many it is inside (of any loop), and the drains it
+/// owes to loops whose deliveries were nested in an outer one. Those are paid once its
+/// outermost delivery is over, outside every such lock: a step run inside another
+/// delivery would hold that delivery's lock (see `LoopCore.debtor`).
 ///
 /// Only the thread itself reads and writes its own record, so the record needs no lock;
 /// it lives in thread-specific storage and goes away with the thread.
 @usableFromInline
-enum LoopSourceDeliveries {
+enum LoopDeliveries {
     /// A thread's record, reached through a pointer: only its thread touches it, so it
     /// needs no reference counting and no exclusivity checks, which would cost more than
     /// what a delivery does with it.
@@ -27,7 +28,7 @@ enum LoopSourceDeliveries {
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
         // Without a key, deliveries could not be counted: a nested event would run its
-        // step under the outer connection's lock.
+        // step under the outer delivery's lock.
         let made = pthread_key_create(&key) { raw in
             #if canImport(Darwin)
             let record = raw.assumingMemoryBound(to: Record.self)
@@ -37,7 +38,7 @@ enum LoopSourceDeliveries {
             record.deinitialize(count: 1)
             record.deallocate()
         }
-        require(made == 0, "Diffuser: no thread-specific key for loop source deliveries (\(made))")
+        require(made == 0, "Diffuser: no thread-specific key for loop deliveries (\(made))")
         return key
     }()
 
@@ -49,16 +50,18 @@ enum LoopSourceDeliveries {
         let fresh = UnsafeMutablePointer<Record>.allocate(capacity: 1)
         fresh.initialize(to: Record())
         let stored = pthread_setspecific(key, fresh)
-        require(stored == 0, "Diffuser: cannot keep this thread's loop source deliveries (\(stored))")
+        require(stored == 0, "Diffuser: cannot keep this thread's loop deliveries (\(stored))")
         return fresh
     }
 
     /// Counts the calling thread as inside one more delivery.
+    @usableFromInline
     static func enter() {
         record.pointee.depth += 1
     }
 
     /// Ends what `enter()` began.
+    @usableFromInline
     static func leave() {
         record.pointee.depth -= 1
     }

@@ -1,0 +1,101 @@
+import Foundation
+import XCTest
+@testable import Diffuser
+
+/// When a loop on the caller's executor handles the events its attached feedbacks make
+/// of gear events: on the sending thread, once `propagate` has returned (outside the
+/// gear subscription's lock), before the gear moves on to its next loop; inside a
+/// delivery of a loop's source, once that delivery is over; and never lost on the way.
+final class LoopGearTests: XCTestCase {
+    typealias CounterLoop = Loop<Counter, CounterEvent, CounterEffect>
+
+    /// Two loops attached to one gear: each one's step runs after its propagate and
+    /// before the next loop's propagate, all before `send` returns.
+    func testEachLoopHandlesItsEventAfterItsPropagateBeforeTheNextLoop() {
+        let gear = Gear<Int>()
+        let log = Recorder<String>()
+        func attachedLoop(_ name: String) -> CounterLoop {
+            let loop = CounterLoop(model: Counter(), update: counterUpdate, feedbacks: [
+                .attached(to: gear) { n -> CounterEvent? in
+                    log.append("\(name) propagates \(n)")
+                    return .add(n)
+                },
+            ])
+            loop.observe { log.append("\(name) at \($0.count)") }
+            return loop
+        }
+        let first = attachedLoop("first")
+        let second = attachedLoop("second")
+        gear.send(3)
+        XCTAssertEqual(log.values, [
+            "first at 0", "second at 0",
+            "first propagates 3", "first at 3",
+            "second propagates 3", "second at 3",
+        ])
+        first.dispose()
+        second.dispose()
+    }
+
+    /// A gear send from a transform of another loop's source delivery: the attached
+    /// loop's step runs once that delivery is over, as a nested source's does, not
+    /// under the source connection's lock; still before the source's `send` returns.
+    func testAGearSendInsideASourcesDeliveryIsHandledOnceTheDeliveryIsOver() {
+        let gear = Gear<Int>()
+        let output = Output<Int>()
+        let log = Recorder<String>()
+        let sourceLoop = CounterLoop(model: Counter(), update: counterUpdate)
+        sourceLoop.connect(.extract({ (n: Int) -> CounterEvent in
+            gear.send(n)
+            log.append("transform sent \(n)")
+            return .add(n)
+        }, output.fuser))
+        let attachedLoop = CounterLoop(model: Counter(), update: counterUpdate, feedbacks: [
+            .attached(to: gear) { n -> CounterEvent? in .add(n * 10) },
+        ])
+        attachedLoop.observe { log.append("attached at \($0.count)") }
+        output.send(2)
+        XCTAssertEqual(log.values, ["attached at 0", "transform sent 2", "attached at 20"])
+        XCTAssertEqual(sourceLoop.model.count, 2)
+        sourceLoop.dispose()
+        attachedLoop.dispose()
+    }
+
+    /// A propagate that removes its own feedback (the loop's turn runs at once, on this
+    /// thread, and disposes the gear subscription from inside it) and then returns an
+    /// event: the event, accepted while the run goes on, is handled before `send`
+    /// returns; the next gear event reaches the loop no more.
+    func testAPropagateThatRemovesItsOwnFeedbackStillHasItsEventHandled() {
+        let gear = Gear<Int>()
+        let loop = CounterLoop(model: Counter(), update: counterUpdate)
+        let registration = LoopGearRaceTests.RegistrationSlot()
+        registration.value = loop.add(.attached(to: gear) { n -> CounterEvent? in
+            registration.value?.dispose()
+            return .add(n)
+        })
+        gear.send(5)
+        XCTAssertEqual(loop.model.count, 5, "the event made after the removal was lost")
+        gear.send(7)
+        XCTAssertEqual(loop.model.count, 5)
+        loop.dispose()
+    }
+
+    /// A gear that lives on keeps nothing of a loop attached to it once the loop is
+    /// disposed, or let go (which disposes it), before the gear sends again.
+    func testAGearKeepsNoLoopOnceItIsDisposedOrLetGo() {
+        for disposes in [true, false] {
+            let gear = Gear<Int>()
+            weak var core: AnyObject?
+            do {
+                let loop = CounterLoop(model: Counter(), update: counterUpdate, feedbacks: [
+                    .attached(to: gear) { n -> CounterEvent? in .add(n) },
+                ])
+                core = loop.core
+                gear.send(1)
+                XCTAssertEqual(loop.model.count, 1)
+                if disposes { loop.dispose() }
+            }
+            XCTAssertNil(core, disposes ? "the gear kept a disposed loop" : "the gear kept a loop let go")
+            withExtendedLifetime(gear) {}
+        }
+    }
+}
