@@ -5,7 +5,8 @@ import XCTest
 /// When a loop on the caller's executor handles the events its attached feedbacks make
 /// of gear events: on the sending thread, once `propagate` has returned (outside the
 /// gear subscription's lock), before the gear moves on to its next loop; inside a
-/// delivery of a loop's source, once that delivery is over; and never lost on the way.
+/// delivery of a loop's source or another gear's propagate, once that delivery is over;
+/// and never lost on the way.
 final class LoopGearTests: XCTestCase {
     typealias CounterLoop = Loop<Counter, CounterEvent, CounterEffect>
 
@@ -56,6 +57,41 @@ final class LoopGearTests: XCTestCase {
         output.send(2)
         XCTAssertEqual(log.values, ["attached at 0", "transform sent 2", "attached at 20"])
         XCTAssertEqual(sourceLoop.model.count, 2)
+        sourceLoop.dispose()
+        attachedLoop.dispose()
+    }
+
+    /// A propagate that sends into another gear and into another loop's source: the
+    /// events those make are handled once the propagate's delivery is over (its own
+    /// loop's event first, then theirs, in the order they were sent), not under the gear
+    /// subscription's lock; still before `send` returns.
+    func testEventsSentFromAPropagateAreHandledOnceItsDeliveryIsOver() {
+        let gear = Gear<Int>()
+        let innerGear = Gear<Int>()
+        let output = Output<Int>()
+        let log = Recorder<String>()
+        let innerGearLoop = CounterLoop(model: Counter(), update: counterUpdate, feedbacks: [
+            .attached(to: innerGear) { n -> CounterEvent? in .add(n) },
+        ])
+        let sourceLoop = CounterLoop(model: Counter(), update: counterUpdate)
+        sourceLoop.connect(.extract({ (n: Int) -> CounterEvent in .add(n) }, output.fuser))
+        let attachedLoop = CounterLoop(model: Counter(), update: counterUpdate, feedbacks: [
+            .attached(to: gear) { n -> CounterEvent? in
+                innerGear.send(n * 10)
+                output.send(n * 100)
+                log.append("propagate returns")
+                return .add(n)
+            },
+        ])
+        innerGearLoop.observe { log.append("inner gear's loop at \($0.count)") }
+        sourceLoop.observe { log.append("source's loop at \($0.count)") }
+        attachedLoop.observe { log.append("attached at \($0.count)") }
+        gear.send(1)
+        XCTAssertEqual(log.values, [
+            "inner gear's loop at 0", "source's loop at 0", "attached at 0",
+            "propagate returns", "attached at 1", "inner gear's loop at 10", "source's loop at 100",
+        ])
+        innerGearLoop.dispose()
         sourceLoop.dispose()
         attachedLoop.dispose()
     }
