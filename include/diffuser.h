@@ -962,10 +962,13 @@ DFS_API dfs_status dfs_list_sections_diff_read(const dfs_list_sections_reader *r
  * drains it on the handler's thread). It drops the events not yet handled, and returns
  * while the drain's callback in progress, if any, and that handler finish. A stop or
  * dispose from an attached feedback's propagate does the same while the loop's turn that
- * removes that feedback waits for the propagate to return. (A gear event that a
- * propagate turns into an event of the idle loop is drained after the propagate, outside
- * the gear's lock: a stop or dispose from the inspector, which disconnects the gear, does
- * not wait for that drain either.)
+ * removes that feedback waits for the propagate to return. A gear event that a
+ * propagate turns into an event of the idle loop is drained once the propagate has
+ * returned, outside the gear's lock: a stop or dispose from the inspector, which
+ * disconnects the gear, does not wait for that drain. A propagate that itself drains the
+ * loop (its dfs_loop_dispatch into the idle loop, with the caller's executor) is waited
+ * for: a stop or dispose from the inspector while that drain waits for the inspector
+ * deadlocks.
  *
  * Work a loop hands to an executor does not keep the loop alive: releasing the loop
  * disposes it even while a manual executor holds its work.
@@ -1346,10 +1349,11 @@ DFS_API dfs_status dfs_feedback_pushing(dfs_gear *gear, dfs_propagate_fn propaga
  *  with, queued into that loop while it runs. `propagate` runs on the thread that sends
  *  into the gear, as a callback of the loop's run (a stop or dispose from it behaves as
  *  from any callback); a gear event sent once the run has ended is dropped unseen. With
- *  the caller's executor, the sending thread runs the step of the event `propagate`
- *  makes once `propagate` has returned, outside the gear's lock and before the gear
- *  moves on to its next loop; inside a delivery of a loop's source (or another gear's
- *  propagate), once the outermost one is over. */
+ *  the caller's executor, an event `propagate` makes while the loop is idle is handled
+ *  on the sending thread once `propagate` has returned, outside the gear's lock and
+ *  before the gear moves on to its next loop; inside a delivery of a loop's source (or
+ *  another gear's propagate), once the outermost one is over. (While the loop drains,
+ *  the event waits its turn in the queue, as a dispatched one does.) */
 DFS_API dfs_status dfs_feedback_attached(dfs_gear *gear, dfs_propagate_fn propagate, void *ctx,
                                          dfs_destroy_fn destroy, dfs_feedback **out);
 

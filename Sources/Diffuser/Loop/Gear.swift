@@ -60,10 +60,12 @@ extension Feedback {
     /// Events arrive in the loop's queue like dispatched ones. `propagate` runs on the
     /// thread that sends into the gear, as a callback of the loop's run (a stop or
     /// dispose from it behaves as from any callback); a gear event sent once the run has
-    /// ended is dropped unseen. With the caller's executor, the sending thread runs the
-    /// step of an event `propagate` makes once `propagate` has returned, outside the
-    /// gear's lock and before the gear moves on to its next loop; inside a delivery of a
-    /// loop's source (or another gear's `propagate`), once the outermost one is over.
+    /// ended is dropped unseen. With the caller's executor, an event `propagate` makes
+    /// while the loop is idle is handled on the sending thread once `propagate` has
+    /// returned, outside the gear's lock and before the gear moves on to its next loop;
+    /// inside a delivery of a loop's source (or another gear's `propagate`), once the
+    /// outermost one is over. (While the loop drains, the event waits its turn in the
+    /// queue, as a dispatched one does.)
     @inlinable
     public static func attached<GearEvent>(
         to gear: Gear<GearEvent>,

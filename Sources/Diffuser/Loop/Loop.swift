@@ -117,9 +117,12 @@
 /// drops the events not yet handled, and returns while the drain's callback in progress,
 /// if any, and that handler finish. A stop or dispose from an attached feedback's
 /// propagate does the same while the loop's turn that removes that feedback waits for the
-/// propagate to return. (A gear event that a propagate turns into an event of the idle
-/// loop is drained after the propagate, outside the gear's lock: a stop or dispose from
-/// the inspector, which disconnects the gear, does not wait for that drain either.)
+/// propagate to return. A gear event that a propagate turns into an event of the idle
+/// loop is drained once the propagate has returned, outside the gear's lock: a stop or
+/// dispose from the inspector, which disconnects the gear, does not wait for that drain.
+/// A propagate that itself drains the loop (its `dispatch` into the idle loop, with the
+/// caller's executor) is waited for: a stop or dispose from the inspector while that
+/// drain waits for the inspector deadlocks.
 ///
 /// ## Errors
 /// An update that throws leaves the model unchanged; the inspector sees the error and

@@ -137,8 +137,8 @@ extension LoopCore {
 
     /// Runs the drain the calling thread owes, if it owes one: once a delivery that
     /// queued an event is over, unless the thread is still inside another delivery into
-    /// a loop (of this loop or another: its lock is held), whose end pays it. Then pays the drains this thread owes to the loops whose deliveries were
-    /// nested in this one.
+    /// a loop (of this loop or another: its lock is held), whose end pays it. Then pays
+    /// the drains this thread owes to the loops whose deliveries were nested in this one.
     @inlinable
     func payDeferredDrain() {
         let me = loopThreadID()

@@ -259,10 +259,11 @@ public final class Feedback<M, E> {
    * handler). {@code propagate} runs on the thread that sends into the gear, as a
    * callback of the loop's run (a stop or dispose from it behaves as from any callback);
    * a gear event sent once the run has ended is dropped unseen. With the caller's
-   * executor, the sending thread runs the step of the event {@code propagate} makes once
-   * {@code propagate} has returned, outside the gear's lock and before the gear moves on
-   * to its next loop; inside a delivery of a loop's source (or another gear's
-   * {@code propagate}), once the outermost one is over.
+   * executor, an event {@code propagate} makes while the loop is idle is handled on the
+   * sending thread once {@code propagate} has returned, outside the gear's lock and
+   * before the gear moves on to its next loop; inside a delivery of a loop's source (or
+   * another gear's {@code propagate}), once the outermost one is over. (While the loop
+   * drains, the event waits its turn in the queue, as a dispatched one does.)
    *
    * @param gear the gear
    * @param propagate the event of a gear event, or {@code null} for none

@@ -110,9 +110,12 @@ import java.util.function.BiFunction;
  * returns while the drain's callback in progress, if any, and that handler finish. A stop
  * or dispose from a {@link Feedback#attached} feedback's {@code propagate} does the same
  * while the loop's turn that removes that feedback waits for the {@code propagate} to
- * return. (A gear event that a {@code propagate} turns into an event of the idle loop is
- * drained after the {@code propagate}, outside the gear's lock: a stop or dispose from the
- * inspector, which disconnects the gear, does not wait for that drain either.)
+ * return. A gear event that a {@code propagate} turns into an event of the idle loop is
+ * drained once the {@code propagate} has returned, outside the gear's lock: a stop or
+ * dispose from the inspector, which disconnects the gear, does not wait for that drain. A
+ * {@code propagate} that itself drains the loop (its {@code dispatch} into the idle loop,
+ * with the caller's executor) is waited for: a stop or dispose from the inspector while
+ * that drain waits for the inspector deadlocks.
  *
  * <p><b>Memory.</b> Until it is disposed, a loop holds its update, handlers, observers,
  * feedbacks, restart, inspector and executors, and the fusers it connects, whoever else
