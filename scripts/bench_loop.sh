@@ -62,10 +62,12 @@ print(f"Loop benchmark: events/s through a loop, median of {sys.argv[2]} rounds 
 print("x hand: the loop's time per event / the hand-written queue + reducer + render's;")
 print("loop share: ns per event the loop adds to what it runs, from the best rounds (which the machine's")
 print("load disturbs least): library - hand+diffuser (the same queue and reducer by hand, the same Diffuser);")
-print("no-render, references, observed, source, effects and job: library - hand (source: the hand-written loop fed by the same kind of source)")
+print("no-render, references, observed, source, gear, effects and job: library - hand (source: the hand-written loop fed by the same kind of source;")
+print("gear: Swift, the hand-written loop observing the same kind of gear; C and Java, which have no plain subscription to a gear,")
+print("the hand-written loop subscribed to a hand-written bus)")
 header = f"{'scenario':<12}{'lang':<7}{'library ev/s':>26}{'hand ev/s':>30}{'x hand':>9}{'hand+diffuser ev/s':>21}{'loop share':>12}"
 print(header)
-for scenario in ("render-100", "no-render", "references", "observed", "source", "effects", "job"):
+for scenario in ("render-100", "no-render", "references", "observed", "source", "gear", "effects", "job"):
     for lang in ("swift", "c", "java"):
         if (lang, scenario) not in table:
             continue

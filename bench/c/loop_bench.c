@@ -3,7 +3,7 @@
  * hand-written queue + reducer + render, in one process; medians and minima of
  * interleaved rounds.
  *
- *   diffuser_bench_loop_c [--rounds N] [--tsv] [--only render-100|no-render|source|effects]
+ *   diffuser_bench_loop_c [--rounds N] [--tsv] [--only render-100|no-render|source|gear|effects]
  *
  * render-100: a trivial update (a new model with one of 100 leaves bumped) and a render
  *   through a diffuser of 100 leaves (dfs_loop_render; each leaf a dfs_diffuser_map_field
@@ -17,6 +17,13 @@
  *   connected (dfs_loop_connect), against the same kind of source connected with
  *   dfs_fuser_connect to the hand-written loop's dispatch: the difference is what a
  *   loop's source connection adds to a plain connection.
+ * gear: no-render's loop fed through a gear: each event is sent into a dfs_gear
+ *   (dfs_gear_send) the loop is attached to by one feedback turning each gear event into
+ *   the loop's event (dfs_loop_attach_to_gear, the event itself), against a hand-written
+ *   bus (subscribers called in turn on the sending thread) that the hand-written loop's
+ *   dispatch subscribed to. The C API has no plain subscription to a gear (a gear reaches
+ *   only loops, through attached feedbacks), so unlike Swift's baseline this one is not
+ *   the library's gear: the difference is the gear's own sending and the attachment.
  * effects: no-render's loop whose update gives, with each new model, one effect (the
  *   event itself, dfs_next_effect) to one handler without an executor (it runs inside
  *   the step) that passes it to the sink, against the hand-written counter loop handing
@@ -26,8 +33,8 @@
  * (the type's retain and release), as a C program keeping immutable models would have;
  * single-threaded, so the counts are plain ints. Events travel in the pointer
  * (dfs_type_pointer). Every event reaches an idle loop from the benchmark's thread, and
- * the loop handles it before dfs_loop_dispatch (or dfs_dispatch_emit) returns (the
- * caller's executor).
+ * the loop handles it before dfs_loop_dispatch (or dfs_dispatch_emit, dfs_gear_send)
+ * returns (the caller's executor).
  *
  * One program because both sides share the models and reducers below, and
  * check_same_work compares their results before anything is timed: a reader sees in one
@@ -425,6 +432,90 @@ static void fed_free(void *self) {
     free(f);
 }
 
+/* ---- gear: the counter loops fed through a gear ------------------------------------ */
+
+/* The library's propagate: the gear event itself is the loop's event. */
+static int same_event(const void *value, const void **out, void *ctx) {
+    (void)ctx;
+    *out = value;
+    return 1;
+}
+
+/* What a C program writes for a bus without the library: subscribers, each a callback
+ * and its context, called in turn on the sending thread. Single-threaded: no lock. */
+typedef struct hand_gear {
+    struct {
+        void (*fn)(intptr_t event, void *ctx);
+        void *ctx;
+    } subscribers[4];
+    int count;
+} hand_gear;
+
+static void hand_gear_subscribe(hand_gear *g, void (*fn)(intptr_t event, void *ctx), void *ctx) {
+    g->subscribers[g->count].fn = fn;
+    g->subscribers[g->count++].ctx = ctx;
+}
+
+/* The hand-written loop's subscription: the gear event itself is the loop's event. */
+static void hand_counter_hear(intptr_t event, void *ctx) { hand_counter_dispatch(ctx, event); }
+
+typedef struct geared_loop {
+    void *loop; /* a library_loop, or a hand_loop (when `hand`) */
+    int hand;
+    dfs_gear *gear;             /* the library's */
+    dfs_disposable *attachment; /* the library's */
+    hand_gear hand_gear;
+} geared_loop;
+
+static void *geared_loop_new(int hand) {
+    geared_loop *g = calloc(1, sizeof *g);
+    g->hand = hand;
+    if (hand) {
+        g->loop = hand_counter_new();
+        hand_gear_subscribe(&g->hand_gear, hand_counter_hear, g->loop);
+    } else {
+        g->loop = library_counter_new();
+        must(dfs_gear_new(dfs_type_pointer(), &g->gear), "gear_new");
+        must(dfs_loop_attach_to_gear(((library_loop *)g->loop)->loop, g->gear, same_event, NULL, NULL,
+                                     &g->attachment),
+             "loop_attach_to_gear");
+    }
+    return g;
+}
+
+static void *library_gear_new(void) { return geared_loop_new(0); }
+static void *hand_gear_new(void) { return geared_loop_new(1); }
+
+static void library_gear_send(void *self, intptr_t event) {
+    if (dfs_gear_send(((geared_loop *)self)->gear, (const void *)event) != DFS_OK) {
+        fprintf(stderr, "gear send failed: %s\n", dfs_last_error());
+        exit(1);
+    }
+}
+
+static void hand_gear_send(void *self, intptr_t event) {
+    hand_gear *g = &((geared_loop *)self)->hand_gear;
+    for (int i = 0; i < g->count; i++) g->subscribers[i].fn(event, g->subscribers[i].ctx);
+}
+
+static intptr_t geared_digest(void *self, int counter) {
+    geared_loop *g = self;
+    return g->hand ? hand_digest(g->loop, counter) : library_digest(g->loop, counter);
+}
+
+static void geared_free(void *self) {
+    geared_loop *g = self;
+    if (g->hand) {
+        hand_free(g->loop);
+    } else {
+        must(dfs_disposable_dispose(g->attachment), "dispose");
+        dfs_disposable_release(g->attachment);
+        library_free(g->loop);
+        dfs_gear_release(g->gear);
+    }
+    free(g);
+}
+
 /* ---- Measuring ---------------------------------------------------------------------- */
 
 typedef struct runner {
@@ -437,7 +528,7 @@ typedef struct runner {
 
 enum {
     LIBRARY_RENDER, HAND_RENDER, HAND_DIFFUSER, LIBRARY_COUNTER, HAND_COUNTER, LIBRARY_SOURCE, HAND_SOURCE,
-    LIBRARY_EFFECTS, HAND_EFFECTS, RUNNERS
+    LIBRARY_GEAR, HAND_GEAR, LIBRARY_EFFECTS, HAND_EFFECTS, RUNNERS
 };
 
 static const runner runners[RUNNERS] = {
@@ -448,6 +539,8 @@ static const runner runners[RUNNERS] = {
     {"hand no-render", hand_counter_new, hand_counter_dispatch, hand_digest, hand_free},
     {"library source", library_source_new, output_send, fed_digest, fed_free},
     {"hand source", hand_source_new, output_send, fed_digest, fed_free},
+    {"library gear", library_gear_new, library_gear_send, geared_digest, geared_free},
+    {"hand gear", hand_gear_new, hand_gear_send, geared_digest, geared_free},
     {"library effects", library_effects_new, library_dispatch, library_digest, library_free},
     {"hand effects", hand_counter_new, hand_effects_dispatch, hand_digest, hand_free},
 };
@@ -455,7 +548,8 @@ static const runner runners[RUNNERS] = {
 static const char *scenario_of(int r) {
     return r < LIBRARY_COUNTER  ? "render-100"
            : r < LIBRARY_SOURCE  ? "no-render"
-           : r < LIBRARY_EFFECTS ? "source"
+           : r < LIBRARY_GEAR    ? "source"
+           : r < LIBRARY_EFFECTS ? "gear"
                                  : "effects";
 }
 
@@ -484,7 +578,7 @@ static void check_same_work(void) {
     intptr_t models[RUNNERS];
     uint64_t sinks[RUNNERS];
     for (int r = 0; r < RUNNERS; r++) {
-        int counter = r >= LIBRARY_COUNTER; /* no-render, source and effects: the same counter */
+        int counter = r >= LIBRARY_COUNTER; /* no-render, source, gear and effects: the same counter */
         sink_accumulator = 0;
         void *self = runners[r].make();
         for (intptr_t e = 1; e <= 1000; e++) runners[r].dispatch(self, e * 7);
@@ -521,7 +615,8 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
         else {
             fprintf(stderr,
-                    "usage: diffuser_bench_loop_c [--rounds N] [--tsv] [--only render-100|no-render|source|effects]\n");
+                    "usage: diffuser_bench_loop_c [--rounds N] [--tsv] "
+                    "[--only render-100|no-render|source|gear|effects]\n");
             return 2;
         }
     }
@@ -537,7 +632,7 @@ int main(int argc, char **argv) {
             if (only == NULL || strcmp(only, scenario_of(r)) == 0)
                 ns[r][k] = measure(&runners[r], r < LIBRARY_COUNTER   ? 100000
                                                 : r < LIBRARY_SOURCE  ? 500000
-                                                : r < LIBRARY_EFFECTS ? 200000
+                                                : r < LIBRARY_EFFECTS ? 200000 /* source, gear */
                                                                       : 500000);
         }
     }
@@ -556,6 +651,8 @@ int main(int argc, char **argv) {
                med[HAND_COUNTER], best[HAND_COUNTER]);
         printf("c\tsource\t%f\t%f\t%f\t%f\t-\t-\n", med[LIBRARY_SOURCE], best[LIBRARY_SOURCE], med[HAND_SOURCE],
                best[HAND_SOURCE]);
+        printf("c\tgear\t%f\t%f\t%f\t%f\t-\t-\n", med[LIBRARY_GEAR], best[LIBRARY_GEAR], med[HAND_GEAR],
+               best[HAND_GEAR]);
         printf("c\teffects\t%f\t%f\t%f\t%f\t-\t-\n", med[LIBRARY_EFFECTS], best[LIBRARY_EFFECTS],
                med[HAND_EFFECTS], best[HAND_EFFECTS]);
     } else {
@@ -569,6 +666,8 @@ int main(int argc, char **argv) {
                med[LIBRARY_COUNTER] / med[HAND_COUNTER]);
         printf("%-12s%15.0f%12.0f%12.0f%12.0f%8.2f\n", "source", 1e9 / med[LIBRARY_SOURCE], 1e9 / best[LIBRARY_SOURCE],
                1e9 / med[HAND_SOURCE], 1e9 / best[HAND_SOURCE], med[LIBRARY_SOURCE] / med[HAND_SOURCE]);
+        printf("%-12s%15.0f%12.0f%12.0f%12.0f%8.2f\n", "gear", 1e9 / med[LIBRARY_GEAR], 1e9 / best[LIBRARY_GEAR],
+               1e9 / med[HAND_GEAR], 1e9 / best[HAND_GEAR], med[LIBRARY_GEAR] / med[HAND_GEAR]);
         printf("%-12s%15.0f%12.0f%12.0f%12.0f%8.2f\n", "effects", 1e9 / med[LIBRARY_EFFECTS],
                1e9 / best[LIBRARY_EFFECTS], 1e9 / med[HAND_EFFECTS], 1e9 / best[HAND_EFFECTS],
                med[LIBRARY_EFFECTS] / med[HAND_EFFECTS]);

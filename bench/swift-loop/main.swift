@@ -12,6 +12,12 @@
 //               the same `Output` connected to the hand-written loop's `dispatch`
 //               (`output.fuser.connect`): the difference is what a loop's source
 //               connection adds to a plain connection;
+//   gear        no-render's loop fed through a gear: each event is sent into a `Gear`
+//               (`gear.send`) the loop is attached to by one feedback turning each gear
+//               event into the loop's event (`.attached(to: gear) { $0 }`), against the
+//               same kind of `Gear` observed by the hand-written loop's `dispatch`
+//               (`gear.observe`): the difference is what a loop's gear attachment adds
+//               to a plain subscription;
 //   references  no-render with a model and events that hold references (strings and
 //               arrays), as an app's state does: the update copies the model and
 //               changes one field;
@@ -108,6 +114,12 @@ func librarySourceLoop(_ output: Output<Int>) -> (Loop<Int, Int, Never>, Loop<In
     return (loop, loop.connect(output.fuser))
 }
 
+/// A counter loop attached to `gear`: one feedback turns each gear event into the
+/// loop's event (the event itself). Disposing the loop lets go of the gear.
+func libraryGearLoop(_ gear: Gear<Int>) -> Loop<Int, Int, Never> {
+    Loop(model: 0, reducer: add, feedbacks: [.attached(to: gear) { $0 }])
+}
+
 /// A counter loop whose update makes one effect an event, handled in the step.
 func libraryEffectsLoop() -> Loop<Int, Int, Int> {
     Loop(
@@ -133,6 +145,12 @@ func libraryJobLoop() -> (Loop<Int, Int, Bool>, Job<Int>) {
 func handSourceLoop(_ output: Output<Int>) -> (HandCounterLoop, Fuser<Int>.Disposable) {
     let loop = HandCounterLoop()
     return (loop, output.fuser.connect { loop.dispatch($0) })
+}
+
+/// The hand-written counter loop observing `gear`, and the subscription to dispose.
+func handGearLoop(_ gear: Gear<Int>) -> (HandCounterLoop, Gear<Int>.Disposable) {
+    let loop = HandCounterLoop()
+    return (loop, gear.observe { loop.dispatch($0) })
 }
 
 /// The library and the baselines must do the same work: the same models and the same
@@ -175,6 +193,11 @@ func checkSameWork() {
     for i in 0..<1_000 { output.send(i) }
     feeding.dispose()
     handFeeding.dispose()
+    let gear = Gear<Int>()
+    let geared = libraryGearLoop(gear), (handGeared, handGearing) = handGearLoop(gear)
+    for i in 0..<1_000 { gear.send(i) }
+    geared.dispose()
+    handGearing.dispose()
     let (sent, job) = libraryJobLoop()
     for i in 0..<1_000 { job.send(i) }
     let profile = libraryProfileLoop(), handProfile = HandProfileLoop()
@@ -199,7 +222,8 @@ func checkSameWork() {
     if librarySink != handSink || librarySink != mixedSink || librarySink != sinkAccumulator
         || loop.model != hand.model || loop.model != handDiffuser.model || loop.model != floor.model
         || counter.model != handCounter.model || fed.model != handCounter.model
-        || handFed.model != handCounter.model || sent.model != handCounter.model
+        || handFed.model != handCounter.model || geared.model != handCounter.model
+        || handGeared.model != handCounter.model || sent.model != handCounter.model
         || profile.model != handProfile.model {
         print("the loop and the hand-written baseline did different work")
         exit(1)
@@ -275,6 +299,19 @@ for _ in 0..<rounds {
         withExtendedLifetime((loop, baseline)) {}
     }
     do {
+        // A gear each: the library's loop and the baseline are each its gear's one
+        // subscriber.
+        let gear = Gear<Int>()
+        let loop = libraryGearLoop(gear)
+        library["gear", default: []].append(nsPerEvent(200_000) { gear.send($0) })
+        loop.dispose()
+        let handGear = Gear<Int>()
+        let (baseline, handGearing) = handGearLoop(handGear)
+        hand["gear", default: []].append(nsPerEvent(200_000) { handGear.send($0) })
+        handGearing.dispose()
+        withExtendedLifetime(baseline) {}
+    }
+    do {
         let loop = libraryEffectsLoop()
         library["effects", default: []].append(nsPerEvent(500_000) { loop.dispatch($0) })
         let baseline = HandEffectsLoop()
@@ -289,7 +326,7 @@ for _ in 0..<rounds {
     }
 }
 
-let scenarios = ["render-100", "no-render", "references", "observed", "source", "effects", "job"]
+let scenarios = ["render-100", "no-render", "references", "observed", "source", "gear", "effects", "job"]
 if tsv {
     // language, scenario, then median and min ns/event of: the library, hand,
     // hand+diffuser, the floor ("-" where it does not apply)

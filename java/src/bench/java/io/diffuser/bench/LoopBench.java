@@ -5,12 +5,15 @@ import io.diffuser.diffuser.Diffuser;
 import io.diffuser.fuser.Disposable;
 import io.diffuser.fuser.Fuser;
 import io.diffuser.fuser.Source;
+import io.diffuser.loop.Feedback;
+import io.diffuser.loop.Gear;
 import io.diffuser.loop.Loop;
 import io.diffuser.loop.Next;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 import java.util.function.Supplier;
 
@@ -31,6 +34,14 @@ import java.util.function.Supplier;
  *       ({@code loop.connect(Fuser.from(output))}), against the same kind of {@code Output}
  *       connected to the hand-written loop ({@code Fuser.from(output).connect}): the
  *       difference is what a loop's source connection adds to a plain connection;
+ *   <li>{@code gear}: no-render's loop fed through a gear: each event is sent into a
+ *       {@link Gear} ({@code gear.send}) the loop is attached to by one feedback turning
+ *       each gear event into the loop's event ({@code Feedback.attached(gear, g -> g)}),
+ *       against a {@link HandGear}, a list of subscribers called in turn, that the
+ *       hand-written loop subscribed to. The Java binding has no plain subscription to a
+ *       gear (a gear reaches only loops, through attached feedbacks), so unlike Swift's
+ *       baseline this one is not the library's gear: the difference is the gear's own
+ *       sending (a JNI call down, one up for the propagate) and the attachment;
  *   <li>{@code effects}: no-render's loop whose update returns, with each new model, one
  *       effect (the event itself), handled inside the step by one {@code handler} without
  *       an executor that passes it to the sink, against the hand-written counter loop
@@ -38,8 +49,8 @@ import java.util.function.Supplier;
  * </ul>
  *
  * <p>Both sides call the same reducer. Every event reaches an idle loop from the
- * benchmark's thread, and the loop handles it before {@code dispatch} (or {@code send})
- * returns.
+ * benchmark's thread, and the loop handles it before {@code dispatch} (or {@code send},
+ * {@code gear.send}) returns.
  *
  * <pre>
  *   gradle bench -Pargs='--loop [--rounds N] [--warmup N] [--tsv]'
@@ -188,6 +199,31 @@ final class LoopBench {
     };
   }
 
+  /** A counter loop attached to a gear: one feedback turns each gear event into its event. */
+  static Runner libraryGear() {
+    Gear<Integer> gear = new Gear<>();
+    Loop<Long, Integer, Void> loop = Loop.<Long, Integer>reducer(0L, LoopBench::add)
+        .feedback(Feedback.<Long, Integer, Integer>attached(gear, g -> g))
+        .build();
+    return new Runner() {
+      @Override public void accept(int event) { gear.send(event); }
+      @Override public long digest() { return loop.model(); }
+      @Override public void close() { loop.close(); }
+    };
+  }
+
+  /** The hand-written counter loop subscribed to a {@link HandGear}. */
+  static Runner handGear() {
+    HandCounterLoop loop = new HandCounterLoop();
+    HandGear<Integer> gear = new HandGear<>();
+    gear.subscribe(g -> loop.accept(g));
+    return new Runner() {
+      @Override public void accept(int event) { gear.send(event); }
+      @Override public long digest() { return loop.digest(); }
+      @Override public void close() {}
+    };
+  }
+
   // ---------------------------------------------------------------------------------
   // By hand: a queue drained by the dispatching thread (an event sent during a step
   // waits its turn, as in the loop), the reducer, a render. Single-threaded: no lock.
@@ -216,6 +252,22 @@ final class LoopBench {
       head = (head + 1) % slots.length;
       count--;
       return event;
+    }
+  }
+
+  /**
+   * What a Java program writes for a bus without the library: subscribers called in turn
+   * on the sending thread.
+   */
+  static final class HandGear<G> {
+    private final List<Consumer<? super G>> subscribers = new ArrayList<>();
+
+    void subscribe(Consumer<? super G> subscriber) {
+      subscribers.add(subscriber);
+    }
+
+    void send(G event) {
+      for (int i = 0; i < subscribers.size(); i++) subscribers.get(i).accept(event);
     }
   }
 
@@ -368,16 +420,18 @@ final class LoopBench {
         LoopBench::libraryRender, () -> new HandRenderLoop(null), () -> new HandRenderLoop(screen()));
     List<Supplier<Runner>> counter = Arrays.asList(LoopBench::libraryCounter, HandCounterLoop::new);
     List<Supplier<Runner>> source = Arrays.asList(LoopBench::librarySource, LoopBench::handSource);
+    List<Supplier<Runner>> gear = Arrays.asList(LoopBench::libraryGear, LoopBench::handGear);
     List<Supplier<Runner>> effects = Arrays.asList(LoopBench::libraryEffects, HandEffectsLoop::new);
     checkSameWork(render, "render-100");
     checkSameWork(counter, "no-render");
     checkSameWork(source, "source");
+    checkSameWork(gear, "gear");
     checkSameWork(effects, "effects");
 
     // [scenario][runner] -> ns per event of each measured round
     List<List<List<Double>>> ns = new ArrayList<>();
-    List<List<Supplier<Runner>>> scenarios = Arrays.asList(render, counter, source, effects);
-    int[] events = {20_000, 200_000, 100_000, 200_000};
+    List<List<Supplier<Runner>>> scenarios = Arrays.asList(render, counter, source, gear, effects);
+    int[] events = {20_000, 200_000, 100_000, 100_000, 200_000};
     for (List<Supplier<Runner>> runners : scenarios) {
       List<List<Double>> perRunner = new ArrayList<>();
       for (int r = 0; r < runners.size(); r++) perRunner.add(new ArrayList<>());
@@ -392,7 +446,7 @@ final class LoopBench {
       }
     }
 
-    String[] names = {"render-100", "no-render", "source", "effects"};
+    String[] names = {"render-100", "no-render", "source", "gear", "effects"};
     if (tsv) {
       // language, scenario, then median and min ns/event of: the library, hand,
       // hand+diffuser ("-" where it does not apply)
