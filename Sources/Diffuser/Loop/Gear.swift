@@ -74,7 +74,8 @@ extension Feedback {
         Feedback { session in
             // The loop's turn that removes this feedback waits for a propagate in
             // progress: a close from that propagate must not wait for that turn (the
-            // run's pausing; typed, so that the subscription is surely one that uses it).
+            // session's `pause`; typed, so that the subscription is surely one that uses
+            // it).
             // The drain an event starts is deferred to after the delivery, outside the
             // subscription's lock (`afterDelivery`), as a source's is: a stop from the
             // inspector, which the drain's traces wait for, disconnects the gear, which
@@ -92,7 +93,8 @@ extension Feedback {
                 if let event = propagate(gearEvent), !session.isCancelled {
                     _ = session.enqueue(event, nil, deferring: true)
                 }
-            }, pausing: session.pausing, afterDelivery: session.debtPayer)
+            }, pausing: { waitingFor, wait in session.pause(waitingFor: waitingFor, wait) },
+               afterDelivery: session.debtPayer)
             let action = session.onCancel { subscription.dispose() }
             return FeedbackReactor(receive: { _ in }, stop: {
                 subscription.dispose()

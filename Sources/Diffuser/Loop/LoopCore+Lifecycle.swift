@@ -23,9 +23,7 @@ extension LoopCore {
         status = .running
         // Strongly: the session lets go of the loop when it ends (see `LoopSession`).
         let run = LoopSession<Event> { event, job, deferring in self.paths.enqueue(self, event, job, deferring) == nil }
-        run.pausing = { [weak self] waitingFor, wait in
-            if let self { self.pausingDrain(waitingFor: waitingFor, wait) } else { wait() }
-        }
+        run.pauser = { waitingFor, wait in self.pausingDrain(waitingFor: waitingFor, wait) }
         run.payDebt = { self.paths.payDeferredDrain(self) }
         session = run
         queue.pushFront(Entry(event: nil, details: EntryDetails(start: pendingFirst)))

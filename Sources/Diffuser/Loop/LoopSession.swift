@@ -39,10 +39,13 @@ final class LoopSession<Event>: @unchecked Sendable {
     /// table, and each event of the session's work would pay a checked load of the weak
     /// reference and a release on the runtime's slow path.
     @usableFromInline @exclusivity(unchecked) var target: ((Event, Job<Event>?, Bool) -> Bool)?
-    /// How a wait for a callback of this run in progress on another thread waits (see
-    /// `LoopCore.pausingDrain`): the pausing of the subscriptions the run's feedbacks
-    /// make (an attached feedback's gear). Set by the loop before the session is shared.
-    @usableFromInline var pausing: ((@escaping () -> UInt, () -> Void) -> Void)?
+    /// Guarded by `lock`: how a wait for a callback of this run in progress on another
+    /// thread waits while the run goes on (see `LoopCore.pausingDrain` and `pause`).
+    /// Like `target`, it holds the loop strongly, until the session's end has run its
+    /// cancel actions: held weakly, the loop would get a side table, and every retain of
+    /// it (each event a job sends) would take the runtime's slow path. Set by the loop
+    /// before the session is shared.
+    @usableFromInline @exclusivity(unchecked) var pauser: ((@escaping () -> UInt, () -> Void) -> Void)?
     /// Guarded by `lock`: runs the drain the calling thread owes the loop, if any, once
     /// a delivery that queued with `deferring` is over (`LoopCore.payDeferredDrain`).
     /// Like `target`, it holds the loop strongly until the session ends. Set by the
@@ -73,6 +76,17 @@ final class LoopSession<Event>: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return payDebt
+    }
+
+    /// Runs `wait`, a wait for the call in progress of a subscription the run's
+    /// feedbacks made (an attached feedback's gear) on the thread `waitingFor` names,
+    /// through the loop's `pauser` while the session has one. Once the session's end
+    /// has run its cancel actions, which disposed those subscriptions (waiting for their
+    /// calls in progress), no call is left to wait for, and `wait` runs as it is.
+    @usableFromInline
+    func pause(waitingFor: @escaping () -> UInt, _ wait: () -> Void) {
+        let pauser = withLock { self.pauser }
+        if let pauser { pauser(waitingFor, wait) } else { wait() }
     }
 
     /// Whether the session has ended.
@@ -197,8 +211,10 @@ final class LoopSession<Event>: @unchecked Sendable {
     func cancel(sparing spared: UInt = 0) {
         var ended: ((Event, Job<Event>?, Bool) -> Bool)?
         var endedPayer: (() -> Void)?
+        var first = false
         let actions: [() -> Void] = withLock {
             if cancelledFlag.exchange(true, ordering: .acquiringAndReleasing) { return [] }
+            first = true
             ended = target.take()
             endedPayer = payDebt.take()
             defer { cancelActions.removeAll() }
@@ -210,6 +226,12 @@ final class LoopSession<Event>: @unchecked Sendable {
         _ = ended.take()
         _ = endedPayer.take()
         for action in actions { action() }
+        // The actions' disposes may pause through it; the first call only, since a
+        // later one may return while the first's actions still run.
+        if first {
+            let endedPauser = withLock { pauser.take() }
+            withExtendedLifetime(endedPauser) {}
+        }
         awaitCallbacks(sparing: spared)
     }
 

@@ -18,7 +18,7 @@ final class Subscription<Value>: _Disposable, @unchecked Sendable {
     @usableFromInline @exclusivity(unchecked) var receiver: ((Value) throws -> Void)?
     /// How `dispose()` waits for a call in progress on another thread, if not simply
     /// (a loop's observer: see `LoopCore.pausingRunCallback`; an attached feedback's
-    /// gear: see `LoopCore.pausingDrain`); set before anything may dispose it.
+    /// gear: see `LoopSession.pause`); set before anything may dispose it.
     @usableFromInline var pausing: ((@escaping () -> UInt, () -> Void) -> Void)?
     /// Guarded by `lock`, like `receiver`: what to run after each delivery, once the
     /// lock is given back (an attached feedback's gear: the drain its propagate left,
