@@ -194,4 +194,48 @@ final class LoopGearRaceTests: XCTestCase {
     func testAPropagateThatDisposesItsLoopBeforeItsFeedbackIsRemovedReturns() {
         checkAPropagateClosingItsLoopWhileItsFeedbackIsRemoved(disposes: true, closeFirst: true)
     }
+
+    /// A propagate stops its own loop (the run's end disposes the gear subscription from
+    /// inside that propagate: no wait, and the pauser is cleared), then, while another
+    /// thread's removal turn (the drainer) waits for the propagate to return, disposes
+    /// the loop. With the pauser gone, the removal's dispose waits plainly, the drainer
+    /// does not say whom it waits for, and the propagate's dispose waits for the drain.
+    func testAPropagateThatStopsThenDisposesWhileItsFeedbackIsRemovedReturns() {
+        let gear = Gear<Int>()
+        let stopped = DispatchSemaphore(value: 0)
+        let removalTurn = DispatchSemaphore(value: 0)
+        let sent = DispatchSemaphore(value: 0)
+        let box = Mutex<CounterLoop?>(nil)
+        let registration = RegistrationSlot()
+        let loop = CounterLoop(model: Counter(), update: counterUpdate)
+        box.withLock { $0 = loop }
+        let attached = Feedback<Counter, CounterEvent>.attached(to: gear) { (_: Int) -> CounterEvent? in
+            guard let loop = box.withLock({ $0 }) else { return nil }
+            loop.stop()
+            stopped.signal()
+            _ = removalTurn.wait(timeout: .now() + 10)
+            Thread.sleep(forTimeInterval: 0.2) // the removal's dispose is waiting for this propagate
+            loop.dispose()
+            return nil
+        }
+        registration.value = loop.add(Feedback { session in
+            guard let reactor = attached.start(session) else { return nil }
+            return FeedbackReactor(receive: reactor.receive, stop: {
+                removalTurn.signal()
+                reactor.stop()
+            })
+        })
+        Thread {
+            gear.send(1)
+            sent.signal()
+        }.start()
+        XCTAssertEqual(stopped.wait(timeout: .now() + 10), .success)
+        Thread { registration.value?.dispose() }.start()
+        guard sent.wait(timeout: .now() + 5) == .success else {
+            XCTFail("deadlock: the propagate's dispose waits for the drain, which waits for the propagate")
+            Self.stuck.append(loop)
+            return
+        }
+        XCTAssertTrue(loop.isDisposed)
+    }
 }

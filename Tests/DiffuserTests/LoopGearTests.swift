@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 @testable import Diffuser
 
@@ -132,6 +133,56 @@ final class LoopGearTests: XCTestCase {
             }
             XCTAssertNil(core, disposes ? "the gear kept a disposed loop" : "the gear kept a loop let go")
             withExtendedLifetime(gear) {}
+        }
+    }
+
+    /// A loop let go keeps no core alive whatever its run went through (a start refused,
+    /// a dispose before the start's turn, a propagate that stopped it), even while a job
+    /// of its run lives on: the run's pausing, which holds the core, goes at its end.
+    func testAGearOrAJobKeepsNoLoopLetGo() {
+        enum Case: CaseIterable { case refusedStart, disposedBeforeStartRuns, stoppedFromPropagate, letGoRunning, jobOutlives }
+        for c in Case.allCases {
+            let gear = Gear<Int>()
+            weak var core: AnyObject?
+            var keptJob: AnyObject?
+            do {
+                let executor = ManualExecutor()
+                let box = Mutex<CounterLoop?>(nil)
+                let loop = CounterLoop(model: Counter(), update: counterUpdate, feedbacks: [
+                    .attached(to: gear) { n -> CounterEvent? in
+                        if c == .stoppedFromPropagate { box.withLock { $0 }?.stop() }
+                        return .add(n)
+                    },
+                ], executor: executor)
+                box.withLock { $0 = loop }
+                core = loop.core
+                switch c {
+                case .refusedStart:
+                    executor.runAll()
+                    loop.dispose()
+                    XCTAssertFalse(loop.start())
+                case .disposedBeforeStartRuns:
+                    loop.dispose() // the start entry has not run
+                case .stoppedFromPropagate:
+                    executor.runAll()
+                    gear.send(1)
+                    executor.runAll()
+                case .letGoRunning:
+                    executor.runAll()
+                    gear.send(1)
+                    executor.runAll()
+                case .jobOutlives:
+                    executor.runAll()
+                    if let s = loop.core.session {
+                        keptJob = Job(session: s)
+                    }
+                }
+                box.withLock { $0 = nil }
+                executor.runAll()
+            }
+            XCTAssertNil(core, "\(c): the core outlived its loop")
+            withExtendedLifetime(gear) {}
+            withExtendedLifetime(keptJob) {}
         }
     }
 }

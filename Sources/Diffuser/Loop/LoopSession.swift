@@ -46,6 +46,12 @@ final class LoopSession<Event>: @unchecked Sendable {
     /// it (each event a job sends) would take the runtime's slow path. Set by the loop
     /// before the session is shared.
     @usableFromInline @exclusivity(unchecked) var pauser: ((@escaping () -> UInt, () -> Void) -> Void)?
+    /// Guarded by `lock`: the session's end has run its cancel actions while callbacks
+    /// of the run were still in progress (`active`), so `pauser` goes when the last of
+    /// them leaves: a subscription whose dispose came from inside its own call (a
+    /// propagate that stops its loop) did not wait for that call, and a later dispose
+    /// (the feedback's removal, on the drainer) must still pause through the loop.
+    @exclusivity(unchecked) private var pauserEndsWithCallbacks = false
     /// Guarded by `lock`: runs the drain the calling thread owes the loop, if any, once
     /// a delivery that queued with `deferring` is over (`LoopCore.payDeferredDrain`).
     /// Like `target`, it holds the loop strongly until the session ends. Set by the
@@ -164,13 +170,20 @@ final class LoopSession<Event>: @unchecked Sendable {
     @usableFromInline
     func leave() {
         let me = currentThreadID()
+        var endedPauser: ((@escaping () -> UInt, () -> Void) -> Void)?
         let wake: Bool = withLock {
             if let index = active.firstIndex(where: { $0.thread == me }) {
                 active[index].count -= 1
                 if active[index].count == 0 { active.remove(at: index) }
             }
+            if pauserEndsWithCallbacks && active.isEmpty {
+                pauserEndsWithCallbacks = false
+                endedPauser = pauser.take()
+            }
             return waiting > 0
         }
+        // Released outside the lock: it may be the loop's last reference.
+        withExtendedLifetime(endedPauser) {}
         if wake { wakeWaiters() }
     }
 
@@ -227,9 +240,15 @@ final class LoopSession<Event>: @unchecked Sendable {
         _ = endedPayer.take()
         for action in actions { action() }
         // The actions' disposes may pause through it; the first call only, since a
-        // later one may return while the first's actions still run.
+        // later one may return while the first's actions still run. A callback of the
+        // run still in progress (this thread's own, if the end comes from one) may be a
+        // subscription's call that a later dispose waits for: the last to leave lets go.
         if first {
-            let endedPauser = withLock { pauser.take() }
+            let endedPauser: ((@escaping () -> UInt, () -> Void) -> Void)? = withLock {
+                if active.isEmpty { return pauser.take() }
+                pauserEndsWithCallbacks = true
+                return nil
+            }
             withExtendedLifetime(endedPauser) {}
         }
         awaitCallbacks(sparing: spared)
