@@ -42,7 +42,8 @@ final class LoopSession<Event>: @unchecked Sendable {
     /// Guarded by `lock`: how a wait for a callback of this run in progress on another
     /// thread waits while the run goes on (see `LoopCore.pausingDrain` and `pause`).
     /// Like `target`, it holds the loop strongly, until the session's end has run its
-    /// cancel actions: held weakly, the loop would get a side table, and every retain of
+    /// cancel actions and the run's callbacks then in progress have returned (see
+    /// `pauserEndsWithCallbacks`): held weakly, the loop would get a side table, and every retain of
     /// it (each event a job sends) would take the runtime's slow path. Set by the loop
     /// before the session is shared.
     @usableFromInline @exclusivity(unchecked) var pauser: ((@escaping () -> UInt, () -> Void) -> Void)?
@@ -88,7 +89,9 @@ final class LoopSession<Event>: @unchecked Sendable {
     /// feedbacks made (an attached feedback's gear) on the thread `waitingFor` names,
     /// through the loop's `pauser` while the session has one. Once the session's end
     /// has run its cancel actions, which disposed those subscriptions (waiting for their
-    /// calls in progress), no call is left to wait for, and `wait` runs as it is.
+    /// calls in progress, except one made from inside such a call), and the run's
+    /// callbacks then in progress (such a call among them) have returned, no call is
+    /// left to wait for, and `wait` runs as it is.
     @usableFromInline
     func pause(waitingFor: @escaping () -> UInt, _ wait: () -> Void) {
         let pauser = withLock { self.pauser }
