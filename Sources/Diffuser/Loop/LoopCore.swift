@@ -116,11 +116,10 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
     /// callback of the step on another thread emitting into the same source would wait
     /// for that lock, and a stop in the step waiting for that callback would wait
     /// forever; a stop from the inspector, which the step waits for, would wait for it
-    /// to disconnect the gear. A loop
-    /// has one drain at a time, so at most one thread owes it. A `dispatch` or a close
-    /// made meanwhile, from that thread (a transform of the delivery) or another, takes
-    /// the debt over and runs the drain itself: nobody else is draining, and the owing
-    /// thread may be waiting for it. A debt is paid once the thread's outermost delivery
+    /// to disconnect the gear. A loop has one drain at a time, so at most one thread
+    /// owes it. A `dispatch` or a close made meanwhile, from that thread (a transform of
+    /// the delivery) or another, takes the debt over and runs the drain itself: nobody
+    /// else is draining, and the owing thread may be waiting for it. A debt is paid once the thread's outermost delivery
     /// into any loop is over (`LoopDeliveries`), so that an event of one delivery
     /// nested in another's (of this loop or another) runs no step under the outer
     /// delivery's lock either.

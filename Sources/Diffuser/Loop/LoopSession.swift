@@ -43,9 +43,9 @@ final class LoopSession<Event>: @unchecked Sendable {
     /// thread waits while the run goes on (see `LoopCore.pausingDrain` and `pause`).
     /// Like `target`, it holds the loop strongly, until the session's end has run its
     /// cancel actions and the run's callbacks then in progress have returned (see
-    /// `pauserEndsWithCallbacks`): held weakly, the loop would get a side table, and every retain of
-    /// it (each event a job sends) would take the runtime's slow path. Set by the loop
-    /// before the session is shared.
+    /// `pauserEndsWithCallbacks`): held weakly, the loop would get a side table, and
+    /// every retain of it (each event a job sends) would take the runtime's slow path.
+    /// Set by the loop before the session is shared.
     @usableFromInline @exclusivity(unchecked) var pauser: ((@escaping () -> UInt, () -> Void) -> Void)?
     /// Guarded by `lock`: the session's end has run its cancel actions while callbacks
     /// of the run were still in progress (`active`), so `pauser` goes when the last of
