@@ -331,8 +331,8 @@ public final class Loop<Model, Event, Effect>: Subscribable {
     }
 
     private func connect(_ slot: SourceSlot<Event>) -> Disposable {
-        slot.remove = { [weak core] in
-            core?.enqueueControl { core, _ in core.sources.removeAll { $0.isRemoved } }
+        slot.remove = { [link = core.link] in
+            link.loop?.enqueueControl { core, _ in core.sources.removeAll { $0.isRemoved } }
         }
         core.enqueueControl { core, session in
             guard !slot.isRemoved else { return }
@@ -388,15 +388,15 @@ public final class Loop<Model, Event, Effect>: Subscribable {
     /// How a registration's dispose waits for its callback in progress on another
     /// thread: outside the run's callbacks (see `LoopCore.pausingRunCallback`).
     private var pausing: (@escaping () -> UInt, () -> Void) -> Void {
-        { [weak core] waitingFor, wait in
-            if let core { core.pausingRunCallback(waitingFor: waitingFor, wait) } else { wait() }
+        { [link = core.link] waitingFor, wait in
+            if let core = link.loop { core.pausingRunCallback(waitingFor: waitingFor, wait) } else { wait() }
         }
     }
 
     private func bindRemoval(_ entry: FeedbackEntry<Model, Event>) {
         entry.delivery.pausing = pausing
-        entry.remove = { [weak core] entry in
-            core?.enqueueControl { core, _ in
+        entry.remove = { [link = core.link] entry in
+            link.loop?.enqueueControl { core, _ in
                 core.subscribers.removeAll { if case .feedback(let other) = $0 { return other === entry } else { return false } }
                 entry.reactor?.stop()
                 entry.reactor = nil

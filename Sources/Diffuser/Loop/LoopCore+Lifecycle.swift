@@ -175,9 +175,13 @@ extension LoopCore {
         // Registrations queued while stopping wait for a drain.
         let schedule = target == .stopped && !queue.isEmpty && !draining && !disposeNow
         if schedule { draining = true }
+        // The dispose has ended (nested in no close of this thread): the loop takes no
+        // more work and has no run left, so the registrations let go of it.
+        let ended = status == .disposed && closer == 0
         wakeWaitersLocked()
         if schedule { runDrain() }
         if disposeNow { close(to: .disposed) }
+        if ended { link.cut() }
     }
 
     /// Runs `wait`, for the thread `waitingFor` names, with the calling thread's own

@@ -176,6 +176,8 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
     /// The ways in of the events that do not come through `dispatch`, compiled for the
     /// loop's types.
     let paths: LoopPaths<Model, Event, Effect>
+    /// How the registrations reach the loop, until its dispose has ended.
+    let link = LoopLink<Model, Event, Effect>()
 
     /// Serializes inspector calls, which may come from the drainer, a closing thread,
     /// or a handler on its own executor.
@@ -210,6 +212,7 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
         self.inspector = inspector
         self.subscribers = feedbacks.map { .feedback(FeedbackEntry($0)) }
         self.sources = sources.map { SourceSlot($0, keeping: nil) }
+        link.link(self)
     }
 
     // MARK: Reading
