@@ -120,12 +120,18 @@ extension LoopCore {
                 } else {
                     guard let work = handlers[index].prepare(effect) else { continue }
                     let job = Job(session: session)
-                    // Weakly, as a drain is (see `runDrain`): the loop holds this executor.
-                    launch(job, on: handlers[index].executor) { [weak self] in
+                    // Neither strongly (the loop holds this executor, which may hold the
+                    // work forever) nor weakly (a weak reference gives the loop a side
+                    // table, and every retain of it, at each event a job sends, then
+                    // takes the runtime's slow path): the work runs as a callback of
+                    // `session` (`launch`), and the session holds the loop until the
+                    // callbacks in progress at its end have returned (`LoopSession.pauser`);
+                    // or, without an executor, at once, inside this step.
+                    launch(job, on: handlers[index].executor) { [unowned self] in
                         do {
                             try work(job)
                         } catch {
-                            self?.report(.effectFailed(effect: effect, error: error), fromCallbackOf: session)
+                            report(.effectFailed(effect: effect, error: error), fromCallbackOf: session)
                         }
                     }
                 }

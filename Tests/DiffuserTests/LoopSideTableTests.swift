@@ -1,0 +1,110 @@
+import Foundation
+import Synchronization
+import XCTest
+@testable import Diffuser
+
+/// Nothing holds a loop's core weakly: a weak reference gives an object a side table,
+/// after which every retain and release of it, several at each event, takes the
+/// runtime's slow path. Registrations reach the loop through `LoopLink`, a run through
+/// its session, a handler's work on an executor unowned.
+final class LoopSideTableTests: XCTestCase {
+    typealias CounterLoop = Loop<Counter, CounterEvent, CounterEffect>
+
+    /// Whether the runtime gave `object` a side table, which it does for the first weak
+    /// reference to a native Swift object: the refcount word (after the metadata
+    /// pointer) then has its two top bits set, the slow-RC and side-table marks.
+    private func hasSideTable(_ object: AnyObject) -> Bool {
+        let word = Unmanaged.passUnretained(object).toOpaque().load(fromByteOffset: MemoryLayout<UInt>.size, as: UInt.self)
+        let marks = word >> (UInt.bitWidth - 2)
+        return marks == 0b11
+    }
+
+    /// The check itself, so that a runtime whose refcount layout differs fails here
+    /// rather than passing the check below unseen.
+    func testTheSideTableCheckSeesAWeakReference() {
+        final class Thing {}
+        let plain = Thing()
+        XCTAssertFalse(hasSideTable(plain))
+        let referred = Thing()
+        weak var weakly = referred
+        XCTAssertTrue(hasSideTable(referred))
+        XCTAssertNotNil(weakly)
+        weakly = nil
+    }
+
+    /// A running loop with every kind of registration, after events of each way in, a
+    /// stop, a start and registrations disposed: its core has no side table.
+    func testALoopWithRegistrationsGivesItsCoreNoSideTable() {
+        let gear = Gear<Int>()
+        let output = Output<CounterEvent>()
+        let seen = Recorder<Int>()
+        let loop = CounterLoop(model: Counter(), update: counterUpdate, feedbacks: [
+            .attached(to: gear) { n -> CounterEvent? in .add(n) },
+        ])
+        let observing = loop.observe { seen.append($0.count) }
+        let subscribing = loop.subscribe { _ in }
+        let adding = loop.add(.react { _ in [] })
+        let connecting = loop.connect(output.fuser)
+        XCTAssertFalse(hasSideTable(loop.core), "registering")
+        loop.dispatch(.increment)
+        gear.send(2)
+        output.send(.add(3))
+        loop.stop()
+        loop.start()
+        loop.dispatch(.increment)
+        XCTAssertFalse(hasSideTable(loop.core), "running")
+        subscribing.dispose()
+        adding.dispose()
+        connecting.dispose()
+        XCTAssertFalse(hasSideTable(loop.core), "removing")
+        XCTAssertEqual(seen.values, [0, 1, 3, 6, 6, 7]) // the start publishes the kept model again
+        observing.dispose()
+        loop.dispose()
+    }
+
+    /// A handler on an executor whose work ran and whose job sends: no side table.
+    func testAHandlerOnAnExecutorGivesItsCoreNoSideTable() {
+        let executor = ManualExecutor()
+        let kept = Mutex<Job<CounterEvent>?>(nil)
+        let loop = CounterLoop(model: Counter(), update: counterUpdate, handlers: [
+            EffectHandler(on: executor) { _, job in kept.withLock { $0 = job } },
+        ])
+        loop.dispatch(.effects([.note("work")]))
+        executor.runAll()
+        let job = kept.withLock { $0 }
+        XCTAssertEqual(job?.send(.add(2)), true)
+        XCTAssertEqual(loop.model.count, 2)
+        XCTAssertFalse(hasSideTable(loop.core))
+        loop.dispose()
+    }
+
+    /// A handler's work that lets go of the last reference to its loop (which disposes
+    /// it) and then throws: the error still reaches the inspector, after the dispose, as
+    /// the run's session holds the loop until its callbacks have returned; then the loop
+    /// is freed.
+    func testAHandlerThatLetsGoOfItsLoopThenThrowsIsReported() {
+        let executor = ManualExecutor()
+        let traces = Recorder<String>()
+        let box = Mutex<CounterLoop?>(nil)
+        weak var core: AnyObject?
+        do {
+            let loop = CounterLoop(
+                model: Counter(), update: counterUpdate,
+                handlers: [EffectHandler(on: executor) { _, _ in
+                    box.withLock { $0 = nil }
+                    throw UpdateError()
+                }],
+                inspector: { traces.append(TraceLog.describe($0)) }
+            )
+            core = loop.core
+            loop.dispatch(.effects([.note("work")]))
+            box.withLock { $0 = loop }
+        }
+        XCTAssertNotNil(core)
+        executor.runAll()
+        XCTAssertEqual(traces.values.filter { $0.hasPrefix("disposed") || $0.hasPrefix("effectFailed") }
+                           .map { String($0.prefix(while: { $0 != " " })) },
+                       ["disposed", "effectFailed"])
+        XCTAssertNil(core, "the loop outlived its work")
+    }
+}
