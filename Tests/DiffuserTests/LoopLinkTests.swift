@@ -45,6 +45,24 @@ final class LoopLinkTests: XCTestCase {
         target.loop = nil
     }
 
+    /// Drains an executor holds and never runs keep no loop alive once its owners let
+    /// go of it; run afterwards, they do nothing.
+    func testDrainsAnExecutorHoldsKeepNoLoop() {
+        let manual = ManualExecutor()
+        let seen = Recorder<Int>()
+        weak var core: AnyObject?
+        do {
+            let loop = CounterLoop(model: Counter(), update: counterUpdate, executor: manual)
+            core = loop.core
+            loop.observe { seen.append($0.count) }
+            manual.runAll()
+            loop.dispatch(.increment) // its drain is queued, not run
+        }
+        XCTAssertNil(core, "a queued drain kept the loop")
+        manual.runAll()
+        XCTAssertEqual(seen.values, [0])
+    }
+
     /// Registrations kept past their loop, let go of or disposed first, keep no loop
     /// alive, and disposing them afterwards does nothing.
     func testRegistrationsKeptPastTheirLoopKeepNoLoop() {

@@ -5,8 +5,9 @@ import XCTest
 
 /// Nothing holds a loop's core weakly: a weak reference gives an object a side table,
 /// after which every retain and release of it, several at each event, takes the
-/// runtime's slow path. Registrations reach the loop through `LoopLink`, a run through
-/// its session, a handler's work on an executor unowned.
+/// runtime's slow path. Registrations and drains handed to an executor reach the loop
+/// through `LoopLink`, a run through its session, a handler's work on an executor
+/// unowned.
 final class LoopSideTableTests: XCTestCase {
     typealias CounterLoop = Loop<Counter, CounterEvent, CounterEffect>
 
@@ -76,6 +77,45 @@ final class LoopSideTableTests: XCTestCase {
         XCTAssertEqual(loop.model.count, 2)
         XCTAssertFalse(hasSideTable(loop.core))
         loop.dispose()
+    }
+
+    /// A loop on an executor, whose drains are handed over, handed back after
+    /// `stepsPerRun` entries, and run inside `execute`: no side table.
+    func testALoopOnAnExecutorGivesItsCoreNoSideTable() {
+        let manual = ManualExecutor() // one entry a run: every drain is handed back
+        let loop = CounterLoop(model: Counter(), update: counterUpdate, executor: manual)
+        loop.dispatch(.increment)
+        loop.dispatch(.add(2))
+        manual.runAll()
+        let inline = CounterLoop(model: Counter(), update: counterUpdate,
+                                 executor: AnyLoopExecutor(stepsPerRun: 1) { $0() })
+        inline.dispatch(.increment)
+        inline.dispatch(.add(2))
+        XCTAssertEqual([loop.model.count, inline.model.count], [3, 3])
+        XCTAssertFalse(hasSideTable(loop.core), "handed over")
+        XCTAssertFalse(hasSideTable(inline.core), "run inside execute")
+        loop.dispose()
+        inline.dispose()
+    }
+
+    /// A loop whose drain is left for the end of an outer delivery (a gear event sent
+    /// from inside another loop's source delivery): no side table.
+    func testADrainOwedToAnOuterDeliveryGivesItsCoreNoSideTable() {
+        let gear = Gear<Int>()
+        let output = Output<Int>()
+        let attached = CounterLoop(model: Counter(), update: counterUpdate, feedbacks: [
+            .attached(to: gear) { n -> CounterEvent? in .add(n) },
+        ])
+        let fed = CounterLoop(model: Counter(), update: counterUpdate)
+        fed.connect(.extract({ (n: Int) -> CounterEvent in
+            gear.send(n)
+            return .add(n)
+        }, output.fuser))
+        output.send(4)
+        XCTAssertEqual([attached.model.count, fed.model.count], [4, 4])
+        XCTAssertFalse(hasSideTable(attached.core))
+        attached.dispose()
+        fed.dispose()
     }
 
     /// A handler's work that lets go of the last reference to its loop (which disposes

@@ -146,7 +146,7 @@ extension LoopCore {
         let owes = debtor != 0 && debtor == me
         if owes && LoopDeliveries.isInside {
             lock.unlock()
-            LoopDeliveries.owe { [weak self] in self?.payDeferredDrain() }
+            LoopDeliveries.owe { [link] in link.loop?.payDeferredDrain() }
             return
         }
         if owes { debtor = 0 }
@@ -157,16 +157,17 @@ extension LoopCore {
 
     /// Hands a drain to the executor (or runs it, for the caller's executor).
     ///
-    /// The work holds the loop weakly: the loop holds its executor, and an executor
-    /// holding work that held the loop would keep both alive forever once the loop's
-    /// owners let go with work still queued (a manual executor nobody runs again). A
-    /// loop that is gone was disposed on its way out, so its drain has nothing to do.
+    /// The work reaches the loop through its `link`, not strongly: the loop holds its
+    /// executor, and an executor holding work that held the loop would keep both alive
+    /// forever once the loop's owners let go with work still queued (a manual executor
+    /// nobody runs again). Once the loop's dispose has ended (its owners letting go of it
+    /// disposes it), its drain has nothing to do, and the link has let go of it.
     @inlinable
     func runDrain() {
         if drainsInline {
             drain()
         } else {
-            executor.execute { [weak self] in self?.drain() }
+            executor.execute { [link] in link.loop?.drain() }
         }
     }
 
@@ -192,14 +193,14 @@ extension LoopCore {
                 drainer = 0
                 wakeWaitersLocked()
                 let handBack = HandBack(thread: me)
-                executor.execute { [weak self] in
+                executor.execute { [link] in
                     guard handBack.runsInline() else {
-                        self?.drain()
+                        link.loop?.drain()
                         return
                     }
                     // This thread drains on once `execute` returns: from now on a close
                     // made inside `execute` comes from the drainer and must not wait.
-                    self?.resumeDraining(on: me)
+                    link.loop?.resumeDraining(on: me)
                 }
                 return handBack.executeReturned()
             }

@@ -177,7 +177,7 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
     /// loop's types.
     let paths: LoopPaths<Model, Event, Effect>
     /// How the registrations reach the loop, until its dispose has ended.
-    let link = LoopLink<Model, Event, Effect>()
+    @usableFromInline let link = LoopLink<Model, Event, Effect>()
 
     /// Serializes inspector calls, which may come from the drainer, a closing thread,
     /// or a handler on its own executor.
