@@ -147,4 +147,38 @@ final class LoopSideTableTests: XCTestCase {
                        ["disposed", "effectFailed"])
         XCTAssertNil(core, "the loop outlived its work")
     }
+
+    /// As above, on a background thread, many times (a `Thread` test, so that
+    /// `scripts/tsan.sh` runs it): the work lets go of the last reference to its loop,
+    /// whose dispose then runs from inside the work, and throws; every error is reported
+    /// and every loop freed.
+    func testAHandlerThatLetsGoOfItsLoopOnABackgroundThread() {
+        for _ in 0..<200 {
+            let executor = BackgroundExecutor()
+            let reported = Atomic<Int>(0)
+            let box = Mutex<CounterLoop?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            weak var core: AnyObject?
+            do {
+                let loop = CounterLoop(
+                    model: Counter(), update: counterUpdate,
+                    handlers: [EffectHandler(on: executor) { _, _ in
+                        defer { done.signal() }
+                        box.withLock { $0 = nil }
+                        throw UpdateError()
+                    }],
+                    inspector: { if case .effectFailed = $0 { reported.add(1, ordering: .relaxed) } }
+                )
+                core = loop.core
+                box.withLock { $0 = loop }
+                loop.dispatch(.effects([.note("work")]))
+            }
+            XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+            // The work's thread lets go of the loop as its callback leaves the session.
+            var spins = 0
+            while core != nil && spins < 10_000 { spins += 1; usleep(100) }
+            XCTAssertNil(core, "the loop outlived its work")
+            XCTAssertEqual(reported.load(ordering: .relaxed), 1)
+        }
+    }
 }

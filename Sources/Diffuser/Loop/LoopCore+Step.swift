@@ -123,10 +123,11 @@ extension LoopCore {
                     // Neither strongly (the loop holds this executor, which may hold the
                     // work forever) nor weakly (a weak reference gives the loop a side
                     // table, and every retain of it, at each event a job sends, then
-                    // takes the runtime's slow path): the work runs as a callback of
-                    // `session` (`launch`), and the session holds the loop until the
-                    // callbacks in progress at its end have returned (`LoopSession.pauser`);
-                    // or, without an executor, at once, inside this step.
+                    // takes the runtime's slow path). A handler without `handleNow` has
+                    // an executor, so the work runs there as a callback of `session`
+                    // (`launch`): only if the session has not ended, and the session
+                    // holds the loop until the callbacks in progress at its end have
+                    // returned (`LoopSession.pauser`).
                     launch(job, on: handlers[index].executor) { [unowned self] in
                         do {
                             try work(job)
