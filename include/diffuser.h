@@ -1336,7 +1336,10 @@ typedef int (*dfs_propagate_fn)(const void *value, const void **out, void *ctx);
  *  with dfs_gear_release; feedbacks attached to it keep it. */
 DFS_API dfs_status dfs_gear_new(dfs_type *event_type, dfs_gear **out);
 
-/** Pushes `event` (retained through the gear's event type) to every loop attached. */
+/** Pushes `event` (retained through the gear's event type) to every loop attached.
+ *  Events sent from several threads reach the loops one at a time, in the order sent,
+ *  each delivered by the thread delivering when it was sent, whose call therefore does
+ *  not return while other threads keep sending. */
 DFS_API dfs_status dfs_gear_send(dfs_gear *gear, const void *event);
 
 /** A feedback (see Feedbacks above) that pushes into `gear` what `propagate` makes of

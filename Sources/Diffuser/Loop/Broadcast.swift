@@ -7,7 +7,9 @@ import Synchronization
 /// broadcast delivers, and a value sent meanwhile (from another thread, or from a
 /// subscriber) is queued and delivered after the current one, never recursively. A new
 /// subscriber is added on the queue's turn, with the value that was current when it
-/// subscribed, so it sees every later value exactly once, in order.
+/// subscribed, so it sees every later value exactly once, in order. The queue is not
+/// bounded: while other threads send faster than the subscribers take the values, the
+/// delivering thread's send does not return and the queue grows, as a loop's does.
 ///
 /// A `modify` transform runs with the lock held; the broadcast's own calls from inside
 /// it, on its thread, use that hold instead of waiting for the lock (`modifier`).

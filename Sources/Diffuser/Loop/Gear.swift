@@ -10,7 +10,10 @@
 /// ```
 ///
 /// A gear event pushed during a step reaches the other loops as dispatched events:
-/// queued there, handled on their turn. A loop hears a gear only while it runs.
+/// queued there, handled on their turn. A loop hears a gear only while it runs. Events
+/// sent from several threads reach the loops one at a time, in the order sent, each
+/// delivered by the thread delivering when it was sent (as a `Signal`'s), whose `send`
+/// does not return while other threads keep sending.
 ///
 /// Sending and the gear's feedbacks are inlinable, so that they are compiled for the
 /// event and model types where they are used, as `Signal`'s sending is.

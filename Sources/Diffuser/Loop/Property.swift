@@ -13,8 +13,9 @@
 /// Reading returns the value last stored, on every thread. Observers receive the
 /// current value first, then every value stored, in the order stored, one at a time: a
 /// value stored from inside an observer, or from another thread meanwhile, is delivered
-/// after the one in progress, never recursively. Errors thrown by a `subscribe`
-/// receiver are discarded.
+/// after the one in progress, never recursively, by the thread delivering it (whose
+/// store therefore does not return while other threads keep storing). Errors thrown by a
+/// `subscribe` receiver are discarded.
 @propertyWrapper
 public final class Property<Value>: Subscribable {
     @usableFromInline let broadcast: Broadcast<Value>

@@ -10,7 +10,9 @@
 /// Unlike a `Property` it holds no value: an observer hears of the events sent after
 /// it subscribed. Events reach observers one at a time, in the order sent; an event
 /// sent from inside an observer, or from another thread meanwhile, is delivered after
-/// the one in progress. Errors thrown by a `subscribe` receiver are discarded.
+/// the one in progress, by the thread delivering it (whose `send` therefore does not
+/// return while other threads keep sending). Errors thrown by a `subscribe` receiver
+/// are discarded.
 public final class Signal<Value>: Subscribable {
     @usableFromInline let broadcast = Broadcast<Value>()
 

@@ -30,7 +30,10 @@ public final class Gear<G> {
   }
 
   /**
-   * Pushes {@code event} to every loop attached to the gear.
+   * Pushes {@code event} to every loop attached to the gear. Events sent from several
+   * threads reach the loops one at a time, in the order sent, each delivered by the thread
+   * delivering when it was sent, whose call therefore does not return while other threads
+   * keep sending.
    *
    * @param event the gear event
    */
