@@ -176,7 +176,8 @@ final class LoopCore<Model, Event, Effect>: @unchecked Sendable {
     /// The ways in of the events that do not come through `dispatch`, compiled for the
     /// loop's types.
     let paths: LoopPaths<Model, Event, Effect>
-    /// How the registrations reach the loop, until its dispose has ended.
+    /// How what may outlive the loop reaches it (registrations, drains handed over), until
+    /// its dispose has ended.
     @usableFromInline let link = LoopLink<Model, Event, Effect>()
 
     /// Serializes inspector calls, which may come from the drainer, a closing thread,
