@@ -977,7 +977,8 @@ DFS_API dfs_status dfs_list_sections_diff_read(const dfs_list_sections_reader *r
  * latest when the registration's *out is disposed or released.
  *
  * Errors: an update that fails leaves the model as it was; the inspector sees it and
- * the loop goes on. So do failing handlers and observers. The inspector is the only
+ * the loop goes on. So do failing handlers, observers and feedback requests, and sources
+ * that refuse to connect. The inspector is the only
  * place these failures go: a loop made without one drops them, so give every loop an
  * inspector that logs them.
  */
@@ -1093,7 +1094,11 @@ typedef enum dfs_trace_kind {
      *  returned non-zero) when the loop connected it, on the loop's turn after the call
      *  or at a start: `error`. Nothing of that fuser is connected for the run; the next
      *  start tries again. */
-    DFS_TRACE_SOURCE_FAILED = 9
+    DFS_TRACE_SOURCE_FAILED = 9,
+    /** A request feedback's `request` failed, or the equality of its request_type did,
+     *  on the model just published (dfs_feedback_request): `error`. That feedback's
+     *  request stays as it was; the loop goes on. */
+    DFS_TRACE_FEEDBACK_FAILED = 10
 } dfs_trace_kind;
 
 /** Why an accepted event never reached the update. */
@@ -1250,7 +1255,8 @@ DFS_API dfs_status dfs_feedback_work(dfs_overlap overlap, dfs_executor *executor
  *  when the request changes (request_type's equality) to a non-NULL one, and the job is
  *  cancelled when it becomes NULL; `overlap` decides about the work of the previous
  *  request. A failing `request`, or a failing equality of request_type, leaves the
- *  request as it was: nothing starts or stops. */
+ *  request as it was (nothing starts or stops) and goes to the loop's inspector
+ *  (DFS_TRACE_FEEDBACK_FAILED). */
 DFS_API dfs_status dfs_feedback_request(dfs_type *request_type, dfs_transform_fn request, void *request_ctx,
                                         dfs_destroy_fn request_destroy, dfs_overlap overlap, dfs_executor *executor,
                                         dfs_feedback_fn fn, void *ctx, dfs_destroy_fn destroy, dfs_feedback **out);

@@ -338,6 +338,9 @@ static void inspect_cb(const dfs_trace *trace, void *ctx) {
     case DFS_TRACE_SOURCE_FAILED:
         json_array_append_new(entry, json_string("sourceFailed"));
         break;
+    case DFS_TRACE_FEEDBACK_FAILED:
+        json_array_append_new(entry, json_string("feedbackFailed"));
+        break;
     case DFS_TRACE_STOPPED:
     case DFS_TRACE_DISPOSED:
         json_array_append_new(entry, json_string(trace->kind == DFS_TRACE_STOPPED ? "stopped" : "disposed"));

@@ -159,6 +159,9 @@ static void inspect(const dfs_trace *trace, void *ctx) {
     case DFS_TRACE_SOURCE_FAILED:
         log_add(i->log, "source-failed(%s)", trace->error ? trace->error : "?");
         break;
+    case DFS_TRACE_FEEDBACK_FAILED:
+        log_add(i->log, "feedback-failed(%s)", trace->error ? trace->error : "?");
+        break;
     case DFS_TRACE_STOPPED:
         log_add(i->log, "stopped:%ld", m->value);
         break;
@@ -621,6 +624,59 @@ static void test_feedbacks(void) {
     fb_release(&both);
     fb_release(&req);
     CHECK_INT(cancel.destroyed + keep.destroyed + both.destroyed + req.destroyed, 4, "every feedback context once");
+    CHECK_INT(box_live, 0, "no box left (requests included)");
+}
+
+/* request_of, failing on the models 30 to 39 with a message. */
+static int request_failing_in_the_30s(const void *value, const void **out, void *ctx) {
+    long v = ((const box *)value)->value;
+    if (v >= 30 && v < 40) {
+        dfs_set_error("no request in the 30s");
+        return 7;
+    }
+    return request_of(value, out, ctx);
+}
+
+static void test_request_failures(void) {
+    check_section("a failing request or request equality goes to the inspector");
+    test_log log = {{0}};
+    update_ctx u = {0};
+    inspector insp = {.log = &log};
+    dfs_loop_config c = counter_config(0, &u);
+    c.inspect = inspect;
+    c.inspect_ctx = &insp;
+    c.inspect_destroy = inspector_destroy;
+    dfs_loop *loop = counter_loop(&c);
+    CHECK_LOG(&log, "started:0/0", "the start");
+
+    /* Requests are value / 10, compared by a type whose equality fails on 5. */
+    box_type_ctx failing_ctx;
+    dfs_type *failing = box_type_fresh(&failing_ctx, NULL);
+    failing_ctx.fail_enabled = 1;
+    failing_ctx.fail_on = 5;
+    failing_ctx.fail_message = "5 cannot be compared";
+    fb req = {.name = "req", .log = &log};
+    dfs_disposable *d = NULL;
+    CHECK_OK(dfs_loop_add_request_feedback(loop, failing, request_failing_in_the_30s, NULL, NULL,
+                                           DFS_OVERLAP_CANCEL_PREVIOUS, NULL, fb_work, &req, fb_destroy, &d),
+             "a request feedback that fails in the 30s and on request 5");
+    dfs_loop_dispatch(loop, EVENT(20)); /* 20: request 2 */
+    dfs_loop_dispatch(loop, EVENT(12)); /* 32: the request fails */
+    dfs_loop_dispatch(loop, EVENT(20)); /* 52: request 5, whose comparison fails */
+    dfs_loop_dispatch(loop, EVENT(10)); /* 62: request 6 */
+    CHECK_LOG(&log,
+              "stepped:20 ->20 req:2 "
+              "stepped:12 ->32 feedback-failed(no request in the 30s) "
+              "stepped:20 ->52 feedback-failed(5 cannot be compared) "
+              "stepped:10 ->62 req:6",
+              "each failure in its place, the request kept meanwhile");
+    CHECK_INT(req.cancels[0], 1, "the request 6 cancelled the work of 2, which the failures left alone");
+    dfs_disposable_dispose(d);
+    dfs_disposable_release(d);
+    dfs_loop_release(loop);
+    fb_release(&req);
+    dfs_type_release(failing);
+    CHECK_INT(insp.destroyed, 1, "the inspector's context once");
     CHECK_INT(box_live, 0, "no box left (requests included)");
 }
 
@@ -2114,6 +2170,7 @@ int main(int argc, char **argv) {
     test_lent_job_over_released();
     test_kept_jobs_do_not_keep_their_loop();
     test_feedbacks();
+    test_request_failures();
     test_config_feedbacks();
     test_config_feedback_errors();
     test_executors();

@@ -90,6 +90,7 @@ extension ConformanceTests {
             case .effectFailed(let effect, _): record(t, "effectFailed", effect)
             case .observerFailed: record(t, "observerFailed")
             case .sourceFailed: record(t, "sourceFailed")
+            case .feedbackFailed: record(t, "feedbackFailed")
             case .stopped(let model): record(t, "stopped", model)
             case .disposed(let model): record(t, "disposed", model)
             }

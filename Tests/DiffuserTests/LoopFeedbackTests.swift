@@ -209,7 +209,7 @@ final class LoopFeedbackTests: XCTestCase {
     }
 
     /// The request form for requests without `Equatable`: compared by `isSame`, selected
-    /// by a function that may throw (a throw changes nothing).
+    /// by a function that may throw (a throw changes nothing, and goes to the inspector).
     func testRequestFeedbackComparedByIsSameWithAThrowingSelect() {
         struct Query { let text: String }
         let log = Recorder<String>()
@@ -225,7 +225,10 @@ final class LoopFeedbackTests: XCTestCase {
             ) { query, job in
                 log.append("start \(query.text)")
                 job.onCancel { log.append("cancel \(query.text)") }
-            }]
+            }],
+            inspector: { trace in
+                if case .feedbackFailed(let error) = trace { log.append("failed \(error)") }
+            }
         )
         loop.dispatch(.request("A"))
         loop.dispatch(.request("a"))
@@ -237,6 +240,7 @@ final class LoopFeedbackTests: XCTestCase {
             "start a",
             // "a" after "A": the same request. While the count is negative, selecting
             // throws and nothing changes, "b" included; at count 5 it is read again.
+            "failed TestFailure(tag: \"select\")", "failed TestFailure(tag: \"select\")",
             "cancel a", "start b",
             "cancel b",
         ])
@@ -260,16 +264,69 @@ final class LoopFeedbackTests: XCTestCase {
             ) { query, job in
                 log.append("start \(query.text)")
                 job.onCancel { log.append("cancel \(query.text)") }
-            }]
+            }],
+            inspector: { trace in
+                if case .feedbackFailed(let error) = trace { log.append("failed \(error)") }
+            }
         )
         loop.dispatch(.request("a"))
         loop.dispatch(.request("fails"))
         loop.dispatch(.request("b"))
         XCTAssertEqual(log.values, [
             "start a",
-            "same a fails",
+            "same a fails", "failed TestFailure(tag: \"isSame\")",
             "same a b", "cancel a", "start b",
         ])
+    }
+
+    /// A request's error reaches the inspector through `filtered(by:)` and `scoped(to:)`,
+    /// from a feedback added to a running loop (which hears the current model at once)
+    /// as from one published to later, in its place among the loop's traces; the
+    /// observers and feedbacks after it still hear the model.
+    func testARequestErrorGoesToTheInspectorInItsPlace() {
+        struct Whole { var counter: Counter }
+        enum WholeEvent { case set(Int) }
+        let log = Recorder<String>()
+        let loop = Loop(
+            model: Whole(counter: Counter()),
+            reducer: { (_: Whole, event: WholeEvent) in
+                switch event {
+                case .set(let count): return Whole(counter: Counter(count: count))
+                }
+            },
+            inspector: { trace in
+                switch trace {
+                case .feedbackFailed(let error): log.append("failed \(error)")
+                case .stepped(let event, _, _): log.append("stepped \(event)")
+                default: break
+                }
+            }
+        )
+        let failing = Feedback<Counter, WholeEvent>.request(
+            { (model: Counter) -> Int? in
+                if model.count % 2 == 1 { throw TestFailure(tag: "odd \(model.count)") }
+                return model.count
+            },
+            isSame: ==
+        ) { request, job in
+            log.append("start \(request)")
+            job.finish()
+        }
+        loop.dispatch(.set(1))
+        let registration = loop.add(failing.filtered(by: { $0.count < 10 }).scoped(to: \Whole.counter))
+        let after = loop.observe { log.append("observed \($0.counter.count)") }
+        loop.dispatch(.set(2))
+        loop.dispatch(.set(3))
+        loop.dispatch(.set(11))
+        XCTAssertEqual(log.values, [
+            "stepped set(1)",
+            "failed TestFailure(tag: \"odd 1\")", "observed 1",
+            "stepped set(2)", "start 2", "observed 2",
+            "stepped set(3)", "failed TestFailure(tag: \"odd 3\")", "observed 3",
+            "stepped set(11)", "observed 11",
+        ])
+        registration.dispose()
+        after.dispose()
     }
 
     func testFeedbackOnItsOwnExecutor() {

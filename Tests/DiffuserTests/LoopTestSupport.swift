@@ -66,6 +66,7 @@ final class TraceLog: @unchecked Sendable {
         case let .effectFailed(effect, _): return "effectFailed \(effect)"
         case .observerFailed: return "observerFailed"
         case .sourceFailed(let error): return "sourceFailed \(error)"
+        case .feedbackFailed(let error): return "feedbackFailed \(error)"
         case .stopped(let model): return "stopped \(model)"
         case .disposed(let model): return "disposed \(model)"
         }

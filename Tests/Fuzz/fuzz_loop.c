@@ -592,6 +592,7 @@ static void on_inspect(const dfs_trace *t, void *ctx) {
     case DFS_TRACE_EFFECT_FAILED: check_value(l->effect, t->effect, "inspector (effect failed)"); check_message(t->error, t->kind); break;
     case DFS_TRACE_OBSERVER_FAILED: check_message(t->error, t->kind); break;
     case DFS_TRACE_SOURCE_FAILED: check_message(t->error, t->kind); break;
+    case DFS_TRACE_FEEDBACK_FAILED: check_message(t->error, t->kind); break;
     case DFS_TRACE_STOPPED: check_value(l->model, t->model, "inspector (stopped)"); break;
     case DFS_TRACE_DISPOSED: check_value(l->model, t->model, "inspector (disposed)"); l->disposed_traces++; break;
     default: fail("inspector #%d: trace of kind %d", c->id, (int)t->kind);

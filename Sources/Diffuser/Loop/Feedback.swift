@@ -37,13 +37,14 @@ public struct Feedback<Model, Event> {
 /// One session's instance of a feedback.
 @usableFromInline
 struct FeedbackReactor<Model> {
-    /// Receives each published model, on the loop's step.
-    @usableFromInline let receive: (Model) -> Void
+    /// Receives each published model, on the loop's step; what it throws goes to the
+    /// inspector as `feedbackFailed`.
+    @usableFromInline let receive: (Model) throws -> Void
     /// Cancels the work in progress: the feedback was removed from a running loop.
     @usableFromInline let stop: () -> Void
 
     @inlinable
-    init(receive: @escaping (Model) -> Void, stop: @escaping () -> Void) {
+    init(receive: @escaping (Model) throws -> Void, stop: @escaping () -> Void) {
         self.receive = receive
         self.stop = stop
     }
@@ -125,7 +126,8 @@ extension Feedback {
 
     /// `request(_:on:overlap:_:)` for requests compared by `isSame` instead of `==`,
     /// selected by a function that may throw: a model whose selection or comparison
-    /// throws leaves the request as it was (nothing starts or stops).
+    /// throws leaves the request as it was (nothing starts or stops), and the error goes
+    /// to the loop's inspector as `LoopTrace.feedbackFailed`.
     @inlinable
     public static func request<Request>(
         _ request: @escaping (Model) throws -> Request?,
@@ -151,7 +153,7 @@ extension Feedback {
                 guard let job = slot.begin(in: session) else { return }
                 launch(job, on: executor) { effect(value, job) }
             })
-            return FeedbackReactor(receive: { gate.run($0) }, stop: slot.cancelAll)
+            return FeedbackReactor(receive: { try gate.tryRun($0) }, stop: slot.cancelAll)
         }
     }
 
@@ -173,7 +175,7 @@ extension Feedback {
         return Feedback { session in
             guard let reactor = inner(session) else { return nil }
             return FeedbackReactor(
-                receive: { model in if predicate(model) { reactor.receive(model) } },
+                receive: { model in if predicate(model) { try reactor.receive(model) } },
                 stop: reactor.stop
             )
         }
@@ -189,7 +191,7 @@ extension Feedback {
         let inner = start
         return Feedback<Whole, Event> { session in
             guard let reactor = inner(session) else { return nil }
-            return FeedbackReactor(receive: { reactor.receive(lens($0)) }, stop: reactor.stop)
+            return FeedbackReactor(receive: { try reactor.receive(lens($0)) }, stop: reactor.stop)
         }
     }
 }

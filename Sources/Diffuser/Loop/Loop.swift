@@ -126,7 +126,8 @@
 ///
 /// ## Errors
 /// An update that throws leaves the model unchanged; the inspector sees the error and
-/// the loop goes on with the next event. So do a throwing handler and a throwing render.
+/// the loop goes on with the next event. So do a throwing handler, a throwing render, a
+/// source that refuses to connect and a request feedback whose request throws.
 /// The inspector is the only place these errors go: a loop made without one drops them,
 /// so give every loop an inspector that logs them (the traces that carry an `error`).
 public final class Loop<Model, Event, Effect>: Subscribable {
@@ -297,7 +298,7 @@ public final class Loop<Model, Event, Effect>: Subscribable {
             core.subscribers.append(.feedback(entry))
             if let session, !session.isCancelled {
                 entry.reactor = feedback.start(session)
-                entry.receive(core.model)
+                core.inform(entry, of: core.model)
             }
         }
         return entry

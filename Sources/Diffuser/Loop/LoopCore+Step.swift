@@ -85,10 +85,20 @@ extension LoopCore {
                     sawRemoved = true
                     continue
                 }
-                entry.receive(model)
+                inform(entry, of: model)
             }
         }
         if sawRemoved { subscribers.removeAll { $0.isRemoved } }
+    }
+
+    /// Hands `model` to one feedback; what its request threw goes to the inspector.
+    @inlinable
+    func inform(_ entry: FeedbackEntry<Model, Event>, of model: Model) {
+        do {
+            try entry.receive(model)
+        } catch {
+            report(.feedbackFailed(error: error))
+        }
     }
 
     /// Calls one observer; an error it throws goes to the inspector.

@@ -24,10 +24,11 @@ final class FeedbackEntry<Model, Event>: _Disposable, @unchecked Sendable {
     @inlinable
     var isRemoved: Bool { removed.load(ordering: .acquiring) }
 
-    /// Hands `model` to this run's instance, unless the feedback was disposed.
+    /// Hands `model` to this run's instance, unless the feedback was disposed; rethrows
+    /// what a request feedback's selection or comparison threw.
     @inlinable
-    func receive(_ model: Model) {
-        delivery.call { reactor?.receive(model) }
+    func receive(_ model: Model) throws {
+        try delivery.call { try reactor?.receive(model) }
     }
 
     /// Stops the feedback: it hears of no model once this returns (a model it is hearing

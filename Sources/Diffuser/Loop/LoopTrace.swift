@@ -28,6 +28,10 @@ public enum LoopTrace<Model, Event, Effect> {
     /// connected it (on the loop's turn after `connect`, or at a start): none of that
     /// fuser's sources is connected for this run; the next start tries again.
     case sourceFailed(error: Error)
+    /// A feedback's request selection or comparison (`Feedback.request(_:isSame:…)`)
+    /// threw `error` on the model just published: that feedback's request stays as it
+    /// was (nothing starts or stops), and the loop goes on.
+    case feedbackFailed(error: Error)
     /// The loop stopped; `model` is kept for the next start.
     case stopped(model: Model)
     /// The loop was disposed with `model` as its last model.

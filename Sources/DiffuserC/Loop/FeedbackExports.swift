@@ -47,7 +47,8 @@ func workFeedback(
 
 /// `Feedback.request` over a `dfs_transform_fn` selecting requests of `requestType`
 /// (NULL for none, compared with the type's equality) and a `dfs_feedback_fn`. A model
-/// whose selection or comparison fails leaves the request as it was.
+/// whose selection or comparison fails leaves the request as it was; the failure goes to
+/// the inspector.
 func requestFeedback(
     _ requestType: OpaquePointer?, _ selectCallback: CCallback<dfs_transform_fn>, _ overlap: dfs_overlap,
     _ executor: OpaquePointer?, _ callback: CCallback<dfs_feedback_fn>

@@ -51,6 +51,9 @@ func inspectorClosure(_ function: CFunction<dfs_inspect_fn>) -> (LoopTrace<CValu
         case .sourceFailed(let error):
             c.kind = DFS_TRACE_SOURCE_FAILED
             message = traceMessage(error)
+        case .feedbackFailed(let error):
+            c.kind = DFS_TRACE_FEEDBACK_FAILED
+            message = traceMessage(error)
         case .stopped(let model):
             c.kind = DFS_TRACE_STOPPED
             c.model = model.pointer

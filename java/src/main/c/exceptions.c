@@ -194,7 +194,7 @@ int dfsj_upcall_failed(JNIEnv *env) {
     (*env)->ExceptionClear(env);
     dfsj_thread_state *ts = &dfsj_thread;
     if ((*env)->IsInstanceOf(env, ex, c_reported)) {
-        dfs_set_error("a callback failed (reported to the thread's uncaught exception handler)");
+        dfs_set_error("a callback failed (reported already: to the thread's uncaught exception handler, or to the loop's inspector)");
     } else if (ts->depth == 0) {
         describe(env, ex);
     } else if (ts->pending == NULL) {

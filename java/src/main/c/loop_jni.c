@@ -152,14 +152,15 @@ static void key_done_cb(uint64_t key, void *ctx) {
 /* dfs_inspect_fn: InspectorBridge.inspect(kind, event, model, hasNextModel, nextModel,
  * effects, effect, reason, error, refusal, kept): a refused source connection also hands
  * over the source's Throwable, if the thread kept it (dfsj_connect_failed), and a failed
- * update, handler or observer the Bridges.Failure its bridge kept (keepFailure). */
+ * update, handler, observer or feedback request the Bridges.Failure its bridge kept
+ * (keepFailure). */
 static void inspect_cb(const dfs_trace *trace, void *ctx) {
     dfsj_upcall_env u;
     if (dfsj_env_enter(&u)) return;
     JNIEnv *env = u.env;
     jthrowable refusal = trace->kind == DFS_TRACE_SOURCE_FAILED ? dfsj_take_refusal(env) : NULL;
     jobject kept = trace->kind == DFS_TRACE_FAILED || trace->kind == DFS_TRACE_EFFECT_FAILED ||
-                           trace->kind == DFS_TRACE_OBSERVER_FAILED
+                           trace->kind == DFS_TRACE_OBSERVER_FAILED || trace->kind == DFS_TRACE_FEEDBACK_FAILED
                        ? dfsj_take_kept(env, &dfsj_thread.failure)
                        : NULL;
     jobjectArray effects = NULL;

@@ -273,6 +273,9 @@ final class LoopConformance {
       case SOURCE_FAILED:
         record("trace", "sourceFailed");
         break;
+      case FEEDBACK_FAILED:
+        record("trace", "feedbackFailed");
+        break;
       default:
         record("trace", "disposed", trace.model());
         break;

@@ -2,9 +2,10 @@ package io.diffuser.internal;
 
 /**
  * A callback's failure that was already reported where the user sees it (the thread's
- * uncaught exception handler) and that only has to make the core's call fail: the native
- * glue does not keep it for the Java caller below, which did not cause it. Thrown by the
- * binding's own wrappers of callbacks that cannot fail a loop.
+ * uncaught exception handler, or a loop's inspector, which takes it from its trace of
+ * the failure) and that only has to make the core's call fail: the native glue does not
+ * keep it for the Java caller below, which did not cause it. Thrown by the binding's own
+ * wrappers of callbacks that cannot fail a loop.
  *
  * <p>Not API.
  */

@@ -22,7 +22,8 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * <p>Some callbacks cannot fail the loop: a feedback's work or request, a gear's
  * propagate, a coalescing key, a restart, an inspector, an on-cancel action. Their
  * exceptions are handed to the thread's uncaught exception handler ({@link #uncaught}),
- * as any exception nobody can catch is, and the loop goes on as documented for each.
+ * as any exception nobody can catch is, and the loop goes on as documented for each; a
+ * request's go to the loop's inspector instead, if it has one ({@link #report}).
  */
 final class Bridges {
   /** The first element of an update's result when the step makes no model. */
@@ -87,6 +88,23 @@ final class Bridges {
     } catch (Throwable ignored) {
       // A handler that throws has nowhere to report to either.
     }
+  }
+
+  /**
+   * Reports {@code failure}, which a feedback's request function or a request's {@code
+   * equals} threw: to the loop's inspector if it has one ({@code inspected}), kept for its
+   * trace of the failure (FEEDBACK_FAILED), which the core reports on this thread right
+   * after; otherwise to the thread's {@linkplain #uncaught uncaught exception handler}.
+   *
+   * @return what the caller throws, which fails the core's call and reaches no Java caller
+   */
+  static RuntimeException report(Throwable failure, boolean inspected) {
+    if (inspected) {
+      LoopNative.keepFailure(new Failure(failure, text(failure)));
+    } else {
+      uncaught(failure);
+    }
+    return new io.diffuser.internal.ReportedFailure(failure);
   }
 
   /** {@code dfs_update_fn}: {model or NO_MODEL, effects...}, or null if it failed. */
@@ -389,7 +407,8 @@ final class Bridges {
     /**
      * {@code refusal}: for SOURCE_FAILED, the exception the source's {@code connect}
      * threw, if the glue kept it; {@code failed}: for FAILED, EFFECT_FAILED and
-     * OBSERVER_FAILED, the {@link Failure} that {@link #fail} kept, if any.
+     * OBSERVER_FAILED, the {@link Failure} that {@link #fail} kept, and for
+     * FEEDBACK_FAILED the one {@link #report} kept, if any.
      */
     void inspect(int kind, Object event, Object model, boolean hasNextModel, Object nextModel, Object[] effects,
                  Object effect, int reason, String error, Throwable refusal, Object failed) {

@@ -22,12 +22,13 @@ import java.util.concurrent.Executor;
  * <p>A feedback is a description: each loop it is registered with, at each start, makes
  * its own instance of it, so one feedback may serve several loops.
  *
- * <p>A feedback cannot fail its loop. What its work, request or propagate function
- * throws goes to the thread's uncaught exception handler (which prints it, by default);
- * work that throws is finished, as if it had called {@link Job#finish()}, so that the
- * events it sent stay queued and an overlap strategy waiting for it goes on; a request
- * that throws, or whose {@code equals} throws (which goes to that handler too), leaves
- * the request as it was; a propagate that throws counts as no event.
+ * <p>A feedback cannot fail its loop. What its work or propagate function throws goes to
+ * the thread's uncaught exception handler (which prints it, by default); work that throws
+ * is finished, as if it had called {@link Job#finish()}, so that the events it sent stay
+ * queued and an overlap strategy waiting for it goes on; a propagate that throws counts
+ * as no event. A request function that throws, or a request whose {@code equals} throws,
+ * leaves the request as it was; the exception goes to the loop's inspector
+ * ({@link LoopTrace.Kind#FEEDBACK_FAILED}), or to that handler if the loop has none.
  *
  * @param <M> the type of models
  * @param <E> the type of events
@@ -37,7 +38,7 @@ public final class Feedback<M, E> {
   final Executor executor;
   /** For a feedback on models. */
   final FeedbackWork<? super M, E> work;
-  /** For a feedback gated by a request: the request, and the work on it. */
+  /** For a feedback gated by a request: the user's request function, and the work on it. */
   final Function<? super M, ?> request;
   final FeedbackWork<Object, E> requestWork;
   /** For a gear feedback: makes its native description. */
@@ -62,9 +63,10 @@ public final class Feedback<M, E> {
   /**
    * Makes the native core's description of this feedback (a {@code dfs_feedback}), which
    * a loop registers at its creation or later; the caller releases it with
-   * {@link LoopNative#feedbackRelease}.
+   * {@link LoopNative#feedbackRelease}. {@code inspected}: whether that loop has an
+   * inspector, which then takes what a request throws (see {@link Bridges#report}).
    */
-  long newNative() {
+  long newNative(boolean inspected) {
     if (gearFeedback != null) {
       return gearFeedback.getAsLong();
     }
@@ -72,7 +74,8 @@ public final class Feedback<M, E> {
     try {
       return work != null
           ? LoopNative.feedbackWork(overlap.ordinal(), executorHandle, new Bridges.FeedbackBridge(work))
-          : LoopNative.feedbackRequest(request, overlap.ordinal(), executorHandle, new Bridges.FeedbackBridge(requestWork));
+          : LoopNative.feedbackRequest(reporting(request, inspected), overlap.ordinal(), executorHandle,
+              new Bridges.FeedbackBridge(requestWork));
     } finally {
       if (executorHandle != 0) {
         LoopNative.executorRelease(executorHandle);
@@ -159,19 +162,26 @@ public final class Feedback<M, E> {
                                                  Executor executor, FeedbackWork<? super R, E> work) {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(work, "work");
-    Function<? super M, ?> reported = model -> {
-      R value;
+    FeedbackWork<Object, E> unwrapped =
+        (value, job) -> ((FeedbackWork<Object, E>) work).start(Requested.value(value), job);
+    return new Feedback<>(overlap, executor, null, request, unwrapped);
+  }
+
+  /**
+   * {@code request} as the core calls it, for a loop with an inspector or without: what
+   * it, or a request's {@code equals}, throws is {@linkplain Bridges#report reported}, and
+   * only fails the core's call.
+   */
+  private static <M> Function<M, Object> reporting(Function<? super M, ?> request, boolean inspected) {
+    return model -> {
+      Object value;
       try {
         value = request.apply(model);
       } catch (Throwable failure) {
-        Bridges.uncaught(failure);
-        throw new io.diffuser.internal.ReportedFailure(failure);
+        throw Bridges.report(failure, inspected);
       }
-      return Requested.of(value);
+      return Requested.of(value, inspected);
     };
-    FeedbackWork<Object, E> unwrapped =
-        (value, job) -> ((FeedbackWork<Object, E>) work).start(Requested.value(value), job);
-    return new Feedback<>(overlap, executor, null, reported, unwrapped);
   }
 
   /**
@@ -187,13 +197,16 @@ public final class Feedback<M, E> {
    */
   private static final class Requested {
     final Object value;
+    /** Whether the loop has an inspector (see {@link Bridges#report}). */
+    final boolean inspected;
 
-    private Requested(Object value) {
+    private Requested(Object value, boolean inspected) {
       this.value = value;
+      this.inspected = inspected;
     }
 
-    /** {@code value} as the core gets it. */
-    static Object of(Object value) {
+    /** {@code value} as the core gets it, for a loop with an inspector or without. */
+    static Object of(Object value, boolean inspected) {
       if (value == null || value instanceof Enum) {
         return value;
       }
@@ -201,7 +214,7 @@ public final class Feedback<M, E> {
       boolean comparedNatively = type == String.class || type == Integer.class || type == Long.class
           || type == Double.class || type == Float.class || type == Short.class || type == Byte.class
           || type == Character.class || type == Boolean.class;
-      return comparedNatively ? value : new Requested(value);
+      return comparedNatively ? value : new Requested(value, inspected);
     }
 
     /** The request the core handed back, as the work gets it. */
@@ -218,8 +231,7 @@ public final class Feedback<M, E> {
       try {
         return value.equals(request);
       } catch (Throwable failure) {
-        Bridges.uncaught(failure);
-        throw new io.diffuser.internal.ReportedFailure(failure);
+        throw Bridges.report(failure, inspected);
       }
     }
 

@@ -130,8 +130,11 @@ import java.util.function.BiFunction;
  * failed update keeps the model); the inspector sees the exception and the loop goes on.
  * So does a source that throws from {@code connect} when the loop connects it
  * ({@link LoopTrace.Kind#SOURCE_FAILED}): nothing of its fuser is connected until the
- * next start. The inspector is the only place these exceptions go: a loop built without
- * one drops them, so give every loop an inspector that logs failures
+ * next start; and a request feedback whose request function, or a request's {@code
+ * equals}, throws ({@link LoopTrace.Kind#FEEDBACK_FAILED}): its request stays as it was.
+ * The inspector is the only place these exceptions go: a loop built without one drops
+ * them (a feedback's go to the thread's uncaught exception handler, see
+ * {@link Feedback}), so give every loop an inspector that logs failures
  * ({@link LoopTrace#failure()}, {@link LoopTrace#error()}). An exception a source's
  * {@link Disposable#dispose()} throws as {@link #stop()} or {@link #dispose()}
  * disconnects it is thrown by that call once it is complete (the loop is stopped or
@@ -391,7 +394,7 @@ public final class Loop<M, E, F> implements AutoCloseable {
    *     handles
    */
   public Disposable add(Feedback<M, E> feedback) {
-    long description = Objects.requireNonNull(feedback, "feedback").newNative();
+    long description = Objects.requireNonNull(feedback, "feedback").newNative(inspected);
     try {
       return new NativeDisposable(LoopNative.add(handle, description));
     } finally {
@@ -768,7 +771,7 @@ public final class Loop<M, E, F> implements AutoCloseable {
           }
         }
         for (int i = 0; i < descriptions.length; i++) {
-          descriptions[i] = feedbacks.get(i).newNative();
+          descriptions[i] = feedbacks.get(i).newNative(inspector != null);
         }
         if (executor != null) {
           loopExecutor = Bridges.executorHandle(hold(held, executor), stepsPerRun);

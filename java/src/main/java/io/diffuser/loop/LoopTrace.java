@@ -35,7 +35,13 @@ public final class LoopTrace<M, E, F> {
      * or at a start: {@link #error()}, {@link #failure()}. Nothing of that fuser is
      * connected for the run; the next start tries again.
      */
-    SOURCE_FAILED
+    SOURCE_FAILED,
+    /**
+     * A request feedback's request function, or a request's {@code equals}, threw on the
+     * model just published ({@link Feedback#request}): {@link #error()},
+     * {@link #failure()}. That feedback's request stays as it was; the loop goes on.
+     */
+    FEEDBACK_FAILED
   }
 
   /** Why an accepted event never reached the update. */
@@ -151,7 +157,8 @@ public final class LoopTrace<M, E, F> {
    * The failure's message: for an exception of a Java callback ({@link #failure()}), its
    * {@code toString()}, character for character.
    *
-   * @return the message, for FAILED, EFFECT_FAILED, OBSERVER_FAILED and SOURCE_FAILED
+   * @return the message, for FAILED, EFFECT_FAILED, OBSERVER_FAILED, SOURCE_FAILED and
+   *     FEEDBACK_FAILED
    */
   public String error() {
     return error;
@@ -186,6 +193,8 @@ public final class LoopTrace<M, E, F> {
         return "stopped " + model;
       case SOURCE_FAILED:
         return "sourceFailed: " + error;
+      case FEEDBACK_FAILED:
+        return "feedbackFailed: " + error;
       default:
         return "disposed " + model;
     }
