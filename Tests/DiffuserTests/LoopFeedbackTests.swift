@@ -329,6 +329,90 @@ final class LoopFeedbackTests: XCTestCase {
         after.dispose()
     }
 
+    /// The name of a trace's case: `started`, `stepped`, `feedbackFailed`...
+    private static func kind<M, E, F>(_ trace: LoopTrace<M, E, F>) -> String {
+        String(String(describing: trace).prefix { $0 != "(" })
+    }
+
+    /// A request feedback whose request throws on odd counts, logging its work.
+    private static func failingOnOddCounts(
+        _ log: Recorder<String>, on executor: LoopExecutor? = nil
+    ) -> Feedback<Counter, CounterEvent> {
+        .request({ (model: Counter) -> Int? in
+            if model.count % 2 == 1 { throw TestFailure(tag: "odd \(model.count)") }
+            return model.count
+        }, isSame: ==, on: executor) { request, job in
+            log.append("start \(request)")
+            job.onCancel { log.append("cancel \(request)") }
+        }
+    }
+
+    /// A request's error at a start comes right after `started`; one whose work runs on
+    /// an executor is still reported in the step, and leaves the work alone.
+    func testARequestErrorAtTheStartAndOnAnExecutor() {
+        let log = Recorder<String>()
+        let executor = ManualExecutor()
+        let loop = Loop(
+            model: Counter(count: 1), update: counterUpdate,
+            feedbacks: [Self.failingOnOddCounts(log, on: executor)],
+            inspector: { trace in
+                log.append(Self.kind(trace))
+            }
+        )
+        loop.dispatch(.increment) // 2: request 2
+        loop.dispatch(.increment) // 3: fails, request 2 kept
+        _ = executor.runAll()
+        XCTAssertEqual(log.values, [
+            "started", "feedbackFailed",
+            "stepped", "stepped", "feedbackFailed",
+            "start 2",
+        ])
+        loop.dispose()
+    }
+
+    /// The inspector may remove the feedback, or dispose the loop, on its error: nothing
+    /// waits, and nothing of the loop hears the model after that.
+    func testTheInspectorMayRemoveTheFeedbackOrDisposeTheLoopOnItsError() {
+        let log = Recorder<String>()
+        var registration: _Disposable?
+        let loop = Loop(model: Counter(), update: counterUpdate, inspector: { trace in
+            if case .feedbackFailed(let error) = trace {
+                log.append("failed \(error)")
+                registration?.dispose()
+            }
+        })
+        registration = loop.add(Self.failingOnOddCounts(log))
+        let observer = loop.subscribe { log.append("observed \($0.count)") }
+        loop.dispatch(.increment)
+        loop.dispatch(.increment)
+        XCTAssertEqual(log.values, [
+            "start 0", "observed 0",
+            "failed TestFailure(tag: \"odd 1\")", "observed 1", "cancel 0",
+            "observed 2",
+        ])
+        observer.dispose()
+        loop.dispose()
+
+        let traces = Recorder<String>()
+        var disposing: Loop<Counter, CounterEvent, CounterEffect>?
+        let second = Loop(
+            model: Counter(), update: counterUpdate, feedbacks: [Self.failingOnOddCounts(traces)],
+            inspector: { trace in
+                traces.append(Self.kind(trace))
+                if case .feedbackFailed = trace { disposing?.dispose() }
+            }
+        )
+        disposing = second
+        let late = second.subscribe { traces.append("observed \($0.count)") }
+        second.dispatch(.increment)
+        XCTAssertFalse(second.dispatch(.increment))
+        XCTAssertEqual(traces.values, [
+            "started", "start 0", "observed 0",
+            "stepped", "feedbackFailed", "cancel 0", "disposed",
+        ])
+        late.dispose()
+    }
+
     func testFeedbackOnItsOwnExecutor() {
         let feedbackExecutor = ManualExecutor()
         let seen = Recorder<Int>()

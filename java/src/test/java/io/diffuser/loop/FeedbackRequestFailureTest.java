@@ -1,8 +1,10 @@
 package io.diffuser.loop;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertTrue;
 
+import io.diffuser.fuser.Disposable;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -130,6 +132,65 @@ public class FeedbackRequestFailureTest {
         "stepped 3",
         "feedbackFailed: " + Unprintable.class.getName() + " (its toString() threw java.lang.IllegalStateException)",
         "stepped 1", "request 4"), log);
+    assertEquals(List.of(), uncaughtHandler.seen);
+  }
+
+  /** A request feedback whose request function throws on odd models, logging its work. */
+  private Feedback<Integer, Integer> failingOnOddModels(String name) {
+    return Feedback.request((Integer model) -> {
+      if (model % 2 == 1) {
+        throw new IllegalStateException(name + " odd " + model);
+      }
+      return model;
+    }, (Integer request, Job<Integer> job) -> log.add(name + " request " + request));
+  }
+
+  @Test
+  public void oneFeedbackServesALoopWithAnInspectorAndOneWithout() {
+    // Each registration reports where its own loop says, the builder's as Loop.add's.
+    Feedback<Integer, Integer> feedback = failingOnOddModels("fb");
+    try (Loop<Integer, Integer, Void> inspected = inspectedAdder().feedback(feedback).build();
+         Loop<Integer, Integer, Void> plain = Loop.<Integer, Integer>reducer(0, Integer::sum).feedback(feedback).build()) {
+      inspected.dispatch(1);
+      plain.dispatch(1);
+    }
+    assertEquals(Arrays.asList("fb request 0", "fb request 0", "stepped 1",
+        "feedbackFailed: java.lang.IllegalStateException: fb odd 1"), log);
+    assertEquals(1, failures.size());
+    assertEquals(1, uncaughtHandler.seen.size());
+    assertEquals("fb odd 1", uncaughtHandler.seen.get(0).getMessage());
+  }
+
+  @Test
+  public void theInspectorMayRemoveTheFeedbackOrDisposeTheLoopOnTheFailure() {
+    AtomicReference<Disposable> registration = new AtomicReference<>();
+    try (Loop<Integer, Integer, Void> loop = Loop.<Integer, Integer>reducer(0, Integer::sum).inspector(trace -> {
+      if (trace.kind() == LoopTrace.Kind.FEEDBACK_FAILED) {
+        log.add("failed " + trace.failure().getMessage());
+        registration.get().dispose();
+      }
+    }).build()) {
+      registration.set(loop.add(failingOnOddModels("fb")));
+      loop.observe(model -> log.add("observed " + model));
+      loop.dispatch(1);
+      loop.dispatch(1);
+    }
+    assertEquals(Arrays.asList("fb request 0", "observed 0", "failed fb odd 1", "observed 1", "observed 2"), log);
+
+    log.clear();
+    AtomicReference<Loop<Integer, Integer, Void>> self = new AtomicReference<>();
+    Loop<Integer, Integer, Void> loop = Loop.<Integer, Integer>reducer(0, Integer::sum).inspector(trace -> {
+      log.add(trace.kind().toString());
+      if (trace.kind() == LoopTrace.Kind.FEEDBACK_FAILED) {
+        self.get().dispose();
+      }
+    }).feedback(failingOnOddModels("fb")).build();
+    self.set(loop);
+    loop.observe(model -> log.add("observed " + model));
+    loop.dispatch(1);
+    assertFalse("the loop is disposed", loop.dispatch(1));
+    loop.close();
+    assertEquals(Arrays.asList("STARTED", "fb request 0", "observed 0", "STEPPED", "FEEDBACK_FAILED", "DISPOSED"), log);
     assertEquals(List.of(), uncaughtHandler.seen);
   }
 }
