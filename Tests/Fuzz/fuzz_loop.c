@@ -513,6 +513,7 @@ static int on_request(const void *model, const void **out, void *ctx) {
     cb *c = ctx;
     check_value(c->in, model, "request");
     if (out == NULL) fail("request #%d: out is NULL", c->id);
+    act(c);
     loop_leave(l, 1);
     if (should_fail(c, model)) {
         if (c->variant & 1) *out = transform_output(c, model); /* the core releases it */
@@ -565,7 +566,7 @@ static void on_inspect(const dfs_trace *t, void *ctx) {
     if (t == NULL) fail("inspector #%d: trace is NULL", c->id);
     int late = l->disposed_traces && l->late_step &&
                ((t->kind >= DFS_TRACE_STEPPED && t->kind <= DFS_TRACE_OBSERVER_FAILED && t->kind != DFS_TRACE_DROPPED) ||
-                t->kind == DFS_TRACE_SOURCE_FAILED);
+                t->kind == DFS_TRACE_SOURCE_FAILED || t->kind == DFS_TRACE_FEEDBACK_FAILED);
     if (late) l->late_step = 0;
     else if (l->disposed_traces) fail("inspector #%d of loop #%d: trace %d after DISPOSED", c->id, l->id, (int)t->kind);
     say("  (inspector #%d of loop #%d: trace %d)", c->id, l->id, (int)t->kind);
