@@ -1095,9 +1095,10 @@ typedef enum dfs_trace_kind {
      *  or at a start: `error`. Nothing of that fuser is connected for the run; the next
      *  start tries again. */
     DFS_TRACE_SOURCE_FAILED = 9,
-    /** A request feedback's `request` failed, or the equality of its request_type did,
-     *  on the model just published (dfs_feedback_request): `error`. That feedback's
-     *  request stays as it was; the loop goes on. */
+    /** A request feedback's `request` failed, or the equality of its request_type did
+     *  (dfs_feedback_request), on a model it heard: one just published, or the current
+     *  one when it was added to a running loop: `error`. That feedback's request stays as
+     *  it was; the loop goes on. */
     DFS_TRACE_FEEDBACK_FAILED = 10
 } dfs_trace_kind;
 

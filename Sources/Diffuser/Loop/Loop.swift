@@ -127,7 +127,8 @@
 /// ## Errors
 /// An update that throws leaves the model unchanged; the inspector sees the error and
 /// the loop goes on with the next event. So do a throwing handler, a throwing render, a
-/// source that refuses to connect and a request feedback whose request throws.
+/// source that refuses to connect and a request feedback whose request or comparison
+/// throws.
 /// The inspector is the only place these errors go: a loop made without one drops them,
 /// so give every loop an inspector that logs them (the traces that carry an `error`).
 public final class Loop<Model, Event, Effect>: Subscribable {

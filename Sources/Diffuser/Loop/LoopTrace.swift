@@ -29,8 +29,9 @@ public enum LoopTrace<Model, Event, Effect> {
     /// fuser's sources is connected for this run; the next start tries again.
     case sourceFailed(error: Error)
     /// A feedback's request selection or comparison (`Feedback.request(_:isSame:…)`)
-    /// threw `error` on the model just published: that feedback's request stays as it
-    /// was (nothing starts or stops), and the loop goes on.
+    /// threw `error` on a model it heard (one just published, or the current one when the
+    /// feedback was added to a running loop): that feedback's request stays as it was
+    /// (nothing starts or stops), and the loop goes on.
     case feedbackFailed(error: Error)
     /// The loop stopped; `model` is kept for the next start.
     case stopped(model: Model)

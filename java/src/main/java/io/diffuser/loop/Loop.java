@@ -172,7 +172,7 @@ public final class Loop<M, E, F> implements AutoCloseable {
    */
   private final List<Held<?>> held;
   private final Object[] callbacks;
-  /** Whether the loop has an inspector, which takes the exceptions of its observers. */
+  /** Whether the loop has an inspector, which takes the exceptions of its observers and requests. */
   private final boolean inspected;
   /** The numbers of the coalescing keys, if the loop coalesces (read by tests). */
   final Bridges.KeyBridge keys;

@@ -37,8 +37,9 @@ public final class LoopTrace<M, E, F> {
      */
     SOURCE_FAILED,
     /**
-     * A request feedback's request function, or a request's {@code equals}, threw on the
-     * model just published ({@link Feedback#request}): {@link #error()},
+     * A request feedback's request function, or a request's {@code equals}, threw
+     * ({@link Feedback#request}) on a model it heard: one just published, or the current
+     * one when it was {@linkplain Loop#add added} to a running loop: {@link #error()},
      * {@link #failure()}. That feedback's request stays as it was; the loop goes on.
      */
     FEEDBACK_FAILED
