@@ -201,6 +201,14 @@ static dfs_loop *counter_loop(dfs_loop_config *c) {
     return loop;
 }
 
+/* A counter loop of config `c` (see counter_config) whose inspector logs to `insp`. */
+static dfs_loop *inspected_counter_loop(dfs_loop_config *c, inspector *insp) {
+    c->inspect = inspect;
+    c->inspect_ctx = insp;
+    c->inspect_destroy = inspector_destroy;
+    return counter_loop(c);
+}
+
 /* ------------------------------------------------------------------------------------ */
 
 static void test_steps(void) {
@@ -452,7 +460,7 @@ static void test_kept_jobs_do_not_keep_their_loop(void) {
     check_section("jobs kept past their run or their loop keep nothing of the loop");
     {
         update_ctx u = {0};
-        keeper k = {{0}};
+        keeper k = {.count = 0};
         dfs_loop *loop = keeper_loop(&u, &k);
         CHECK_OK(dfs_loop_dispatch(loop, EVENT(EV_EFFECT + 42)), "a handler keeps its job");
         CHECK_INT(k.count, 1, "kept");
@@ -468,7 +476,7 @@ static void test_kept_jobs_do_not_keep_their_loop(void) {
     }
     {
         update_ctx u = {0};
-        keeper k = {{0}};
+        keeper k = {.count = 0};
         dfs_loop *loop = keeper_loop(&u, &k);
         dfs_loop_dispatch(loop, EVENT(EV_EFFECT + 42));
         CHECK_OK(dfs_loop_stop(loop), "stop");
@@ -486,7 +494,7 @@ static void test_kept_jobs_do_not_keep_their_loop(void) {
     }
     {
         update_ctx u = {0};
-        keeper k = {{0}};
+        keeper k = {.count = 0};
         dfs_loop *loop = keeper_loop(&u, &k);
         dfs_loop_dispatch(loop, EVENT(EV_EFFECT + 42));
         k.releasing = loop;
@@ -643,10 +651,7 @@ static void test_request_failures(void) {
     update_ctx u = {0};
     inspector insp = {.log = &log};
     dfs_loop_config c = counter_config(0, &u);
-    c.inspect = inspect;
-    c.inspect_ctx = &insp;
-    c.inspect_destroy = inspector_destroy;
-    dfs_loop *loop = counter_loop(&c);
+    dfs_loop *loop = inspected_counter_loop(&c, &insp);
     CHECK_LOG(&log, "started:0/0", "the start");
 
     /* Requests are value / 10, compared by a type whose equality fails on 5. */
@@ -1310,9 +1315,7 @@ static void test_refused_source(void) {
     update_ctx u = {0};
     inspector insp = {.log = &log};
     dfs_loop_config c = counter_config(0, &u);
-    c.inspect = inspect;
-    c.inspect_ctx = &insp;
-    dfs_loop *loop = counter_loop(&c);
+    dfs_loop *loop = inspected_counter_loop(&c, &insp);
     log_clear(&log);
 
     source good = {0};

@@ -42,30 +42,6 @@ public class FeedbackRequestFailureTest {
     });
   }
 
-  /** A request whose equals throws {@code failure} when compared with a request of id 3. */
-  private static final class Query {
-    final int id;
-    final RuntimeException failure;
-
-    Query(int id, RuntimeException failure) {
-      this.id = id;
-      this.failure = failure;
-    }
-
-    @Override
-    public boolean equals(Object other) {
-      if (other instanceof Query && ((Query) other).id == 3) {
-        throw failure;
-      }
-      return other instanceof Query && ((Query) other).id == id;
-    }
-
-    @Override
-    public int hashCode() {
-      return id;
-    }
-  }
-
   @Test
   public void aRequestThatThrowsGoesToTheInspectorInItsPlace() {
     RuntimeException boom = new IllegalStateException("no request for 3");
@@ -92,8 +68,8 @@ public class FeedbackRequestFailureTest {
   public void aRequestWhoseEqualsThrowsGoesToTheInspector() {
     RuntimeException boom = new IllegalArgumentException("cannot compare");
     try (Loop<Integer, Integer, Void> loop = inspectedAdder()
-        .feedback(Feedback.request((Integer model) -> new Query(model, boom),
-            (Query request, Job<Integer> job) -> log.add("request " + request.id)))
+        .feedback(Feedback.request((Integer model) -> new ThrowingQuery(model, boom),
+            (ThrowingQuery request, Job<Integer> job) -> log.add("request " + request.id)))
         .build()) {
       loop.dispatch(3); // 3: comparing 0 with 3 throws, the request stays 0
       loop.dispatch(1); // 4: request 4
@@ -119,8 +95,8 @@ public class FeedbackRequestFailureTest {
       return () -> { };
     });
     try (Loop<Integer, Integer, Void> loop = inspectedAdder().build()) {
-      loop.add(Feedback.request((Integer model) -> new Query(model, boom),
-          (Query request, Job<Integer> job) -> log.add("request " + request.id)));
+      loop.add(Feedback.request((Integer model) -> new ThrowingQuery(model, boom),
+          (ThrowingQuery request, Job<Integer> job) -> log.add("request " + request.id)));
       loop.connect(source);
       emit.get().run(3); // comparing 0 with 3 throws, the request stays 0
       emit.get().run(1);

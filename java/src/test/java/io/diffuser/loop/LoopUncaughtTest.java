@@ -136,36 +136,12 @@ public class LoopUncaughtTest {
     assertEquals(List.of(boom), uncaught);
   }
 
-  /** A request whose equals throws {@code failure} when it is compared with a request of id 3. */
-  private static final class Query {
-    final int id;
-    final RuntimeException failure;
-
-    Query(int id, RuntimeException failure) {
-      this.id = id;
-      this.failure = failure;
-    }
-
-    @Override
-    public boolean equals(Object other) {
-      if (other instanceof Query && ((Query) other).id == 3) {
-        throw failure;
-      }
-      return other instanceof Query && ((Query) other).id == id;
-    }
-
-    @Override
-    public int hashCode() {
-      return id;
-    }
-  }
-
   @Test
   public void aRequestWhoseEqualsThrowsKeepsTheRequestAndIsReported() {
     RuntimeException boom = new RuntimeException("cannot compare");
     try (Loop<Integer, Integer, Void> loop = adder().build()) {
-      loop.add(Feedback.request((Integer model) -> new Query(model, boom),
-          (Query request, Job<Integer> job) -> log.add("request " + request.id)));
+      loop.add(Feedback.request((Integer model) -> new ThrowingQuery(model, boom),
+          (ThrowingQuery request, Job<Integer> job) -> log.add("request " + request.id)));
       loop.dispatch(3); // 3: comparing 0 with 3 throws, the request stays 0
       loop.dispatch(1); // 4: request 4
       loop.dispatch(0); // 4: the same request
@@ -184,8 +160,8 @@ public class LoopUncaughtTest {
         new java.util.concurrent.atomic.AtomicReference<>();
     io.diffuser.fuser.Fuser<Integer> source = capturing(emit);
     try (Loop<Integer, Integer, Void> loop = adder().build()) {
-      loop.add(Feedback.request((Integer model) -> new Query(model, boom),
-          (Query request, Job<Integer> job) -> log.add("request " + request.id)));
+      loop.add(Feedback.request((Integer model) -> new ThrowingQuery(model, boom),
+          (ThrowingQuery request, Job<Integer> job) -> log.add("request " + request.id)));
       loop.connect(source);
       emit.get().run(3); // comparing 0 with 3 throws, the request stays 0
       emit.get().run(1);
