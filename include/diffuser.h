@@ -902,7 +902,8 @@ DFS_API dfs_status dfs_list_sections_diff_read(const dfs_list_sections_reader *r
  * observers and feedbacks: the Swift core's Loop (Mobius's loop, with Spin's feedbacks).
  * Models, events and effects are `const void *` values of three dfs_types.
  *
- * Order: one event at a time, first in first out. Each step: the update; the model
+ * Order: one event at a time, first in first out. Each step: the update; its STEPPED
+ * trace to the inspector (dfs_loop_model still gives the model before it); the model
  * stored; the model published to observers and feedbacks in the order they were
  * registered; then each effect handed to every handler (effects in the order the update
  * gave them, handlers in the order of the config), before the next event starts. A step
@@ -974,7 +975,9 @@ DFS_API dfs_status dfs_list_sections_diff_read(const dfs_list_sections_reader *r
  * disposes it even while a manual executor holds its work.
  * Registrations on a disposed loop (observe, render, connect, add, record) return DFS_OK
  * and do nothing: none of their callbacks is ever called, and each destroy runs at the
- * latest when the registration's *out is disposed or released.
+ * latest when the registration's *out is disposed or released. Their arguments are
+ * checked first, as on a running loop: a NULL callback, an invalid handle or a diffuser
+ * or journal of other types still fails.
  *
  * Errors: an update that fails leaves the model as it was; the inspector sees it and
  * the loop goes on. So do failing handlers, observers and feedback requests, and sources
@@ -1190,11 +1193,11 @@ typedef struct dfs_loop_config {
 DFS_API dfs_status dfs_loop_new(const dfs_loop_config *config, dfs_loop **out);
 
 /** Queues `event` (retained through the event type; a type without retain must keep
- *  it valid until handled). DFS_OK, DFS_ERR_STOPPED or DFS_ERR_DISPOSED. With the
- *  caller's executor the event has been handled on return, unless another thread was
- *  draining the loop (that thread handles it). The draining thread also handles what
- *  other threads queue meanwhile, so while they keep dispatching, its call does not
- *  return. */
+ *  it valid until handled). DFS_OK, DFS_ERR_STOPPED or DFS_ERR_DISPOSED; DFS_ERR_MEMORY
+ *  if the event type's retain returns NULL (nothing is queued). With the caller's
+ *  executor the event has been handled on return, unless another thread was draining
+ *  the loop (that thread handles it). The draining thread also handles what other
+ *  threads queue meanwhile, so while they keep dispatching, its call does not return. */
 DFS_API dfs_status dfs_loop_dispatch(dfs_loop *loop, const void *event);
 
 /** Calls reader(model, ctx) with the current model, borrowed for the call. Returns
@@ -1382,7 +1385,8 @@ DFS_API dfs_status dfs_gear_release(dfs_gear *gear);
 
 /** Queues `event` (retained through the loop's event type) as the job's. DFS_OK;
  *  DFS_ERR_DISPOSED once the job ended (finished or cancelled) or its loop refuses
- *  events. Events of a job cancelled before their turn are dropped. */
+ *  events; DFS_ERR_MEMORY if the event type's retain returns NULL (nothing is queued).
+ *  Events of a job cancelled before their turn are dropped. */
 DFS_API dfs_status dfs_job_send(dfs_job *job, const void *event);
 
 /** Marks the work done: later sends are refused, on-cancel actions dropped. Does nothing
@@ -1429,7 +1433,17 @@ DFS_API dfs_status dfs_executor_new(dfs_execute_fn execute, void *ctx, dfs_destr
                                     size_t steps_per_run, dfs_executor **out);
 
 /** An executor with one background thread of its own, serial. DFS_ERR_MEMORY if the
- *  system cannot start a thread (too many threads, or no memory for its stack). */
+ *  system cannot start a thread (too many threads, or no memory for its stack).
+ *
+ *  The thread ends on its own once the executor's last reference is gone (its own, and
+ *  those of the loops made on it) and the work handed to it before has run; nothing
+ *  waits for it. So that work, a released loop's last turn included, may still run on
+ *  the thread after the last dfs_loop_release or dfs_executor_release has returned, and
+ *  call the types' release and destroy there. A program that must see every such call
+ *  before it goes on (a test that counts values, or one about to unload what the
+ *  callbacks use) runs its loops on an executor of its own (dfs_executor_new), whose
+ *  thread it can join. A thread still running at exit shows as "possibly lost" under
+ *  valgrind (its stack and thread-local storage). */
 DFS_API dfs_status dfs_executor_new_background(dfs_executor **out);
 
 /** An executor that runs nothing until dfs_executor_run_next or _run_all, for tests: a

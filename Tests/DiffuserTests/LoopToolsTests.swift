@@ -97,6 +97,27 @@ final class LoopToolsTests: XCTestCase {
         ])
     }
 
+    /// A step's trace comes right after its update, before the model is stored: the
+    /// inspector reads the model before the step, and an observer the new one.
+    func testTheInspectorHearsAStepBeforeItsModelIsStored() {
+        let read = Recorder<String>()
+        var loop: Loop<Counter, CounterEvent, CounterEffect>?
+        loop = Loop(model: Counter(), update: counterUpdate, inspector: { trace in
+            if case .stepped(_, let before, let next) = trace {
+                read.append("inspector: \(loop!.model) before \(before), next \(next.model.map(String.init(describing:)) ?? "none")")
+            }
+        })
+        let observing = loop!.observe { model in read.append("observer: \(loop!.model) heard \(model)") }
+        loop!.dispatch(.increment)
+        XCTAssertEqual(read.values, [
+            "observer: Counter(0) heard Counter(0)",
+            "inspector: Counter(0) before Counter(0), next Counter(1)",
+            "observer: Counter(1) heard Counter(1)",
+        ])
+        observing.dispose()
+        loop!.dispose()
+    }
+
     // MARK: Coalescing
 
     /// A queued event with the same key is replaced in place: it keeps its place in

@@ -27,7 +27,8 @@
 /// Minimalist (observation bound to an owner) each do part of.
 ///
 /// ## Order
-/// One event at a time, first in first out. Each step: the update; the model stored
+/// One event at a time, first in first out. Each step: the update; its `stepped` trace
+/// to the inspector (`model` still returns the model before it); the model stored
 /// (`model` returns it from then on); the model published to observers and feedbacks in
 /// the order they were registered; then each effect handed to the handlers, effects in
 /// list order and for each the handlers in order, before the next event starts. A step

@@ -15,9 +15,12 @@ import java.util.concurrent.Executor;
  * loop.add(Feedback.request(model -> model.query, (query, job) -> search(query, job::send)));
  * }</pre>
  *
- * <p>Every form but an inline {@code react} takes an {@link Overlap} and an optional
- * {@link Executor} to run the work on (Spin's per-feedback scheduler); without one the
- * work runs inside the loop's step.
+ * <p>{@link #work(Overlap, Executor, FeedbackWork) work} and
+ * {@link #request(Function, Overlap, Executor, FeedbackWork) request} take an
+ * {@link Overlap} and an optional {@link Executor} to run the work on (Spin's
+ * per-feedback scheduler); without one the work runs inside the loop's step. A
+ * {@link #react react} always runs inside the step: for a reaction on an executor, use
+ * {@code work} with one.
  *
  * <p>A feedback is a description: each loop it is registered with, at each start, makes
  * its own instance of it, so one feedback may serve several loops.

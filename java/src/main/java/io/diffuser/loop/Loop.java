@@ -41,8 +41,10 @@ import java.util.function.BiFunction;
  * <p>A {@code Loop} is a handle to the native core's loop, the one the Swift and C APIs
  * use; this class adds no behaviour.
  *
- * <p><b>Order.</b> One event at a time, first in first out. Each step: the update; the
- * model stored ({@link #model()} returns it from then on); the model published to
+ * <p><b>Order.</b> One event at a time, first in first out. Each step: the update; its
+ * {@link LoopTrace.Kind#STEPPED STEPPED} trace to the inspector ({@link #model()} still
+ * returns the model before it); the model stored ({@link #model()} returns it from then
+ * on); the model published to
  * observers and feedbacks in the order they were added; then each effect handed to every
  * handler (effects in order, handlers in the order added), before the next event starts.
  * A step without a new model publishes nothing.
