@@ -903,14 +903,14 @@ DFS_API dfs_status dfs_list_sections_diff_read(const dfs_list_sections_reader *r
  * Models, events and effects are `const void *` values of three dfs_types.
  *
  * Order: one event at a time, first in first out. Each step: the update; its STEPPED
- * trace to the inspector (dfs_loop_model still gives the model before it); the model
- * stored; the model published to observers and feedbacks in the order they were
- * registered; then each effect handed to every handler (effects in the order the update
- * gave them, handlers in the order of the config), before the next event starts. A step
- * whose update gives no model publishes nothing. An event dispatched during a step (from
- * any callback, on any thread) is queued and handled after it, never inside it;
- * dfs_loop_dispatch never waits for a step, so nothing deadlocks. A start is a step too:
- * the STARTED trace; the first model published to the observers and feedbacks
+ * trace to the inspector (dfs_loop_model still gives the model the update was given);
+ * the model stored; the model published to observers and feedbacks in the order they
+ * were registered; then each effect handed to every handler (effects in the order the
+ * update gave them, handlers in the order of the config), before the next event starts.
+ * A step whose update gives no model publishes nothing. An event dispatched during a
+ * step (from any callback, on any thread) is queued and handled after it, never inside
+ * it; dfs_loop_dispatch never waits for a step, so nothing deadlocks. A start is a step
+ * too: the STARTED trace; the first model published to the observers and feedbacks
  * registered by then (those of the config first); the start effects handed to the
  * handlers; the sources connected.
  *
@@ -976,8 +976,8 @@ DFS_API dfs_status dfs_list_sections_diff_read(const dfs_list_sections_reader *r
  * Registrations on a disposed loop (observe, render, connect, add, record) return DFS_OK
  * and do nothing: none of their callbacks is ever called, and each destroy runs at the
  * latest when the registration's *out is disposed or released. Their arguments are
- * checked first, as on a running loop: a NULL callback, an invalid handle or a diffuser
- * or journal of other types still fails.
+ * checked first, as on a running loop: a NULL callback, an invalid handle, or a
+ * diffuser, sources or journal of other types still fails.
  *
  * Errors: an update that fails leaves the model as it was; the inspector sees it and
  * the loop goes on. So do failing handlers, observers and feedback requests, and sources
@@ -1194,7 +1194,8 @@ DFS_API dfs_status dfs_loop_new(const dfs_loop_config *config, dfs_loop **out);
 
 /** Queues `event` (retained through the event type; a type without retain must keep
  *  it valid until handled). DFS_OK, DFS_ERR_STOPPED or DFS_ERR_DISPOSED; DFS_ERR_MEMORY
- *  if the event type's retain returns NULL (nothing is queued). With the caller's
+ *  if the event type's retain returns NULL (nothing is queued; retain is called first,
+ *  so also on a stopped or disposed loop). With the caller's
  *  executor the event has been handled on return, unless another thread was draining
  *  the loop (that thread handles it). The draining thread also handles what other
  *  threads queue meanwhile, so while they keep dispatching, its call does not return. */
@@ -1435,15 +1436,16 @@ DFS_API dfs_status dfs_executor_new(dfs_execute_fn execute, void *ctx, dfs_destr
 /** An executor with one background thread of its own, serial. DFS_ERR_MEMORY if the
  *  system cannot start a thread (too many threads, or no memory for its stack).
  *
- *  The thread ends on its own once the executor's last reference is gone (its own, and
- *  those of the loops made on it) and the work handed to it before has run; nothing
- *  waits for it. So that work, a released loop's last turn included, may still run on
- *  the thread after the last dfs_loop_release or dfs_executor_release has returned, and
- *  call the types' release and destroy there. A program that must see every such call
- *  before it goes on (a test that counts values, or one about to unload what the
- *  callbacks use) runs its loops on an executor of its own (dfs_executor_new), whose
- *  thread it can join. A thread still running at exit shows as "possibly lost" under
- *  valgrind (its stack and thread-local storage). */
+ *  The thread ends on its own once nothing holds the executor (its handle, and every
+ *  loop, handler or feedback given it, dfs_feedback handles included) and the work
+ *  handed to it before has run; nothing waits for it. So the end of a released loop's
+ *  teardown may still run there after the last dfs_loop_release or
+ *  dfs_executor_release has returned: the last release of its values, and the destroy
+ *  functions of its types and of its callbacks (update, handlers, inspector, ...). A
+ *  program that must see every such call before it goes on (a test that counts values,
+ *  or one about to unload what the callbacks use) runs its loops on an executor of its
+ *  own (dfs_executor_new), whose thread it can join. A thread still running at exit
+ *  shows as "possibly lost" under valgrind (its thread-local storage). */
 DFS_API dfs_status dfs_executor_new_background(dfs_executor **out);
 
 /** An executor that runs nothing until dfs_executor_run_next or _run_all, for tests: a
@@ -1464,7 +1466,8 @@ DFS_API int dfs_executor_run_all(dfs_executor *executor);
  *  runs nothing (DFS_OK): an executor that shuts down runs what it holds to free it. */
 DFS_API dfs_status dfs_work_run(dfs_work *work);
 
-/** Drops an executor handle; loops and feedbacks using it keep it. NULL is accepted. */
+/** Drops an executor handle; loops, handlers and feedbacks using it keep it. NULL is
+ *  accepted. */
 DFS_API dfs_status dfs_executor_release(dfs_executor *executor);
 
 /* Journals

@@ -116,6 +116,7 @@ final class LoopToolsTests: XCTestCase {
         ])
         observing.dispose()
         loop!.dispose()
+        loop = nil // the inspector holds it
     }
 
     // MARK: Coalescing

@@ -28,11 +28,11 @@
 ///
 /// ## Order
 /// One event at a time, first in first out. Each step: the update; its `stepped` trace
-/// to the inspector (`model` still returns the model before it); the model stored
-/// (`model` returns it from then on); the model published to observers and feedbacks in
-/// the order they were registered; then each effect handed to the handlers, effects in
-/// list order and for each the handlers in order, before the next event starts. A step
-/// without a new model publishes nothing.
+/// to the inspector (`model` still returns the model the update was given); the model
+/// stored (`model` returns it from then on); the model published to observers and
+/// feedbacks in the order they were registered; then each effect handed to the
+/// handlers, effects in list order and for each the handlers in order, before the next
+/// event starts. A step without a new model publishes nothing.
 ///
 /// ## Threads
 /// `dispatch` may be called from any thread, also from inside the loop's own callbacks:

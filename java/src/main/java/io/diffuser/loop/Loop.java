@@ -43,11 +43,11 @@ import java.util.function.BiFunction;
  *
  * <p><b>Order.</b> One event at a time, first in first out. Each step: the update; its
  * {@link LoopTrace.Kind#STEPPED STEPPED} trace to the inspector ({@link #model()} still
- * returns the model before it); the model stored ({@link #model()} returns it from then
- * on); the model published to
- * observers and feedbacks in the order they were added; then each effect handed to every
- * handler (effects in order, handlers in the order added), before the next event starts.
- * A step without a new model publishes nothing.
+ * returns the model the update was given); the model stored ({@link #model()} returns
+ * it from then on); the model published to observers and feedbacks in the order they
+ * were added; then each effect handed to every handler (effects in order, handlers in
+ * the order added), before the next event starts. A step without a new model publishes
+ * nothing.
  *
  * <p><b>Threads.</b> {@link #dispatch} may be called from any thread, also from inside
  * the loop's own callbacks: an event dispatched during a step is queued and handled
