@@ -910,9 +910,10 @@ DFS_API dfs_status dfs_list_sections_diff_read(const dfs_list_sections_reader *r
  * A step whose update gives no model publishes nothing. An event dispatched during a
  * step (from any callback, on any thread) is queued and handled after it, never inside
  * it; dfs_loop_dispatch never waits for a step, so nothing deadlocks. A start is a step
- * too: the STARTED trace; the first model published to the observers and feedbacks
- * registered by then (those of the config first); the start effects handed to the
- * handlers; the sources connected.
+ * too: the STARTED trace (on a restart dfs_loop_model still gives the kept model, not
+ * the one the restart gave); the model stored; the first model published to the
+ * observers and feedbacks registered by then (those of the config first); the start
+ * effects handed to the handlers; the sources connected.
  *
  * Threads: every function may be called from any thread. The executor of the config
  * decides who runs the steps: NULL, the thread that dispatches into an idle loop (it

@@ -119,6 +119,35 @@ final class LoopToolsTests: XCTestCase {
         loop = nil // the inspector holds it
     }
 
+    /// A restart's trace comes before its model is stored, as a step's does: the
+    /// inspector reads the kept model, an observer the one `restart` gave.
+    func testTheInspectorHearsARestartBeforeItsModelIsStored() {
+        let read = Recorder<String>()
+        var loop: Loop<Counter, CounterEvent, CounterEffect>?
+        loop = Loop(
+            model: Counter(),
+            update: counterUpdate,
+            restart: { kept in First(Counter(count: kept.count + 10)) },
+            inspector: { trace in
+                if case .started(let first) = trace {
+                    read.append("inspector: \(loop?.model.description ?? "no loop yet") starting \(first.model)")
+                }
+            }
+        )
+        let observing = loop!.observe { model in read.append("observer: \(loop!.model) heard \(model)") }
+        loop!.stop()
+        loop!.start()
+        XCTAssertEqual(read.values, [
+            "inspector: no loop yet starting Counter(0)",
+            "observer: Counter(0) heard Counter(0)",
+            "inspector: Counter(0) starting Counter(10)",
+            "observer: Counter(10) heard Counter(10)",
+        ])
+        observing.dispose()
+        loop!.dispose()
+        loop = nil // the inspector holds it
+    }
+
     // MARK: Coalescing
 
     /// A queued event with the same key is replaced in place: it keeps its place in

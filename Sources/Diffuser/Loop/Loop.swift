@@ -32,7 +32,11 @@
 /// stored (`model` returns it from then on); the model published to observers and
 /// feedbacks in the order they were registered; then each effect handed to the
 /// handlers, effects in list order and for each the handlers in order, before the next
-/// event starts. A step without a new model publishes nothing.
+/// event starts. A step without a new model publishes nothing. A start is a step too:
+/// its `started` trace (on a restart `model` still returns the kept model, not the one
+/// `restart` gave); the model stored; the model published to the observers and
+/// feedbacks registered by then; the start effects handed to the handlers; the sources
+/// connected.
 ///
 /// ## Threads
 /// `dispatch` may be called from any thread, also from inside the loop's own callbacks:

@@ -47,7 +47,10 @@ import java.util.function.BiFunction;
  * it from then on); the model published to observers and feedbacks in the order they
  * were added; then each effect handed to every handler (effects in order, handlers in
  * the order added), before the next event starts. A step without a new model publishes
- * nothing.
+ * nothing. A start is a step too: its {@link LoopTrace.Kind#STARTED STARTED} trace (on a
+ * restart {@link #model()} still returns the kept model, not the one the restart gave);
+ * the model stored; the model published to the observers and feedbacks added by then;
+ * the start effects handed to the handlers; the sources connected.
  *
  * <p><b>Threads.</b> {@link #dispatch} may be called from any thread, also from inside
  * the loop's own callbacks: an event dispatched during a step is queued and handled
