@@ -33,16 +33,38 @@ class AnyNode {
     /// the node holds its serializer.
     final func loadSerializerUnretained() -> Unmanaged<Serializer>? {
         let bits = serializerAddress.load(ordering: .acquiring)
-        guard let pointer = UnsafeRawPointer(bitPattern: bits) else { return nil }
+        guard bits > AnyNode.walked, let pointer = UnsafeRawPointer(bitPattern: bits) else { return nil }
         return Unmanaged<Serializer>.fromOpaque(pointer)
     }
 
     /// Records `serializer` as this node's. Call with `Serializer.graphLock` held, and only
-    /// with a node that has none.
+    /// with a node that has none (it may be marked walked).
     final func storeSerializer(_ serializer: Serializer) {
-        precondition(serializerAddress.load(ordering: .relaxed) == 0, "a node's serializer is given once")
+        precondition(serializerAddress.load(ordering: .relaxed) <= AnyNode.walked, "a node's serializer is given once")
         let bits = UInt(bitPattern: Unmanaged.passRetained(serializer).toOpaque())
         serializerAddress.store(bits, ordering: .releasing)
+    }
+
+    /// `serializerAddress` of a node without a serializer that the frontier walk of the
+    /// resolve in progress has entered (`Serializer.frontier(of:)`), so that a node shared
+    /// by several parents is walked once, not once per path to it. Set and cleared with
+    /// `Serializer.graphLock` held, within one resolve; reads take it for no serializer.
+    static let walked: UInt = 1
+
+    /// Marks this node walked; false if it was already (or has a serializer). Call with
+    /// `Serializer.graphLock` held.
+    final func markWalked() -> Bool {
+        guard serializerAddress.load(ordering: .relaxed) == 0 else { return false }
+        serializerAddress.store(AnyNode.walked, ordering: .relaxed)
+        return true
+    }
+
+    /// Clears the walked mark of this node and of the marked nodes below it. Call with
+    /// `Serializer.graphLock` held.
+    final func clearWalked() {
+        guard serializerAddress.load(ordering: .relaxed) == AnyNode.walked else { return }
+        serializerAddress.store(0, ordering: .relaxed)
+        forEachChild { $0.clearWalked() }
     }
 
     /// Calls `body` with every direct child, in order.

@@ -78,22 +78,44 @@ final class Serializer: @unchecked Sendable {
     // MARK: Graph bookkeeping (with graphLock held)
 
     /// Gives `serializer` to `node` and to every descendant reached through nodes that
-    /// have none yet. Each node is visited once in its life.
+    /// have none yet (walked ones included). Each node is visited once in its life.
     private static func adopt(_ node: AnyNode, into serializer: Serializer) {
         guard node.loadSerializer() == nil else { return }
         node.storeSerializer(serializer)
         node.forEachChild { adopt($0, into: serializer) }
     }
 
+    /// What the walk down from a node without a serializer finds (`frontier(of:)`).
+    struct Frontier {
+        /// The distinct current serializers met, in the order first met.
+        var serializers: [Serializer] = []
+        /// The identities of `serializers`.
+        var seen: Set<ObjectIdentifier> = []
+        /// The nodes the walk entered: each once, however many parents share it.
+        var nodesWalked = 0
+    }
+
     /// The distinct current serializers met when walking down from `node` through nodes
-    /// that have none.
-    private static func collectFrontier(_ node: AnyNode, into roots: inout [Serializer]) {
+    /// that have none. Every node entered is marked walked (`AnyNode.walked`) and not
+    /// entered again, so a graph that shares nodes (`intoAll(d, d)`, repeated) costs its
+    /// number of nodes, not its number of paths. Call with `graphLock` held; then give
+    /// the region a serializer (`adopt`, which replaces the marks) or clear the marks
+    /// (`node.clearWalked()`) before letting go of the lock.
+    static func frontier(of node: AnyNode) -> Frontier {
+        var frontier = Frontier()
+        walk(node, &frontier)
+        return frontier
+    }
+
+    private static func walk(_ node: AnyNode, _ frontier: inout Frontier) {
         if let own = node.loadSerializer() {
             let top = own.current
-            if !roots.contains(where: { $0 === top }) { roots.append(top) }
+            if frontier.seen.insert(ObjectIdentifier(top)).inserted { frontier.serializers.append(top) }
             return
         }
-        node.forEachChild { collectFrontier($0, into: &roots) }
+        guard node.markWalked() else { return }
+        frontier.nodesWalked += 1
+        node.forEachChild { walk($0, &frontier) }
     }
 
     /// The serializer of `node`'s graph, making one if needed; `nil` if serializers had
@@ -106,13 +128,13 @@ final class Serializer: @unchecked Sendable {
     /// and all its parents end up under one lock.
     private static func resolveLocked(_ node: AnyNode, me: UInt) -> Serializer? {
         if let own = node.loadSerializer() { return own }
-        var roots: [Serializer] = []
-        collectFrontier(node, into: &roots)
+        let roots = frontier(of: node).serializers
         if roots.count <= 1 {
             let target = roots.first ?? Serializer()
             adopt(node, into: target)
             return target
         }
+        node.clearWalked()
         graphLock.unlock()
         merge(roots, me: me)
         graphLock.lock()
@@ -137,12 +159,14 @@ final class Serializer: @unchecked Sendable {
         // pass): one merged into a serializer this thread does not hold may be running.
         // The caller then looks for the roots again and merges those.
         var tops: [Serializer] = []
+        var seen: Set<ObjectIdentifier> = []
         for serializer in roots {
             let top = serializer.current
-            if !tops.contains(where: { $0 === top }) { tops.append(top) }
+            if seen.insert(ObjectIdentifier(top)).inserted { tops.append(top) }
         }
+        let locked = Set(toLock.lazy.map(ObjectIdentifier.init))
         let allHeld = tops.allSatisfy { top in
-            toLock.contains { $0 === top } || top.owner.load(ordering: .relaxed) == me
+            locked.contains(ObjectIdentifier(top)) || top.owner.load(ordering: .relaxed) == me
         }
         let running = tops.filter { $0.owner.load(ordering: .relaxed) == me }
         if allHeld, let target = running.min(by: { $0.passStarted < $1.passStarted }) ?? tops.first {

@@ -885,6 +885,27 @@ static void test_shared_child(void) {
     CHECK_INT(c.destroyed, 0, "child alive while parent 3 holds it");
     dfs_diffuser_release(p3);
     CHECK_INT(c.destroyed, 1, "child destroyed once with its last parent");
+
+    check_section("a graph that shares a child at every level: its first run meets each node once");
+    /* into_all(d, d), 64 times over one leaf: 2^64 paths to the leaf, a few nodes a
+     * level. A first run that walked every path would never return (ctest's timeout
+     * fails it). */
+    log_clear(&log);
+    recorder leaf = rec_make("leaf", &log, REC_STR);
+    dfs_diffuser *d = NULL;
+    CHECK_OK(dfs_diffuser_into(dfs_type_cstring(), rec_effect, &leaf, rec_destroy, &d), "leaf");
+    for (int level = 0; level < 64 && d != NULL; level++) {
+        dfs_diffuser *both[2] = {d, d}, *up = NULL;
+        CHECK_OK(dfs_diffuser_into_all(dfs_type_cstring(), both, 2, &up), "a level");
+        dfs_diffuser_release(d);
+        d = up;
+    }
+    CHECK_OK(dfs_diffuser_run(d, "a"), "first run");
+    CHECK_OK(dfs_diffuser_run(d, "a"), "same value");
+    CHECK_OK(dfs_diffuser_run(d, "b"), "new value");
+    CHECK_LOG(&log, "leaf:a leaf:b", "the leaf runs once a value");
+    dfs_diffuser_release(d);
+    CHECK_INT(leaf.destroyed, 1, "leaf destroyed once");
 }
 
 /* ------------------------------------------------------------------------------------ */
