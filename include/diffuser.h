@@ -1223,7 +1223,16 @@ DFS_API dfs_status dfs_loop_render(dfs_loop *loop, dfs_diffuser *diffuser, dfs_d
  *  type. DFS_ERR_TYPE if the fuser's type is not the event type. The sources connect on
  *  the loop's turn, so a source that refuses is not this call's error: it goes to the
  *  inspector (DFS_TRACE_SOURCE_FAILED), and nothing of the fuser is connected until the
- *  next start. */
+ *  next start.
+ *
+ *  With the caller's executor, a source's dfs_dispatch_emit may run the loop's queued
+ *  work before it returns (see Threads above), and that work connects and disconnects
+ *  sources: at a start, a stop (also one a handler makes), a connect or the dispose of a
+ *  connection. So a source must not hold a lock across dfs_dispatch_emit that its own
+ *  connect or disconnect, or another source's of the loop, takes: two such sources
+ *  deadlock. Take the dispatches under the lock and emit once it is released (a dispatch
+ *  whose disconnect has returned gives DFS_ERR_HANDLE, nothing worse), as the Swift
+ *  core's `Output` does. */
 DFS_API dfs_status dfs_loop_connect(dfs_loop *loop, dfs_fuser *sources, dfs_disposable **out);
 
 /** What a feedback does with its work in progress when a new model (or request) comes. */

@@ -16,7 +16,8 @@
 #     whose Swift core is compiled with -sanitize=thread, built in build-tsan with the
 #     Swift toolchain's clang.
 # (c) Tests/Fuzz/stress_threads.c (threads doing random steps on shared diffusers and
-#     fusers) against the same library; STRESS_STEPS steps per thread (default 20000).
+#     fusers) and Tests/Fuzz/stress_loops.c (the same on shared loops) against the same
+#     library; STRESS_STEPS steps per thread (default 20000).
 #
 # Exits non-zero if a test fails or ThreadSanitizer reports anything (a data race, a
 # lock-order inversion, a thread leak...). Logs: build-tsan/*.log.
@@ -115,22 +116,26 @@ if [ "$do_c" -eq 1 ]; then
       [ "$status" -eq 0 ] || { failed+=("$t"); grep "^FAIL" "$log" | head -10; }
     done
     # (c) Tests/Fuzz/stress_threads.c: random steps of threads over shared diffusers,
-    # trees composed while their parts run, connections disposed while sources emit.
-    echo "== (c) Tests/Fuzz/stress_threads.c against the same library"
-    if "$clang" -std=c11 -Wall -Wextra -g -O1 -fsanitize=thread "$root/Tests/Fuzz/stress_threads.c" \
-        -I"$root/include" -L"$build" -ldiffuser -Wl,-rpath,"$build" \
-        -L"$swift_libs" -Wl,-rpath,"$swift_libs" -ldispatch -lBlocksRuntime -lpthread \
-        -o "$build/stress_threads" >"$build/stress_threads.build.log" 2>&1; then
-      log="$build/stress_threads.log"
-      timeout 900 "$build/stress_threads" "${STRESS_STEPS:-20000}" >"$log" 2>&1
-      status=$?
-      echo "  $(grep "^stress_threads: [0-9]" "$log" | tail -1 | sed 's/^stress_threads: //') (exit status $status)"
-      count_reports "$log"
-      [ "$status" -eq 0 ] || { failed+=("stress_threads"); grep "^stress_threads:" "$log" | head -10; }
-    else
-      grep -v "Cannot export local symbol" "$build/stress_threads.build.log" >&2
-      failed+=("stress_threads build")
-    fi
+    # trees composed while their parts run, connections disposed while sources emit;
+    # Tests/Fuzz/stress_loops.c: the same over shared loops (dispatches, jobs, observers,
+    # feedbacks, sources, a gear, stops, starts, a dispose while the others go on).
+    for stress in stress_threads stress_loops; do
+      echo "== (c) Tests/Fuzz/$stress.c against the same library"
+      if "$clang" -std=c11 -Wall -Wextra -g -O1 -fsanitize=thread "$root/Tests/Fuzz/$stress.c" \
+          -I"$root/include" -L"$build" -ldiffuser -Wl,-rpath,"$build" \
+          -L"$swift_libs" -Wl,-rpath,"$swift_libs" -ldispatch -lBlocksRuntime -lpthread \
+          -o "$build/$stress" >"$build/$stress.build.log" 2>&1; then
+        log="$build/$stress.log"
+        timeout 900 "$build/$stress" "${STRESS_STEPS:-20000}" >"$log" 2>&1
+        status=$?
+        echo "  $(grep "^$stress: [0-9]" "$log" | tail -1 | sed "s/^$stress: //") (exit status $status)"
+        count_reports "$log"
+        [ "$status" -eq 0 ] || { failed+=("$stress"); grep "^$stress:" "$log" | head -10; }
+      else
+        grep -v "Cannot export local symbol" "$build/$stress.build.log" >&2
+        failed+=("$stress build")
+      fi
+    done
   fi
 fi
 

@@ -323,6 +323,12 @@ public final class Loop<Model, Event, Effect>: Subscribable {
     /// stops or disposes the loop. With the caller's executor, the steps of the events
     /// run once the delivering thread's outermost delivery (of any loop's sources, or a
     /// gear's attached feedback) is over, outside the connections' locks.
+    ///
+    /// That work runs inside the source's call to its sink, and it may connect and
+    /// disconnect sources (at a start, a stop, a connect, a dispose), so a source must not
+    /// hold a lock of its own while it calls its sink that its connecting or
+    /// disconnecting takes, nor one another source of the loop takes there: take the sinks
+    /// under the lock and call them once it is released, as `Output` does.
     @discardableResult
     public func connect(_ sources: Fuser<Event>) -> Disposable {
         connect(SourceSlot(sources, keeping: nil))
