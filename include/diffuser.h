@@ -1227,12 +1227,13 @@ DFS_API dfs_status dfs_loop_render(dfs_loop *loop, dfs_diffuser *diffuser, dfs_d
  *
  *  With the caller's executor, a source's dfs_dispatch_emit may run the loop's queued
  *  work before it returns (see Threads above), and that work connects and disconnects
- *  sources: at a start, a stop (also one a handler makes), a connect or the dispose of a
- *  connection. So a source must not hold a lock across dfs_dispatch_emit that its own
- *  connect or disconnect, or another source's of the loop, takes: two such sources
- *  deadlock. Take the dispatches under the lock and emit once it is released (a dispatch
- *  whose disconnect has returned gives DFS_ERR_HANDLE, nothing worse), as the Swift
- *  core's `Output` does. */
+ *  sources: at a start, a stop (also one a handler makes), a connect, and where a
+ *  callback it runs disposes a connection. So a source must not hold a lock across
+ *  dfs_dispatch_emit that its own connect or disconnect, or another source's of the
+ *  loop, takes: one source deadlocks on its own lock, two on each other's. Take the
+ *  dispatches under the lock and emit once it is released (a dispatch whose disconnect
+ *  has returned gives DFS_ERR_HANDLE, nothing worse), as the Swift core's `Output`
+ *  does. */
 DFS_API dfs_status dfs_loop_connect(dfs_loop *loop, dfs_fuser *sources, dfs_disposable **out);
 
 /** What a feedback does with its work in progress when a new model (or request) comes. */

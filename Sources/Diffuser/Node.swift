@@ -6,11 +6,12 @@ import Synchronization
 @usableFromInline
 class AnyNode {
     /// The address of the serializer this node was given on its graph's first run, or 0
-    /// before. The node holds a strong reference to it.
+    /// before (or `AnyNode.walked`, for the time of a walk with `Serializer.graphLock`
+    /// held). The node holds a strong reference to its serializer.
     ///
-    /// Written once, with `Serializer.graphLock` held, and never replaced (a merged
-    /// serializer forwards to its successor instead), so a run may read it without
-    /// `graphLock`: that is what makes a run take a single lock.
+    /// The serializer is written once, with `Serializer.graphLock` held, and never
+    /// replaced (a merged serializer forwards to its successor instead), so a run may
+    /// read it without `graphLock`: that is what makes a run take a single lock.
     @usableFromInline
     let serializerAddress = Atomic<UInt>(0)
 

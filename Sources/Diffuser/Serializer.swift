@@ -23,7 +23,10 @@ import Synchronization
 /// Lifetimes: a node keeps the serializer it was first given for its whole life, and a
 /// merged serializer keeps the one it was merged into (`forward`), so a run reaches the
 /// graph's current serializer by following `forward` from its node's, with no global
-/// lock. References only point from older serializers to newer ones: no cycles.
+/// lock. A merge keeps one serializer (that of the merging thread's outermost pass, if
+/// it runs one, else the first the walk met) and the others forward to it; a serializer
+/// that forwards is never kept by a later merge, which finds the end of its chain, so
+/// the references form no cycle.
 @usableFromInline
 final class Serializer: @unchecked Sendable {
     /// Guards giving nodes their serializer and merging serializers. Held only for

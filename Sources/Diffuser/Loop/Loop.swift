@@ -325,10 +325,11 @@ public final class Loop<Model, Event, Effect>: Subscribable {
     /// gear's attached feedback) is over, outside the connections' locks.
     ///
     /// That work runs inside the source's call to its sink, and it may connect and
-    /// disconnect sources (at a start, a stop, a connect, a dispose), so a source must not
-    /// hold a lock of its own while it calls its sink that its connecting or
-    /// disconnecting takes, nor one another source of the loop takes there: take the sinks
-    /// under the lock and call them once it is released, as `Output` does.
+    /// disconnect sources (at a start, a stop, a connect, and where a callback it runs
+    /// disposes a connection), so a source must not hold a lock of its own while it calls
+    /// its sink that its connecting or disconnecting takes, nor one another source of the
+    /// loop takes there: take the sinks under the lock and call them once it is released,
+    /// as `Output` does.
     @discardableResult
     public func connect(_ sources: Fuser<Event>) -> Disposable {
         connect(SourceSlot(sources, keeping: nil))

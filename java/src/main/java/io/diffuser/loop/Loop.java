@@ -348,7 +348,8 @@ public final class Loop<M, E, F> implements AutoCloseable {
    *
    * <p>Without an executor, a source's emission may run the loop's queued work before it
    * returns, and that work connects and disconnects sources (at a start, a stop, a
-   * connect, a dispose). So a source must not hold a lock of its own while it emits that
+   * connect, and where a callback it runs disposes a connection). So a source must not
+   * hold a lock of its own while it emits that
    * its {@code connect} or its disposable's {@code dispose} takes, nor one another
    * source of the loop takes there: take the emitters under the lock and emit once it is
    * released.
