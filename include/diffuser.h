@@ -378,7 +378,10 @@ typedef int (*dfs_source_connect_fn)(dfs_dispatch *dispatch, void *ctx, void **c
 typedef void (*dfs_source_disconnect_fn)(void *connection, void *ctx);
 
 /** from(source): a fuser whose events of `type` come from a source written in C. The
- *  source is connected once per dfs_fuser_connect and disconnected on dispose. */
+ *  source is connected at each dfs_fuser_connect (or loop connection) once for every
+ *  place it has in the fuser connected (a fuser given twice to dfs_fuser_from_all makes
+ *  two connections of its sources, each with its own dispatch), and disconnected on
+ *  dispose. */
 DFS_API dfs_status dfs_fuser_from(dfs_type *type, dfs_source_connect_fn connect,
                           dfs_source_disconnect_fn disconnect, void *ctx,
                           dfs_destroy_fn destroy, dfs_fuser **out);
