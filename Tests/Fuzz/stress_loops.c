@@ -36,7 +36,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "diffuser.h"
+#define STRESS_NAME "stress_loops"
+#include "stress.h"
 
 #define THREADS 4
 #define LOOPS 3
@@ -45,18 +46,6 @@
 #define DISPOSED_LOOP 1
 
 static int stress_iterations = 2000;
-static atomic_int violations;
-static atomic_int failures;
-
-#define EXPECT(cond, ...)                                                                   \
-    do {                                                                                    \
-        if (!(cond)) {                                                                      \
-            atomic_fetch_add(&failures, 1);                                                 \
-            fprintf(stderr, "stress_loops: %s:%d: ", __FILE__, __LINE__);                   \
-            fprintf(stderr, __VA_ARGS__);                                                   \
-            fprintf(stderr, " (%s)\n", dfs_last_error());                                   \
-        }                                                                                   \
-    } while (0)
 
 #define VIOLATION(...)                                                                      \
     do {                                                                                    \
@@ -67,10 +56,13 @@ static atomic_int failures;
 
 /* ------------------------------------------------------------------------------------
  * Events: a number of its own (for the inspector's count) and a kind (low 3 bits).
- *   0: model + 1, no effect        4: the update fails
- *   1: model + 1, effect 1 (a job send)   5: model + 1, effect 5 (the handler stops its loop)
- *   2: no model, effect 2 (a dispatch)    6: model + 1, effect 0
- *   3: model + 1, effect 3 (a kept job; coalesced on the third loop)
+ *   0: model + 1, no effect
+ *   1: model + 1, effect 1 (the handler sends through its job)
+ *   2: no model, effect 2 (the handler dispatches into its loop)
+ *   3: model + 1, effect 3 (the handler keeps its job; coalesced on the third loop)
+ *   4: the update fails
+ *   5: model + 1, effect 5 (the handler stops its loop)
+ *   6: model + 1, effect 0
  *   7: no model, effects 0 and 1
  * ------------------------------------------------------------------------------------ */
 
@@ -423,13 +415,6 @@ static void source_emit(source *s, int kind) {
 static dfs_executor *queue_executor;
 static dfs_fuser *fusers[2];
 static dfs_gear *gear;
-
-static uint32_t next_random(uint32_t *state) {
-    *state ^= *state << 13;
-    *state ^= *state >> 17;
-    *state ^= *state << 5;
-    return *state;
-}
 
 static int read_model(const void *model, void *p) {
     (void)model;

@@ -28,7 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diffuser.h"
+#define STRESS_NAME "stress_threads"
+#include "stress.h"
 
 #define THREADS 4
 #define LEAVES 6
@@ -36,18 +37,6 @@
 #define MAX_CTX 100000
 
 static int stress_iterations = 2000;
-static atomic_int violations;
-static atomic_int failures;
-
-#define EXPECT(cond, ...)                                                                   \
-    do {                                                                                    \
-        if (!(cond)) {                                                                      \
-            atomic_fetch_add(&failures, 1);                                                 \
-            fprintf(stderr, "stress_threads: %s:%d: ", __FILE__, __LINE__);                 \
-            fprintf(stderr, __VA_ARGS__);                                                   \
-            fprintf(stderr, " (%s)\n", dfs_last_error());                                   \
-        }                                                                                   \
-    } while (0)
 
 /* ------------------------------------------------------------------------------------
  * Contexts: every one is counted, and its destroy must run exactly once.
@@ -185,13 +174,6 @@ static void source_emit(source *s, uintptr_t v) {
 static dfs_diffuser *pool[LEAVES + TREES];
 static source sources[2];
 static dfs_fuser *fusers[3]; /* from(source 0), from(source 1: ffi) extracted, fromAll */
-
-static uint32_t next_random(uint32_t *state) {
-    *state ^= *state << 13;
-    *state ^= *state >> 17;
-    *state ^= *state << 5;
-    return *state;
-}
 
 static int ffi_to_pointer(const void *value, const void **out, void *p) {
     (void)p;
