@@ -374,7 +374,12 @@ DFS_API dfs_status dfs_dispatch_emit(dfs_dispatch *dispatch, const void *event);
 typedef int (*dfs_source_connect_fn)(dfs_dispatch *dispatch, void *ctx, void **connection);
 
 /** Stops a source connection made by connect. After it returns, `dispatch` is invalid.
- *  May be NULL for a source with nothing to stop. */
+ *  May be NULL for a source with nothing to stop. It may run inside the source's own
+ *  dfs_dispatch_emit, on the emitting thread: an effect that disposes its connection
+ *  disconnects the sources right after it returns, and a loop's work run by the emitting
+ *  thread disconnects and connects sources (see dfs_loop_connect). So a source must not
+ *  hold across dfs_dispatch_emit a lock that its connect or disconnect takes: take the
+ *  dispatches under the lock and emit once it is released. */
 typedef void (*dfs_source_disconnect_fn)(void *connection, void *ctx);
 
 /** from(source): a fuser whose events of `type` come from a source written in C. The

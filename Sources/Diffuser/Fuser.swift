@@ -31,6 +31,12 @@
 /// once, nested in the delivery in progress. A `dispose()` made while another is under
 /// way on another thread returns once no transform or effect can run; the sources'
 /// disconnects may then still be running on that thread.
+/// A source's connecting and disconnecting may run inside its own emission, on the
+/// emitting thread: an effect that disposes its connection disconnects the sources right
+/// after it returns, and a loop the sources feed connects and disconnects sources as the
+/// emitting thread runs its work (see `Loop.connect(_:)`). So a source must not hold a
+/// lock of its own while it emits that its connecting or disconnecting takes: take the
+/// sinks under the lock and call them once it is released, as `Output` does.
 /// `connect` and `dispose` may be called from any thread. `Fuser` and its connections are not
 /// `Sendable` (a connection is a `Disposable`, which need not be): a fuser or a
 /// connection shared with another task is declared safe there by the caller

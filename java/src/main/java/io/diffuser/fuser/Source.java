@@ -14,7 +14,12 @@ import io.diffuser.Effect;
  * ({@link Fuser#connect}, a loop's {@code connect} or {@code start}), and the returned
  * disposable's {@code dispose()} at most once, on the thread that disposes the connection
  * (or stops or disposes the loop), or on the connecting thread when a later source of the
- * same connection failed to connect.
+ * same connection failed to connect. That thread may be inside this source's own
+ * emission: an effect that disposes its connection disconnects the sources right after it
+ * returns, and a loop the source feeds runs its work (connecting and disconnecting
+ * sources) on the emitting thread. So emit outside any lock that {@code connect} or
+ * {@code dispose()} takes: a reentrant lock would let them change the source's listeners
+ * in the middle of its emission, and two sources written so can deadlock on each other.
  *
  * @param <A> the type of events
  */
