@@ -100,7 +100,9 @@ static int conn_effect(const void *value, void *p) {
 
 /* ------------------------------------------------------------------------------------
  * A source: a registry of live dispatches (and a closure for each, for the ffi source),
- * emitted to under the registry lock, as a C event source would.
+ * emitted to under the registry lock. That is safe here only because no effect of these
+ * connections disposes its own and no loop is fed (a disconnect would then run inside
+ * the emission: see dfs_source_disconnect_fn); stress_loops.c emits after the lock.
  * ------------------------------------------------------------------------------------ */
 
 #define MAX_SINKS 256
