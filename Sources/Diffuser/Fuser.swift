@@ -142,13 +142,18 @@ public class Fuser<A> {
 
     /// `tryConnect(_:)`, running each event's delivery through `aroundDelivery` (under
     /// the connection's lock), and `afterDelivery` on the delivering thread after it,
-    /// once the lock is released.
+    /// once the lock is released. `whenMade` is given the connection before any source
+    /// connects: a receiver that another thread may end meanwhile (a loop's registration)
+    /// disposes it from then on, and nothing reaches `effect` after that dispose returns;
+    /// the sources are disconnected once they have connected.
     func tryConnect(
         _ effect: @escaping (A) throws -> Void,
         afterDelivery: (() -> Void)?,
-        aroundDelivery: ((() throws -> Void) throws -> Void)? = nil
+        aroundDelivery: ((() throws -> Void) throws -> Void)? = nil,
+        whenMade: ((_Disposable) -> Void)? = nil
     ) throws -> Disposable {
         let connection = Connection(effect, afterDelivery: afterDelivery, aroundDelivery: aroundDelivery)
+        whenMade?(connection)
         do {
             let sources = try connector(connection) { event in try connection.deliver(event) }
             connection.attach(sources)

@@ -20,6 +20,9 @@
  *   of the disposed loop after that dispose returned;
  * - the inspector hears every accepted event exactly once (stepped, failed or dropped),
  *   and no refused event: every event carries its own number;
+ * - no event a source emits after its loop connection's dispose returned is heard, also
+ *   when that dispose came while the loop's turn, on another thread, was inside the
+ *   source's connect (a connect that takes its time, to open that window);
  * - the coalescing keys come back, as many as were given (every key has one value, so
  *   only the totals are compared);
  * - every callback context is destroyed exactly once;
@@ -35,6 +38,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #define STRESS_NAME "stress_loops"
 #include "stress.h"
@@ -67,7 +71,9 @@ static int stress_iterations = 2000;
  * ------------------------------------------------------------------------------------ */
 
 static atomic_int next_id = 1;
-static atomic_uchar accepted[MAX_IDS]; /* 1: an accepted event; 2: maybe (emitted, made) */
+/* 1: an accepted event; 2: maybe (emitted, made); 3: never (emitted after its
+ * connection's dispose returned) */
+static atomic_uchar accepted[MAX_IDS];
 static atomic_uchar heard[MAX_IDS];
 
 static const void *new_event(int kind) {
@@ -409,6 +415,60 @@ static void source_emit(source *s, int kind) {
 }
 
 /* ------------------------------------------------------------------------------------
+ * A source of one registration: it keeps the dispatch of its last connect, and its
+ * connect sometimes takes its time, so that another thread's dispose of the
+ * registration can come while the loop's turn is inside it. Events it emits once that
+ * dispose has returned must be dropped.
+ * ------------------------------------------------------------------------------------ */
+
+typedef struct own_source {
+    ctx *c; /* counts the destroy */
+    pthread_mutex_t lock;
+    dfs_dispatch *dispatch;
+    int slow;
+} own_source;
+
+static int own_connect(dfs_dispatch *dispatch, void *p, void **connection) {
+    own_source *s = p;
+    pthread_mutex_lock(&s->lock);
+    s->dispatch = dispatch;
+    pthread_mutex_unlock(&s->lock);
+    if (s->slow) usleep((useconds_t)s->slow);
+    *connection = s;
+    return 0;
+}
+
+static void own_disconnect(void *connection, void *p) {
+    own_source *s = p;
+    if (connection != s) VIOLATION("a disconnect given another connection");
+    pthread_mutex_lock(&s->lock);
+    if (s->dispatch == NULL) VIOLATION("a registration's source disconnected twice");
+    s->dispatch = NULL;
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void own_destroy(void *p) {
+    own_source *s = p;
+    ctx_destroy(s->c);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+/* Emits an event of `kind` through the source's dispatch, if it has one; `late`: the
+ * registration's dispose has returned, so the event must be dropped. */
+static void own_emit(own_source *s, int kind, int late) {
+    pthread_mutex_lock(&s->lock);
+    dfs_dispatch *dispatch = s->dispatch;
+    pthread_mutex_unlock(&s->lock);
+    if (dispatch == NULL) return;
+    const void *e = new_event(kind);
+    if (late) atomic_store(&accepted[id_of(e)], 3);
+    dfs_status st = dfs_dispatch_emit(dispatch, e);
+    EXPECT(st == DFS_OK || st == DFS_ERR_HANDLE, "emit: %d", st);
+    if (st == DFS_OK && !late) atomic_store(&accepted[id_of(e)], 2);
+}
+
+/* ------------------------------------------------------------------------------------
  * The threads
  * ------------------------------------------------------------------------------------ */
 
@@ -485,9 +545,27 @@ static void *worker(void *arg) {
             break;
         }
         case 9:
-        case 10:
             source_emit(&sources[r & 1], kind == 5 ? 0 : kind);
             break;
+        case 10: { /* a registration's own source, disposed maybe while it connects */
+            own_source *s = calloc(1, sizeof *s);
+            if (s == NULL) abort();
+            s->c = new_ctx(l, "registration's source");
+            pthread_mutex_init(&s->lock, NULL);
+            s->slow = (r & 1) ? (int)((r >> 8) % 200) : 0;
+            dfs_fuser *f = NULL;
+            EXPECT(dfs_fuser_from(dfs_type_pointer(), own_connect, own_disconnect, s, own_destroy, &f) == DFS_OK,
+                   "from");
+            dfs_disposable *d = NULL;
+            EXPECT(dfs_loop_connect(loop, f, &d) == DFS_OK, "connect");
+            if (r & 2) own_emit(s, kind == 5 ? 0 : kind, 0);
+            EXPECT(dfs_disposable_dispose(d) == DFS_OK, "connection dispose");
+            own_emit(s, kind == 5 ? 0 : kind, 1);
+            EXPECT(dfs_disposable_release(d) == DFS_OK, "connection release");
+            /* Held until here: the source's context lives as long as its fuser. */
+            EXPECT(dfs_fuser_release(f) == DFS_OK, "fuser release");
+            break;
+        }
         case 11:
             EXPECT(dfs_gear_send(gear, (const void *)(uintptr_t)r) == DFS_OK, "gear send");
             break;
@@ -589,14 +667,16 @@ int main(int argc, char **argv) {
     pthread_join(server, NULL); /* the executor's destroy ran: every loop's teardown is over */
 
     /* The inspector heard every accepted event once, and no refused one. */
-    int ids = atomic_load(&next_id), missed = 0, unaccepted = 0;
+    int ids = atomic_load(&next_id), missed = 0, unaccepted = 0, late = 0;
     long heard_count = 0;
     for (int id = 1; id < ids; id++) {
         int a = atomic_load(&accepted[id]), h = atomic_load(&heard[id]);
         heard_count += h;
         if (a == 1 && h != 1) missed++;
         if (a == 0 && h != 0) unaccepted++;
+        if (a == 3 && h != 0) late++;
     }
+    if (late) VIOLATION("%d events emitted after their connection's dispose returned were heard", late);
     if (missed) VIOLATION("%d accepted events never heard", missed);
     if (unaccepted) VIOLATION("%d refused events heard", unaccepted);
     if (atomic_load(&keys_given) != atomic_load(&keys_back))

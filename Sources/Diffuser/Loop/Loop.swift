@@ -311,7 +311,11 @@ public final class Loop<Model, Event, Effect>: Subscribable {
     }
 
     /// Connects `sources` to the loop: their events are dispatched while the loop runs
-    /// (reconnected at each start). Dispose the result to disconnect them for good.
+    /// (reconnected at each start). Dispose the result to disconnect them for good: no
+    /// event of theirs is accepted once that dispose has returned. If the loop's turn is
+    /// still connecting them on another thread then, the dispose does not wait for it
+    /// (a source's connect may wait for the disposing thread): that turn disconnects
+    /// them as soon as their connect has returned.
     ///
     /// The sources connect on the loop's turn, so a source that refuses to connect (a
     /// `Fuser(tryConnector:)` that throws) is no caller's error: the inspector sees it as

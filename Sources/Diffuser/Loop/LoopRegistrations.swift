@@ -68,17 +68,25 @@ final class SourceSlot<Event>: _Disposable, @unchecked Sendable {
     /// Connects the fuser for `session`'s run; the session's end disconnects it. A
     /// source that refuses to connect leaves nothing of the fuser connected for this run
     /// (the next start tries again) and goes to the inspector as `sourceFailed`.
+    ///
+    /// The connection is the slot's before its sources connect, so that a dispose on
+    /// another thread while they connect (the loop's turn runs this) ends it at once: no
+    /// event of theirs is accepted once that dispose has returned, and they are
+    /// disconnected here, on the connecting thread, once they have connected. The
+    /// dispose does not wait for them: a source's connect may wait for the disposing
+    /// thread (a delivery of another source, whose transform disposes this registration,
+    /// holding a lock the connect takes).
     func connect<Model, Effect>(in session: LoopSession<Event>, to core: LoopCore<Model, Event, Effect>) {
         if isRemoved { return }
-        let made: _Disposable
         // Through the loop's paths, compiled for its types (see `LoopPaths`). The
         // connection holds the loop strongly (a weak reference would cost each event
         // two of the runtime's slow paths) and lets go of it when it is disposed, at
         // the latest when the run ends (the session's action below); a loop whose
         // owners let go of it ends its run (`Loop.deinit` disposes it).
         let paths = core.paths, keep = self.keep
+        var kept = false
         do {
-            made = try fuser.tryConnect({ event in
+            _ = try fuser.tryConnect({ event in
                 if let keep {
                     _ = paths.enqueue(core, try keep(event), nil, true)
                 } else {
@@ -96,20 +104,23 @@ final class SourceSlot<Event>: _Disposable, @unchecked Sendable {
                 LoopDeliveries.enter()
                 defer { LoopDeliveries.leave() }
                 try delivery()
+            }, whenMade: { made in
+                kept = self.lock.withLock {
+                    if self.removed { return false }
+                    self.connection = made
+                    return true
+                }
+                // Disposed already: the sources are disconnected once they connect.
+                if !kept { made.dispose() }
             })
         } catch {
+            // The connection has disposed itself; a dispose that took it meanwhile
+            // finds it disposed.
+            lock.withLock { connection = nil }
             core.report(.sourceFailed(error: error))
             return
         }
-        let late: Bool = lock.withLock {
-            if removed { return true }
-            connection = made
-            return false
-        }
-        if late {
-            made.dispose()
-            return
-        }
+        if !kept { return }
         let id = session.onCancel { [weak self] in self?.disconnect() }
         if id == 0 { return } // the run has ended: the action ran already
         let disposed: Bool = lock.withLock {

@@ -306,6 +306,7 @@ static void n_disposable_dispose(JNIEnv *env, jclass cls, jlong disposable) {
     (void)cls;
     dfsj_entry e;
     dfsj_enter(&e, env);
+    dfsj_collect_disconnects();
     dfs_status status = dfs_disposable_dispose(H(dfs_disposable, disposable));
     dfsj_finish(env, status, dfsj_leave(&e), 1);
 }
@@ -328,6 +329,7 @@ static void n_dispatch_emit(JNIEnv *env, jclass cls, jlong dispatch, jobject eve
     (void)cls;
     dfsj_entry e;
     dfsj_enter(&e, env);
+    dfsj_collect_disconnects();
     dfs_status status = dfs_dispatch_emit(H(dfs_dispatch, dispatch), event);
     jthrowable thrown = dfsj_leave(&e);
     if (status == DFS_ERR_HANDLE) status = DFS_OK;

@@ -21,15 +21,24 @@
 #include "jni_glue.h"
 
 jclass dfsj_c_npe, dfsj_c_oome, dfsj_c_ise;
-static jclass c_iae, c_reported;
-static jmethodID m_object_to_string, m_add_suppressed;
+static jclass c_iae, c_reported, c_thread, c_uncaught_handler;
+static jmethodID m_object_to_string, m_add_suppressed, m_current_thread, m_get_uncaught_handler,
+    m_uncaught_exception;
 
 int dfsj_exceptions_load(JNIEnv *env) {
     if (!(dfsj_c_npe = dfsj_global_class(env, "java/lang/NullPointerException")) ||
         !(dfsj_c_ise = dfsj_global_class(env, "java/lang/IllegalStateException")) ||
         !(c_iae = dfsj_global_class(env, "java/lang/IllegalArgumentException")) ||
         !(dfsj_c_oome = dfsj_global_class(env, "java/lang/OutOfMemoryError")) ||
-        !(c_reported = dfsj_global_class(env, "io/diffuser/internal/ReportedFailure")))
+        !(c_reported = dfsj_global_class(env, "io/diffuser/internal/ReportedFailure")) ||
+        !(c_thread = dfsj_global_class(env, "java/lang/Thread")) ||
+        !(c_uncaught_handler = dfsj_global_class(env, "java/lang/Thread$UncaughtExceptionHandler")))
+        return -1;
+    if (!(m_current_thread = (*env)->GetStaticMethodID(env, c_thread, "currentThread", "()Ljava/lang/Thread;")) ||
+        !(m_get_uncaught_handler = (*env)->GetMethodID(env, c_thread, "getUncaughtExceptionHandler",
+                                                       "()Ljava/lang/Thread$UncaughtExceptionHandler;")) ||
+        !(m_uncaught_exception = (*env)->GetMethodID(env, c_uncaught_handler, "uncaughtException",
+                                                     "(Ljava/lang/Thread;Ljava/lang/Throwable;)V")))
         return -1;
     jclass object = (*env)->FindClass(env, "java/lang/Object");
     if (object == NULL) return -1;
@@ -228,6 +237,42 @@ int dfsj_connect_failed(JNIEnv *env) {
         (*env)->DeleteLocalRef(env, ex);
     }
     return dfsj_upcall_failed(env);
+}
+
+/* dfsj_upcall_failed after a source's Disposable.dispose(), which the core's disconnect
+ * cannot report: the Throwable is kept only under a native method that throws it
+ * (dfsj_collect_disconnects); otherwise it goes to the current thread's uncaught
+ * exception handler (which prints it, by default), since nothing would throw it: the
+ * disconnect ran inside other work, such as a loop's turn, run by a dispatch, that
+ * finished connecting a source whose registration was disposed meanwhile. A handler
+ * that throws has nowhere to report to. */
+int dfsj_disconnect_failed(JNIEnv *env) {
+    if (!(*env)->ExceptionCheck(env)) return 0;
+    dfsj_thread_state *ts = &dfsj_thread;
+    if (ts->depth > 0 && ts->collects_disconnects) return dfsj_upcall_failed(env);
+    jthrowable ex = (*env)->ExceptionOccurred(env);
+    (*env)->ExceptionClear(env);
+    jobject thread = (*env)->CallStaticObjectMethod(env, c_thread, m_current_thread);
+    if ((*env)->ExceptionCheck(env)) {
+        (*env)->ExceptionClear(env);
+        thread = NULL;
+    }
+    jobject handler = NULL;
+    if (thread != NULL) {
+        handler = (*env)->CallObjectMethod(env, thread, m_get_uncaught_handler);
+        if ((*env)->ExceptionCheck(env)) {
+            (*env)->ExceptionClear(env);
+            handler = NULL;
+        }
+    }
+    if (handler != NULL) {
+        (*env)->CallVoidMethod(env, handler, m_uncaught_exception, thread, ex);
+        if ((*env)->ExceptionCheck(env)) (*env)->ExceptionClear(env);
+    }
+    if (handler != NULL) (*env)->DeleteLocalRef(env, handler);
+    if (thread != NULL) (*env)->DeleteLocalRef(env, thread);
+    (*env)->DeleteLocalRef(env, ex);
+    return 1;
 }
 
 /* The thread's refusal as a local reference (NULL if none); the thread keeps none. Call

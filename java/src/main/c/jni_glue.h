@@ -84,6 +84,13 @@ typedef struct {
      *          it there. Deleted when the outermost native method returns, if not taken;
      *          on such a thread, by the next failure or the trace that takes it. */
     jobject failure;
+    /* collects_disconnects: whether the innermost native method throws what a source's
+     *          Disposable.dispose() threw during it (a loop's stop, dispose and release, a
+     *          connection's dispose, an emission: see dfsj_collect_disconnects); under
+     *          any other, or none, such a Throwable goes to the thread's uncaught
+     *          exception handler at once (dfsj_source_disconnect_cb), since nothing would
+     *          throw it. */
+    int collects_disconnects;
 } dfsj_thread_state;
 
 /* A slot of the pin table: empty while ref is NULL. */
@@ -108,6 +115,7 @@ typedef struct {
     jint saved_lent, saved_room;
     size_t saved_spilled;
     uint64_t saved_frame;
+    int saved_collects;
 } dfsj_entry;
 
 /* The next thread number (threads.c). */
@@ -149,7 +157,13 @@ static inline void dfsj_enter(dfsj_entry *e, JNIEnv *env) {
     if (ts->uid == 0) ts->uid = dfsj_next_uid();
     e->saved_frame = ts->frame;
     ts->frame = ++ts->frames;
+    e->saved_collects = ts->collects_disconnects;
+    ts->collects_disconnects = 0;
 }
+
+/* After dfsj_enter, for a native method whose Java caller gets what a source's
+ * Disposable.dispose() threw during it (dfsj_finish with rethrow_on_ok). */
+static inline void dfsj_collect_disconnects(void) { dfsj_thread.collects_disconnects = 1; }
 
 static inline jthrowable dfsj_leave(dfsj_entry *e) {
     dfsj_thread_state *ts = &dfsj_thread;
@@ -165,6 +179,7 @@ static inline jthrowable dfsj_leave(dfsj_entry *e) {
     ts->lent = e->saved_lent;
     ts->room = e->saved_room;
     ts->frame = e->saved_frame;
+    ts->collects_disconnects = e->saved_collects;
     ts->depth--;
     return mine;
 }
@@ -194,6 +209,7 @@ extern jclass dfsj_c_npe, dfsj_c_oome, dfsj_c_ise;
 int dfsj_exceptions_load(JNIEnv *env);
 int dfsj_upcall_failed(JNIEnv *env);
 int dfsj_connect_failed(JNIEnv *env);
+int dfsj_disconnect_failed(JNIEnv *env);
 jthrowable dfsj_take_refusal(JNIEnv *env);
 void dfsj_fail_with(JNIEnv *env, jclass cls, const char *message);
 void dfsj_throw_status(JNIEnv *env, dfs_status status);

@@ -429,6 +429,7 @@ typedef dfs_status (*loop_call)(dfs_loop *);
 static void call_loop(JNIEnv *env, loop_call call, jlong loop, int rethrow_on_ok) {
     dfsj_entry e;
     dfsj_enter(&e, env);
+    if (rethrow_on_ok) dfsj_collect_disconnects();
     dfs_status status = call(H(dfs_loop, loop));
     dfsj_finish(env, status, dfsj_leave(&e), rethrow_on_ok);
 }

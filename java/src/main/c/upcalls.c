@@ -347,14 +347,15 @@ done:
 }
 
 /* Disposable.dispose() of a source connection. The C ABI cannot report a failure here;
- * a Throwable is kept for the Java caller of the dispose (see Native.disposableDispose). */
+ * a Throwable is kept for the Java caller that throws it, or else handed to the thread's
+ * uncaught exception handler (dfsj_disconnect_failed). */
 void dfsj_source_disconnect_cb(void *connection, void *ctx) {
     (void)ctx;
     if (connection == NULL) return;
     dfsj_upcall_env u;
     if (dfsj_env_enter(&u)) return;
     (*u.env)->CallVoidMethod(u.env, (jobject)connection, m_disposable_dispose);
-    dfsj_upcall_failed(u.env);
+    dfsj_disconnect_failed(u.env);
     (*u.env)->DeleteGlobalRef(u.env, (jobject)connection);
     dfsj_env_leave(&u);
 }

@@ -147,7 +147,12 @@ import java.util.function.BiFunction;
  * the first), as disposing a {@link Fuser#connect} connection throws it. A close that
  * leaves its work to another (see <b>Closes that meet</b>) leaves that exception to it
  * too. A loop disposed because it was collected hands it to the uncaught exception
- * handler of the thread that disposes it (a {@link Cleaner}'s).
+ * handler of the thread that disposes it (a {@link Cleaner}'s). Where the loop's turn
+ * disconnects a source inside a call that does not throw it ({@link #dispatch}, a job's
+ * {@code send}, {@link #start}, a registration, an executor's work: a turn that finishes
+ * connecting sources whose connection was disposed meanwhile, say), the exception goes
+ * to the uncaught exception handler of that call's thread; inside a source's emission,
+ * to that emitter, as from a connection disposed by its own effect.
  *
  * @param <M> the type of models
  * @param <E> the type of events
@@ -344,7 +349,12 @@ public final class Loop<M, E, F> implements AutoCloseable {
 
   /**
    * Connects {@code sources} while the loop runs: disconnected on stop, reconnected on
-   * start, until the result is disposed.
+   * start, until the result is disposed. No event of theirs is accepted once that
+   * {@code dispose()} has returned. If the loop's turn is still inside their {@code
+   * connect} on another thread then, the dispose does not wait for it (a {@code connect}
+   * may wait for the disposing thread): that turn disconnects them as soon as their
+   * {@code connect} has returned, and what their {@code dispose()} throws then goes to
+   * that thread's uncaught exception handler.
    *
    * <p>Without an executor, a source's emission may run the loop's queued work before it
    * returns, and that work connects and disconnects sources (at a start, a stop, a

@@ -1,0 +1,193 @@
+/*
+ * test_loop_connection.c — a loop's source connection (dfs_loop_connect) disposed while
+ * the loop's turn is still inside the source's connect: from another thread, and from
+ * inside that connect. Once dfs_disposable_dispose has returned, no event of the source
+ * is accepted (its emits return DFS_OK and the update never sees them), the dispose did
+ * not wait for the connect, and the source is disconnected once, when its connect
+ * returns, on the connecting thread.
+ */
+#include "check.h"
+
+#include <pthread.h>
+#include <semaphore.h>
+
+#define EVENT(n) ((const void *)(intptr_t)(n))
+#define VALUE(p) ((long)(intptr_t)(p))
+
+/* A source whose connect keeps its dispatch, posts `connecting` and waits for `go_on`
+ * (unless `dispose_inside` is set: it then emits, disposes that registration and emits
+ * again, without waiting). */
+typedef struct slow_source {
+    sem_t connecting, go_on;
+    dfs_dispatch *volatile dispatch;
+    dfs_disposable *volatile dispose_inside;
+    pthread_t connect_thread;
+    volatile int disconnects;
+    pthread_t disconnect_thread;
+    volatile int destroyed;
+} slow_source;
+
+static int slow_connect(dfs_dispatch *dispatch, void *ctx, void **connection) {
+    slow_source *s = ctx;
+    s->dispatch = dispatch;
+    s->connect_thread = pthread_self();
+    *connection = s;
+    if (s->dispose_inside != NULL) {
+        CHECK_OK(dfs_dispatch_emit(dispatch, EVENT(1)), "an emit inside the connect");
+        CHECK_OK(dfs_disposable_dispose(s->dispose_inside), "the registration disposed from the connect");
+        CHECK_OK(dfs_dispatch_emit(dispatch, EVENT(10)), "an emit after that dispose: dropped");
+        CHECK_INT(s->disconnects, 0, "not disconnected inside its own connect");
+        return 0;
+    }
+    sem_post(&s->connecting);
+    sem_wait(&s->go_on);
+    return 0;
+}
+
+static void slow_disconnect(void *connection, void *ctx) {
+    slow_source *s = ctx;
+    CHECK(connection == s, "the disconnect gets the connection");
+    s->disconnect_thread = pthread_self();
+    s->disconnects++;
+}
+
+static void slow_destroy(void *ctx) { ((slow_source *)ctx)->destroyed++; }
+
+static dfs_type *event_type;
+
+/* The model counts the events added to it; event 0 blocks its step until `end_step`. */
+typedef struct stepper {
+    sem_t in_step, end_step;
+    volatile long total;
+} stepper;
+
+static int add_update(const void *model, const void *event, dfs_next *next, void *ctx) {
+    stepper *st = ctx;
+    (void)model;
+    (void)next;
+    if (VALUE(event) == 0) {
+        sem_post(&st->in_step);
+        sem_wait(&st->end_step);
+    }
+    st->total += VALUE(event);
+    return 0;
+}
+
+static dfs_loop *new_loop(stepper *st) {
+    sem_init(&st->in_step, 0, 0);
+    sem_init(&st->end_step, 0, 0);
+    st->total = 0;
+    dfs_loop_config config = {0};
+    config.model_type = event_type;
+    config.event_type = event_type;
+    config.effect_type = event_type;
+    config.update = add_update;
+    config.update_ctx = st;
+    dfs_loop *loop = NULL;
+    CHECK_OK(dfs_loop_new(&config, &loop), "a loop");
+    return loop;
+}
+
+static dfs_fuser *new_source(slow_source *s) {
+    sem_init(&s->connecting, 0, 0);
+    sem_init(&s->go_on, 0, 0);
+    dfs_fuser *fuser = NULL;
+    CHECK_OK(dfs_fuser_from(event_type, slow_connect, slow_disconnect, s, slow_destroy, &fuser), "a source");
+    return fuser;
+}
+
+typedef struct drain_call {
+    dfs_loop *loop;
+    dfs_status status;
+} drain_call;
+
+static void *dispatch_blocking_step(void *arg) {
+    drain_call *call = arg;
+    call->status = dfs_loop_dispatch(call->loop, EVENT(0));
+    return NULL;
+}
+
+static void *dispose_on_a_thread(void *arg) {
+    CHECK_OK(dfs_disposable_dispose(arg), "the dispose on another thread");
+    return NULL;
+}
+
+/* Thread A dispatches event 0, whose step blocks; the connect is queued behind it; once
+ * A's turn is inside the source's connect, the connection is disposed (on this thread,
+ * or on a third), and the source emits again before its connect returns. */
+static void test_dispose_while_the_turn_connects(int dispose_elsewhere) {
+    check_section(dispose_elsewhere ? "a dispose on a third thread while the turn connects the source"
+                                    : "a dispose on the registering thread while the turn connects the source");
+    stepper st;
+    slow_source s = {0};
+    dfs_loop *loop = new_loop(&st);
+    dfs_fuser *fuser = new_source(&s);
+
+    drain_call call = {loop, DFS_ERR_ARGUMENT};
+    pthread_t turn;
+    pthread_create(&turn, NULL, dispatch_blocking_step, &call);
+    sem_wait(&st.in_step);
+    dfs_disposable *connection = NULL;
+    CHECK_OK(dfs_loop_connect(loop, fuser, &connection), "the connect is queued behind the step");
+    sem_post(&st.end_step);
+    sem_wait(&s.connecting);
+
+    CHECK_OK(dfs_dispatch_emit(s.dispatch, EVENT(1)), "an emit during the connect, before the dispose");
+    if (dispose_elsewhere) {
+        pthread_t disposer;
+        pthread_create(&disposer, NULL, dispose_on_a_thread, connection);
+        pthread_join(disposer, NULL);
+    } else {
+        CHECK_OK(dfs_disposable_dispose(connection), "the dispose returns while the source still connects");
+    }
+    CHECK_INT(s.disconnects, 0, "not disconnected before its connect returns");
+    CHECK_OK(dfs_dispatch_emit(s.dispatch, EVENT(10)), "an emit after the dispose returned: dropped");
+
+    sem_post(&s.go_on);
+    pthread_join(turn, NULL);
+    CHECK_OK(call.status, "the turn's dispatch");
+    CHECK_INT(s.disconnects, 1, "disconnected once its connect returned");
+    CHECK(pthread_equal(s.disconnect_thread, s.connect_thread), "on the connecting thread");
+    CHECK_INT(st.total, 1, "the event before the dispose was handled, the one after it was not");
+
+    CHECK_OK(dfs_loop_stop(loop), "a stop");
+    CHECK_OK(dfs_loop_start(loop), "a restart does not connect the disposed registration again");
+    CHECK_INT(s.disconnects, 1, "disconnected once in all");
+    CHECK_OK(dfs_disposable_release(connection), "the connection released");
+    dfs_fuser_release(fuser);
+    dfs_loop_release(loop);
+    CHECK_INT(s.destroyed, 1, "the source's context destroyed once");
+}
+
+/* The source's connect, on the loop's turn, disposes its own registration. */
+static void test_dispose_from_inside_the_connect(void) {
+    check_section("a source that disposes its registration from its connect");
+    stepper st;
+    slow_source s = {0};
+    dfs_loop *loop = new_loop(&st);
+    dfs_fuser *fuser = new_source(&s);
+    dfs_disposable *connection = NULL;
+    CHECK_OK(dfs_loop_stop(loop), "stopped, so that the connect waits for the start");
+    CHECK_OK(dfs_loop_connect(loop, fuser, &connection), "registered");
+    s.dispose_inside = connection;
+    CHECK_OK(dfs_loop_start(loop), "the start connects the source");
+    CHECK_INT(s.disconnects, 1, "disconnected once its connect returned");
+    CHECK_INT(st.total, 1, "the emit before the dispose was handled, the one after it was not");
+    CHECK_OK(dfs_loop_stop(loop), "a stop");
+    CHECK_OK(dfs_loop_start(loop), "a restart");
+    CHECK_INT(s.disconnects, 1, "not connected again");
+    CHECK_OK(dfs_disposable_release(connection), "the connection released");
+    dfs_fuser_release(fuser);
+    dfs_loop_release(loop);
+    CHECK_INT(s.destroyed, 1, "the source's context destroyed once");
+}
+
+int main(int argc, char **argv) {
+    check_init(argc, argv);
+    event_type = dfs_type_pointer();
+    test_dispose_while_the_turn_connects(0);
+    test_dispose_while_the_turn_connects(1);
+    test_dispose_from_inside_the_connect();
+    dfs_type_release(event_type);
+    return check_finish();
+}
