@@ -1232,10 +1232,11 @@ DFS_API dfs_status dfs_loop_render(dfs_loop *loop, dfs_diffuser *diffuser, dfs_d
  *  the loop's turn, so a source that refuses is not this call's error: it goes to the
  *  inspector (DFS_TRACE_SOURCE_FAILED), and nothing of the fuser is connected until the
  *  next start. Once dfs_disposable_dispose(*out) has returned, no event of the sources is
- *  accepted (their emits return DFS_OK and the event is dropped). If the loop's turn is
- *  still inside their connect on another thread then, the dispose does not wait for it
- *  (a connect may wait for the disposing thread): that turn disconnects them as soon as
- *  their connect has returned.
+ *  accepted (their emits drop it: DFS_OK, or DFS_ERR_HANDLE once a source's disconnect
+ *  has returned). If the loop's turn is still inside their connect on another thread
+ *  then, the dispose does not wait for it (a connect may wait for the disposing thread):
+ *  they are disconnected once their connect has returned and the dispose is through, on
+ *  the thread of whichever ends last (usually that turn's).
  *
  *  With the caller's executor, a source's dfs_dispatch_emit may run the loop's queued
  *  work before it returns (see Threads above), and that work connects and disconnects

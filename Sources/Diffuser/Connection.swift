@@ -34,7 +34,10 @@ protocol ConnectionEntry: AnyObject {
 /// Recording the sources once they are connected (`attach`) does not wait for a delivery
 /// in progress on another thread: a source's connect may hand its emitter to a thread
 /// whose delivery, holding the lock, waits for the connecting thread (a loop's close from
-/// a transform waits for the drain that connects the loop's sources).
+/// a transform waits for the drain that connects the loop's sources). A connection
+/// disposed while its sources connect (a loop's registration holds it from before they
+/// connect) disconnects them once both the connect and the dispose are through, on the
+/// thread of whichever ends last.
 final class Connection<A>: _Disposable, ConnectionEntry, @unchecked Sendable {
     private let lock = Lock()
     private let owner = Atomic<UInt>(0)
@@ -47,9 +50,13 @@ final class Connection<A>: _Disposable, ConnectionEntry, @unchecked Sendable {
     /// Guards `upstream` alone, and is never held while user code runs: `attach` takes
     /// it, not `lock`, so that it never waits for a delivery.
     private let upstreamLock = Lock()
-    /// Guarded by `upstreamLock`; set once the sources are connected, unless disposed
-    /// (`disposed`, read under the same lock) by then; taken by the first dispose.
+    /// Guarded by `upstreamLock`; set once the sources are connected, unless the first
+    /// dispose is done by then (`disposeDone`); taken by the first dispose.
     private var upstream: _Disposable?
+    /// Guarded by `upstreamLock`: the first dispose is past the lock (no delivery that
+    /// began before it is under way) and has taken what was attached: sources attached
+    /// later are disconnected by `attach` itself.
+    private var disposeDone = false
     /// Guarded by `lock`: the disconnection of the sources, to run once the delivery in
     /// progress on the owning thread has released the lock (a dispose from inside the
     /// delivery). A closure rather than the sources' disposable: each event reads it, and
@@ -120,28 +127,30 @@ final class Connection<A>: _Disposable, ConnectionEntry, @unchecked Sendable {
         if let effect { try effect(event) }
     }
 
-    /// Records the sources' disposable, without waiting for a delivery in progress; if
-    /// the connection was disposed while the sources were connecting, disposes it once
-    /// no delivery holds the lock.
+    /// Records the sources' disposable, without waiting for a delivery in progress. If
+    /// the connection was disposed while the sources were connecting, the first dispose
+    /// disconnects them once it is past the lock (a dispose from inside a delivery: once
+    /// that delivery has ended), or `attach` does, at once, if that dispose is done.
+    /// Never waiting here matters: the delivery may be waiting for the connecting thread
+    /// (a transform that stops the loop whose turn connects the sources).
     func attach(_ sources: _Disposable) {
-        let lateDispose: Bool = upstreamLock.withLock {
-            if disposed.load(ordering: .acquiring) { return true }
+        let disconnectNow: Bool = upstreamLock.withLock {
+            if disposeDone { return true }
             upstream = sources
             return false
         }
-        guard lateDispose else { return }
-        // The dispose has cleared the effect; a delivery still under way ends first, as
-        // a dispose's disconnect would wait for.
-        withOwnedLock {}
-        sources.dispose()
+        if disconnectNow { sources.dispose() }
     }
 
-    /// Takes the sources' disposable, if attached (for the first dispose).
-    private func takeUpstream() -> _Disposable? {
-        upstreamLock.withLock {
+    /// The first dispose's end, past the lock: takes the sources attached so far and
+    /// disconnects them; any attached later are disconnected by `attach`.
+    private func finishDispose() {
+        let sources: _Disposable? = upstreamLock.withLock {
+            disposeDone = true
             defer { upstream = nil }
             return upstream
         }
+        sources?.dispose()
     }
 
     func dispose() {
@@ -156,9 +165,7 @@ final class Connection<A>: _Disposable, ConnectionEntry, @unchecked Sendable {
             // sources once it has released it (see `deliver`).
             effect = nil
             afterDelivery = nil
-            if first, let sources = takeUpstream() {
-                disconnectAfterDelivery = { sources.dispose() }
-            }
+            if first { disconnectAfterDelivery = { self.finishDispose() } }
             return
         }
         let (released, releasedAfter): (((A) throws -> Void)?, (() -> Void)?) = lock.withLock {
@@ -167,15 +174,8 @@ final class Connection<A>: _Disposable, ConnectionEntry, @unchecked Sendable {
             afterDelivery = nil
             return (released, releasedAfter)
         }
-        // Sources attached before `disposed` was set are taken here; an attach after it
-        // sees `disposed` and disposes its sources itself (`attach`).
-        let sources = first ? takeUpstream() : nil
-        withExtendedLifetime((released, releasedAfter)) { sources?.dispose() }
-    }
-
-    /// Runs `body` holding the lock, unless the calling thread holds it already.
-    private func withOwnedLock<R>(_ body: () -> R) -> R {
-        if owner.load(ordering: .acquiring) == currentThreadID() { return body() }
-        return lock.withLock(body)
+        // Sources attached by now are taken here; an attach after it disconnects its
+        // sources itself (`attach`).
+        withExtendedLifetime((released, releasedAfter)) { if first { finishDispose() } }
     }
 }

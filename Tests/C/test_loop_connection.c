@@ -4,12 +4,15 @@
  * inside that connect. Once dfs_disposable_dispose has returned, no event of the source
  * is accepted (its emits return DFS_OK and the update never sees them), the dispose did
  * not wait for the connect, and the source is disconnected once, when its connect
- * returns, on the connecting thread.
+ * returns, on the connecting thread. And the connecting turn does not wait for a
+ * delivery that waits for it.
  */
 #include "check.h"
 
 #include <pthread.h>
 #include <semaphore.h>
+#include <time.h>
+#include <unistd.h>
 
 #define EVENT(n) ((const void *)(intptr_t)(n))
 #define VALUE(p) ((long)(intptr_t)(p))
@@ -182,12 +185,122 @@ static void test_dispose_from_inside_the_connect(void) {
     CHECK_INT(s.destroyed, 1, "the source's context destroyed once");
 }
 
+/* ------------------------------------------------------------------------------------
+ * A connect that hands its dispatch to a thread E: E emits 1, then 2, whose transform
+ * stops the loop (waiting for the turn, which is inside the connect). The registration
+ * is disposed meanwhile: by that transform before it stops the loop (from inside E's
+ * delivery), or by a third thread (which waits for E's delivery). The turn must not wait
+ * for E's delivery when its connect returns: the sources are disconnected once the
+ * dispose is through, on E or on the third thread.
+ * ------------------------------------------------------------------------------------ */
+
+typedef struct handing {
+    dfs_loop *loop;
+    dfs_disposable *volatile registration;
+    int dispose_in_transform;
+    sem_t in_transform, disposed;
+    pthread_t emitter;
+    volatile int disconnects;
+    pthread_t disconnect_thread;
+    dfs_status stop_status;
+} handing;
+
+static int stopping_transform(const void *value, const void **out, void *ctx) {
+    handing *h = ctx;
+    if (VALUE(value) == 2) {
+        if (h->dispose_in_transform) {
+            CHECK_OK(dfs_disposable_dispose(h->registration), "the dispose from the transform");
+            sem_post(&h->disposed);
+        }
+        sem_post(&h->in_transform); /* for the connect */
+        if (!h->dispose_in_transform) sem_post(&h->in_transform); /* for the third thread */
+        h->stop_status = dfs_loop_stop(h->loop);
+    }
+    *out = value;
+    return 0;
+}
+
+static void *handed_emitter(void *arg) {
+    dfs_dispatch *dispatch = arg;
+    CHECK_OK(dfs_dispatch_emit(dispatch, EVENT(1)), "E's first emit");
+    CHECK_OK(dfs_dispatch_emit(dispatch, EVENT(2)), "E's second emit, whose transform stops the loop");
+    return NULL;
+}
+
+static int handing_connect(dfs_dispatch *dispatch, void *ctx, void **connection) {
+    handing *h = ctx;
+    *connection = h;
+    pthread_create(&h->emitter, NULL, handed_emitter, dispatch);
+    sem_wait(&h->in_transform);
+    if (h->dispose_in_transform) sem_wait(&h->disposed);
+    else {
+        /* lets the third thread's dispose begin (either order must work) */
+        struct timespec pause = {0, 50000000};
+        nanosleep(&pause, NULL);
+    }
+    return 0;
+}
+
+static void handing_disconnect(void *connection, void *ctx) {
+    handing *h = ctx;
+    (void)connection;
+    h->disconnect_thread = pthread_self();
+    h->disconnects++;
+}
+
+static void *dispose_when_in_transform(void *arg) {
+    handing *h = arg;
+    sem_wait(&h->in_transform);
+    CHECK_OK(dfs_disposable_dispose(h->registration), "the third thread's dispose");
+    return NULL;
+}
+
+static void test_dispose_while_a_delivery_waits_for_the_connecting_turn(int dispose_in_transform) {
+    check_section(dispose_in_transform
+                      ? "a transform disposes the registration, then stops the loop whose turn connects it"
+                      : "a third thread disposes the registration while a transform stops the loop whose turn connects it");
+    stepper st;
+    handing h = {0};
+    h.dispose_in_transform = dispose_in_transform;
+    sem_init(&h.in_transform, 0, 0);
+    sem_init(&h.disposed, 0, 0);
+    h.loop = new_loop(&st);
+    dfs_fuser *source = NULL, *fuser = NULL;
+    CHECK_OK(dfs_fuser_from(event_type, handing_connect, handing_disconnect, &h, NULL, &source), "a source");
+    CHECK_OK(dfs_fuser_extract(event_type, stopping_transform, &h, NULL, source, &fuser), "its transform");
+    CHECK_OK(dfs_loop_stop(h.loop), "stopped");
+    dfs_disposable *registration = NULL;
+    CHECK_OK(dfs_loop_connect(h.loop, fuser, &registration), "registered");
+    h.registration = registration;
+    pthread_t third;
+    if (!dispose_in_transform) pthread_create(&third, NULL, dispose_when_in_transform, &h);
+    alarm(60); /* a deadlock ends the test here rather than at ctest's timeout */
+    dfs_status started = dfs_loop_start(h.loop);
+    CHECK(started == DFS_OK || started == DFS_ERR_STOPPED, "the start, whose turn connects the source: %d", started);
+    pthread_join(h.emitter, NULL);
+    if (!dispose_in_transform) pthread_join(third, NULL);
+    alarm(0);
+    CHECK_OK(h.stop_status, "the transform's stop");
+    CHECK_INT(h.disconnects, 1, "disconnected once");
+    CHECK(dispose_in_transform ? pthread_equal(h.disconnect_thread, h.emitter) : 1,
+          "by E, once its delivery was over");
+    CHECK_INT(st.total, 1, "the event before the dispose was handled");
+    CHECK_OK(dfs_loop_start(h.loop), "a restart");
+    CHECK_INT(h.disconnects, 1, "not connected again");
+    CHECK_OK(dfs_disposable_release(registration), "released");
+    dfs_fuser_release(fuser);
+    dfs_fuser_release(source);
+    dfs_loop_release(h.loop);
+}
+
 int main(int argc, char **argv) {
     check_init(argc, argv);
     event_type = dfs_type_pointer();
     test_dispose_while_the_turn_connects(0);
     test_dispose_while_the_turn_connects(1);
     test_dispose_from_inside_the_connect();
+    test_dispose_while_a_delivery_waits_for_the_connecting_turn(1);
+    test_dispose_while_a_delivery_waits_for_the_connecting_turn(0);
     dfs_type_release(event_type);
     return check_finish();
 }

@@ -175,6 +175,53 @@ final class LoopConnectionDisposeTests: XCTestCase {
         XCTAssertEqual(source.disconnects.count, 1)
         loop.dispose()
     }
+    /// A source's connect hands its sink to thread E and returns once E's transform has
+    /// disposed the registration (from inside E's delivery) and is stopping the loop,
+    /// which waits for the turn inside the connect: the turn does not wait for E's
+    /// delivery, and E disconnects the source once that delivery is over.
+    func testADeliveryThatDisposesAndWaitsForTheConnectingTurn() {
+        let loop = CounterLoop(model: Counter(), update: counterUpdate)
+        let registration = LockedBox<_Disposable?>(nil)
+        let disposed = DispatchSemaphore(value: 0), emitterDone = DispatchSemaphore(value: 0)
+        let disconnects = Recorder<UInt>()
+        let loopBox = LockedBox<CounterLoop?>(loop)
+        let source = Fuser<Int>(tryConnector: { sink in
+            let handed = LockedBox<((Int) throws -> Void)?>(sink)
+            Thread.detachNewThread {
+                try? handed.value?(1)
+                try? handed.value?(2)
+                emitterDone.signal()
+            }
+            disposed.wait()
+            return AnonymousDisposable {
+                disconnects.append(UInt(bitPattern: Int(bitPattern: pthread_self())))
+            }
+        })
+        let fuser = Fuser<CounterEvent>.extract({ (n: Int) -> CounterEvent in
+            if n == 2 {
+                registration.value?.dispose()
+                disposed.signal()
+                loopBox.value?.stop()
+            }
+            return .add(n)
+        }, source)
+        loop.stop()
+        registration.value = loop.connect(fuser)
+        let started = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            loop.start()
+            started.signal()
+        }
+        XCTAssertEqual(started.wait(timeout: .now() + 20), .success, "the start never returned")
+        XCTAssertEqual(emitterDone.wait(timeout: .now() + 20), .success, "the emitter never returned")
+        XCTAssertEqual(loop.model.count, 1)
+        XCTAssertTrue(eventually { disconnects.count == 1 })
+        XCTAssertNotEqual(disconnects.values.first, UInt(bitPattern: Int(bitPattern: pthread_self())))
+        loop.start()
+        XCTAssertEqual(disconnects.count, 1, "connected again")
+        loopBox.value = nil
+        loop.dispose()
+    }
 }
 
 /// A value shared with a closure that runs later.

@@ -314,8 +314,9 @@ public final class Loop<Model, Event, Effect>: Subscribable {
     /// (reconnected at each start). Dispose the result to disconnect them for good: no
     /// event of theirs is accepted once that dispose has returned. If the loop's turn is
     /// still connecting them on another thread then, the dispose does not wait for it
-    /// (a source's connect may wait for the disposing thread): that turn disconnects
-    /// them as soon as their connect has returned.
+    /// (a source's connect may wait for the disposing thread): they are disconnected
+    /// once their connect has returned and the dispose is through, on the thread of
+    /// whichever ends last (usually that turn's).
     ///
     /// The sources connect on the loop's turn, so a source that refuses to connect (a
     /// `Fuser(tryConnector:)` that throws) is no caller's error: the inspector sees it as

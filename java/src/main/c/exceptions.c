@@ -240,16 +240,18 @@ int dfsj_connect_failed(JNIEnv *env) {
 }
 
 /* dfsj_upcall_failed after a source's Disposable.dispose(), which the core's disconnect
- * cannot report: the Throwable is kept only under a native method that throws it
- * (dfsj_collect_disconnects); otherwise it goes to the current thread's uncaught
- * exception handler (which prints it, by default), since nothing would throw it: the
- * disconnect ran inside other work, such as a loop's turn, run by a dispatch, that
- * finished connecting a source whose registration was disposed meanwhile. A handler
- * that throws has nowhere to report to. */
+ * cannot report: the Throwable is kept under a native method that throws it
+ * (dfsj_collect_disconnects), or added as suppressed to a failure the native method
+ * keeps already (the refusal of another source of the same connect, whose cleanup this
+ * disconnect is: Fuser.connect throws it, a loop's inspector takes it). Otherwise it
+ * goes to the current thread's uncaught exception handler (which prints it, by
+ * default), since nothing would throw it: the disconnect ran inside other work, such
+ * as a loop's turn, run by a dispatch, that finished connecting a source whose
+ * registration was disposed meanwhile. A handler that throws has nowhere to report to. */
 int dfsj_disconnect_failed(JNIEnv *env) {
     if (!(*env)->ExceptionCheck(env)) return 0;
     dfsj_thread_state *ts = &dfsj_thread;
-    if (ts->depth > 0 && ts->collects_disconnects) return dfsj_upcall_failed(env);
+    if (ts->depth > 0 && (ts->collects_disconnects || ts->pending != NULL)) return dfsj_upcall_failed(env);
     jthrowable ex = (*env)->ExceptionOccurred(env);
     (*env)->ExceptionClear(env);
     jobject thread = (*env)->CallStaticObjectMethod(env, c_thread, m_current_thread);

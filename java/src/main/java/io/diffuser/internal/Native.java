@@ -238,7 +238,10 @@ public final class Native {
 
   /**
    * {@code dfs_disposable_dispose}; rethrows the first exception a source's
-   * {@code Disposable.dispose()} threw while disconnecting.
+   * {@code Disposable.dispose()} threw while disconnecting (a loop registration disposed
+   * while its sources connect on the loop's turn may return before they are
+   * disconnected: the turn then disconnects them, and their exceptions go where the call
+   * running it sends them).
    *
    * @param disposable the disposable handle
    */

@@ -149,10 +149,13 @@ import java.util.function.BiFunction;
  * too. A loop disposed because it was collected hands it to the uncaught exception
  * handler of the thread that disposes it (a {@link Cleaner}'s). Where the loop's turn
  * disconnects a source inside a call that does not throw it ({@link #dispatch}, a job's
- * {@code send}, {@link #start}, a registration, an executor's work: a turn that finishes
- * connecting sources whose connection was disposed meanwhile, say), the exception goes
- * to the uncaught exception handler of that call's thread; inside a source's emission,
- * to that emitter, as from a connection disposed by its own effect.
+ * {@code send}, {@link #start}, {@link #connect} and the other registering calls, an
+ * executor's work: a turn that finishes connecting sources whose connection was disposed
+ * meanwhile, say), the exception is added as suppressed to a refusal that call keeps
+ * for the inspector (another source of the same fuser that refused to connect), and
+ * otherwise goes to the uncaught exception handler of that call's thread. Inside a
+ * source's emission, the emitter gets it, as from a connection disposed by its own
+ * effect, unless a refusal takes it.
  *
  * @param <M> the type of models
  * @param <E> the type of events
@@ -352,9 +355,11 @@ public final class Loop<M, E, F> implements AutoCloseable {
    * start, until the result is disposed. No event of theirs is accepted once that
    * {@code dispose()} has returned. If the loop's turn is still inside their {@code
    * connect} on another thread then, the dispose does not wait for it (a {@code connect}
-   * may wait for the disposing thread): that turn disconnects them as soon as their
-   * {@code connect} has returned, and what their {@code dispose()} throws then goes to
-   * that thread's uncaught exception handler.
+   * may wait for the disposing thread): they are disconnected once their {@code connect}
+   * has returned and the dispose is through, on the thread of whichever ends last
+   * (usually that turn's), and what their {@code dispose()} throws then goes where the
+   * call under way on that thread sends it (see <b>Errors</b> in the class
+   * documentation).
    *
    * <p>Without an executor, a source's emission may run the loop's queued work before it
    * returns, and that work connects and disconnects sources (at a start, a stop, a

@@ -175,6 +175,38 @@ public class FuserFailureTest {
     assertEquals(Arrays.asList("caught 1", "caught 2"), log);
   }
 
+  /**
+   * A source that refuses after another one connected: the other is disconnected, and
+   * what its dispose() throws is suppressed by the refusal that connect throws, not
+   * handed to the thread's uncaught exception handler.
+   */
+  @Test
+  public void aDisposeExceptionWhileARefusalUndoesTheConnectIsSuppressedByIt() {
+    List<Throwable> uncaught = new ArrayList<>();
+    Thread.UncaughtExceptionHandler saved = Thread.currentThread().getUncaughtExceptionHandler();
+    Thread.currentThread().setUncaughtExceptionHandler((thread, failure) -> uncaught.add(failure));
+    try {
+      TestSource<String> a = new TestSource<>();
+      TestSource<String> b = new TestSource<>();
+      RuntimeException disposeFailure = new RuntimeException("a's dispose");
+      RuntimeException refusal = new RuntimeException("b refuses");
+      a.disposeFailure = disposeFailure;
+      b.connectFailure = refusal;
+      try {
+        new Fuser<>(Fuser.from(a), Fuser.from(b)).connect(log::add);
+        fail();
+      } catch (RuntimeException e) {
+        assertSame(refusal, e);
+        assertEquals(1, e.getSuppressed().length);
+        assertSame(disposeFailure, e.getSuppressed()[0]);
+      }
+      assertEquals(1, a.disposes.get());
+      assertEquals(new ArrayList<>(), uncaught);
+    } finally {
+      Thread.currentThread().setUncaughtExceptionHandler(saved);
+    }
+  }
+
   @Test
   public void anEffectOnANativeThreadThatThrowsReportsCallbackToTheCEmitter() {
     TestSource<String> source = new TestSource<>();

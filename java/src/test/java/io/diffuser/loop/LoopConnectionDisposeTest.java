@@ -204,4 +204,59 @@ public class LoopConnectionDisposeTest {
       executor.shutdown();
     }
   }
+  /**
+   * A loop's fuser whose second source refuses after the first connected: the first's
+   * dispose() exception is suppressed by the refusal that the inspector gets, on the
+   * start that connects them as inside an emission's turn, and reaches no handler.
+   */
+  @Test(timeout = 30000)
+  public void aDisposeExceptionWhileARefusalUndoesALoopConnectGoesWithTheRefusal() throws Exception {
+    List<Throwable> uncaught = Collections.synchronizedList(new ArrayList<>());
+    Thread.UncaughtExceptionHandler saved = Thread.currentThread().getUncaughtExceptionHandler();
+    Thread.currentThread().setUncaughtExceptionHandler((thread, failure) -> uncaught.add(failure));
+    try {
+      RuntimeException disposeFailure = new RuntimeException("a's dispose");
+      RuntimeException refusal = new RuntimeException("b refuses");
+      Fuser<String> a = Fuser.from((Effect<String> effect) -> () -> {
+        throw disposeFailure;
+      });
+      Fuser<String> b = Fuser.from((Effect<String> effect) -> {
+        throw refusal;
+      });
+      AtomicReference<Effect<String>> sink = new AtomicReference<>();
+      Fuser<String> emitter = Fuser.from((Effect<String> effect) -> {
+        sink.set(effect);
+        return () -> {};
+      });
+      List<Throwable> refusals = Collections.synchronizedList(new ArrayList<>());
+      AtomicReference<Loop<Integer, String, Void>> self = new AtomicReference<>();
+      try (Loop<Integer, String, Void> loop = Loop.<Integer, String, Void>builder(0, (model, event) -> {
+            if (event.equals("restart")) {
+              self.get().stop();
+              self.get().start();
+            }
+            return Next.noChange();
+          })
+          .inspector(trace -> {
+            if (trace.kind() == LoopTrace.Kind.SOURCE_FAILED) refusals.add(trace.failure());
+          })
+          .manualStart().build()) {
+        self.set(loop);
+        loop.connect(emitter);
+        loop.connect(Fuser.fromAll(a, b));
+        loop.start(); // connects them: a, then b refuses
+        sink.get().run("restart"); // the emission's turn connects them again
+        assertEquals(2, refusals.size());
+        for (Throwable r : refusals) {
+          assertSame(refusal, r);
+        }
+        assertEquals(2, refusal.getSuppressed().length);
+        assertSame(disposeFailure, refusal.getSuppressed()[0]);
+        assertSame(disposeFailure, refusal.getSuppressed()[1]);
+        assertEquals(new ArrayList<>(), uncaught);
+      }
+    } finally {
+      Thread.currentThread().setUncaughtExceptionHandler(saved);
+    }
+  }
 }
