@@ -12,7 +12,8 @@
 #     emit and dispose-while-emitting sections run threads; test_loop.c, whose loops run
 #     on background executors, eight dispatching threads and dispose racing dispatch;
 #     test_gear.c; test_closure_races.c, libffi closures called and made while their
-#     connection is disposed) against a libdiffuser.so
+#     connection is disposed; test_loop_connection.c, loop registrations disposed while
+#     their sources connect and deliver on other threads) against a libdiffuser.so
 #     whose Swift core is compiled with -sanitize=thread, built in build-tsan with the
 #     Swift toolchain's clang.
 # (c) Tests/Fuzz/stress_threads.c (threads doing random steps on shared diffusers and
@@ -101,12 +102,12 @@ if [ "$do_c" -eq 1 ]; then
       exit 1
     fi
   fi
-  if ! cmake --build "$build" --target test_threads test_fuser test_loop test_gear test_closure_races >"$build/build.log" 2>&1; then
+  if ! cmake --build "$build" --target test_threads test_fuser test_loop test_gear test_closure_races test_loop_connection >"$build/build.log" 2>&1; then
     grep -v "Cannot export local symbol" "$build/build.log" | tail -40 >&2
     echo "tsan.sh: the C build failed" >&2
     failed+=("C build")
   else
-    for t in test_threads test_fuser test_loop test_gear test_closure_races; do
+    for t in test_threads test_fuser test_loop test_gear test_closure_races test_loop_connection; do
       log="$build/$t.log"
       "$build/Tests/C/$t" >"$log" 2>&1
       status=$?

@@ -28,6 +28,7 @@ typedef struct slow_source {
     volatile int disconnects;
     pthread_t disconnect_thread;
     volatile int destroyed;
+    volatile int wrong_connection;
 } slow_source;
 
 static int slow_connect(dfs_dispatch *dispatch, void *ctx, void **connection) {
@@ -49,7 +50,7 @@ static int slow_connect(dfs_dispatch *dispatch, void *ctx, void **connection) {
 
 static void slow_disconnect(void *connection, void *ctx) {
     slow_source *s = ctx;
-    CHECK(connection == s, "the disconnect gets the connection");
+    if (connection != s) s->wrong_connection = 1;
     s->disconnect_thread = pthread_self();
     s->disconnects++;
 }
@@ -150,6 +151,7 @@ static void test_dispose_while_the_turn_connects(int dispose_elsewhere) {
     pthread_join(turn, NULL);
     CHECK_OK(call.status, "the turn's dispatch");
     CHECK_INT(s.disconnects, 1, "disconnected once its connect returned");
+    CHECK(!s.wrong_connection, "the disconnect gets the connection");
     CHECK(pthread_equal(s.disconnect_thread, s.connect_thread), "on the connecting thread");
     CHECK_INT(st.total, 1, "the event before the dispose was handled, the one after it was not");
 
@@ -202,14 +204,14 @@ typedef struct handing {
     pthread_t emitter;
     volatile int disconnects;
     pthread_t disconnect_thread;
-    dfs_status stop_status;
+    dfs_status stop_status, dispose_status, emit_status[2];
 } handing;
 
 static int stopping_transform(const void *value, const void **out, void *ctx) {
     handing *h = ctx;
     if (VALUE(value) == 2) {
         if (h->dispose_in_transform) {
-            CHECK_OK(dfs_disposable_dispose(h->registration), "the dispose from the transform");
+            h->dispose_status = dfs_disposable_dispose(h->registration);
             sem_post(&h->disposed);
         }
         sem_post(&h->in_transform); /* for the connect */
@@ -220,17 +222,22 @@ static int stopping_transform(const void *value, const void **out, void *ctx) {
     return 0;
 }
 
+static dfs_dispatch *volatile handed_dispatch;
+
+/* The checks of other threads are made by the main thread once they are joined: the
+ * check counters are plain. */
 static void *handed_emitter(void *arg) {
-    dfs_dispatch *dispatch = arg;
-    CHECK_OK(dfs_dispatch_emit(dispatch, EVENT(1)), "E's first emit");
-    CHECK_OK(dfs_dispatch_emit(dispatch, EVENT(2)), "E's second emit, whose transform stops the loop");
+    handing *h = arg;
+    h->emit_status[0] = dfs_dispatch_emit(handed_dispatch, EVENT(1));
+    h->emit_status[1] = dfs_dispatch_emit(handed_dispatch, EVENT(2));
     return NULL;
 }
 
 static int handing_connect(dfs_dispatch *dispatch, void *ctx, void **connection) {
     handing *h = ctx;
     *connection = h;
-    pthread_create(&h->emitter, NULL, handed_emitter, dispatch);
+    handed_dispatch = dispatch;
+    pthread_create(&h->emitter, NULL, handed_emitter, h);
     sem_wait(&h->in_transform);
     if (h->dispose_in_transform) sem_wait(&h->disposed);
     else {
@@ -251,7 +258,7 @@ static void handing_disconnect(void *connection, void *ctx) {
 static void *dispose_when_in_transform(void *arg) {
     handing *h = arg;
     sem_wait(&h->in_transform);
-    CHECK_OK(dfs_disposable_dispose(h->registration), "the third thread's dispose");
+    h->dispose_status = dfs_disposable_dispose(h->registration);
     return NULL;
 }
 
@@ -280,6 +287,9 @@ static void test_dispose_while_a_delivery_waits_for_the_connecting_turn(int disp
     pthread_join(h.emitter, NULL);
     if (!dispose_in_transform) pthread_join(third, NULL);
     alarm(0);
+    CHECK_OK(h.emit_status[0], "E's first emit");
+    CHECK_OK(h.emit_status[1], "E's second emit, whose transform stops the loop");
+    CHECK_OK(h.dispose_status, dispose_in_transform ? "the transform's dispose" : "the third thread's dispose");
     CHECK_OK(h.stop_status, "the transform's stop");
     CHECK_INT(h.disconnects, 1, "disconnected once");
     CHECK(dispose_in_transform ? pthread_equal(h.disconnect_thread, h.emitter) : 1,
@@ -293,6 +303,79 @@ static void test_dispose_while_a_delivery_waits_for_the_connecting_turn(int disp
     dfs_loop_release(h.loop);
 }
 
+/* ------------------------------------------------------------------------------------
+ * Two disposes of one registration: the test's thread disposes it while E's delivery is
+ * under way (that dispose waits for the delivery); E's transform then disposes it too
+ * and emits again, nested. The transform's dispose must not return while the connection
+ * still delivers: the event it was called for is its last user code, and the nested
+ * event is dropped.
+ * ------------------------------------------------------------------------------------ */
+
+typedef struct twice {
+    dfs_dispatch *volatile dispatch;
+    dfs_disposable *volatile registration;
+    sem_t in_transform;
+    volatile int transforms_after_own_dispose, after_own_dispose;
+    dfs_status dispose_status, nested_status, emit_status;
+} twice;
+
+static int twice_connect(dfs_dispatch *dispatch, void *ctx, void **connection) {
+    ((twice *)ctx)->dispatch = dispatch;
+    *connection = NULL;
+    return 0;
+}
+
+static int twice_transform(const void *value, const void **out, void *ctx) {
+    twice *t = ctx;
+    if (t->after_own_dispose) t->transforms_after_own_dispose++;
+    if (VALUE(value) == 2) {
+        sem_post(&t->in_transform);
+        /* lets the test's dispose reach the connection's lock (either order must work) */
+        struct timespec pause = {0, 100000000};
+        nanosleep(&pause, NULL);
+        t->dispose_status = dfs_disposable_dispose(t->registration);
+        t->after_own_dispose = 1;
+        t->nested_status = dfs_dispatch_emit(t->dispatch, EVENT(100));
+    }
+    *out = value;
+    return 0;
+}
+
+static void *twice_emitter(void *arg) {
+    twice *t = arg;
+    t->emit_status = dfs_dispatch_emit(t->dispatch, EVENT(2));
+    return NULL;
+}
+
+static void test_a_second_dispose_waits_like_the_first(void) {
+    check_section("a second dispose, from inside the delivery the first waits for");
+    stepper st;
+    twice t = {0};
+    sem_init(&t.in_transform, 0, 0);
+    dfs_loop *loop = new_loop(&st);
+    dfs_fuser *source = NULL, *fuser = NULL;
+    CHECK_OK(dfs_fuser_from(event_type, twice_connect, NULL, &t, NULL, &source), "a source");
+    CHECK_OK(dfs_fuser_extract(event_type, twice_transform, &t, NULL, source, &fuser), "its transform");
+    dfs_disposable *registration = NULL;
+    CHECK_OK(dfs_loop_connect(loop, fuser, &registration), "registered and connected");
+    t.registration = registration;
+    CHECK(t.dispatch != NULL, "connected");
+    pthread_t emitter;
+    pthread_create(&emitter, NULL, twice_emitter, &t);
+    sem_wait(&t.in_transform);
+    CHECK_OK(dfs_disposable_dispose(registration), "the first dispose, waiting for E's delivery");
+    pthread_join(emitter, NULL);
+    CHECK_OK(t.emit_status, "E's emit");
+    CHECK_OK(t.dispose_status, "the transform's dispose");
+    CHECK(t.nested_status == DFS_OK || t.nested_status == DFS_ERR_HANDLE, "the nested emit: %d", t.nested_status);
+    CHECK_INT(t.transforms_after_own_dispose, 0, "no transform after the transform's own dispose returned");
+    CHECK_INT(st.total, 0, "neither the event whose transform disposed (as for a fuser's connection) nor the nested one reached the loop");
+    CHECK_OK(dfs_disposable_release(registration), "released");
+    dfs_fuser_release(fuser);
+    dfs_fuser_release(source);
+    dfs_loop_release(loop);
+}
+
 int main(int argc, char **argv) {
     check_init(argc, argv);
     event_type = dfs_type_pointer();
@@ -301,6 +384,7 @@ int main(int argc, char **argv) {
     test_dispose_from_inside_the_connect();
     test_dispose_while_a_delivery_waits_for_the_connecting_turn(1);
     test_dispose_while_a_delivery_waits_for_the_connecting_turn(0);
+    test_a_second_dispose_waits_like_the_first();
     dfs_type_release(event_type);
     return check_finish();
 }

@@ -51,6 +51,8 @@ final class SourceSlot<Event>: _Disposable, @unchecked Sendable {
     let keep: ((Event) throws -> Event)?
     private let lock = Lock()
     private var connection: _Disposable?
+    /// The connection `end` took last, disposed or being disposed (see `end(joining:)`).
+    private var ended: _Disposable?
     /// The session's action that disconnects `connection` when the run ends, dropped
     /// when the connection ends first.
     private var disconnectAction: (session: LoopSession<Event>, id: UInt64)?
@@ -133,12 +135,7 @@ final class SourceSlot<Event>: _Disposable, @unchecked Sendable {
 
     /// Disconnects the current run's connection, keeping the registration.
     func disconnect() {
-        let (current, action) = lock.withLock {
-            defer { (connection, disconnectAction) = (nil, nil) }
-            return (connection, disconnectAction)
-        }
-        current?.dispose()
-        if let action { action.session.removeAction(action.id) }
+        end(joining: false)
     }
 
     /// Ends the registration and disconnects.
@@ -147,7 +144,23 @@ final class SourceSlot<Event>: _Disposable, @unchecked Sendable {
             defer { removed = true }
             return !removed
         }
-        disconnect()
+        end(joining: true)
         if first { remove?() }
+    }
+
+    /// Takes the connection and disposes it. `joining`, for a dispose of the
+    /// registration: with no connection left to take, disposes the one taken last
+    /// again, as a second dispose of a fuser's connection does: its dispose may still be
+    /// under way on another thread, waiting for a delivery in progress, and this one
+    /// then waits the same way (or, from inside that delivery, ends it at once), so that
+    /// no dispose of the registration returns while the connection still delivers.
+    private func end(joining: Bool) {
+        let (current, action): (_Disposable?, (session: LoopSession<Event>, id: UInt64)?) = lock.withLock {
+            defer { (connection, disconnectAction) = (nil, nil) }
+            if let connection { ended = connection }
+            return (joining ? connection ?? ended : connection, disconnectAction)
+        }
+        current?.dispose()
+        if let action { action.session.removeAction(action.id) }
     }
 }
