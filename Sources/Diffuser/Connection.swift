@@ -42,6 +42,9 @@ final class Connection<A>: _Disposable, ConnectionEntry, @unchecked Sendable {
     private let lock = Lock()
     private let owner = Atomic<UInt>(0)
     private let disposed = Atomic<Bool>(false)
+    /// Set once a dispose has let go of the effect: no event reaches user code after it
+    /// (the rest of a delivery under way aside). See `disposeAgain()`.
+    private let cleared = Atomic<Bool>(false)
     // The lock guards the fields each event reads, so the runtime's exclusivity checks
     // (`@exclusivity(unchecked)`), which cost a thread-local lookup at each access, are
     // left out of them.
@@ -153,6 +156,18 @@ final class Connection<A>: _Disposable, ConnectionEntry, @unchecked Sendable {
         sources?.dispose()
     }
 
+    /// A dispose by another holder of a connection that another thread may be disposing
+    /// (a loop's registration, disposed while the run's end or an earlier dispose is
+    /// under way): as `dispose()` while the effect is still there, since that dispose
+    /// may be waiting for a delivery in progress and this one must not return before
+    /// it; at once if a dispose has let go of the effect already. The rest of a delivery
+    /// under way may then still run, and it may be waiting for this thread: a transform
+    /// that stopped its loop waits for the loop's callbacks, this one among them.
+    func disposeAgain() {
+        if cleared.load(ordering: .acquiring) { return }
+        dispose()
+    }
+
     func dispose() {
         // Every caller clears the effect under the lock, so that none returns while an
         // event is still being delivered; only the first disposes the sources. The effect
@@ -165,6 +180,7 @@ final class Connection<A>: _Disposable, ConnectionEntry, @unchecked Sendable {
             // sources once it has released it (see `deliver`).
             effect = nil
             afterDelivery = nil
+            cleared.store(true, ordering: .releasing)
             if first { disconnectAfterDelivery = { self.finishDispose() } }
             return
         }
@@ -172,6 +188,7 @@ final class Connection<A>: _Disposable, ConnectionEntry, @unchecked Sendable {
             let released = effect, releasedAfter = afterDelivery
             effect = nil
             afterDelivery = nil
+            cleared.store(true, ordering: .releasing)
             return (released, releasedAfter)
         }
         // Sources attached by now are taken here; an attach after it disconnects its

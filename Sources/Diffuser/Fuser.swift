@@ -150,7 +150,7 @@ public class Fuser<A> {
         _ effect: @escaping (A) throws -> Void,
         afterDelivery: (() -> Void)?,
         aroundDelivery: ((() throws -> Void) throws -> Void)? = nil,
-        whenMade: ((_Disposable) -> Void)? = nil
+        whenMade: ((Connection<A>) -> Void)? = nil
     ) throws -> Disposable {
         let connection = Connection(effect, afterDelivery: afterDelivery, aroundDelivery: aroundDelivery)
         whenMade?(connection)

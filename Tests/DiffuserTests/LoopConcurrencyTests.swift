@@ -132,14 +132,17 @@ final class LoopConcurrencyTests: XCTestCase {
         )
         loop.observe { _ in counters.check() }
         let start = DispatchSemaphore(value: 0)
+        let external = Atomic<Int>(0)
         let disposer = Thread {
             start.wait()
+            // The race needs dispatches accepted before the dispose: on a loaded machine
+            // (under a sanitizer) the dispatching threads may not have started yet.
+            while external.load(ordering: .relaxed) == 0 { sched_yield() }
             usleep(UInt32(50 + (round * 37) % 400))
             loop.dispose()
             counters.disposed.store(true, ordering: .releasing)
         }
         disposer.start()
-        let external = Atomic<Int>(0)
         onThreads(8) { thread in
             if thread == 0 { start.signal() }
             var i = 0

@@ -222,6 +222,42 @@ final class LoopConnectionDisposeTests: XCTestCase {
         loopBox.value = nil
         loop.dispose()
     }
+    /// A source's transform stops the loop (which disposes its connection from inside
+    /// the delivery, then waits for the run's callbacks), and an effect handler on a
+    /// background executor, a callback of that run, then disposes the registration: that
+    /// dispose returns at once (the connection has let go of its effect), rather than
+    /// waiting for the rest of the delivery, which waits for the handler.
+    func testAHandlersDisposeAfterATransformStoppedTheLoopDoesNotWaitForThatDelivery() {
+        let registration = LockedBox<_Disposable?>(nil)
+        let loopBox = LockedBox<CounterLoop?>(nil)
+        let handlerIn = DispatchSemaphore(value: 0), handlerDone = DispatchSemaphore(value: 0)
+        let emitterDone = DispatchSemaphore(value: 0)
+        let handler = EffectHandler<CounterEffect, CounterEvent>(on: BackgroundExecutor()) { effect, _ in
+            guard effect == .note("go") else { return }
+            handlerIn.signal()
+            while loopBox.value?.isRunning == true { usleep(1_000) }
+            registration.value?.dispose()
+            handlerDone.signal()
+        }
+        let loop = CounterLoop(model: Counter(), update: counterUpdate, handlers: [handler])
+        loopBox.value = loop
+        let output = Output<CounterEvent>()
+        registration.value = loop.connect(Fuser.extract({ (event: CounterEvent) -> CounterEvent in
+            loopBox.value?.stop()
+            return event
+        }, output.fuser))
+        loop.dispatch(.effects([.note("go")]))
+        XCTAssertEqual(handlerIn.wait(timeout: .now() + 10), .success)
+        Thread.detachNewThread {
+            output.send(.increment)
+            emitterDone.signal()
+        }
+        XCTAssertEqual(handlerDone.wait(timeout: .now() + 20), .success, "the handler's dispose never returned")
+        XCTAssertEqual(emitterDone.wait(timeout: .now() + 20), .success, "the transform's stop never returned")
+        XCTAssertEqual(loop.model.count, 0)
+        loopBox.value = nil
+        loop.dispose()
+    }
 }
 
 /// A value shared with a closure that runs later.

@@ -50,9 +50,9 @@ final class SourceSlot<Event>: _Disposable, @unchecked Sendable {
     /// event its source only lends); its error goes back to the emitter.
     let keep: ((Event) throws -> Event)?
     private let lock = Lock()
-    private var connection: _Disposable?
+    private var connection: Connection<Event>?
     /// The connection `end` took last, disposed or being disposed (see `end(joining:)`).
-    private var ended: _Disposable?
+    private var ended: Connection<Event>?
     /// The session's action that disconnects `connection` when the run ends, dropped
     /// when the connection ends first.
     private var disconnectAction: (session: LoopSession<Event>, id: UInt64)?
@@ -149,18 +149,20 @@ final class SourceSlot<Event>: _Disposable, @unchecked Sendable {
     }
 
     /// Takes the connection and disposes it. `joining`, for a dispose of the
-    /// registration: with no connection left to take, disposes the one taken last
-    /// again, as a second dispose of a fuser's connection does: its dispose may still be
-    /// under way on another thread, waiting for a delivery in progress, and this one
-    /// then waits the same way (or, from inside that delivery, ends it at once), so that
-    /// no dispose of the registration returns while the connection still delivers.
+    /// registration: with no connection left to take, disposes the one taken last again
+    /// (`Connection.disposeAgain()`). Its dispose may still be under way on another
+    /// thread, waiting for a delivery in progress that has yet to reach user code; this
+    /// one then waits the same way (or, from inside that delivery, ends it at once), so
+    /// that no dispose of the registration returns while the connection may still
+    /// deliver an event.
     private func end(joining: Bool) {
-        let (current, action): (_Disposable?, (session: LoopSession<Event>, id: UInt64)?) = lock.withLock {
+        let (current, again, action): (Connection<Event>?, Connection<Event>?, (session: LoopSession<Event>, id: UInt64)?) = lock.withLock {
             defer { (connection, disconnectAction) = (nil, nil) }
             if let connection { ended = connection }
-            return (joining ? connection ?? ended : connection, disconnectAction)
+            return (connection, joining && connection == nil ? ended : nil, disconnectAction)
         }
         current?.dispose()
+        again?.disposeAgain()
         if let action { action.session.removeAction(action.id) }
     }
 }
