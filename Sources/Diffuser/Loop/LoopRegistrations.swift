@@ -74,10 +74,11 @@ final class SourceSlot<Event>: _Disposable, @unchecked Sendable {
     /// The connection is the slot's before its sources connect, so that a dispose on
     /// another thread while they connect (the loop's turn runs this) ends it at once: no
     /// event of theirs is accepted once that dispose has returned, and they are
-    /// disconnected here, on the connecting thread, once they have connected. The
-    /// dispose does not wait for them: a source's connect may wait for the disposing
-    /// thread (a delivery of another source, whose transform disposes this registration,
-    /// holding a lock the connect takes).
+    /// disconnected once both their connect and the dispose are through (see
+    /// `Connection.attach`), usually here, on the connecting thread. The dispose does
+    /// not wait for them: a source's connect may wait for the disposing thread (a
+    /// delivery of another source, whose transform disposes this registration, holding
+    /// a lock the connect takes).
     func connect<Model, Effect>(in session: LoopSession<Event>, to core: LoopCore<Model, Event, Effect>) {
         if isRemoved { return }
         // Through the loop's paths, compiled for its types (see `LoopPaths`). The
